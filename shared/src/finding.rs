@@ -1,0 +1,216 @@
+//! Findings: what an audit tells the site owner to fix, each with a stable code.
+//!
+//! The codes are part of the report's contract (JSON, CSV, comparisons between audits), so they are
+//! an enum with a fixed snake_case spelling; `docs/findings.md` documents each one.
+
+use crate::ids::{AuditId, SiteId};
+use serde::{Deserialize, Serialize};
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Broken for visitors or search engines: fix first.
+    Error,
+    /// Likely a problem.
+    Warning,
+    /// Worth knowing.
+    Notice,
+}
+
+impl Severity {
+    /// The stable spelling.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Notice => "notice",
+        }
+    }
+}
+
+macro_rules! codes {
+    ($( $(#[$m:meta])* $variant:ident = $name:literal, $sev:ident, $family:literal, $msg:literal; )*) => {
+        /// A finding's stable code.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        #[non_exhaustive]
+        pub enum Code {
+            $( $(#[$m])* $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in documentation order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The stable snake_case spelling.
+            #[must_use]
+            pub fn as_str(&self) -> &'static str {
+                match self { $(Code::$variant => $name,)* }
+            }
+
+            /// Its severity.
+            #[must_use]
+            pub fn severity(&self) -> Severity {
+                match self { $(Code::$variant => Severity::$sev,)* }
+            }
+
+            /// The family it belongs to (for grouping in reports).
+            #[must_use]
+            pub fn family(&self) -> &'static str {
+                match self { $(Code::$variant => $family,)* }
+            }
+
+            /// A one-line explanation for reports.
+            #[must_use]
+            pub fn message(&self) -> &'static str {
+                match self { $(Code::$variant => $msg,)* }
+            }
+
+            /// Looks a code up by its spelling.
+            #[must_use]
+            pub fn parse(s: &str) -> Option<Code> {
+                match s { $($name => Some(Code::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+codes! {
+    /// A link between pages of the site leads to an error.
+    BrokenInternalLink = "broken_internal_link", Error, "links", "An internal link leads to a page that answers with an error.";
+    /// An image, script, stylesheet or other resource of the site fails.
+    BrokenResource = "broken_resource", Error, "links", "A resource used by a page (image, script, stylesheet) answers with an error.";
+    /// A page could not be fetched at all (network failure, timeouts, retries exhausted).
+    FetchFailed = "fetch_failed", Error, "links", "The URL could not be fetched: network error, timeout or too many retries.";
+    /// A link's href could not be turned into a URL.
+    InvalidLink = "invalid_link", Notice, "links", "A link's address is not a valid URL or is over the length cap.";
+    /// More than one redirect before the final page.
+    RedirectChain = "redirect_chain", Warning, "redirects", "The URL redirects more than once before reaching a page.";
+    /// Redirects that come back to a URL already in the chain.
+    RedirectLoop = "redirect_loop", Error, "redirects", "The URL's redirects form a loop and never reach a page.";
+    /// More than 10 redirect hops.
+    RedirectLimit = "redirect_limit", Error, "redirects", "The URL redirects more than 10 times.";
+    /// A redirect to a URL robots.txt forbids us to fetch.
+    RedirectToDisallowed = "redirect_to_disallowed", Warning, "redirects", "The URL redirects to an address that robots.txt disallows.";
+    /// A redirect with a temporary status (302, 303, 307).
+    RedirectTemporary = "redirect_temporary", Notice, "redirects", "A temporary redirect (302/303/307) is used where a permanent one (301/308) may be meant.";
+    /// A redirect without a usable Location header.
+    RedirectInvalid = "redirect_invalid", Error, "redirects", "A redirect has no Location header or an invalid one.";
+    /// No title element.
+    TitleMissing = "title_missing", Error, "content", "The page has no <title>.";
+    /// An empty title element.
+    TitleEmpty = "title_empty", Error, "content", "The page's <title> is empty.";
+    /// The same title on several pages.
+    TitleDuplicate = "title_duplicate", Warning, "content", "Several pages share the same <title>.";
+    /// Title over 60 characters.
+    TitleTooLong = "title_too_long", Notice, "content", "The <title> is over 60 characters and will be cut off in search results.";
+    /// No meta description.
+    DescriptionMissing = "description_missing", Warning, "content", "The page has no meta description.";
+    /// Empty meta description.
+    DescriptionEmpty = "description_empty", Warning, "content", "The page's meta description is empty.";
+    /// The same description on several pages.
+    DescriptionDuplicate = "description_duplicate", Warning, "content", "Several pages share the same meta description.";
+    /// Description over 160 characters.
+    DescriptionTooLong = "description_too_long", Notice, "content", "The meta description is over 160 characters.";
+    /// No h1.
+    H1Missing = "h1_missing", Warning, "content", "The page has no <h1> heading.";
+    /// Several h1.
+    H1Multiple = "h1_multiple", Notice, "content", "The page has more than one <h1> heading.";
+    /// robots.txt could not be read (5xx, 429, timeout, network) after retries: host off limits.
+    RobotsUnreachable = "robots_unreachable", Error, "robots", "robots.txt could not be fetched (server error, rate limit or network failure), so nothing else was requested from the host.";
+    /// Crawl-delay over 60 s: host off limits.
+    CrawlDelayTooHigh = "crawl_delay_too_high", Warning, "robots", "robots.txt asks for a Crawl-delay above 60 s, so the host was not crawled.";
+    /// The start URL itself is disallowed.
+    StartDisallowed = "start_disallowed", Warning, "robots", "robots.txt disallows the start URL, so the site was not crawled.";
+    /// A response over the body size cap.
+    BodyTooLarge = "body_too_large", Warning, "safety", "The response body is over the size cap; only the first part was read.";
+    /// More links than the per-page cap.
+    TooManyLinks = "too_many_links", Notice, "safety", "The page has more links than the per-page cap; the rest were not followed.";
+    /// A host that resolves to a private or loopback address.
+    PrivateAddress = "private_address", Error, "safety", "The host resolves to a private, loopback or otherwise non-public address and was not contacted.";
+    /// The start host does not resolve or is unreachable.
+    StartUnreachable = "start_unreachable", Error, "availability", "The start page could not be reached at all.";
+    /// A 429 was answered: the host was slowed down for the rest of the audit.
+    RateLimited = "rate_limited", Warning, "availability", "The server answered 429 Too Many Requests; Shoal slowed down to 1 request at a time, 3 s apart.";
+    /// Server errors (5xx).
+    ServerError = "server_error", Error, "availability", "The server answered with a 5xx error.";
+    /// The page budget was reached.
+    PageLimitReached = "page_limit_reached", Notice, "limits", "The site has more pages than the page budget; the audit covers the first ones found.";
+    /// The depth limit cut links off.
+    DepthLimitReached = "depth_limit_reached", Notice, "limits", "Links deeper than the depth limit were not followed.";
+    /// The resource-check budget was reached.
+    ResourceLimitReached = "resource_limit_reached", Notice, "limits", "The site has more resources than the resource-check budget.";
+    /// A sitemap that could not be parsed or is over a cap.
+    SitemapInvalid = "sitemap_invalid", Warning, "indexing", "A sitemap could not be parsed completely or is over the 50 MB / 50,000 URL caps.";
+    /// Page marked noindex.
+    Noindex = "noindex", Notice, "indexing", "The page asks search engines not to index it (meta robots or X-Robots-Tag).";
+}
+
+/// One finding about one URL of one site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The audit.
+    pub audit: AuditId,
+    /// The site.
+    pub site: SiteId,
+    /// What was found.
+    pub code: Code,
+    /// The URL the finding is about.
+    pub url: String,
+    /// Specifics: the status, the rule, the chain, the duplicate's value.
+    pub detail: String,
+    /// Other URLs involved: the pages linking to a broken URL, the redirect chain, the pages sharing
+    /// a title.
+    #[serde(default)]
+    pub related: Vec<String>,
+}
+
+impl Finding {
+    /// A finding with no related URLs.
+    #[must_use]
+    pub fn new(audit: AuditId, site: SiteId, code: Code, url: impl Into<String>, detail: impl Into<String>) -> Finding {
+        Finding {
+            audit,
+            site,
+            code,
+            url: url.into(),
+            detail: detail.into(),
+            related: Vec::new(),
+        }
+    }
+
+    /// Its severity (from the code).
+    #[must_use]
+    pub fn severity(&self) -> Severity {
+        self.code.severity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_are_snake_case() {
+        let mut seen = std::collections::HashSet::new();
+        for c in Code::ALL {
+            let s = c.as_str();
+            assert!(seen.insert(s), "duplicate code {s}");
+            assert!(s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit()), "{s}");
+            assert_eq!(Code::parse(s), Some(*c));
+            let json = format!("\"{s}\"");
+            assert_eq!(serde_json_like(c), json, "serde spelling of {s} matches as_str");
+        }
+    }
+
+    fn serde_json_like(c: &Code) -> String {
+        // rmp-serde named encoding writes the variant name; check it equals as_str via a round trip.
+        let bytes = rmp_serde::to_vec_named(c).expect("encodes");
+        let back: Code = rmp_serde::from_slice(&bytes).expect("decodes");
+        assert_eq!(&back, c);
+        let s: String = rmp_serde::from_slice(&bytes).expect("a code is encoded as its name");
+        format!("\"{s}\"")
+    }
+}

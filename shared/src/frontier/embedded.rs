@@ -1,0 +1,558 @@
+//! The in-process frontier of `shoal audit`: the same meaning as the Redis back end, in one mutex.
+//!
+//! Every operation takes the lock once and does its work without awaiting, so each is atomic and
+//! the arithmetic is the same pure code ([`crate::pace`]) the Redis scripts mirror.
+
+use super::{
+    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, Lease,
+    RobotsOutcome, SiteProgress, SiteSeed,
+};
+use crate::finding::{Code, Finding};
+use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};
+use crate::pace::{HostPace, IpPace};
+use crate::record::Event;
+use crate::task::{Priority, SiteLimits, Task, TaskKind};
+use crate::time::UnixMs;
+use crate::url::HostKey;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::{Future, ready};
+use std::net::IpAddr;
+use std::sync::{Mutex, MutexGuard};
+
+type LaneKey = (SiteId, HostKey);
+
+#[derive(Debug)]
+struct Lane {
+    robots: LaneRobots,
+    /// The robots.txt task while it waits; `None` while leased (or done).
+    robots_task: Option<Task>,
+    ready: BTreeMap<(Priority, u64), Task>,
+    delayed: BTreeMap<(UnixMs, u64), Task>,
+}
+
+impl Lane {
+    fn len(&self) -> usize {
+        self.ready.len() + self.delayed.len() + usize::from(self.robots_task.is_some())
+    }
+
+    fn is_closed(&self) -> bool {
+        matches!(
+            self.robots,
+            LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite)
+        )
+    }
+
+    fn promote(&mut self, now: UnixMs) {
+        while let Some(entry) = self.delayed.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let ((_, seq), task) = entry.remove_entry();
+            self.ready.insert((task.priority, seq), task);
+        }
+    }
+
+    /// When the lane's next task could start, as far as the lane is concerned.
+    fn next_due(&mut self, now: UnixMs) -> Option<UnixMs> {
+        if self.robots == LaneRobots::Pending {
+            return self.robots_task.as_ref().map(|t| t.not_before.max(now));
+        }
+        if self.is_closed() {
+            return None;
+        }
+        self.promote(now);
+        if self.ready.is_empty() {
+            self.delayed.keys().next().map(|(t, _)| *t)
+        } else {
+            Some(now)
+        }
+    }
+
+    fn pop(&mut self) -> Option<Task> {
+        if self.robots == LaneRobots::Pending {
+            return self.robots_task.take();
+        }
+        self.ready.pop_first().map(|(_, t)| t)
+    }
+
+    fn push(&mut self, task: Task, seq: u64, now: UnixMs) {
+        if task.kind == TaskKind::Robots {
+            self.robots_task = Some(task);
+        } else if task.not_before > now {
+            self.delayed.insert((task.not_before, seq), task);
+        } else {
+            self.ready.insert((task.priority, seq), task);
+        }
+    }
+
+    fn clear(&mut self) -> usize {
+        let n = self.len();
+        self.ready.clear();
+        self.delayed.clear();
+        self.robots_task = None;
+        n
+    }
+}
+
+#[derive(Debug)]
+struct HostEntry {
+    pace: HostPace,
+    ip: Option<IpAddr>,
+}
+
+#[derive(Debug)]
+struct SiteEntry {
+    audit: AuditId,
+    start: String,
+    limits: SiteLimits,
+    hosts: Vec<HostKey>,
+    queued: u64,
+    leased: u64,
+    pages_enqueued: u64,
+    resources_enqueued: u64,
+    completed: u64,
+    done: bool,
+    cancelled: bool,
+    reported: HashSet<Code>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    lanes: HashMap<LaneKey, Lane>,
+    lane_order: Vec<LaneKey>,
+    cursor: usize,
+    hosts: HashMap<HostKey, HostEntry>,
+    ips: HashMap<IpAddr, IpPace>,
+    leases: HashMap<LeaseId, Lease>,
+    seen: HashMap<AuditId, HashSet<u64>>,
+    sites: HashMap<SiteId, SiteEntry>,
+    events: BTreeMap<u64, Event>,
+    delivered_up_to: u64,
+    next_event: u64,
+    next_lease: u64,
+    next_seq: u64,
+}
+
+/// The embedded frontier.
+#[derive(Debug)]
+pub struct EmbeddedFrontier {
+    settings: FrontierSettings,
+    state: Mutex<State>,
+}
+
+impl EmbeddedFrontier {
+    /// An empty frontier.
+    #[must_use]
+    pub fn new(settings: FrontierSettings) -> EmbeddedFrontier {
+        EmbeddedFrontier {
+            settings,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock would be a bug in this file; the state is still
+        // consistent per operation, so carry on rather than poison every worker.
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn seed_now(&self, seed: SiteSeed) -> Result<(), FrontierError> {
+        let mut st = self.lock();
+        if st.sites.contains_key(&seed.site) {
+            return Err(FrontierError::AlreadySeeded(seed.site));
+        }
+        let scope = seed.scope();
+        let hosts = scope.host_keys();
+        st.sites.insert(
+            seed.site,
+            SiteEntry {
+                audit: seed.audit,
+                start: seed.start.to_string(),
+                limits: seed.limits,
+                hosts: hosts.clone(),
+                queued: 0,
+                leased: 0,
+                pages_enqueued: 0,
+                resources_enqueued: 0,
+                completed: 0,
+                done: false,
+                cancelled: false,
+                reported: HashSet::new(),
+            },
+        );
+        for host in &hosts {
+            st.hosts
+                .entry(host.clone())
+                .and_modify(|h| h.pace.limits = h.pace.limits.stricter(seed.limits.pace))
+                .or_insert_with(|| HostEntry {
+                    pace: HostPace::new(seed.limits.pace),
+                    ip: None,
+                });
+            let scheme = seed.start.as_url().scheme();
+            let robots_url = crate::url::NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt"));
+            let Ok(robots_url) = robots_url else { continue };
+            let mut task = Task::new(
+                seed.audit,
+                seed.site,
+                robots_url,
+                TaskKind::Robots,
+                0,
+                crate::task::FoundVia::Standard,
+            );
+            task.priority = Priority(0);
+            let key = (seed.site, host.clone());
+            st.lanes.insert(
+                key.clone(),
+                Lane {
+                    robots: LaneRobots::Pending,
+                    robots_task: Some(task),
+                    ready: BTreeMap::new(),
+                    delayed: BTreeMap::new(),
+                },
+            );
+            st.lane_order.push(key);
+            if let Some(s) = st.sites.get_mut(&seed.site) {
+                s.queued += 1;
+            }
+        }
+        for task in seed.initial {
+            st.offer(task, UnixMs(0));
+        }
+        Ok(())
+    }
+
+    fn claim_now(&self, worker: &WorkerId, now: UnixMs) -> Claim {
+        let mut st = self.lock();
+        let n = st.lane_order.len();
+        let mut earliest: Option<UnixMs> = None;
+        let cap = self.settings.max_in_flight_per_ip;
+        for i in 0..n {
+            let idx = (st.cursor + i) % n;
+            let key = st.lane_order[idx].clone();
+            let State { lanes, hosts, ips, .. } = &mut *st;
+            let (Some(lane), Some(host)) = (lanes.get_mut(&key), hosts.get(&key.1)) else {
+                continue;
+            };
+            let Some(due) = lane.next_due(now) else { continue };
+            let Some(host_ready) = host.pace.ready_at() else { continue };
+            if let Some(ip) = host.ip
+                && !ips.get(&ip).copied().unwrap_or_default().has_room(cap)
+            {
+                continue;
+            }
+            let at = due.max(host_ready);
+            if at > now {
+                earliest = Some(earliest.map_or(at, |e| e.min(at)));
+                continue;
+            }
+            let Some(task) = lane.pop() else { continue };
+            st.cursor = (idx + 1) % n;
+            return Claim::Leased(Box::new(st.lease(worker, key.1, task, now, self.settings.lease_ttl())));
+        }
+        earliest.map_or(Claim::Idle, Claim::Wait)
+    }
+
+    fn complete_now(&self, lease: &Lease, c: Completion, now: UnixMs) -> Completed {
+        let mut st = self.lock();
+        let Some(lease) = st.leases.remove(&lease.id) else {
+            return Completed::Stale;
+        };
+        st.release(&lease);
+        let site_id = lease.task.site;
+        let key = (site_id, lease.host.clone());
+        if let Some(h) = st.hosts.get_mut(&lease.host) {
+            if h.ip.is_none() {
+                h.ip = c.ip;
+            }
+            if c.rate_limited {
+                h.pace.enter_slow_mode(now);
+            }
+        }
+        if let Some(robots) = c.robots {
+            if let (RobotsOutcome::Rules { crawl_delay_ms: Some(d), .. }, Some(h)) =
+                (&robots, st.hosts.get_mut(&lease.host))
+            {
+                h.pace.set_crawl_delay(std::time::Duration::from_millis(u64::from(*d)));
+            }
+            if let Some(lane) = st.lanes.get_mut(&key) {
+                lane.robots = LaneRobots::Known(robots);
+                if lane.is_closed() {
+                    let dropped = lane.clear() as u64;
+                    if let Some(s) = st.sites.get_mut(&site_id) {
+                        s.queued -= dropped;
+                    }
+                }
+            }
+        }
+        let cancelled = st.sites.get(&site_id).is_none_or(|s| s.cancelled);
+        let lane_open = st.lanes.get(&key).is_some_and(|l| !l.is_closed());
+        match c.retry_at {
+            Some(at) if !cancelled && (lane_open || lease.task.kind == TaskKind::Robots) => {
+                let mut task = lease.task;
+                task.retries = task.retries.saturating_add(1);
+                task.not_before = at;
+                st.push(&key, task, now);
+            }
+            _ => {
+                if let Some(s) = st.sites.get_mut(&site_id) {
+                    s.completed += 1;
+                }
+            }
+        }
+        let mut enqueued = 0;
+        if !cancelled {
+            for task in c.discovered {
+                enqueued += usize::from(st.offer(task, now));
+            }
+        }
+        for e in c.events {
+            st.publish(e);
+        }
+        st.check_done(site_id);
+        Completed::Applied { enqueued }
+    }
+
+    fn reap_now(&self, now: UnixMs) -> usize {
+        let mut st = self.lock();
+        let expired: Vec<LeaseId> = st.leases.values().filter(|l| l.deadline <= now).map(|l| l.id).collect();
+        for id in &expired {
+            if let Some(lease) = st.leases.remove(id) {
+                st.release(&lease);
+                let key = (lease.task.site, lease.host.clone());
+                let cancelled = st.sites.get(&lease.task.site).is_none_or(|s| s.cancelled);
+                if cancelled {
+                    if let Some(s) = st.sites.get_mut(&lease.task.site) {
+                        s.completed += 1;
+                    }
+                    st.check_done(lease.task.site);
+                } else {
+                    st.push(&key, lease.task, now);
+                }
+            }
+        }
+        expired.len()
+    }
+
+    fn cancel_now(&self, audit: AuditId) {
+        let mut st = self.lock();
+        let sites: Vec<SiteId> = st.sites.iter().filter(|(_, s)| s.audit == audit).map(|(id, _)| *id).collect();
+        for site in sites {
+            let hosts = st.sites.get(&site).map(|s| s.hosts.clone()).unwrap_or_default();
+            let mut dropped = 0u64;
+            for h in hosts {
+                if let Some(lane) = st.lanes.get_mut(&(site, h)) {
+                    dropped += lane.clear() as u64;
+                }
+            }
+            if let Some(s) = st.sites.get_mut(&site) {
+                s.cancelled = true;
+                s.queued -= dropped;
+            }
+            st.check_done(site);
+        }
+    }
+}
+
+impl State {
+    fn lease(&mut self, worker: &WorkerId, host: HostKey, task: Task, now: UnixMs, ttl: std::time::Duration) -> Lease {
+        let ip = self.hosts.get_mut(&host).and_then(|h| {
+            h.pace.start(now);
+            h.ip
+        });
+        if let Some(ip) = ip {
+            self.ips.entry(ip).or_default().in_flight += 1;
+        }
+        if let Some(s) = self.sites.get_mut(&task.site) {
+            s.queued -= 1;
+            s.leased += 1;
+        }
+        self.next_lease += 1;
+        let lease = Lease {
+            id: LeaseId(self.next_lease),
+            worker: worker.clone(),
+            host,
+            ip,
+            task,
+            started_at: now,
+            deadline: now.plus(ttl),
+        };
+        self.leases.insert(lease.id, lease.clone());
+        lease
+    }
+
+    /// Frees the slots a lease held.
+    fn release(&mut self, lease: &Lease) {
+        if let Some(h) = self.hosts.get_mut(&lease.host) {
+            h.pace.finish();
+        }
+        if let Some(ip) = lease.ip
+            && let Some(p) = self.ips.get_mut(&ip)
+        {
+            p.in_flight = p.in_flight.saturating_sub(1);
+        }
+        if let Some(s) = self.sites.get_mut(&lease.task.site) {
+            s.leased -= 1;
+        }
+    }
+
+    fn push(&mut self, key: &LaneKey, task: Task, now: UnixMs) {
+        self.next_seq += 1;
+        let seq = self.next_seq;
+        if let Some(lane) = self.lanes.get_mut(key) {
+            lane.push(task, seq, now);
+            if let Some(s) = self.sites.get_mut(&key.0) {
+                s.queued += 1;
+            }
+        }
+    }
+
+    /// Queues a discovered task if it is in a lane of its site, new to the audit and within the
+    /// budgets. A task over the depth or page budget is not marked seen, so a shorter path found
+    /// later can still queue it.
+    fn offer(&mut self, task: Task, now: UnixMs) -> bool {
+        let key = (task.site, task.url.host_key());
+        let Some(lane) = self.lanes.get(&key) else { return false };
+        if lane.is_closed() {
+            return false;
+        }
+        let Some(site) = self.sites.get(&task.site) else { return false };
+        if site.cancelled || site.done {
+            return false;
+        }
+        let fp = task.url.fingerprint();
+        if self.seen.get(&task.audit).is_some_and(|s| s.contains(&fp)) {
+            return false;
+        }
+        let limits = site.limits;
+        let over = match task.kind {
+            TaskKind::Page if task.depth > limits.max_depth => Some(Code::DepthLimitReached),
+            TaskKind::Page if site.pages_enqueued >= u64::from(limits.max_pages) => Some(Code::PageLimitReached),
+            TaskKind::Resource if site.resources_enqueued >= u64::from(limits.max_resources) => {
+                Some(Code::ResourceLimitReached)
+            }
+            _ => None,
+        };
+        if let Some(code) = over {
+            self.report_limit(task.site, code, &task);
+            return false;
+        }
+        self.seen.entry(task.audit).or_default().insert(fp);
+        if let Some(site) = self.sites.get_mut(&task.site) {
+            match task.kind {
+                TaskKind::Page => site.pages_enqueued += 1,
+                TaskKind::Resource => site.resources_enqueued += 1,
+                _ => {}
+            }
+        }
+        self.push(&key, task, now);
+        true
+    }
+
+    fn report_limit(&mut self, site_id: SiteId, code: Code, task: &Task) {
+        let Some(site) = self.sites.get_mut(&site_id) else { return };
+        if !site.reported.insert(code) {
+            return;
+        }
+        let detail = match code {
+            Code::DepthLimitReached => format!("depth limit {}; first URL left out: {}", site.limits.max_depth, task.url),
+            Code::PageLimitReached => format!("page budget {}; first URL left out: {}", site.limits.max_pages, task.url),
+            _ => format!("resource budget {}; first URL left out: {}", site.limits.max_resources, task.url),
+        };
+        let f = Finding::new(site.audit, site_id, code, site.start.clone(), detail);
+        self.publish(Event::Finding(f));
+    }
+
+    fn publish(&mut self, e: Event) {
+        self.next_event += 1;
+        self.events.insert(self.next_event, e);
+    }
+
+    fn check_done(&mut self, site_id: SiteId) {
+        let Some(site) = self.sites.get_mut(&site_id) else { return };
+        if site.done || site.queued > 0 || site.leased > 0 {
+            return;
+        }
+        site.done = true;
+        let audit = site.audit;
+        let hosts = site.hosts.clone();
+        self.publish(Event::SiteDone { audit, site: site_id });
+        // The site's lanes are finished: drop them so claims stop scanning them.
+        for h in hosts {
+            self.lanes.remove(&(site_id, h));
+        }
+        let lanes = &self.lanes;
+        self.lane_order.retain(|k| lanes.contains_key(k));
+        if self.cursor >= self.lane_order.len() {
+            self.cursor = 0;
+        }
+    }
+}
+
+impl Frontier for EmbeddedFrontier {
+    fn seed(&self, seed: SiteSeed) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        ready(self.seed_now(seed))
+    }
+
+    fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
+        ready(Ok(self.claim_now(worker, now)))
+    }
+
+    fn complete(
+        &self,
+        lease: &Lease,
+        completion: Completion,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Completed, FrontierError>> + Send {
+        ready(Ok(self.complete_now(lease, completion, now)))
+    }
+
+    fn reap(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send {
+        ready(Ok(self.reap_now(now)))
+    }
+
+    fn robots(&self, site: SiteId, host: &HostKey) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send {
+        let st = self.lock();
+        ready(Ok(st.lanes.get(&(site, host.clone())).map(|l| l.robots.clone())))
+    }
+
+    fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
+        let mut st = self.lock();
+        let from = st.delivered_up_to;
+        let out: Vec<(EventId, Event)> = st
+            .events
+            .range(from + 1..)
+            .take(max)
+            .map(|(id, e)| (EventId(id.to_string()), e.clone()))
+            .collect();
+        if let Some((last, _)) = out.last() {
+            st.delivered_up_to = last.0.parse().unwrap_or(from);
+        }
+        ready(Ok(out))
+    }
+
+    fn ack_events(&self, ids: &[EventId]) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let mut st = self.lock();
+        for id in ids {
+            if let Ok(n) = id.0.parse::<u64>() {
+                st.events.remove(&n);
+            }
+        }
+        ready(Ok(()))
+    }
+
+    fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
+        let st = self.lock();
+        ready(Ok(st.sites.get(&site).map(|s| SiteProgress {
+            queued: s.queued,
+            leased: s.leased,
+            pages_enqueued: s.pages_enqueued,
+            completed: s.completed,
+            done: s.done,
+        })))
+    }
+
+    fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.cancel_now(audit);
+        ready(Ok(()))
+    }
+}

@@ -1,0 +1,279 @@
+//! The frontier: per-host queues, pace state, leases and seen sets, behind one trait.
+//!
+//! Two back ends implement [`Frontier`]: [`embedded::EmbeddedFrontier`] (in-process, for
+//! `shoal audit`) and the Redis one (its own crate, for coordinator + workers). Both pass the same
+//! conformance suite ([`conformance`]), so a crawl means the same on either.
+//!
+//! The unit of scheduling is a *lane*: one host of one site. Pace is per host (shared by every lane
+//! of that host, whatever audit it belongs to) and per server IP; robots.txt is per lane, so each
+//! audit reads it afresh; the queue is per lane.
+
+pub mod conformance;
+pub mod embedded;
+
+use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};
+use crate::record::Event;
+use crate::task::{SiteLimits, Task};
+use crate::time::UnixMs;
+use crate::url::{HostKey, NormalizedUrl, Scope};
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// Settings of a frontier that hold for every audit in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrontierSettings {
+    /// Requests in flight to one server IP at most, across all its hosts and audits.
+    pub max_in_flight_per_ip: u16,
+    /// How long a worker holds a lease before it is reclaimed (longer than one fetch can take).
+    pub lease_ttl_ms: u64,
+}
+
+impl Default for FrontierSettings {
+    fn default() -> Self {
+        FrontierSettings {
+            max_in_flight_per_ip: crate::pace::DEFAULT_MAX_IN_FLIGHT_PER_IP,
+            lease_ttl_ms: 60_000,
+        }
+    }
+}
+
+impl FrontierSettings {
+    /// The lease time as a duration.
+    #[must_use]
+    pub fn lease_ttl(&self) -> Duration {
+        Duration::from_millis(self.lease_ttl_ms)
+    }
+}
+
+/// A site to crawl, as handed to [`Frontier::seed`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteSeed {
+    /// The audit.
+    pub audit: AuditId,
+    /// The site.
+    pub site: SiteId,
+    /// Its start URL.
+    pub start: NormalizedUrl,
+    /// Its limits and pace.
+    pub limits: SiteLimits,
+    /// The first tasks after robots.txt: the start page, then the standard probes.
+    pub initial: Vec<Task>,
+}
+
+impl SiteSeed {
+    /// The site's scope (start host and its www/apex twin).
+    #[must_use]
+    pub fn scope(&self) -> Scope {
+        Scope::of(self.start.as_url())
+    }
+}
+
+/// A claimed task: the worker may fetch it now, and must complete it before `deadline`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// Its id.
+    pub id: LeaseId,
+    /// Who holds it.
+    pub worker: WorkerId,
+    /// The host it is paced under.
+    pub host: HostKey,
+    /// The server IP it counts against, if known (after the host's first fetch). Workers connect to
+    /// this address, so the IP we pace is the IP we talk to.
+    pub ip: Option<IpAddr>,
+    /// What to fetch.
+    pub task: Task,
+    /// When it started (the pace clock counts from here).
+    pub started_at: UnixMs,
+    /// After this, the lease is reclaimed and the task returns to the queue.
+    pub deadline: UnixMs,
+}
+
+/// The answer to [`Frontier::claim`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// Fetch this now.
+    Leased(Box<Lease>),
+    /// Nothing may start yet; the earliest start is at this time.
+    Wait(UnixMs),
+    /// Nothing can start until a lease completes or new work is seeded.
+    Idle,
+}
+
+/// What a robots.txt fetch taught.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "r", rename_all = "snake_case")]
+pub enum RobotsOutcome {
+    /// 2xx: these rules (the raw body, capped at 500 KiB), with our group's Crawl-delay.
+    Rules {
+        /// The robots.txt body.
+        #[serde(with = "serde_bytes_compat")]
+        body: Vec<u8>,
+        /// Crawl-delay for our group, in milliseconds (at most 60 s; more is `OffLimits`).
+        crawl_delay_ms: Option<u32>,
+    },
+    /// 4xx other than 429: no rules, everything allowed.
+    AllowAll,
+    /// 5xx, 429, timeouts or network errors after retries, or Crawl-delay over 60 s: nothing more
+    /// is requested from this host for this site.
+    OffLimits,
+    /// The host does not resolve: a www/apex twin that simply is not part of the site.
+    NotPartOfSite,
+}
+
+/// The robots.txt state of one lane, as workers read it to check URLs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LaneRobots {
+    /// Not fetched yet: nothing but robots.txt may be requested.
+    Pending,
+    /// Known.
+    Known(RobotsOutcome),
+}
+
+/// Everything a completed fetch tells the frontier, applied in one atomic step.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Completion {
+    /// The server IP the request went to (recorded for the host's per-IP cap).
+    pub ip: Option<IpAddr>,
+    /// The answer was a 429: the host enters slow mode.
+    pub rate_limited: bool,
+    /// For a robots.txt task, what it taught.
+    pub robots: Option<RobotsOutcome>,
+    /// Queue the same task again, one retry more, not before this time.
+    pub retry_at: Option<UnixMs>,
+    /// URLs found (links, sitemap entries, redirect targets). The frontier deduplicates them against
+    /// the audit's seen set and applies the budgets; workers filter scope and robots first.
+    pub discovered: Vec<Task>,
+    /// Page records and findings to publish.
+    pub events: Vec<Event>,
+}
+
+/// What [`Frontier::complete`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completed {
+    /// Applied.
+    Applied {
+        /// Discovered tasks that were new and fit the budgets.
+        enqueued: usize,
+    },
+    /// The lease had expired and been reclaimed, or was completed already: nothing changed.
+    Stale,
+}
+
+/// A site's progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SiteProgress {
+    /// Tasks waiting in the site's lanes (ready or delayed).
+    pub queued: u64,
+    /// Tasks leased to workers now.
+    pub leased: u64,
+    /// Pages enqueued so far (against the page budget).
+    pub pages_enqueued: u64,
+    /// Tasks completed.
+    pub completed: u64,
+    /// No queued or leased work left.
+    pub done: bool,
+}
+
+/// An event's position in the results log, for acknowledgement.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct EventId(pub String);
+
+/// Failures of the frontier itself (not of websites).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrontierError {
+    /// The back end's store failed (Redis down, script error).
+    #[error("frontier store failed during {op}: {source}")]
+    Store {
+        /// The operation.
+        op: &'static str,
+        /// The cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A value read from the store did not decode.
+    #[error("frontier data corrupt in {what}: {detail}")]
+    Corrupt {
+        /// What was read.
+        what: &'static str,
+        /// The decoder's message.
+        detail: String,
+    },
+    /// A site was seeded twice.
+    #[error("site {0} is already seeded")]
+    AlreadySeeded(SiteId),
+}
+
+/// One frontier, two back ends. All methods are atomic with respect to each other.
+pub trait Frontier: Send + Sync + 'static {
+    /// Creates the site's lanes (start host and twin), each with robots.txt as its first task, and
+    /// queues `seed.initial` behind the start host's robots.txt. The initial URLs join the seen set.
+    fn seed(&self, seed: SiteSeed) -> impl Future<Output = Result<(), FrontierError>> + Send;
+
+    /// Picks a ready lane and leases its next task: the host's start time has come, its in-flight
+    /// count and its IP's are under their caps. Increments both and moves the host's next start.
+    fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send;
+
+    /// Releases the lease's slot and applies what the fetch taught, atomically. Completing a lease
+    /// that was reclaimed or completed already changes nothing.
+    fn complete(
+        &self,
+        lease: &Lease,
+        completion: Completion,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Completed, FrontierError>> + Send;
+
+    /// Reclaims leases past their deadline: slots are freed and tasks return to their queues.
+    fn reap(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send;
+
+    /// The robots.txt state of one lane, for workers to check URLs against.
+    fn robots(&self, site: SiteId, host: &HostKey) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send;
+
+    /// Up to `max` unacknowledged events, oldest first; an event read but not acknowledged is
+    /// delivered again by the next read of a new reader (after a crash).
+    fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send;
+
+    /// Acknowledges events after they are safely stored.
+    fn ack_events(&self, ids: &[EventId]) -> impl Future<Output = Result<(), FrontierError>> + Send;
+
+    /// A site's progress.
+    fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send;
+
+    /// Drops every queued task of the audit's sites; leased ones finish but discover nothing more.
+    fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
+}
+
+/// rmp-serde writes `Vec<u8>` as an array of integers by default; as bytes it is a third the size.
+mod serde_bytes_compat {
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(v.to_vec())
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(v)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Vec<u8>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(b) = a.next_element::<u8>()? {
+                    out.push(b);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_bytes(V)
+    }
+}

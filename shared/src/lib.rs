@@ -1,0 +1,15 @@
+//! The pure core of Shoal.
+//!
+//! Everything here is free of I/O: no runtime, no sockets, no clock. The current time is always a
+//! parameter ([`time::UnixMs`]), which is what lets the politeness rules be unit-tested to the
+//! millisecond and lets the embedded and the Redis frontier share one meaning.
+
+pub mod finding;
+pub mod frontier;
+pub mod ids;
+pub mod pace;
+pub mod record;
+pub mod robots;
+pub mod task;
+pub mod time;
+pub mod url;

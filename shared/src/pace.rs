@@ -1,0 +1,362 @@
+//! Politeness arithmetic: how many requests may be in flight to a host and when the next may start.
+//!
+//! Pure code with the time passed in; the frontier back ends only store this state and apply it
+//! atomically. Every rule of SPEC §4 that involves a number lives here.
+
+use crate::time::UnixMs;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Default requests in flight to one host.
+pub const DEFAULT_MAX_IN_FLIGHT: u8 = 4;
+/// The most a user may allow in flight to one host.
+pub const MAX_IN_FLIGHT_LIMIT: u8 = 16;
+/// Default gap between request starts to one host.
+pub const DEFAULT_GAP: Duration = Duration::from_millis(300);
+/// The largest gap a user may set; a Crawl-delay above it puts the host off limits.
+pub const MAX_GAP: Duration = Duration::from_secs(60);
+/// The gap of a host in slow mode (after a 429).
+pub const SLOW_MODE_GAP: Duration = Duration::from_secs(3);
+/// Default requests in flight to one server IP, across all its hosts.
+pub const DEFAULT_MAX_IN_FLIGHT_PER_IP: u16 = 8;
+/// How often a 429, 5xx-class answer or network failure is retried.
+pub const MAX_RETRIES: u8 = 2;
+/// First back-off step when the server gave no Retry-After.
+pub const BACKOFF_BASE: Duration = Duration::from_millis(500);
+/// A retry that would wait longer than this is given up and reported instead.
+pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+/// A pace setting outside the range users may choose.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PaceError {
+    /// `--in-flight` outside 1..=16.
+    #[error("in-flight limit {0} is outside 1..={MAX_IN_FLIGHT_LIMIT}")]
+    InFlight(u32),
+    /// `--gap-ms` over 60 s.
+    #[error("gap of {0:?} is over the {MAX_GAP:?} maximum")]
+    Gap(Duration),
+}
+
+/// The pace a user asked for, validated: 1..=16 in flight, a gap of 0..=60 s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaceLimits {
+    max_in_flight: u8,
+    gap_ms: u32,
+}
+
+impl Default for PaceLimits {
+    fn default() -> Self {
+        PaceLimits {
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            gap_ms: 300,
+        }
+    }
+}
+
+impl PaceLimits {
+    /// Validates a user's setting.
+    pub fn new(max_in_flight: u32, gap: Duration) -> Result<PaceLimits, PaceError> {
+        let mif = u8::try_from(max_in_flight)
+            .ok()
+            .filter(|m| (1..=MAX_IN_FLIGHT_LIMIT).contains(m))
+            .ok_or(PaceError::InFlight(max_in_flight))?;
+        if gap > MAX_GAP {
+            return Err(PaceError::Gap(gap));
+        }
+        Ok(PaceLimits {
+            max_in_flight: mif,
+            gap_ms: u32::try_from(gap.as_millis()).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// Requests allowed in flight.
+    #[must_use]
+    pub fn max_in_flight(&self) -> u32 {
+        u32::from(self.max_in_flight)
+    }
+
+    /// Minimum time between request starts.
+    #[must_use]
+    pub fn gap(&self) -> Duration {
+        Duration::from_millis(u64::from(self.gap_ms))
+    }
+
+    /// The stricter of two settings: when two audits share a host, it gets one pace, the politer.
+    #[must_use]
+    pub fn stricter(self, other: PaceLimits) -> PaceLimits {
+        PaceLimits {
+            max_in_flight: self.max_in_flight.min(other.max_in_flight),
+            gap_ms: self.gap_ms.max(other.gap_ms),
+        }
+    }
+}
+
+/// The pace state of one host, shared by every worker and every audit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostPace {
+    /// The user's limits (the stricter of all audits using the host).
+    pub limits: PaceLimits,
+    /// Requests currently leased to workers.
+    pub in_flight: u32,
+    /// No request may start before this.
+    pub next_start_at: UnixMs,
+    /// After a 429: 1 in flight, at least a 3 s gap, for the rest of the audit.
+    pub slow: bool,
+    /// The site's Crawl-delay for our group, in milliseconds, if any (at most [`MAX_GAP`]).
+    pub crawl_delay_ms: Option<u32>,
+}
+
+impl HostPace {
+    /// A fresh host: nothing in flight, free to start now.
+    #[must_use]
+    pub fn new(limits: PaceLimits) -> HostPace {
+        HostPace {
+            limits,
+            in_flight: 0,
+            next_start_at: UnixMs(0),
+            slow: false,
+            crawl_delay_ms: None,
+        }
+    }
+
+    /// The in-flight cap in force: 1 in slow mode, else the user's limit.
+    #[must_use]
+    pub fn max_in_flight(&self) -> u32 {
+        if self.slow { 1 } else { self.limits.max_in_flight() }
+    }
+
+    /// The gap in force: the user's gap, raised by Crawl-delay, and at least 3 s in slow mode.
+    #[must_use]
+    pub fn gap(&self) -> Duration {
+        let mut gap = self.limits.gap();
+        if let Some(cd) = self.crawl_delay_ms {
+            gap = gap.max(Duration::from_millis(u64::from(cd)));
+        }
+        if self.slow {
+            gap = gap.max(SLOW_MODE_GAP);
+        }
+        gap
+    }
+
+    /// When a request may start: `None` while every slot is taken (a completion frees one),
+    /// otherwise the earliest start time (which may be in the past).
+    #[must_use]
+    pub fn ready_at(&self) -> Option<UnixMs> {
+        (self.in_flight < self.max_in_flight()).then_some(self.next_start_at)
+    }
+
+    /// Whether a request may start at `now`.
+    #[must_use]
+    pub fn can_start(&self, now: UnixMs) -> bool {
+        self.ready_at().is_some_and(|t| t <= now)
+    }
+
+    /// Records a request starting at `now`. Callers check [`HostPace::can_start`] first; the
+    /// back ends do both in one atomic step.
+    pub fn start(&mut self, now: UnixMs) {
+        self.in_flight += 1;
+        self.next_start_at = now.plus(self.gap());
+    }
+
+    /// Records a request finishing (its slot is free again).
+    pub fn finish(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
+    /// A 429 was seen at `now`: slow mode for the rest of the audit, and nothing for one slow gap.
+    pub fn enter_slow_mode(&mut self, now: UnixMs) {
+        self.slow = true;
+        self.next_start_at = self.next_start_at.max(now.plus(self.gap()));
+    }
+
+    /// Applies a Crawl-delay from robots.txt. Returns false when it is over [`MAX_GAP`]: the host
+    /// is then off limits, since we never crawl faster than the site asked.
+    pub fn set_crawl_delay(&mut self, delay: Duration) -> bool {
+        if delay > MAX_GAP {
+            return false;
+        }
+        self.crawl_delay_ms = Some(u32::try_from(delay.as_millis()).unwrap_or(u32::MAX));
+        true
+    }
+}
+
+/// What to do after a 429, a 502/503/504, a timeout or a connection error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryDecision {
+    /// Try again, not before this time.
+    RetryAt(UnixMs),
+    /// Stop and report the URL.
+    GiveUp(GiveUpReason),
+}
+
+/// Why a retry was given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GiveUpReason {
+    /// [`MAX_RETRIES`] retries were made already.
+    RetriesExhausted,
+    /// The server asked us to wait longer than [`MAX_RETRY_WAIT`].
+    WaitTooLong {
+        /// The wait asked for, in milliseconds.
+        wait_ms: u64,
+    },
+}
+
+/// Decides the next retry of a request that has already been retried `retries_done` times.
+///
+/// `retry_after` is the absolute time from the answer's Retry-After header, if any; without one
+/// the wait doubles from 0.5 s.
+#[must_use]
+pub fn retry_decision(retries_done: u8, retry_after: Option<UnixMs>, now: UnixMs) -> RetryDecision {
+    if retries_done >= MAX_RETRIES {
+        return RetryDecision::GiveUp(GiveUpReason::RetriesExhausted);
+    }
+    let wait = match retry_after {
+        Some(t) => t.since(now),
+        None => BACKOFF_BASE * 2u32.pow(u32::from(retries_done)),
+    };
+    if wait > MAX_RETRY_WAIT {
+        return RetryDecision::GiveUp(GiveUpReason::WaitTooLong {
+            wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+        });
+    }
+    RetryDecision::RetryAt(now.plus(wait))
+}
+
+/// Parses a Retry-After value (delta seconds or an HTTP date) into an absolute time.
+///
+/// A date in the past means "now". Garbage gives `None`, which callers treat as no header.
+#[must_use]
+pub fn parse_retry_after(value: &str, now: UnixMs) -> Option<UnixMs> {
+    let v = value.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(now.plus(Duration::from_secs(secs)));
+    }
+    let when = httpdate::parse_http_date(v).ok()?;
+    let ms = when
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    Some(UnixMs(ms).max(now))
+}
+
+/// The in-flight count of one server IP, against its cap (default 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct IpPace {
+    /// Requests in flight to this IP, across all its hosts and audits.
+    pub in_flight: u32,
+}
+
+impl IpPace {
+    /// Whether one more request fits under `cap`.
+    #[must_use]
+    pub fn has_room(&self, cap: u16) -> bool {
+        self.in_flight < u32::from(cap)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: UnixMs = UnixMs(1_000_000);
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn limits_are_validated() {
+        assert!(PaceLimits::new(0, ms(0)).is_err());
+        assert!(PaceLimits::new(17, ms(0)).is_err());
+        assert!(PaceLimits::new(16, MAX_GAP).is_ok());
+        assert!(PaceLimits::new(1, MAX_GAP + ms(1)).is_err());
+        let p = PaceLimits::new(4, ms(300)).expect("valid");
+        assert_eq!((p.max_in_flight(), p.gap()), (4, ms(300)));
+        assert_eq!(PaceLimits::default(), p);
+    }
+
+    #[test]
+    fn stricter_of_two_audits() {
+        let a = PaceLimits::new(8, ms(100)).expect("valid");
+        let b = PaceLimits::new(2, ms(50)).expect("valid");
+        let s = a.stricter(b);
+        assert_eq!((s.max_in_flight(), s.gap()), (2, ms(100)));
+    }
+
+    #[test]
+    fn gap_and_in_flight_to_the_millisecond() {
+        let mut h = HostPace::new(PaceLimits::new(2, ms(300)).expect("valid"));
+        assert!(h.can_start(T0));
+        h.start(T0);
+        assert!(!h.can_start(T0.plus(ms(299))), "gap not yet over");
+        assert!(h.can_start(T0.plus(ms(300))), "gap over to the millisecond");
+        h.start(T0.plus(ms(300)));
+        assert_eq!(h.ready_at(), None, "both slots taken");
+        assert!(!h.can_start(T0.plus(ms(10_000))));
+        h.finish();
+        assert_eq!(h.ready_at(), Some(T0.plus(ms(600))));
+    }
+
+    #[test]
+    fn slow_mode_is_one_in_flight_and_three_seconds() {
+        let mut h = HostPace::new(PaceLimits::default());
+        h.start(T0);
+        h.start(T0.plus(ms(300)));
+        h.enter_slow_mode(T0.plus(ms(400)));
+        h.finish();
+        assert_eq!(h.max_in_flight(), 1);
+        assert_eq!(h.gap(), SLOW_MODE_GAP);
+        assert_eq!(h.ready_at(), None, "one still in flight, cap is 1");
+        h.finish();
+        assert_eq!(h.ready_at(), Some(T0.plus(ms(3_400))));
+        h.start(T0.plus(ms(3_400)));
+        assert_eq!(h.next_start_at, T0.plus(ms(6_400)));
+    }
+
+    #[test]
+    fn crawl_delay_raises_gap_and_over_sixty_seconds_is_refused() {
+        let mut h = HostPace::new(PaceLimits::default());
+        assert!(h.set_crawl_delay(Duration::from_millis(1500)));
+        assert_eq!(h.gap(), ms(1500));
+        assert!(h.set_crawl_delay(ms(100)));
+        assert_eq!(h.gap(), ms(300), "crawl-delay never lowers the user's gap");
+        assert!(!h.set_crawl_delay(Duration::from_secs(61)));
+    }
+
+    #[test]
+    fn retry_schedule() {
+        assert_eq!(retry_decision(0, None, T0), RetryDecision::RetryAt(T0.plus(ms(500))));
+        assert_eq!(retry_decision(1, None, T0), RetryDecision::RetryAt(T0.plus(ms(1000))));
+        assert_eq!(
+            retry_decision(2, None, T0),
+            RetryDecision::GiveUp(GiveUpReason::RetriesExhausted)
+        );
+        let ra = T0.plus(Duration::from_secs(5));
+        assert_eq!(retry_decision(0, Some(ra), T0), RetryDecision::RetryAt(ra));
+        let far = T0.plus(Duration::from_secs(61));
+        assert_eq!(
+            retry_decision(0, Some(far), T0),
+            RetryDecision::GiveUp(GiveUpReason::WaitTooLong { wait_ms: 61_000 })
+        );
+        assert_eq!(
+            retry_decision(0, Some(T0.plus(MAX_RETRY_WAIT)), T0),
+            RetryDecision::RetryAt(T0.plus(MAX_RETRY_WAIT)),
+            "exactly 60 s is still waited for"
+        );
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(parse_retry_after("2", T0), Some(T0.plus(Duration::from_secs(2))));
+        assert_eq!(parse_retry_after(" 0 ", T0), Some(T0));
+        let now = UnixMs(784_111_777_000 - 5_000);
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
+            Some(UnixMs(784_111_777_000))
+        );
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", T0.plus(Duration::from_secs(1_000_000_000))), Some(T0.plus(Duration::from_secs(1_000_000_000))), "past date means now");
+        assert_eq!(parse_retry_after("soon", T0), None);
+        assert_eq!(parse_retry_after("-1", T0), None);
+    }
+}

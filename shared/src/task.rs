@@ -1,0 +1,219 @@
+//! Units of work in the frontier: what to fetch, why, and how it was found.
+
+use crate::ids::{AuditId, SiteId};
+use crate::pace::PaceLimits;
+use crate::time::UnixMs;
+use crate::url::NormalizedUrl;
+use serde::{Deserialize, Serialize};
+
+/// What kind of request a task is; decides how the worker fetches and what it records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "k", rename_all = "snake_case")]
+pub enum TaskKind {
+    /// `/robots.txt` of one host; always the first request to it.
+    Robots,
+    /// An HTML page (or whatever a link points at) of the site: GET, parse, follow links.
+    Page,
+    /// A sitemap named in robots.txt; `index_depth` counts sitemap indexes above it (max 2).
+    Sitemap {
+        /// Levels of sitemap index above this one.
+        index_depth: u8,
+    },
+    /// A resource of the site (image, script, stylesheet, …): checked, not parsed.
+    Resource,
+    /// One of the fixed standard probes of SPEC §2.
+    Probe(ProbeKind),
+}
+
+impl TaskKind {
+    /// Whether the task counts against the site's page budget.
+    #[must_use]
+    pub fn is_page(&self) -> bool {
+        matches!(self, TaskKind::Page)
+    }
+
+    /// A short stable name, for the database and reports.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TaskKind::Robots => "robots",
+            TaskKind::Page => "page",
+            TaskKind::Sitemap { .. } => "sitemap",
+            TaskKind::Resource => "resource",
+            TaskKind::Probe(p) => p.as_str(),
+        }
+    }
+}
+
+/// The standard probes, each still subject to robots.txt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeKind {
+    /// `/llms.txt`.
+    LlmsTxt,
+    /// `/.well-known/security.txt`.
+    SecurityTxt,
+    /// One random path that cannot exist (soft-404 check).
+    Soft404,
+    /// The `http://` form of an https start page (does it redirect to https?).
+    HttpsRedirect,
+}
+
+impl ProbeKind {
+    /// A short stable name.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ProbeKind::LlmsTxt => "probe_llms_txt",
+            ProbeKind::SecurityTxt => "probe_security_txt",
+            ProbeKind::Soft404 => "probe_soft_404",
+            ProbeKind::HttpsRedirect => "probe_https_redirect",
+        }
+    }
+}
+
+/// How a URL came to be requested.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "via", rename_all = "snake_case")]
+pub enum FoundVia {
+    /// A start URL given by the user.
+    Start,
+    /// A link on a crawled page.
+    Link {
+        /// The page the link was found on.
+        from: NormalizedUrl,
+    },
+    /// A sitemap.
+    Sitemap {
+        /// The sitemap it was listed in.
+        sitemap: NormalizedUrl,
+    },
+    /// The `Location` of a redirect.
+    Redirect {
+        /// The URL that redirected here.
+        from: NormalizedUrl,
+    },
+    /// robots.txt (its Sitemap lines) or the fixed probes.
+    Standard,
+}
+
+impl FoundVia {
+    /// A short stable name, for the database and reports.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            FoundVia::Start => "start",
+            FoundVia::Link { .. } => "link",
+            FoundVia::Sitemap { .. } => "sitemap",
+            FoundVia::Redirect { .. } => "redirect",
+            FoundVia::Standard => "standard",
+        }
+    }
+}
+
+/// Queue order within a host lane: lower first. Links come before sitemap-only URLs, so the page
+/// budget is spent on what visitors can reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Priority(pub u8);
+
+impl Priority {
+    /// Robots, start URLs, redirects, links, resources.
+    pub const NORMAL: Priority = Priority(1);
+    /// Sitemaps and the URLs found only in them, probes.
+    pub const LOW: Priority = Priority(2);
+}
+
+/// One URL to fetch, with everything a stateless worker needs to fetch it and record the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    /// The audit it belongs to.
+    pub audit: AuditId,
+    /// The site it belongs to.
+    pub site: SiteId,
+    /// What to fetch.
+    pub url: NormalizedUrl,
+    /// How to fetch it.
+    pub kind: TaskKind,
+    /// Link depth from the start page (start = 0).
+    pub depth: u16,
+    /// How it was found.
+    pub found_via: FoundVia,
+    /// Queue order.
+    pub priority: Priority,
+    /// Retries already made (429, 5xx, network).
+    #[serde(default)]
+    pub retries: u8,
+    /// Not to be started before this time (retries, Retry-After).
+    #[serde(default)]
+    pub not_before: UnixMs,
+    /// For redirect targets: the URLs that redirected here, first first (loop and hop checks).
+    #[serde(default)]
+    pub chain: Vec<NormalizedUrl>,
+}
+
+impl Task {
+    /// A new task with no retries, no delay and no redirect chain.
+    #[must_use]
+    pub fn new(
+        audit: AuditId,
+        site: SiteId,
+        url: NormalizedUrl,
+        kind: TaskKind,
+        depth: u16,
+        found_via: FoundVia,
+    ) -> Task {
+        let priority = match (&kind, &found_via) {
+            (TaskKind::Sitemap { .. } | TaskKind::Probe(_), _) | (_, FoundVia::Sitemap { .. }) => {
+                Priority::LOW
+            }
+            _ => Priority::NORMAL,
+        };
+        Task {
+            audit,
+            site,
+            url,
+            kind,
+            depth,
+            found_via,
+            priority,
+            retries: 0,
+            not_before: UnixMs(0),
+            chain: Vec::new(),
+        }
+    }
+}
+
+/// Default page budget per site.
+pub const DEFAULT_MAX_PAGES: u32 = 500;
+/// Default link depth limit.
+pub const DEFAULT_MAX_DEPTH: u16 = 5;
+/// Default budget of resource checks per site.
+pub const DEFAULT_MAX_RESOURCES: u32 = 2_000;
+
+/// Per-site limits, chosen by the user for an audit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteLimits {
+    /// Pages fetched at most.
+    pub max_pages: u32,
+    /// Links followed this deep at most (start page is depth 0).
+    pub max_depth: u16,
+    /// Resource checks at most.
+    pub max_resources: u32,
+    /// The user's pace for the site's hosts.
+    pub pace: PaceLimits,
+    /// Follow `rel=nofollow` links and links on `nofollow` pages too.
+    pub follow_nofollow: bool,
+}
+
+impl Default for SiteLimits {
+    fn default() -> Self {
+        SiteLimits {
+            max_pages: DEFAULT_MAX_PAGES,
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_resources: DEFAULT_MAX_RESOURCES,
+            pace: PaceLimits::default(),
+            follow_nofollow: false,
+        }
+    }
+}
