@@ -183,9 +183,12 @@ pub async fn slow_mode_and_retry<F: Frontier>(f: F) {
     pass_robots(&f, T0, 2, None).await;
     let p = lease(&f, T0).await;
     let retry_at = T0.plus(ms(2000));
+    let mut again = p.task.clone();
+    again.retries += 1;
+    again.not_before = retry_at;
     let c = Completion {
         rate_limited: true,
-        retry_at: Some(retry_at),
+        requeue: Some(again),
         discovered: vec![page(1, 1, "http://a.test/x", 1)],
         ..Completion::default()
     };

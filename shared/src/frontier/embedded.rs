@@ -5,7 +5,7 @@
 
 use super::{
     Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, Lease,
-    RobotsOutcome, SiteProgress, SiteSeed,
+    RobotsOutcome, SiteInfo, SiteProgress, SiteSeed,
 };
 use crate::finding::{Code, Finding};
 use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};
@@ -103,7 +103,7 @@ struct HostEntry {
 #[derive(Debug)]
 struct SiteEntry {
     audit: AuditId,
-    start: String,
+    start: crate::url::NormalizedUrl,
     limits: SiteLimits,
     hosts: Vec<HostKey>,
     queued: u64,
@@ -167,7 +167,7 @@ impl EmbeddedFrontier {
             seed.site,
             SiteEntry {
                 audit: seed.audit,
-                start: seed.start.to_string(),
+                start: seed.start.clone(),
                 limits: seed.limits,
                 hosts: hosts.clone(),
                 queued: 0,
@@ -286,11 +286,8 @@ impl EmbeddedFrontier {
         }
         let cancelled = st.sites.get(&site_id).is_none_or(|s| s.cancelled);
         let lane_open = st.lanes.get(&key).is_some_and(|l| !l.is_closed());
-        match c.retry_at {
-            Some(at) if !cancelled && (lane_open || lease.task.kind == TaskKind::Robots) => {
-                let mut task = lease.task;
-                task.retries = task.retries.saturating_add(1);
-                task.not_before = at;
+        match c.requeue {
+            Some(task) if !cancelled && (lane_open || lease.task.kind == TaskKind::Robots) => {
                 st.push(&key, task, now);
             }
             _ => {
@@ -458,7 +455,7 @@ impl State {
             Code::PageLimitReached => format!("page budget {}; first URL left out: {}", site.limits.max_pages, task.url),
             _ => format!("resource budget {}; first URL left out: {}", site.limits.max_resources, task.url),
         };
-        let f = Finding::new(site.audit, site_id, code, site.start.clone(), detail);
+        let f = Finding::new(site.audit, site_id, code, site.start.to_string(), detail);
         self.publish(Event::Finding(f));
     }
 
@@ -513,6 +510,15 @@ impl Frontier for EmbeddedFrontier {
     fn robots(&self, site: SiteId, host: &HostKey) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send {
         let st = self.lock();
         ready(Ok(st.lanes.get(&(site, host.clone())).map(|l| l.robots.clone())))
+    }
+
+    fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
+        let st = self.lock();
+        ready(Ok(st.sites.get(&site).map(|s| SiteInfo {
+            audit: s.audit,
+            start: s.start.clone(),
+            limits: s.limits,
+        })))
     }
 
     fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {

@@ -70,6 +70,26 @@ impl SiteSeed {
     }
 }
 
+/// What a worker needs to know about a site to process its tasks: its start URL (the scope) and
+/// its limits. Fixed at seed time, so workers cache it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteInfo {
+    /// The audit.
+    pub audit: AuditId,
+    /// The start URL.
+    pub start: NormalizedUrl,
+    /// Limits and pace.
+    pub limits: SiteLimits,
+}
+
+impl SiteInfo {
+    /// The site's scope.
+    #[must_use]
+    pub fn scope(&self) -> Scope {
+        Scope::of(self.start.as_url())
+    }
+}
+
 /// A claimed task: the worker may fetch it now, and must complete it before `deadline`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lease {
@@ -140,8 +160,9 @@ pub struct Completion {
     pub rate_limited: bool,
     /// For a robots.txt task, what it taught.
     pub robots: Option<RobotsOutcome>,
-    /// Queue the same task again, one retry more, not before this time.
-    pub retry_at: Option<UnixMs>,
+    /// Queue this task in the lease's lane again: the leased task with one retry more and a
+    /// not-before time, or a robots.txt task moved to its redirect target.
+    pub requeue: Option<Task>,
     /// URLs found (links, sitemap entries, redirect targets). The frontier deduplicates them against
     /// the audit's seen set and applies the budgets; workers filter scope and robots first.
     pub discovered: Vec<Task>,
@@ -230,6 +251,9 @@ pub trait Frontier: Send + Sync + 'static {
 
     /// The robots.txt state of one lane, for workers to check URLs against.
     fn robots(&self, site: SiteId, host: &HostKey) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send;
+
+    /// The site's start URL and limits.
+    fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send;
 
     /// Up to `max` unacknowledged events, oldest first; an event read but not acknowledged is
     /// delivered again by the next read of a new reader (after a crash).
