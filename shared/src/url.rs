@@ -133,60 +133,84 @@ impl From<NormalizedUrl> for String {
     }
 }
 
-/// Applies the normalisations the `url` crate does not: no fragment, upper-case percent-encoding
-/// hex, and percent-encoded unreserved characters (RFC 3986 §2.3) decoded, in path and query.
+/// Normalises what the `url` crate leaves alone (it already lower-cases scheme and host, drops
+/// the default port and resolves dot segments): drops the fragment, upper-cases percent-encoding
+/// hex and decodes percent-encoded unreserved characters (RFC 3986 §2.3: `A-Z a-z 0-9 - . _ ~`)
+/// in path and query. The query is otherwise kept as written (no sorting): parameter order can
+/// matter to a server, and an audit must not merge URLs a server could tell apart.
 pub fn normalize(url: &mut Url) {
     url.set_fragment(None);
-    let path = normalize_percent(url.path());
-    if path != url.path() {
+    if let Some(path) = normalize_percent(url.path()) {
         url.set_path(&path);
     }
-    if let Some(q) = url.query() {
-        let nq = normalize_percent(q);
-        if nq != q {
-            url.set_query(Some(&nq));
+    if let Some(query) = url.query().and_then(normalize_percent) {
+        url.set_query(Some(&query));
+    }
+}
+
+/// The normalised form of `s`, or `None` if it is already normal.
+fn normalize_percent(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let needs_work = bytes.windows(3).any(|w| {
+        w[0] == b'%'
+            && w[1].is_ascii_hexdigit()
+            && w[2].is_ascii_hexdigit()
+            && (w[1].is_ascii_lowercase()
+                || w[2].is_ascii_lowercase()
+                || is_unreserved(hex_pair(w[1], w[2])))
+    });
+    if !needs_work {
+        return None;
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(pos) = rest.find('%') {
+        out.push_str(&rest[..pos]);
+        let tail = &rest.as_bytes()[pos..];
+        match (tail.get(1), tail.get(2)) {
+            (Some(&h), Some(&l)) if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => {
+                let value = hex_pair(h, l);
+                // Decoding a hex digit right after a stray `%` or `%X` would create a new escape
+                // (`%a%30` → `%a0`), so that one stays encoded: normalising twice changes nothing.
+                let would_form_escape = value.is_ascii_hexdigit() && {
+                    let b = out.as_bytes();
+                    b.last() == Some(&b'%') || (b.len() >= 2 && b[b.len() - 2] == b'%' && b[b.len() - 1].is_ascii_hexdigit())
+                };
+                if is_unreserved(value) && !would_form_escape {
+                    out.push(char::from(value));
+                } else {
+                    out.push('%');
+                    out.push(char::from(h.to_ascii_uppercase()));
+                    out.push(char::from(l.to_ascii_uppercase()));
+                }
+                // The three bytes are ASCII, so this stays on a char boundary.
+                rest = &rest[pos + 3..];
+            }
+            _ => {
+                out.push('%');
+                rest = &rest[pos + 1..];
+            }
         }
     }
+    out.push_str(rest);
+    Some(out)
 }
 
 fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
-fn normalize_percent(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            let (h, l) = (b[i + 1], b[i + 2]);
-            if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() {
-                let v = hex(h) * 16 + hex(l);
-                if is_unreserved(v) {
-                    out.push(char::from(v));
-                } else {
-                    out.push('%');
-                    out.push(char::from(h.to_ascii_uppercase()));
-                    out.push(char::from(l.to_ascii_uppercase()));
-                }
-                i += 3;
-                continue;
-            }
+/// Value of two ASCII hex digits (callers check `is_ascii_hexdigit` first).
+fn hex_pair(h: u8, l: u8) -> u8 {
+    fn digit(c: u8) -> u8 {
+        match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => 0,
         }
-        // Safe: we only split at ASCII bytes, so pushing the char at i keeps UTF-8 intact.
-        let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
-        out.push(ch);
-        i += ch.len_utf8();
     }
-    out
-}
-
-fn hex(c: u8) -> u8 {
-    match c {
-        b'0'..=b'9' => c - b'0',
-        b'a'..=b'f' => c - b'a' + 10,
-        _ => c - b'A' + 10,
-    }
+    digit(h) * 16 + digit(l)
 }
 
 /// The unit of politeness: a host name and port (`example.com`, `a.test:8080`), lower-case.
@@ -326,6 +350,8 @@ mod tests {
             ("http://example.com/a%", "http://example.com/a%"),
             ("http://example.com/a%2", "http://example.com/a%2"),
             ("http://example.com/?b=2&a=1", "http://example.com/?b=2&a=1"),
+            ("http://example.com/%a%30", "http://example.com/%a%30"),
+            ("http://example.com/%%41", "http://example.com/%%41"),
             ("http://www.example.com/x/", "http://www.example.com/x/"),
         ];
         for (input, want) in cases {

@@ -1,0 +1,764 @@
+//! Turning one lease into one completion: fetch, interpret, extract, decide what to queue.
+//!
+//! Everything a website does wrong ends up as data in the [`Completion`] (a record, a finding, a
+//! retry); only a failing frontier is an `Err`.
+
+use crate::charset::decode_html;
+use crate::extract::{ExtractCaps, PageFacts, extract};
+use crate::fetch::{FetchError, Fetched, Fetcher, Method};
+use crate::sitemap::{SitemapCaps, SitemapKind, parse_sitemap};
+use shoal_shared::finding::{Code, Finding};
+use shoal_shared::frontier::{Completion, Frontier, FrontierError, LaneRobots, Lease, RobotsOutcome, SiteInfo};
+use shoal_shared::ids::SiteId;
+use shoal_shared::pace::{MAX_GAP, RetryDecision, parse_retry_after, retry_decision};
+use shoal_shared::record::{Event, LinkKind, LinkRecord, PageRecord};
+use shoal_shared::robots::{ProductToken, RobotsRules, Verdict};
+use shoal_shared::task::{FoundVia, Task, TaskKind};
+use shoal_shared::time::UnixMs;
+use shoal_shared::url::{HostKey, NormalizedUrl, Scope};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// robots.txt bytes parsed at most (RFC 9309 §2.5).
+pub const ROBOTS_MAX_BYTES: u64 = 500 * 1024;
+/// Redirect hops followed for a page (SPEC §4).
+pub const MAX_REDIRECTS: usize = 10;
+/// Redirect hops followed for robots.txt (RFC 9309 §2.3.1.2).
+pub const MAX_ROBOTS_REDIRECTS: usize = 5;
+/// How deep sitemap indexes may nest.
+pub const MAX_SITEMAP_INDEX_DEPTH: u8 = 2;
+/// Resource bodies read after a failed HEAD: enough to see the error, no more.
+const RESOURCE_GET_BYTES: u64 = 64 * 1024;
+/// Invalid links reported per page, at most.
+const MAX_INVALID_LINK_FINDINGS: usize = 10;
+/// Response headers kept in page records (security, caching, compression).
+const KEPT_HEADERS: &[&str] = &[
+    "content-type",
+    "content-length",
+    "content-encoding",
+    "cache-control",
+    "expires",
+    "etag",
+    "last-modified",
+    "strict-transport-security",
+    "content-security-policy",
+    "x-content-type-options",
+    "x-frame-options",
+    "referrer-policy",
+    "x-robots-tag",
+    "location",
+    "retry-after",
+    "server",
+];
+
+/// What the crawler needs besides the fetcher.
+#[derive(Debug, Clone)]
+pub struct CrawlSettings {
+    /// The robots.txt product token.
+    pub token: ProductToken,
+    /// HTML extraction caps.
+    pub extract: ExtractCaps,
+    /// Sitemap caps.
+    pub sitemap: SitemapCaps,
+}
+
+impl Default for CrawlSettings {
+    fn default() -> Self {
+        CrawlSettings {
+            token: ProductToken::from_agent("ShoalBot"),
+            extract: ExtractCaps::default(),
+            sitemap: SitemapCaps::default(),
+        }
+    }
+}
+
+/// The robots.txt verdict source for one lane, as a worker caches it.
+#[derive(Debug)]
+enum LaneRules {
+    Pending,
+    Rules(RobotsRules),
+    AllowAll,
+    Closed,
+}
+
+impl LaneRules {
+    fn check(&self, url: &NormalizedUrl) -> Option<Verdict> {
+        match self {
+            LaneRules::Rules(r) => Some(r.check(url.as_url())),
+            LaneRules::AllowAll => Some(Verdict::Allowed),
+            LaneRules::Closed => Some(Verdict::Disallowed { rule: "(host off limits)".into() }),
+            LaneRules::Pending => None,
+        }
+    }
+}
+
+/// Processes leases for one worker process; caches site info and robots rules.
+#[derive(Debug)]
+pub struct Crawler<F> {
+    frontier: Arc<F>,
+    fetcher: Fetcher,
+    settings: CrawlSettings,
+    sites: Mutex<HashMap<SiteId, Arc<SiteInfo>>>,
+    robots: Mutex<HashMap<(SiteId, HostKey), Arc<LaneRules>>>,
+}
+
+/// One lease being processed: its context, and the completion being built.
+struct Job<'a> {
+    lease: &'a Lease,
+    site: &'a SiteInfo,
+    scope: Scope,
+    now: UnixMs,
+    out: Completion,
+}
+
+impl Job<'_> {
+    fn task(&self) -> &Task {
+        &self.lease.task
+    }
+
+    fn finding(&mut self, code: Code, url: &str, detail: impl Into<String>) {
+        let t = self.task();
+        let f = Finding::new(t.audit, t.site, code, url, detail);
+        self.out.events.push(Event::Finding(f));
+    }
+
+    fn finding_related(&mut self, code: Code, url: &str, detail: impl Into<String>, related: Vec<String>) {
+        let t = self.task();
+        let mut f = Finding::new(t.audit, t.site, code, url, detail);
+        f.related = related;
+        self.out.events.push(Event::Finding(f));
+    }
+
+    fn record(&self) -> PageRecord {
+        let t = self.task();
+        let mut r = PageRecord::for_task(t.audit, t.site, t.url.as_str(), t.kind, t.depth, &t.found_via);
+        r.fetched_at = self.lease.started_at;
+        r
+    }
+
+    fn publish(&mut self, rec: PageRecord) {
+        self.out.events.push(Event::Page(Box::new(rec)));
+    }
+
+    fn is_start_host(&self) -> bool {
+        self.site.start.host_key() == self.lease.host
+    }
+
+    /// Schedules a retry or says it is time to give up.
+    fn retry(&mut self, retry_after: Option<UnixMs>) -> Option<RetryDecision> {
+        let d = retry_decision(self.task().retries, retry_after, self.now);
+        if let RetryDecision::RetryAt(at) = d {
+            let mut t = self.task().clone();
+            t.retries += 1;
+            t.not_before = at;
+            self.out.requeue = Some(t);
+            return None;
+        }
+        Some(d)
+    }
+}
+
+fn describe_give_up(d: RetryDecision) -> String {
+    match d {
+        RetryDecision::GiveUp(shoal_shared::pace::GiveUpReason::WaitTooLong { wait_ms }) => {
+            format!("server asked to wait {} s, over the 60 s limit", wait_ms / 1000)
+        }
+        _ => "still failing after 2 retries".to_owned(),
+    }
+}
+
+impl<F: Frontier> Crawler<F> {
+    /// A crawler over `frontier` fetching with `fetcher`.
+    pub fn new(frontier: Arc<F>, fetcher: Fetcher, settings: CrawlSettings) -> Crawler<F> {
+        Crawler {
+            frontier,
+            fetcher,
+            settings,
+            sites: Mutex::new(HashMap::new()),
+            robots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The frontier this crawler works for.
+    pub fn frontier(&self) -> &Arc<F> {
+        &self.frontier
+    }
+
+    async fn site(&self, id: SiteId) -> Result<Option<Arc<SiteInfo>>, FrontierError> {
+        if let Some(s) = lock(&self.sites).get(&id) {
+            return Ok(Some(Arc::clone(s)));
+        }
+        let Some(info) = self.frontier.site_info(id).await? else { return Ok(None) };
+        let info = Arc::new(info);
+        lock(&self.sites).insert(id, Arc::clone(&info));
+        Ok(Some(info))
+    }
+
+    /// The robots rules of a lane; cached once known (they do not change within a site's crawl).
+    async fn lane_rules(&self, site: SiteId, host: &HostKey) -> Result<Arc<LaneRules>, FrontierError> {
+        let key = (site, host.clone());
+        if let Some(r) = lock(&self.robots).get(&key) {
+            return Ok(Arc::clone(r));
+        }
+        let rules = match self.frontier.robots(site, host).await? {
+            None => LaneRules::Closed,
+            Some(LaneRobots::Pending) => return Ok(Arc::new(LaneRules::Pending)),
+            Some(LaneRobots::Known(RobotsOutcome::Rules { body, .. })) => {
+                LaneRules::Rules(RobotsRules::parse(&body, &self.settings.token))
+            }
+            Some(LaneRobots::Known(RobotsOutcome::AllowAll)) => LaneRules::AllowAll,
+            Some(LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite)) => LaneRules::Closed,
+        };
+        let rules = Arc::new(rules);
+        lock(&self.robots).insert(key, Arc::clone(&rules));
+        Ok(rules)
+    }
+
+    /// Fetches and interprets one leased task.
+    pub async fn process(&self, lease: &Lease) -> Result<Completion, FrontierError> {
+        let Some(site) = self.site(lease.task.site).await? else {
+            return Ok(Completion::default());
+        };
+        if let Some(ip) = lease.ip {
+            self.fetcher.pin(lease.host.host_name(), ip);
+        }
+        let mut job = Job {
+            lease,
+            site: &site,
+            scope: site.scope(),
+            now: UnixMs::now(),
+            out: Completion::default(),
+        };
+        if lease.task.kind == TaskKind::Robots {
+            self.robots_task(&mut job).await;
+            return Ok(job.out);
+        }
+        let rules = self.lane_rules(lease.task.site, &lease.host).await?;
+        match rules.check(&lease.task.url) {
+            None => {
+                // Cannot happen (the frontier leases nothing of a lane before its robots.txt), but
+                // if it does: do not fetch, try again shortly.
+                let mut t = lease.task.clone();
+                t.not_before = job.now.plus(Duration::from_secs(1));
+                job.out.requeue = Some(t);
+                return Ok(job.out);
+            }
+            Some(Verdict::Disallowed { rule }) => {
+                self.disallowed_at_claim(&mut job, &rule);
+                return Ok(job.out);
+            }
+            Some(Verdict::Allowed) => {}
+        }
+        match lease.task.kind {
+            TaskKind::Page | TaskKind::Probe(_) => self.page_task(&mut job).await?,
+            TaskKind::Resource => self.resource_task(&mut job).await?,
+            TaskKind::Sitemap { index_depth } => self.sitemap_task(&mut job, index_depth).await?,
+            TaskKind::Robots => {}
+        }
+        Ok(job.out)
+    }
+
+    fn disallowed_at_claim(&self, job: &mut Job<'_>, rule: &str) {
+        let url = job.task().url.to_string();
+        match job.task().found_via.clone() {
+            FoundVia::Start => job.finding(Code::StartDisallowed, &url, format!("blocked by rule {rule}")),
+            FoundVia::Redirect { from } => job.finding(
+                Code::RedirectToDisallowed,
+                from.as_str(),
+                format!("redirects to {url}, blocked by rule {rule}"),
+            ),
+            _ => {}
+        }
+    }
+
+    async fn robots_task(&self, job: &mut Job<'_>) {
+        let url = job.task().url.clone();
+        let start_host = job.is_start_host();
+        let mut rec = job.record();
+        let outcome = match self.fetcher.fetch(Method::Get, url.as_url(), Some(ROBOTS_MAX_BYTES)).await {
+            Err(e) => {
+                rec.error = Some(e.kind().to_owned());
+                match e {
+                    FetchError::Dns(m) if !start_host => {
+                        tracing::debug!(url = %url, error = %m, "twin host does not resolve: not part of the site");
+                        Some(RobotsOutcome::NotPartOfSite)
+                    }
+                    FetchError::Dns(m) => {
+                        job.finding(Code::StartUnreachable, url.as_str(), format!("DNS: {m}"));
+                        Some(RobotsOutcome::OffLimits)
+                    }
+                    FetchError::PrivateAddress(ip) => {
+                        job.finding(
+                            Code::PrivateAddress,
+                            url.as_str(),
+                            format!("resolves to {ip}; use --allow-private to audit private networks"),
+                        );
+                        Some(RobotsOutcome::OffLimits)
+                    }
+                    e => match job.retry(None) {
+                        None => None,
+                        Some(d) => {
+                            job.finding(
+                                Code::RobotsUnreachable,
+                                url.as_str(),
+                                format!("{e}; {}", describe_give_up(d)),
+                            );
+                            Some(RobotsOutcome::OffLimits)
+                        }
+                    },
+                }
+            }
+            Ok(resp) => {
+                job.out.ip = resp.ip;
+                fill_response(&mut rec, &resp);
+                self.robots_response(job, &url, &resp)
+            }
+        };
+        job.publish(rec);
+        job.out.robots = outcome;
+    }
+
+    fn robots_response(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched) -> Option<RobotsOutcome> {
+        match resp.status {
+            200..=299 => {
+                let rules = RobotsRules::parse(&resp.body, &self.settings.token);
+                let delay = rules.crawl_delay();
+                if let Some(d) = delay
+                    && d > MAX_GAP
+                {
+                    job.finding(
+                        Code::CrawlDelayTooHigh,
+                        url.as_str(),
+                        format!("Crawl-delay {} s for group {:?}", d.as_secs_f64(), rules.group()),
+                    );
+                    return Some(RobotsOutcome::OffLimits);
+                }
+                for sm in rules.sitemaps() {
+                    let Ok(sm) = NormalizedUrl::parse(&sm) else { continue };
+                    if job.scope.contains(sm.as_url()) {
+                        let t = job.task();
+                        let task = Task::new(t.audit, t.site, sm, TaskKind::Sitemap { index_depth: 0 }, 0, FoundVia::Standard);
+                        job.out.discovered.push(task);
+                    }
+                }
+                Some(RobotsOutcome::Rules {
+                    body: resp.body.to_vec(),
+                    crawl_delay_ms: delay.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX)),
+                })
+            }
+            300..=399 => {
+                let target = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok());
+                match target {
+                    Some(target) if job.task().chain.len() < MAX_ROBOTS_REDIRECTS => {
+                        let mut t = job.task().clone();
+                        t.chain.push(url.clone());
+                        t.url = target;
+                        t.not_before = UnixMs(0);
+                        job.out.requeue = Some(t);
+                        None
+                    }
+                    _ => {
+                        job.finding(
+                            Code::RobotsUnreachable,
+                            url.as_str(),
+                            format!("robots.txt redirects more than {MAX_ROBOTS_REDIRECTS} times or to an invalid URL"),
+                        );
+                        Some(RobotsOutcome::OffLimits)
+                    }
+                }
+            }
+            429 => {
+                job.out.rate_limited = true;
+                let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
+                self.robots_retry(job, url, resp.status, ra)
+            }
+            400..=499 => Some(RobotsOutcome::AllowAll),
+            _ => {
+                let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
+                self.robots_retry(job, url, resp.status, ra)
+            }
+        }
+    }
+
+    fn robots_retry(&self, job: &mut Job<'_>, url: &NormalizedUrl, status: u16, ra: Option<UnixMs>) -> Option<RobotsOutcome> {
+        let d = job.retry(ra)?;
+        job.finding(
+            Code::RobotsUnreachable,
+            url.as_str(),
+            format!("HTTP {status}; {}", describe_give_up(d)),
+        );
+        Some(RobotsOutcome::OffLimits)
+    }
+
+    /// Handles a failed or retryable answer; returns the record to publish, or None when the task
+    /// was requeued.
+    fn failure(&self, job: &mut Job<'_>, rec: &mut PageRecord, e: &FetchError) -> bool {
+        rec.error = Some(e.kind().to_owned());
+        if e.is_retryable() {
+            match job.retry(None) {
+                None => return false,
+                Some(d) => {
+                    let url = job.task().url.to_string();
+                    job.finding(Code::FetchFailed, &url, format!("{e}; {}", describe_give_up(d)));
+                }
+            }
+        } else {
+            let url = job.task().url.to_string();
+            let code = match (e, &job.task().found_via) {
+                (FetchError::PrivateAddress(_), _) => Code::PrivateAddress,
+                (_, FoundVia::Start) => Code::StartUnreachable,
+                _ => Code::FetchFailed,
+            };
+            job.finding(code, &url, e.to_string());
+        }
+        true
+    }
+
+    /// 429 and 502/503/504: retry on the schedule; true when the answer is final.
+    fn transient_status(&self, job: &mut Job<'_>, resp: &Fetched) -> bool {
+        let status = resp.status;
+        if !matches!(status, 429 | 502 | 503 | 504) {
+            return true;
+        }
+        let url = job.task().url.to_string();
+        if status == 429 {
+            job.out.rate_limited = true;
+            let host_root = format!("{}://{}/", job.task().url.as_url().scheme(), job.lease.host);
+            job.finding(Code::RateLimited, &host_root, "answered 429 Too Many Requests; host slowed to 1 request every 3 s");
+        }
+        let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
+        match job.retry(ra) {
+            None => false,
+            Some(d) => {
+                let code = if status == 429 { Code::FetchFailed } else { Code::ServerError };
+                job.finding(code, &url, format!("HTTP {status}; {}", describe_give_up(d)));
+                true
+            }
+        }
+    }
+
+    async fn page_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let mut rec = job.record();
+        let resp = match self.fetcher.fetch(Method::Get, url.as_url(), None).await {
+            Ok(r) => r,
+            Err(e) => {
+                if self.failure(job, &mut rec, &e) {
+                    job.publish(rec);
+                }
+                return Ok(());
+            }
+        };
+        job.out.ip = resp.ip;
+        fill_response(&mut rec, &resp);
+        if !self.transient_status(job, &resp) {
+            return Ok(());
+        }
+        if resp.truncated {
+            job.finding(Code::BodyTooLarge, url.as_str(), format!("over {} bytes", self.fetcher.settings().max_body));
+        }
+        match resp.status {
+            300..=399 => self.redirect(job, &mut rec, &resp).await?,
+            500..=599 => job.finding(Code::ServerError, url.as_str(), format!("HTTP {}", resp.status)),
+            200..=299 if is_html(&resp) && job.task().kind == TaskKind::Page => {
+                self.html_page(job, &mut rec, &resp).await?;
+            }
+            _ => {}
+        }
+        job.publish(rec);
+        Ok(())
+    }
+
+    async fn resource_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let mut rec = job.record();
+        let mut result = self.fetcher.fetch(Method::Head, url.as_url(), None).await;
+        if matches!(&result, Ok(r) if r.status >= 400 && !matches!(r.status, 429 | 502 | 503 | 504)) {
+            // One GET, only because HEAD answered with an error (some servers refuse HEAD).
+            result = self.fetcher.fetch(Method::Get, url.as_url(), Some(RESOURCE_GET_BYTES)).await;
+        }
+        let resp = match result {
+            Ok(r) => r,
+            Err(e) => {
+                if self.failure(job, &mut rec, &e) {
+                    job.publish(rec);
+                }
+                return Ok(());
+            }
+        };
+        job.out.ip = resp.ip;
+        fill_response(&mut rec, &resp);
+        if !self.transient_status(job, &resp) {
+            return Ok(());
+        }
+        if (300..400).contains(&resp.status) {
+            self.redirect(job, &mut rec, &resp).await?;
+        }
+        job.publish(rec);
+        Ok(())
+    }
+
+    async fn sitemap_task(&self, job: &mut Job<'_>, index_depth: u8) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let mut rec = job.record();
+        let resp = match self.fetcher.fetch(Method::Get, url.as_url(), Some(self.settings.sitemap.max_bytes)).await {
+            Ok(r) => r,
+            Err(e) => {
+                if self.failure(job, &mut rec, &e) {
+                    job.publish(rec);
+                }
+                return Ok(());
+            }
+        };
+        job.out.ip = resp.ip;
+        fill_response(&mut rec, &resp);
+        if !self.transient_status(job, &resp) {
+            return Ok(());
+        }
+        match resp.status {
+            300..=399 => self.redirect(job, &mut rec, &resp).await?,
+            200..=299 => self.sitemap_body(job, &url, &resp, index_depth).await?,
+            s => job.finding(Code::SitemapInvalid, url.as_str(), format!("HTTP {s}")),
+        }
+        job.publish(rec);
+        Ok(())
+    }
+
+    async fn sitemap_body(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched, index_depth: u8) -> Result<(), FrontierError> {
+        let parsed = parse_sitemap(&resp.body, &self.settings.sitemap);
+        let mut problems = Vec::new();
+        if let Some(e) = &parsed.error {
+            problems.push(e.clone());
+        }
+        if parsed.over_size || resp.truncated {
+            problems.push(format!("over {} bytes", self.settings.sitemap.max_bytes));
+        }
+        if parsed.over_count {
+            problems.push(format!("over {} URLs", self.settings.sitemap.max_urls));
+        }
+        let (kind, depth) = match parsed.kind {
+            SitemapKind::Index if index_depth >= MAX_SITEMAP_INDEX_DEPTH => {
+                problems.push(format!("sitemap index nested deeper than {MAX_SITEMAP_INDEX_DEPTH}"));
+                (None, 0)
+            }
+            SitemapKind::Index => (Some(TaskKind::Sitemap { index_depth: index_depth + 1 }), 0),
+            SitemapKind::UrlSet => (Some(TaskKind::Page), 1),
+            SitemapKind::Unknown => {
+                problems.push("not a sitemap (no <urlset> or <sitemapindex>)".into());
+                (None, 0)
+            }
+        };
+        if !problems.is_empty() {
+            job.finding(Code::SitemapInvalid, url.as_str(), problems.join("; "));
+        }
+        let Some(kind) = kind else { return Ok(()) };
+        for loc in parsed.urls {
+            let Ok(u) = NormalizedUrl::parse(&loc) else { continue };
+            if !job.scope.contains(u.as_url()) || !self.allowed(job, &u).await? {
+                continue;
+            }
+            let t = job.task();
+            let task = Task::new(t.audit, t.site, u, kind, depth, FoundVia::Sitemap { sitemap: url.clone() });
+            job.out.discovered.push(task);
+        }
+        Ok(())
+    }
+
+    /// Whether robots.txt allows `url`, when its lane's rules are known; pending rules are checked
+    /// again when the URL is claimed.
+    async fn allowed(&self, job: &Job<'_>, url: &NormalizedUrl) -> Result<bool, FrontierError> {
+        let rules = self.lane_rules(job.task().site, &url.host_key()).await?;
+        Ok(!matches!(rules.check(url), Some(Verdict::Disallowed { .. })))
+    }
+
+    async fn redirect(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let Some(target) = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok()) else {
+            job.finding(Code::RedirectInvalid, url.as_str(), format!("HTTP {} without a usable Location", resp.status));
+            return Ok(());
+        };
+        rec.redirect_to = Some(target.to_string());
+        if matches!(resp.status, 302 | 303 | 307) && job.task().kind == TaskKind::Page {
+            job.finding(Code::RedirectTemporary, url.as_str(), format!("HTTP {} to {target}", resp.status));
+        }
+        let mut chain = job.task().chain.clone();
+        chain.push(url.clone());
+        if chain.contains(&target) {
+            return Ok(()); // a loop: the audit database reports it from the page records
+        }
+        if chain.len() >= MAX_REDIRECTS {
+            let related = chain.iter().map(ToString::to_string).chain([target.to_string()]).collect();
+            let first = chain[0].to_string();
+            job.finding_related(Code::RedirectLimit, &first, format!("more than {MAX_REDIRECTS} redirects"), related);
+            return Ok(());
+        }
+        if !job.scope.contains(target.as_url()) {
+            return Ok(()); // another site: recorded as redirect_to, never crawled
+        }
+        let rules = self.lane_rules(job.task().site, &target.host_key()).await?;
+        if let Some(Verdict::Disallowed { rule }) = rules.check(&target) {
+            job.finding(
+                Code::RedirectToDisallowed,
+                url.as_str(),
+                format!("redirects to {target}, blocked by rule {rule}"),
+            );
+            return Ok(());
+        }
+        let t = job.task();
+        let mut next = Task::new(t.audit, t.site, target, t.kind, t.depth, FoundVia::Redirect { from: url });
+        next.chain = chain;
+        job.out.discovered.push(next);
+        Ok(())
+    }
+
+    async fn html_page(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let ct = resp.header("content-type");
+        let (text, _) = decode_html(&resp.body, ct);
+        let facts = extract(&text, url.as_url(), &self.settings.extract);
+        drop(text);
+        rec.title.clone_from(&facts.title);
+        rec.meta_description.clone_from(&facts.meta_description);
+        rec.h1.clone_from(&facts.h1);
+        rec.canonical.clone_from(&facts.canonical);
+        rec.meta_robots.clone_from(&facts.meta_robots);
+        rec.hreflang.clone_from(&facts.hreflang);
+        let header_nofollow = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
+        let header_noindex = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
+        let page_nofollow = facts.robots_nofollow() || header_nofollow;
+        let follow_nofollow = job.site.limits.follow_nofollow;
+        let mut queued = HashSet::new();
+        for link in &facts.links {
+            let Ok(target) = NormalizedUrl::from_url(link.url.clone()) else { continue };
+            let internal = job.scope.contains(target.as_url());
+            let nofollow = link.nofollow || (page_nofollow && link.kind == LinkKind::Anchor);
+            rec.links.push(LinkRecord {
+                url: target.to_string(),
+                kind: link.kind,
+                nofollow,
+                internal,
+                text: link.text.clone(),
+            });
+            if !internal || (nofollow && !follow_nofollow) || !queued.insert(target.clone()) {
+                continue;
+            }
+            if !self.allowed(job, &target).await? {
+                continue;
+            }
+            let kind = if link.kind.is_navigation() { TaskKind::Page } else { TaskKind::Resource };
+            let t = job.task();
+            let task = Task::new(t.audit, t.site, target, kind, t.depth + 1, FoundVia::Link { from: url.clone() });
+            job.out.discovered.push(task);
+        }
+        self.page_findings(job, &url, &facts, header_noindex);
+        Ok(())
+    }
+
+    fn page_findings(&self, job: &mut Job<'_>, url: &NormalizedUrl, f: &PageFacts, header_noindex: bool) {
+        let u = url.as_str();
+        match f.title.as_deref() {
+            None => job.finding(Code::TitleMissing, u, ""),
+            Some("") => job.finding(Code::TitleEmpty, u, ""),
+            Some(t) if t.chars().count() > 60 => job.finding(Code::TitleTooLong, u, format!("{} characters", t.chars().count())),
+            Some(_) => {}
+        }
+        match f.meta_description.as_deref() {
+            None => job.finding(Code::DescriptionMissing, u, ""),
+            Some("") => job.finding(Code::DescriptionEmpty, u, ""),
+            Some(d) if d.chars().count() > 160 => {
+                job.finding(Code::DescriptionTooLong, u, format!("{} characters", d.chars().count()));
+            }
+            Some(_) => {}
+        }
+        match f.h1.len() {
+            0 => job.finding(Code::H1Missing, u, ""),
+            1 => {}
+            n => job.finding(Code::H1Multiple, u, format!("{n} h1 headings")),
+        }
+        if f.robots_noindex() || header_noindex {
+            let source = if header_noindex { "X-Robots-Tag" } else { "meta robots" };
+            job.finding(Code::Noindex, u, format!("noindex via {source}"));
+        }
+        if f.links_truncated {
+            job.finding(Code::TooManyLinks, u, format!("more than {} links", self.settings.extract.max_links));
+        }
+        for bad in f.invalid_links.iter().take(MAX_INVALID_LINK_FINDINGS) {
+            job.finding(Code::InvalidLink, u, bad.clone());
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn is_html(resp: &Fetched) -> bool {
+    match resp.header("content-type") {
+        Some(ct) => {
+            let ct = ct.to_ascii_lowercase();
+            ct.contains("text/html") || ct.contains("application/xhtml")
+        }
+        None => {
+            let head = &resp.body[..resp.body.len().min(512)];
+            let s = String::from_utf8_lossy(head).to_ascii_lowercase();
+            s.trim_start().starts_with('<') && (s.contains("<html") || s.contains("<!doctype html"))
+        }
+    }
+}
+
+fn fill_response(rec: &mut PageRecord, resp: &Fetched) {
+    rec.status = Some(resp.status);
+    rec.content_type = resp.header("content-type").map(str::to_owned);
+    rec.bytes = resp.body.len() as u64;
+    rec.response_ms = u64::try_from(resp.elapsed.as_millis()).unwrap_or(u64::MAX);
+    rec.x_robots_tag = resp.header_all("x-robots-tag");
+    rec.headers = KEPT_HEADERS
+        .iter()
+        .filter_map(|h| resp.header(h).map(|v| ((*h).to_owned(), v.chars().take(1024).collect())))
+        .collect();
+    if resp.truncated {
+        rec.error = Some("body_too_large".into());
+    }
+}
+
+/// Whether X-Robots-Tag values carry `directive` for everyone or for our token
+/// (`noindex`, `shoalbot: noindex`), but not for another crawler (`googlebot: noindex`).
+fn robots_header_has(values: &[String], token: &str, directive: &str) -> bool {
+    values.iter().any(|v| {
+        let (scope, rest) = match v.split_once(':') {
+            Some((ua, rest)) if !ua.contains(',') && !ua.trim().contains(' ') && !is_directive(ua.trim()) => {
+                (Some(ua.trim()), rest)
+            }
+            _ => (None, v.as_str()),
+        };
+        scope.is_none_or(|ua| ua.eq_ignore_ascii_case(token))
+            && rest
+                .split(',')
+                .map(str::trim)
+                .any(|d| d.eq_ignore_ascii_case(directive) || d.eq_ignore_ascii_case("none"))
+    })
+}
+
+fn is_directive(s: &str) -> bool {
+    matches!(
+        s.to_ascii_lowercase().as_str(),
+        "unavailable_after" | "max-snippet" | "max-image-preview" | "max-video-preview"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::robots_header_has;
+
+    #[test]
+    fn x_robots_tag_scoping() {
+        let v = |s: &str| vec![s.to_owned()];
+        assert!(robots_header_has(&v("noindex, nofollow"), "ShoalBot", "nofollow"));
+        assert!(robots_header_has(&v("shoalbot: noindex"), "ShoalBot", "noindex"));
+        assert!(!robots_header_has(&v("googlebot: noindex"), "ShoalBot", "noindex"));
+        assert!(robots_header_has(&v("none"), "ShoalBot", "noindex"));
+        assert!(!robots_header_has(&v("unavailable_after: 25 Jun 2010 15:00:00 PST"), "ShoalBot", "noindex"));
+        assert!(!robots_header_has(&[], "ShoalBot", "noindex"));
+    }
+}

@@ -1,0 +1,12 @@
+//! Shoal's worker: fetch, extract, check, and the claim/fetch/complete loop.
+//!
+//! Stateless: everything it knows about a crawl comes from the frontier and goes back to it, so any
+//! number of workers can run and any of them can be killed at any moment.
+
+pub mod charset;
+pub mod crawl;
+pub mod extract;
+pub mod fetch;
+pub mod guard;
+pub mod run;
+pub mod sitemap;

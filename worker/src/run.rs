@@ -1,0 +1,112 @@
+//! The worker loop: claim, fetch, complete, with bounded concurrency and a clean shutdown.
+
+use crate::crawl::Crawler;
+use shoal_shared::frontier::{Claim, Frontier, FrontierError};
+use shoal_shared::ids::WorkerId;
+use shoal_shared::time::UnixMs;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// How long a worker with nothing claimable waits before asking again, at most. Short enough that a
+/// freed slot is used promptly, long enough not to spin.
+pub const IDLE_WAIT: Duration = Duration::from_millis(50);
+/// How long a worker sleeps at most on a `Wait`, so it notices new work seeded meanwhile.
+pub const MAX_WAIT: Duration = Duration::from_secs(1);
+/// How long shutdown waits for fetches in flight before abandoning them (their leases expire).
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(20);
+
+/// A worker's own settings.
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    /// Its name, in leases and logs.
+    pub id: WorkerId,
+    /// Fetches in flight at most.
+    pub concurrency: usize,
+}
+
+/// Runs the claim/fetch/complete loop until `shutdown` is cancelled, then drains: fetches in flight
+/// get [`DRAIN_DEADLINE`] to finish and complete; whatever is left is abandoned and its leases expire.
+pub async fn run<F: Frontier>(
+    crawler: Arc<Crawler<F>>,
+    settings: WorkerSettings,
+    shutdown: CancellationToken,
+) -> Result<(), FrontierError> {
+    let permits = Arc::new(Semaphore::new(settings.concurrency.max(1)));
+    let mut fetches: JoinSet<()> = JoinSet::new();
+    let frontier = Arc::clone(crawler.frontier());
+    let mut result = Ok(());
+    loop {
+        while fetches.try_join_next().is_some() {}
+        let permit = tokio::select! {
+            p = Arc::clone(&permits).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            () = shutdown.cancelled() => break,
+        };
+        let now = UnixMs::now();
+        let claim = match frontier.claim(&settings.id, now).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(worker = %settings.id, error = %e, "claim failed; retrying in 1 s");
+                drop(permit);
+                if sleep_or_cancel(Duration::from_secs(1), &shutdown).await {
+                    break;
+                }
+                continue;
+            }
+        };
+        let wait = match claim {
+            Claim::Leased(lease) => {
+                let crawler = Arc::clone(&crawler);
+                let worker = settings.id.clone();
+                fetches.spawn(async move {
+                    let lease = *lease;
+                    let outcome = crawler.process(&lease).await;
+                    let done = match outcome {
+                        Ok(c) => crawler.frontier().complete(&lease, c, UnixMs::now()).await.map(|_| ()),
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = done {
+                        tracing::error!(worker = %worker, url = %lease.task.url, error = %e, "could not complete lease; it will expire and be retried");
+                    }
+                    drop(permit);
+                });
+                continue;
+            }
+            Claim::Wait(until) => until.since(now).min(MAX_WAIT),
+            Claim::Idle => IDLE_WAIT,
+        };
+        drop(permit);
+        if sleep_or_cancel(wait, &shutdown).await {
+            break;
+        }
+    }
+    let drained = tokio::time::timeout(DRAIN_DEADLINE, async {
+        while let Some(r) = fetches.join_next().await {
+            if let Err(e) = r
+                && e.is_panic()
+            {
+                tracing::error!(error = %e, "a fetch task panicked");
+            }
+        }
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(left = fetches.len(), "shutdown deadline passed; abandoning fetches in flight (their leases will expire)");
+        fetches.abort_all();
+        result = Ok(());
+    }
+    result
+}
+
+/// Sleeps for `d`; true if shutdown came first.
+async fn sleep_or_cancel(d: Duration, shutdown: &CancellationToken) -> bool {
+    tokio::select! {
+        () = tokio::time::sleep(d) => false,
+        () = shutdown.cancelled() => true,
+    }
+}
