@@ -170,7 +170,13 @@ pub struct Finding {
 impl Finding {
     /// A finding with no related URLs.
     #[must_use]
-    pub fn new(audit: AuditId, site: SiteId, code: Code, url: impl Into<String>, detail: impl Into<String>) -> Finding {
+    pub fn new(
+        audit: AuditId,
+        site: SiteId,
+        code: Code,
+        url: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Finding {
         Finding {
             audit,
             site,
@@ -198,10 +204,18 @@ mod tests {
         for c in Code::ALL {
             let s = c.as_str();
             assert!(seen.insert(s), "duplicate code {s}");
-            assert!(s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit()), "{s}");
+            assert!(
+                s.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit()),
+                "{s}"
+            );
             assert_eq!(Code::parse(s), Some(*c));
             let json = format!("\"{s}\"");
-            assert_eq!(serde_json_like(c), json, "serde spelling of {s} matches as_str");
+            assert_eq!(
+                serde_json_like(c),
+                json,
+                "serde spelling of {s} matches as_str"
+            );
         }
     }
 

@@ -123,7 +123,11 @@ impl HostPace {
     /// The in-flight cap in force: 1 in slow mode, else the user's limit.
     #[must_use]
     pub fn max_in_flight(&self) -> u32 {
-        if self.slow { 1 } else { self.limits.max_in_flight() }
+        if self.slow {
+            1
+        } else {
+            self.limits.max_in_flight()
+        }
     }
 
     /// The gap in force: the user's gap, raised by Crawl-delay, and at least 3 s in slow mode.
@@ -170,13 +174,15 @@ impl HostPace {
         self.next_start_at = self.next_start_at.max(now.plus(self.gap()));
     }
 
-    /// Applies a Crawl-delay from robots.txt. Returns false when it is over [`MAX_GAP`]: the host
+    /// Applies a Crawl-delay from robots.txt, counted from `robots_started_at` (the robots.txt
+    /// request itself is the previous start). Returns false when it is over [`MAX_GAP`]: the host
     /// is then off limits, since we never crawl faster than the site asked.
-    pub fn set_crawl_delay(&mut self, delay: Duration) -> bool {
+    pub fn set_crawl_delay(&mut self, delay: Duration, robots_started_at: UnixMs) -> bool {
         if delay > MAX_GAP {
             return false;
         }
         self.crawl_delay_ms = Some(u32::try_from(delay.as_millis()).unwrap_or(u32::MAX));
+        self.next_start_at = self.next_start_at.max(robots_started_at.plus(self.gap()));
         true
     }
 }
@@ -317,17 +323,31 @@ mod tests {
     #[test]
     fn crawl_delay_raises_gap_and_over_sixty_seconds_is_refused() {
         let mut h = HostPace::new(PaceLimits::default());
-        assert!(h.set_crawl_delay(Duration::from_millis(1500)));
+        h.start(T0);
+        assert!(h.set_crawl_delay(Duration::from_millis(1500), T0));
         assert_eq!(h.gap(), ms(1500));
-        assert!(h.set_crawl_delay(ms(100)));
+        assert_eq!(h.ready_at(), None, "robots.txt still in flight");
+        h.finish();
+        assert_eq!(
+            h.ready_at(),
+            Some(T0.plus(ms(1500))),
+            "counted from the robots.txt start"
+        );
+        assert!(h.set_crawl_delay(ms(100), T0));
         assert_eq!(h.gap(), ms(300), "crawl-delay never lowers the user's gap");
-        assert!(!h.set_crawl_delay(Duration::from_secs(61)));
+        assert!(!h.set_crawl_delay(Duration::from_secs(61), T0));
     }
 
     #[test]
     fn retry_schedule() {
-        assert_eq!(retry_decision(0, None, T0), RetryDecision::RetryAt(T0.plus(ms(500))));
-        assert_eq!(retry_decision(1, None, T0), RetryDecision::RetryAt(T0.plus(ms(1000))));
+        assert_eq!(
+            retry_decision(0, None, T0),
+            RetryDecision::RetryAt(T0.plus(ms(500)))
+        );
+        assert_eq!(
+            retry_decision(1, None, T0),
+            RetryDecision::RetryAt(T0.plus(ms(1000)))
+        );
         assert_eq!(
             retry_decision(2, None, T0),
             RetryDecision::GiveUp(GiveUpReason::RetriesExhausted)
@@ -348,14 +368,24 @@ mod tests {
 
     #[test]
     fn retry_after_forms() {
-        assert_eq!(parse_retry_after("2", T0), Some(T0.plus(Duration::from_secs(2))));
+        assert_eq!(
+            parse_retry_after("2", T0),
+            Some(T0.plus(Duration::from_secs(2)))
+        );
         assert_eq!(parse_retry_after(" 0 ", T0), Some(T0));
         let now = UnixMs(784_111_777_000 - 5_000);
         assert_eq!(
             parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
             Some(UnixMs(784_111_777_000))
         );
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", T0.plus(Duration::from_secs(1_000_000_000))), Some(T0.plus(Duration::from_secs(1_000_000_000))), "past date means now");
+        assert_eq!(
+            parse_retry_after(
+                "Sun, 06 Nov 1994 08:49:37 GMT",
+                T0.plus(Duration::from_secs(1_000_000_000))
+            ),
+            Some(T0.plus(Duration::from_secs(1_000_000_000))),
+            "past date means now"
+        );
         assert_eq!(parse_retry_after("soon", T0), None);
         assert_eq!(parse_retry_after("-1", T0), None);
     }

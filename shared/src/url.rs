@@ -174,7 +174,10 @@ fn normalize_percent(s: &str) -> Option<String> {
                 // (`%a%30` → `%a0`), so that one stays encoded: normalising twice changes nothing.
                 let would_form_escape = value.is_ascii_hexdigit() && {
                     let b = out.as_bytes();
-                    b.last() == Some(&b'%') || (b.len() >= 2 && b[b.len() - 2] == b'%' && b[b.len() - 1].is_ascii_hexdigit())
+                    b.last() == Some(&b'%')
+                        || (b.len() >= 2
+                            && b[b.len() - 2] == b'%'
+                            && b[b.len() - 1].is_ascii_hexdigit())
                 };
                 if is_unreserved(value) && !would_form_escape {
                     out.push(char::from(value));
@@ -342,11 +345,20 @@ mod tests {
     #[test]
     fn normalisation_table() {
         let cases = [
-            ("HTTP://Example.COM:80/a/./b/../c#frag", "http://example.com/a/c"),
+            (
+                "HTTP://Example.COM:80/a/./b/../c#frag",
+                "http://example.com/a/c",
+            ),
             ("https://example.com:443/", "https://example.com/"),
-            ("http://example.com/%7euser/%2f%41?q=%7e%2a", "http://example.com/~user/%2FA?q=~%2A"),
+            (
+                "http://example.com/%7euser/%2f%41?q=%7e%2a",
+                "http://example.com/~user/%2FA?q=~%2A",
+            ),
             ("http://example.com", "http://example.com/"),
-            ("http://example.com/caf%c3%a9", "http://example.com/caf%C3%A9"),
+            (
+                "http://example.com/caf%c3%a9",
+                "http://example.com/caf%C3%A9",
+            ),
             ("http://example.com/a%", "http://example.com/a%"),
             ("http://example.com/a%2", "http://example.com/a%2"),
             ("http://example.com/?b=2&a=1", "http://example.com/?b=2&a=1"),
@@ -361,11 +373,23 @@ mod tests {
 
     #[test]
     fn rejects_what_is_not_crawlable() {
-        assert!(matches!(NormalizedUrl::parse("mailto:a@b.c"), Err(UrlError::Scheme { .. })));
-        assert!(matches!(NormalizedUrl::parse("not a url"), Err(UrlError::Parse(_))));
-        assert!(matches!(NormalizedUrl::parse("http://u:p@example.com/"), Err(UrlError::Credentials)));
+        assert!(matches!(
+            NormalizedUrl::parse("mailto:a@b.c"),
+            Err(UrlError::Scheme { .. })
+        ));
+        assert!(matches!(
+            NormalizedUrl::parse("not a url"),
+            Err(UrlError::Parse(_))
+        ));
+        assert!(matches!(
+            NormalizedUrl::parse("http://u:p@example.com/"),
+            Err(UrlError::Credentials)
+        ));
         let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
-        assert!(matches!(NormalizedUrl::parse(&long), Err(UrlError::TooLong { .. })));
+        assert!(matches!(
+            NormalizedUrl::parse(&long),
+            Err(UrlError::TooLong { .. })
+        ));
     }
 
     #[test]
@@ -380,18 +404,31 @@ mod tests {
             ("/abs", "http://example.com/abs"),
         ];
         for (href, want) in cases {
-            assert_eq!(NormalizedUrl::join(&base, href).expect("joins").as_str(), want, "{href}");
+            assert_eq!(
+                NormalizedUrl::join(&base, href).expect("joins").as_str(),
+                want,
+                "{href}"
+            );
         }
     }
 
     #[test]
     fn twins_and_scope() {
         let u = |s: &str| Url::parse(s).expect("url");
-        assert_eq!(twin_host(&u("http://example.com/")).as_deref(), Some("www.example.com"));
-        assert_eq!(twin_host(&u("http://www.example.co.uk/")).as_deref(), Some("example.co.uk"));
+        assert_eq!(
+            twin_host(&u("http://example.com/")).as_deref(),
+            Some("www.example.com")
+        );
+        assert_eq!(
+            twin_host(&u("http://www.example.co.uk/")).as_deref(),
+            Some("example.co.uk")
+        );
         assert_eq!(twin_host(&u("http://blog.example.com/")), None);
         assert_eq!(twin_host(&u("http://127.0.0.1/")), None);
-        assert_eq!(twin_host(&u("http://a.test:8080/")).as_deref(), Some("www.a.test"));
+        assert_eq!(
+            twin_host(&u("http://a.test:8080/")).as_deref(),
+            Some("www.a.test")
+        );
         let scope = Scope::of(&u("https://a.test:8080/"));
         assert!(scope.contains(&u("http://www.a.test:8080/x")));
         assert!(scope.contains(&u("https://A.test:8080/")));
@@ -399,7 +436,10 @@ mod tests {
         assert!(!scope.contains(&u("http://blog.a.test:8080/")));
         assert_eq!(
             scope.host_keys(),
-            vec![HostKey::from_raw("a.test:8080"), HostKey::from_raw("www.a.test:8080")]
+            vec![
+                HostKey::from_raw("a.test:8080"),
+                HostKey::from_raw("www.a.test:8080")
+            ]
         );
         assert_eq!(HostKey::from_raw("a.test:8080").host_name(), "a.test");
         assert_eq!(HostKey::from_raw("a.test").host_name(), "a.test");

@@ -8,7 +8,9 @@ use crate::extract::{ExtractCaps, PageFacts, extract};
 use crate::fetch::{FetchError, Fetched, Fetcher, Method};
 use crate::sitemap::{SitemapCaps, SitemapKind, parse_sitemap};
 use shoal_shared::finding::{Code, Finding};
-use shoal_shared::frontier::{Completion, Frontier, FrontierError, LaneRobots, Lease, RobotsOutcome, SiteInfo};
+use shoal_shared::frontier::{
+    Completion, Frontier, FrontierError, LaneRobots, Lease, RobotsOutcome, SiteInfo,
+};
 use shoal_shared::ids::SiteId;
 use shoal_shared::pace::{MAX_GAP, RetryDecision, parse_retry_after, retry_decision};
 use shoal_shared::record::{Event, LinkKind, LinkRecord, PageRecord};
@@ -87,7 +89,9 @@ impl LaneRules {
         match self {
             LaneRules::Rules(r) => Some(r.check(url.as_url())),
             LaneRules::AllowAll => Some(Verdict::Allowed),
-            LaneRules::Closed => Some(Verdict::Disallowed { rule: "(host off limits)".into() }),
+            LaneRules::Closed => Some(Verdict::Disallowed {
+                rule: "(host off limits)".into(),
+            }),
             LaneRules::Pending => None,
         }
     }
@@ -123,7 +127,13 @@ impl Job<'_> {
         self.out.events.push(Event::Finding(f));
     }
 
-    fn finding_related(&mut self, code: Code, url: &str, detail: impl Into<String>, related: Vec<String>) {
+    fn finding_related(
+        &mut self,
+        code: Code,
+        url: &str,
+        detail: impl Into<String>,
+        related: Vec<String>,
+    ) {
         let t = self.task();
         let mut f = Finding::new(t.audit, t.site, code, url, detail);
         f.related = related;
@@ -132,7 +142,14 @@ impl Job<'_> {
 
     fn record(&self) -> PageRecord {
         let t = self.task();
-        let mut r = PageRecord::for_task(t.audit, t.site, t.url.as_str(), t.kind, t.depth, &t.found_via);
+        let mut r = PageRecord::for_task(
+            t.audit,
+            t.site,
+            t.url.as_str(),
+            t.kind,
+            t.depth,
+            &t.found_via,
+        );
         r.fetched_at = self.lease.started_at;
         r
     }
@@ -162,7 +179,10 @@ impl Job<'_> {
 fn describe_give_up(d: RetryDecision) -> String {
     match d {
         RetryDecision::GiveUp(shoal_shared::pace::GiveUpReason::WaitTooLong { wait_ms }) => {
-            format!("server asked to wait {} s, over the 60 s limit", wait_ms / 1000)
+            format!(
+                "server asked to wait {} s, over the 60 s limit",
+                wait_ms / 1000
+            )
         }
         _ => "still failing after 2 retries".to_owned(),
     }
@@ -189,14 +209,20 @@ impl<F: Frontier> Crawler<F> {
         if let Some(s) = lock(&self.sites).get(&id) {
             return Ok(Some(Arc::clone(s)));
         }
-        let Some(info) = self.frontier.site_info(id).await? else { return Ok(None) };
+        let Some(info) = self.frontier.site_info(id).await? else {
+            return Ok(None);
+        };
         let info = Arc::new(info);
         lock(&self.sites).insert(id, Arc::clone(&info));
         Ok(Some(info))
     }
 
     /// The robots rules of a lane; cached once known (they do not change within a site's crawl).
-    async fn lane_rules(&self, site: SiteId, host: &HostKey) -> Result<Arc<LaneRules>, FrontierError> {
+    async fn lane_rules(
+        &self,
+        site: SiteId,
+        host: &HostKey,
+    ) -> Result<Arc<LaneRules>, FrontierError> {
         let key = (site, host.clone());
         if let Some(r) = lock(&self.robots).get(&key) {
             return Ok(Arc::clone(r));
@@ -208,7 +234,9 @@ impl<F: Frontier> Crawler<F> {
                 LaneRules::Rules(RobotsRules::parse(&body, &self.settings.token))
             }
             Some(LaneRobots::Known(RobotsOutcome::AllowAll)) => LaneRules::AllowAll,
-            Some(LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite)) => LaneRules::Closed,
+            Some(LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite)) => {
+                LaneRules::Closed
+            }
         };
         let rules = Arc::new(rules);
         lock(&self.robots).insert(key, Arc::clone(&rules));
@@ -262,7 +290,11 @@ impl<F: Frontier> Crawler<F> {
     fn disallowed_at_claim(&self, job: &mut Job<'_>, rule: &str) {
         let url = job.task().url.to_string();
         match job.task().found_via.clone() {
-            FoundVia::Start => job.finding(Code::StartDisallowed, &url, format!("blocked by rule {rule}")),
+            FoundVia::Start => job.finding(
+                Code::StartDisallowed,
+                &url,
+                format!("blocked by rule {rule}"),
+            ),
             FoundVia::Redirect { from } => job.finding(
                 Code::RedirectToDisallowed,
                 from.as_str(),
@@ -273,10 +305,18 @@ impl<F: Frontier> Crawler<F> {
     }
 
     async fn robots_task(&self, job: &mut Job<'_>) {
+        if job.lease.ip.is_none() {
+            self.resolve_host(job).await;
+            return;
+        }
         let url = job.task().url.clone();
         let start_host = job.is_start_host();
         let mut rec = job.record();
-        let outcome = match self.fetcher.fetch(Method::Get, url.as_url(), Some(ROBOTS_MAX_BYTES)).await {
+        let outcome = match self
+            .fetcher
+            .fetch(Method::Get, url.as_url(), Some(ROBOTS_MAX_BYTES))
+            .await
+        {
             Err(e) => {
                 rec.error = Some(e.kind().to_owned());
                 match e {
@@ -292,7 +332,9 @@ impl<F: Frontier> Crawler<F> {
                         job.finding(
                             Code::PrivateAddress,
                             url.as_str(),
-                            format!("resolves to {ip}; use --allow-private to audit private networks"),
+                            format!(
+                                "resolves to {ip}; use --allow-private to audit private networks"
+                            ),
                         );
                         Some(RobotsOutcome::OffLimits)
                     }
@@ -319,7 +361,40 @@ impl<F: Frontier> Crawler<F> {
         job.out.robots = outcome;
     }
 
-    fn robots_response(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched) -> Option<RobotsOutcome> {
+    /// The first lease of a host only resolves its name (no HTTP request): the frontier learns the
+    /// server IP before anything is fetched, so the per-IP cap holds from the very first request,
+    /// and the address is pinned for the rest of the crawl (no DNS rebinding between check and
+    /// connect). A name that does not resolve ends the lane here, having contacted nobody.
+    async fn resolve_host(&self, job: &mut Job<'_>) {
+        let url = job.task().url.clone();
+        match self.fetcher.resolve(url.as_url()).await {
+            Ok(ip) => {
+                job.out.ip = Some(ip);
+                job.out.requeue = Some(job.task().clone());
+            }
+            Err(FetchError::Dns(m)) if !job.is_start_host() => {
+                tracing::debug!(url = %url, error = %m, "twin host does not resolve: not part of the site");
+                job.out.robots = Some(RobotsOutcome::NotPartOfSite);
+            }
+            Err(FetchError::PrivateAddress(ip)) => {
+                let detail =
+                    format!("resolves to {ip}; use --allow-private to audit private networks");
+                job.finding(Code::PrivateAddress, url.as_str(), detail);
+                job.out.robots = Some(RobotsOutcome::OffLimits);
+            }
+            Err(e) => {
+                job.finding(Code::StartUnreachable, url.as_str(), e.to_string());
+                job.out.robots = Some(RobotsOutcome::OffLimits);
+            }
+        }
+    }
+
+    fn robots_response(
+        &self,
+        job: &mut Job<'_>,
+        url: &NormalizedUrl,
+        resp: &Fetched,
+    ) -> Option<RobotsOutcome> {
         match resp.status {
             200..=299 => {
                 let rules = RobotsRules::parse(&resp.body, &self.settings.token);
@@ -330,15 +405,28 @@ impl<F: Frontier> Crawler<F> {
                     job.finding(
                         Code::CrawlDelayTooHigh,
                         url.as_str(),
-                        format!("Crawl-delay {} s for group {:?}", d.as_secs_f64(), rules.group()),
+                        format!(
+                            "Crawl-delay {} s for group {:?}",
+                            d.as_secs_f64(),
+                            rules.group()
+                        ),
                     );
                     return Some(RobotsOutcome::OffLimits);
                 }
                 for sm in rules.sitemaps() {
-                    let Ok(sm) = NormalizedUrl::parse(&sm) else { continue };
+                    let Ok(sm) = NormalizedUrl::parse(&sm) else {
+                        continue;
+                    };
                     if job.scope.contains(sm.as_url()) {
                         let t = job.task();
-                        let task = Task::new(t.audit, t.site, sm, TaskKind::Sitemap { index_depth: 0 }, 0, FoundVia::Standard);
+                        let task = Task::new(
+                            t.audit,
+                            t.site,
+                            sm,
+                            TaskKind::Sitemap { index_depth: 0 },
+                            0,
+                            FoundVia::Standard,
+                        );
                         job.out.discovered.push(task);
                     }
                 }
@@ -348,7 +436,9 @@ impl<F: Frontier> Crawler<F> {
                 })
             }
             300..=399 => {
-                let target = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok());
+                let target = resp
+                    .header("location")
+                    .and_then(|l| NormalizedUrl::join(url.as_url(), l).ok());
                 match target {
                     Some(target) if job.task().chain.len() < MAX_ROBOTS_REDIRECTS => {
                         let mut t = job.task().clone();
@@ -370,18 +460,28 @@ impl<F: Frontier> Crawler<F> {
             }
             429 => {
                 job.out.rate_limited = true;
-                let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
+                let ra = resp
+                    .header("retry-after")
+                    .and_then(|v| parse_retry_after(v, job.now));
                 self.robots_retry(job, url, resp.status, ra)
             }
             400..=499 => Some(RobotsOutcome::AllowAll),
             _ => {
-                let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
+                let ra = resp
+                    .header("retry-after")
+                    .and_then(|v| parse_retry_after(v, job.now));
                 self.robots_retry(job, url, resp.status, ra)
             }
         }
     }
 
-    fn robots_retry(&self, job: &mut Job<'_>, url: &NormalizedUrl, status: u16, ra: Option<UnixMs>) -> Option<RobotsOutcome> {
+    fn robots_retry(
+        &self,
+        job: &mut Job<'_>,
+        url: &NormalizedUrl,
+        status: u16,
+        ra: Option<UnixMs>,
+    ) -> Option<RobotsOutcome> {
         let d = job.retry(ra)?;
         job.finding(
             Code::RobotsUnreachable,
@@ -400,7 +500,11 @@ impl<F: Frontier> Crawler<F> {
                 None => return false,
                 Some(d) => {
                     let url = job.task().url.to_string();
-                    job.finding(Code::FetchFailed, &url, format!("{e}; {}", describe_give_up(d)));
+                    job.finding(
+                        Code::FetchFailed,
+                        &url,
+                        format!("{e}; {}", describe_give_up(d)),
+                    );
                 }
             }
         } else {
@@ -425,14 +529,28 @@ impl<F: Frontier> Crawler<F> {
         if status == 429 {
             job.out.rate_limited = true;
             let host_root = format!("{}://{}/", job.task().url.as_url().scheme(), job.lease.host);
-            job.finding(Code::RateLimited, &host_root, "answered 429 Too Many Requests; host slowed to 1 request every 3 s");
+            job.finding(
+                Code::RateLimited,
+                &host_root,
+                "answered 429 Too Many Requests; host slowed to 1 request every 3 s",
+            );
         }
-        let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
+        let ra = resp
+            .header("retry-after")
+            .and_then(|v| parse_retry_after(v, job.now));
         match job.retry(ra) {
             None => false,
             Some(d) => {
-                let code = if status == 429 { Code::FetchFailed } else { Code::ServerError };
-                job.finding(code, &url, format!("HTTP {status}; {}", describe_give_up(d)));
+                let code = if status == 429 {
+                    Code::FetchFailed
+                } else {
+                    Code::ServerError
+                };
+                job.finding(
+                    code,
+                    &url,
+                    format!("HTTP {status}; {}", describe_give_up(d)),
+                );
                 true
             }
         }
@@ -456,11 +574,19 @@ impl<F: Frontier> Crawler<F> {
             return Ok(());
         }
         if resp.truncated {
-            job.finding(Code::BodyTooLarge, url.as_str(), format!("over {} bytes", self.fetcher.settings().max_body));
+            job.finding(
+                Code::BodyTooLarge,
+                url.as_str(),
+                format!("over {} bytes", self.fetcher.settings().max_body),
+            );
         }
         match resp.status {
             300..=399 => self.redirect(job, &mut rec, &resp).await?,
-            500..=599 => job.finding(Code::ServerError, url.as_str(), format!("HTTP {}", resp.status)),
+            500..=599 => job.finding(
+                Code::ServerError,
+                url.as_str(),
+                format!("HTTP {}", resp.status),
+            ),
             200..=299 if is_html(&resp) && job.task().kind == TaskKind::Page => {
                 self.html_page(job, &mut rec, &resp).await?;
             }
@@ -474,9 +600,13 @@ impl<F: Frontier> Crawler<F> {
         let url = job.task().url.clone();
         let mut rec = job.record();
         let mut result = self.fetcher.fetch(Method::Head, url.as_url(), None).await;
-        if matches!(&result, Ok(r) if r.status >= 400 && !matches!(r.status, 429 | 502 | 503 | 504)) {
+        if matches!(&result, Ok(r) if r.status >= 400 && !matches!(r.status, 429 | 502 | 503 | 504))
+        {
             // One GET, only because HEAD answered with an error (some servers refuse HEAD).
-            result = self.fetcher.fetch(Method::Get, url.as_url(), Some(RESOURCE_GET_BYTES)).await;
+            result = self
+                .fetcher
+                .fetch(Method::Get, url.as_url(), Some(RESOURCE_GET_BYTES))
+                .await;
         }
         let resp = match result {
             Ok(r) => r,
@@ -502,7 +632,15 @@ impl<F: Frontier> Crawler<F> {
     async fn sitemap_task(&self, job: &mut Job<'_>, index_depth: u8) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let mut rec = job.record();
-        let resp = match self.fetcher.fetch(Method::Get, url.as_url(), Some(self.settings.sitemap.max_bytes)).await {
+        let resp = match self
+            .fetcher
+            .fetch(
+                Method::Get,
+                url.as_url(),
+                Some(self.settings.sitemap.max_bytes),
+            )
+            .await
+        {
             Ok(r) => r,
             Err(e) => {
                 if self.failure(job, &mut rec, &e) {
@@ -525,7 +663,13 @@ impl<F: Frontier> Crawler<F> {
         Ok(())
     }
 
-    async fn sitemap_body(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched, index_depth: u8) -> Result<(), FrontierError> {
+    async fn sitemap_body(
+        &self,
+        job: &mut Job<'_>,
+        url: &NormalizedUrl,
+        resp: &Fetched,
+        index_depth: u8,
+    ) -> Result<(), FrontierError> {
         let parsed = parse_sitemap(&resp.body, &self.settings.sitemap);
         let mut problems = Vec::new();
         if let Some(e) = &parsed.error {
@@ -539,10 +683,17 @@ impl<F: Frontier> Crawler<F> {
         }
         let (kind, depth) = match parsed.kind {
             SitemapKind::Index if index_depth >= MAX_SITEMAP_INDEX_DEPTH => {
-                problems.push(format!("sitemap index nested deeper than {MAX_SITEMAP_INDEX_DEPTH}"));
+                problems.push(format!(
+                    "sitemap index nested deeper than {MAX_SITEMAP_INDEX_DEPTH}"
+                ));
                 (None, 0)
             }
-            SitemapKind::Index => (Some(TaskKind::Sitemap { index_depth: index_depth + 1 }), 0),
+            SitemapKind::Index => (
+                Some(TaskKind::Sitemap {
+                    index_depth: index_depth + 1,
+                }),
+                0,
+            ),
             SitemapKind::UrlSet => (Some(TaskKind::Page), 1),
             SitemapKind::Unknown => {
                 problems.push("not a sitemap (no <urlset> or <sitemapindex>)".into());
@@ -554,12 +705,23 @@ impl<F: Frontier> Crawler<F> {
         }
         let Some(kind) = kind else { return Ok(()) };
         for loc in parsed.urls {
-            let Ok(u) = NormalizedUrl::parse(&loc) else { continue };
+            let Ok(u) = NormalizedUrl::parse(&loc) else {
+                continue;
+            };
             if !job.scope.contains(u.as_url()) || !self.allowed(job, &u).await? {
                 continue;
             }
             let t = job.task();
-            let task = Task::new(t.audit, t.site, u, kind, depth, FoundVia::Sitemap { sitemap: url.clone() });
+            let task = Task::new(
+                t.audit,
+                t.site,
+                u,
+                kind,
+                depth,
+                FoundVia::Sitemap {
+                    sitemap: url.clone(),
+                },
+            );
             job.out.discovered.push(task);
         }
         Ok(())
@@ -569,18 +731,37 @@ impl<F: Frontier> Crawler<F> {
     /// again when the URL is claimed.
     async fn allowed(&self, job: &Job<'_>, url: &NormalizedUrl) -> Result<bool, FrontierError> {
         let rules = self.lane_rules(job.task().site, &url.host_key()).await?;
-        Ok(!matches!(rules.check(url), Some(Verdict::Disallowed { .. })))
+        Ok(!matches!(
+            rules.check(url),
+            Some(Verdict::Disallowed { .. })
+        ))
     }
 
-    async fn redirect(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
+    async fn redirect(
+        &self,
+        job: &mut Job<'_>,
+        rec: &mut PageRecord,
+        resp: &Fetched,
+    ) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
-        let Some(target) = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok()) else {
-            job.finding(Code::RedirectInvalid, url.as_str(), format!("HTTP {} without a usable Location", resp.status));
+        let Some(target) = resp
+            .header("location")
+            .and_then(|l| NormalizedUrl::join(url.as_url(), l).ok())
+        else {
+            job.finding(
+                Code::RedirectInvalid,
+                url.as_str(),
+                format!("HTTP {} without a usable Location", resp.status),
+            );
             return Ok(());
         };
         rec.redirect_to = Some(target.to_string());
         if matches!(resp.status, 302 | 303 | 307) && job.task().kind == TaskKind::Page {
-            job.finding(Code::RedirectTemporary, url.as_str(), format!("HTTP {} to {target}", resp.status));
+            job.finding(
+                Code::RedirectTemporary,
+                url.as_str(),
+                format!("HTTP {} to {target}", resp.status),
+            );
         }
         let mut chain = job.task().chain.clone();
         chain.push(url.clone());
@@ -588,9 +769,18 @@ impl<F: Frontier> Crawler<F> {
             return Ok(()); // a loop: the audit database reports it from the page records
         }
         if chain.len() >= MAX_REDIRECTS {
-            let related = chain.iter().map(ToString::to_string).chain([target.to_string()]).collect();
+            let related = chain
+                .iter()
+                .map(ToString::to_string)
+                .chain([target.to_string()])
+                .collect();
             let first = chain[0].to_string();
-            job.finding_related(Code::RedirectLimit, &first, format!("more than {MAX_REDIRECTS} redirects"), related);
+            job.finding_related(
+                Code::RedirectLimit,
+                &first,
+                format!("more than {MAX_REDIRECTS} redirects"),
+                related,
+            );
             return Ok(());
         }
         if !job.scope.contains(target.as_url()) {
@@ -606,13 +796,25 @@ impl<F: Frontier> Crawler<F> {
             return Ok(());
         }
         let t = job.task();
-        let mut next = Task::new(t.audit, t.site, target, t.kind, t.depth, FoundVia::Redirect { from: url });
+        let mut next = Task::new(
+            t.audit,
+            t.site,
+            target,
+            t.kind,
+            t.depth,
+            FoundVia::Redirect { from: url },
+        );
         next.chain = chain;
         job.out.discovered.push(next);
         Ok(())
     }
 
-    async fn html_page(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
+    async fn html_page(
+        &self,
+        job: &mut Job<'_>,
+        rec: &mut PageRecord,
+        resp: &Fetched,
+    ) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let ct = resp.header("content-type");
         let (text, _) = decode_html(&resp.body, ct);
@@ -624,13 +826,17 @@ impl<F: Frontier> Crawler<F> {
         rec.canonical.clone_from(&facts.canonical);
         rec.meta_robots.clone_from(&facts.meta_robots);
         rec.hreflang.clone_from(&facts.hreflang);
-        let header_nofollow = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
-        let header_noindex = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
+        let header_nofollow =
+            robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
+        let header_noindex =
+            robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
         let page_nofollow = facts.robots_nofollow() || header_nofollow;
         let follow_nofollow = job.site.limits.follow_nofollow;
         let mut queued = HashSet::new();
         for link in &facts.links {
-            let Ok(target) = NormalizedUrl::from_url(link.url.clone()) else { continue };
+            let Ok(target) = NormalizedUrl::from_url(link.url.clone()) else {
+                continue;
+            };
             let internal = job.scope.contains(target.as_url());
             let nofollow = link.nofollow || (page_nofollow && link.kind == LinkKind::Anchor);
             rec.links.push(LinkRecord {
@@ -646,28 +852,53 @@ impl<F: Frontier> Crawler<F> {
             if !self.allowed(job, &target).await? {
                 continue;
             }
-            let kind = if link.kind.is_navigation() { TaskKind::Page } else { TaskKind::Resource };
+            let kind = if link.kind.is_navigation() {
+                TaskKind::Page
+            } else {
+                TaskKind::Resource
+            };
             let t = job.task();
-            let task = Task::new(t.audit, t.site, target, kind, t.depth + 1, FoundVia::Link { from: url.clone() });
+            let task = Task::new(
+                t.audit,
+                t.site,
+                target,
+                kind,
+                t.depth + 1,
+                FoundVia::Link { from: url.clone() },
+            );
             job.out.discovered.push(task);
         }
         self.page_findings(job, &url, &facts, header_noindex);
         Ok(())
     }
 
-    fn page_findings(&self, job: &mut Job<'_>, url: &NormalizedUrl, f: &PageFacts, header_noindex: bool) {
+    fn page_findings(
+        &self,
+        job: &mut Job<'_>,
+        url: &NormalizedUrl,
+        f: &PageFacts,
+        header_noindex: bool,
+    ) {
         let u = url.as_str();
         match f.title.as_deref() {
             None => job.finding(Code::TitleMissing, u, ""),
             Some("") => job.finding(Code::TitleEmpty, u, ""),
-            Some(t) if t.chars().count() > 60 => job.finding(Code::TitleTooLong, u, format!("{} characters", t.chars().count())),
+            Some(t) if t.chars().count() > 60 => job.finding(
+                Code::TitleTooLong,
+                u,
+                format!("{} characters", t.chars().count()),
+            ),
             Some(_) => {}
         }
         match f.meta_description.as_deref() {
             None => job.finding(Code::DescriptionMissing, u, ""),
             Some("") => job.finding(Code::DescriptionEmpty, u, ""),
             Some(d) if d.chars().count() > 160 => {
-                job.finding(Code::DescriptionTooLong, u, format!("{} characters", d.chars().count()));
+                job.finding(
+                    Code::DescriptionTooLong,
+                    u,
+                    format!("{} characters", d.chars().count()),
+                );
             }
             Some(_) => {}
         }
@@ -677,11 +908,19 @@ impl<F: Frontier> Crawler<F> {
             n => job.finding(Code::H1Multiple, u, format!("{n} h1 headings")),
         }
         if f.robots_noindex() || header_noindex {
-            let source = if header_noindex { "X-Robots-Tag" } else { "meta robots" };
+            let source = if header_noindex {
+                "X-Robots-Tag"
+            } else {
+                "meta robots"
+            };
             job.finding(Code::Noindex, u, format!("noindex via {source}"));
         }
         if f.links_truncated {
-            job.finding(Code::TooManyLinks, u, format!("more than {} links", self.settings.extract.max_links));
+            job.finding(
+                Code::TooManyLinks,
+                u,
+                format!("more than {} links", self.settings.extract.max_links),
+            );
         }
         for bad in f.invalid_links.iter().take(MAX_INVALID_LINK_FINDINGS) {
             job.finding(Code::InvalidLink, u, bad.clone());
@@ -715,7 +954,10 @@ fn fill_response(rec: &mut PageRecord, resp: &Fetched) {
     rec.x_robots_tag = resp.header_all("x-robots-tag");
     rec.headers = KEPT_HEADERS
         .iter()
-        .filter_map(|h| resp.header(h).map(|v| ((*h).to_owned(), v.chars().take(1024).collect())))
+        .filter_map(|h| {
+            resp.header(h)
+                .map(|v| ((*h).to_owned(), v.chars().take(1024).collect()))
+        })
         .collect();
     if resp.truncated {
         rec.error = Some("body_too_large".into());
@@ -727,7 +969,9 @@ fn fill_response(rec: &mut PageRecord, resp: &Fetched) {
 fn robots_header_has(values: &[String], token: &str, directive: &str) -> bool {
     values.iter().any(|v| {
         let (scope, rest) = match v.split_once(':') {
-            Some((ua, rest)) if !ua.contains(',') && !ua.trim().contains(' ') && !is_directive(ua.trim()) => {
+            Some((ua, rest))
+                if !ua.contains(',') && !ua.trim().contains(' ') && !is_directive(ua.trim()) =>
+            {
                 (Some(ua.trim()), rest)
             }
             _ => (None, v.as_str()),
@@ -754,11 +998,27 @@ mod tests {
     #[test]
     fn x_robots_tag_scoping() {
         let v = |s: &str| vec![s.to_owned()];
-        assert!(robots_header_has(&v("noindex, nofollow"), "ShoalBot", "nofollow"));
-        assert!(robots_header_has(&v("shoalbot: noindex"), "ShoalBot", "noindex"));
-        assert!(!robots_header_has(&v("googlebot: noindex"), "ShoalBot", "noindex"));
+        assert!(robots_header_has(
+            &v("noindex, nofollow"),
+            "ShoalBot",
+            "nofollow"
+        ));
+        assert!(robots_header_has(
+            &v("shoalbot: noindex"),
+            "ShoalBot",
+            "noindex"
+        ));
+        assert!(!robots_header_has(
+            &v("googlebot: noindex"),
+            "ShoalBot",
+            "noindex"
+        ));
         assert!(robots_header_has(&v("none"), "ShoalBot", "noindex"));
-        assert!(!robots_header_has(&v("unavailable_after: 25 Jun 2010 15:00:00 PST"), "ShoalBot", "noindex"));
+        assert!(!robots_header_has(
+            &v("unavailable_after: 25 Jun 2010 15:00:00 PST"),
+            "ShoalBot",
+            "noindex"
+        ));
         assert!(!robots_header_has(&[], "ShoalBot", "noindex"));
     }
 }

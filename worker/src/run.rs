@@ -96,7 +96,10 @@ pub async fn run<F: Frontier>(
     })
     .await;
     if drained.is_err() {
-        tracing::warn!(left = fetches.len(), "shutdown deadline passed; abandoning fetches in flight (their leases will expire)");
+        tracing::warn!(
+            left = fetches.len(),
+            "shutdown deadline passed; abandoning fetches in flight (their leases will expire)"
+        );
         fetches.abort_all();
         result = Ok(());
     }

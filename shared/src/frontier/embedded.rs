@@ -4,8 +4,8 @@
 //! the arithmetic is the same pure code ([`crate::pace`]) the Redis scripts mirror.
 
 use super::{
-    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, Lease,
-    RobotsOutcome, SiteInfo, SiteProgress, SiteSeed,
+    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots,
+    Lease, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed,
 };
 use crate::finding::{Code, Finding};
 use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};
@@ -153,7 +153,9 @@ impl EmbeddedFrontier {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock would be a bug in this file; the state is still
         // consistent per operation, so carry on rather than poison every worker.
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn seed_now(&self, seed: SiteSeed) -> Result<(), FrontierError> {
@@ -189,7 +191,8 @@ impl EmbeddedFrontier {
                     ip: None,
                 });
             let scheme = seed.start.as_url().scheme();
-            let robots_url = crate::url::NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt"));
+            let robots_url =
+                crate::url::NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt"));
             let Ok(robots_url) = robots_url else { continue };
             let mut task = Task::new(
                 seed.audit,
@@ -229,12 +232,18 @@ impl EmbeddedFrontier {
         for i in 0..n {
             let idx = (st.cursor + i) % n;
             let key = st.lane_order[idx].clone();
-            let State { lanes, hosts, ips, .. } = &mut *st;
+            let State {
+                lanes, hosts, ips, ..
+            } = &mut *st;
             let (Some(lane), Some(host)) = (lanes.get_mut(&key), hosts.get(&key.1)) else {
                 continue;
             };
-            let Some(due) = lane.next_due(now) else { continue };
-            let Some(host_ready) = host.pace.ready_at() else { continue };
+            let Some(due) = lane.next_due(now) else {
+                continue;
+            };
+            let Some(host_ready) = host.pace.ready_at() else {
+                continue;
+            };
             if let Some(ip) = host.ip
                 && !ips.get(&ip).copied().unwrap_or_default().has_room(cap)
             {
@@ -247,7 +256,13 @@ impl EmbeddedFrontier {
             }
             let Some(task) = lane.pop() else { continue };
             st.cursor = (idx + 1) % n;
-            return Claim::Leased(Box::new(st.lease(worker, key.1, task, now, self.settings.lease_ttl())));
+            return Claim::Leased(Box::new(st.lease(
+                worker,
+                key.1,
+                task,
+                now,
+                self.settings.lease_ttl(),
+            )));
         }
         earliest.map_or(Claim::Idle, Claim::Wait)
     }
@@ -269,10 +284,18 @@ impl EmbeddedFrontier {
             }
         }
         if let Some(robots) = c.robots {
-            if let (RobotsOutcome::Rules { crawl_delay_ms: Some(d), .. }, Some(h)) =
-                (&robots, st.hosts.get_mut(&lease.host))
+            if let (
+                RobotsOutcome::Rules {
+                    crawl_delay_ms: Some(d),
+                    ..
+                },
+                Some(h),
+            ) = (&robots, st.hosts.get_mut(&lease.host))
             {
-                h.pace.set_crawl_delay(std::time::Duration::from_millis(u64::from(*d)));
+                h.pace.set_crawl_delay(
+                    std::time::Duration::from_millis(u64::from(*d)),
+                    lease.started_at,
+                );
             }
             if let Some(lane) = st.lanes.get_mut(&key) {
                 lane.robots = LaneRobots::Known(robots);
@@ -311,7 +334,12 @@ impl EmbeddedFrontier {
 
     fn reap_now(&self, now: UnixMs) -> usize {
         let mut st = self.lock();
-        let expired: Vec<LeaseId> = st.leases.values().filter(|l| l.deadline <= now).map(|l| l.id).collect();
+        let expired: Vec<LeaseId> = st
+            .leases
+            .values()
+            .filter(|l| l.deadline <= now)
+            .map(|l| l.id)
+            .collect();
         for id in &expired {
             if let Some(lease) = st.leases.remove(id) {
                 st.release(&lease);
@@ -332,9 +360,18 @@ impl EmbeddedFrontier {
 
     fn cancel_now(&self, audit: AuditId) {
         let mut st = self.lock();
-        let sites: Vec<SiteId> = st.sites.iter().filter(|(_, s)| s.audit == audit).map(|(id, _)| *id).collect();
+        let sites: Vec<SiteId> = st
+            .sites
+            .iter()
+            .filter(|(_, s)| s.audit == audit)
+            .map(|(id, _)| *id)
+            .collect();
         for site in sites {
-            let hosts = st.sites.get(&site).map(|s| s.hosts.clone()).unwrap_or_default();
+            let hosts = st
+                .sites
+                .get(&site)
+                .map(|s| s.hosts.clone())
+                .unwrap_or_default();
             let mut dropped = 0u64;
             for h in hosts {
                 if let Some(lane) = st.lanes.get_mut(&(site, h)) {
@@ -351,7 +388,14 @@ impl EmbeddedFrontier {
 }
 
 impl State {
-    fn lease(&mut self, worker: &WorkerId, host: HostKey, task: Task, now: UnixMs, ttl: std::time::Duration) -> Lease {
+    fn lease(
+        &mut self,
+        worker: &WorkerId,
+        host: HostKey,
+        task: Task,
+        now: UnixMs,
+        ttl: std::time::Duration,
+    ) -> Lease {
         let ip = self.hosts.get_mut(&host).and_then(|h| {
             h.pace.start(now);
             h.ip
@@ -408,11 +452,15 @@ impl State {
     /// later can still queue it.
     fn offer(&mut self, task: Task, now: UnixMs) -> bool {
         let key = (task.site, task.url.host_key());
-        let Some(lane) = self.lanes.get(&key) else { return false };
+        let Some(lane) = self.lanes.get(&key) else {
+            return false;
+        };
         if lane.is_closed() {
             return false;
         }
-        let Some(site) = self.sites.get(&task.site) else { return false };
+        let Some(site) = self.sites.get(&task.site) else {
+            return false;
+        };
         if site.cancelled || site.done {
             return false;
         }
@@ -423,7 +471,9 @@ impl State {
         let limits = site.limits;
         let over = match task.kind {
             TaskKind::Page if task.depth > limits.max_depth => Some(Code::DepthLimitReached),
-            TaskKind::Page if site.pages_enqueued >= u64::from(limits.max_pages) => Some(Code::PageLimitReached),
+            TaskKind::Page if site.pages_enqueued >= u64::from(limits.max_pages) => {
+                Some(Code::PageLimitReached)
+            }
             TaskKind::Resource if site.resources_enqueued >= u64::from(limits.max_resources) => {
                 Some(Code::ResourceLimitReached)
             }
@@ -446,14 +496,25 @@ impl State {
     }
 
     fn report_limit(&mut self, site_id: SiteId, code: Code, task: &Task) {
-        let Some(site) = self.sites.get_mut(&site_id) else { return };
+        let Some(site) = self.sites.get_mut(&site_id) else {
+            return;
+        };
         if !site.reported.insert(code) {
             return;
         }
         let detail = match code {
-            Code::DepthLimitReached => format!("depth limit {}; first URL left out: {}", site.limits.max_depth, task.url),
-            Code::PageLimitReached => format!("page budget {}; first URL left out: {}", site.limits.max_pages, task.url),
-            _ => format!("resource budget {}; first URL left out: {}", site.limits.max_resources, task.url),
+            Code::DepthLimitReached => format!(
+                "depth limit {}; first URL left out: {}",
+                site.limits.max_depth, task.url
+            ),
+            Code::PageLimitReached => format!(
+                "page budget {}; first URL left out: {}",
+                site.limits.max_pages, task.url
+            ),
+            _ => format!(
+                "resource budget {}; first URL left out: {}",
+                site.limits.max_resources, task.url
+            ),
         };
         let f = Finding::new(site.audit, site_id, code, site.start.to_string(), detail);
         self.publish(Event::Finding(f));
@@ -465,14 +526,19 @@ impl State {
     }
 
     fn check_done(&mut self, site_id: SiteId) {
-        let Some(site) = self.sites.get_mut(&site_id) else { return };
+        let Some(site) = self.sites.get_mut(&site_id) else {
+            return;
+        };
         if site.done || site.queued > 0 || site.leased > 0 {
             return;
         }
         site.done = true;
         let audit = site.audit;
         let hosts = site.hosts.clone();
-        self.publish(Event::SiteDone { audit, site: site_id });
+        self.publish(Event::SiteDone {
+            audit,
+            site: site_id,
+        });
         // The site's lanes are finished: drop them so claims stop scanning them.
         for h in hosts {
             self.lanes.remove(&(site_id, h));
@@ -490,7 +556,11 @@ impl Frontier for EmbeddedFrontier {
         ready(self.seed_now(seed))
     }
 
-    fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
+    fn claim(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
         ready(Ok(self.claim_now(worker, now)))
     }
 
@@ -507,12 +577,22 @@ impl Frontier for EmbeddedFrontier {
         ready(Ok(self.reap_now(now)))
     }
 
-    fn robots(&self, site: SiteId, host: &HostKey) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send {
+    fn robots(
+        &self,
+        site: SiteId,
+        host: &HostKey,
+    ) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send {
         let st = self.lock();
-        ready(Ok(st.lanes.get(&(site, host.clone())).map(|l| l.robots.clone())))
+        ready(Ok(st
+            .lanes
+            .get(&(site, host.clone()))
+            .map(|l| l.robots.clone())))
     }
 
-    fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
+    fn site_info(
+        &self,
+        site: SiteId,
+    ) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
         let st = self.lock();
         ready(Ok(st.sites.get(&site).map(|s| SiteInfo {
             audit: s.audit,
@@ -521,7 +601,10 @@ impl Frontier for EmbeddedFrontier {
         })))
     }
 
-    fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
+    fn read_events(
+        &self,
+        max: usize,
+    ) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
         let mut st = self.lock();
         let from = st.delivered_up_to;
         let out: Vec<(EventId, Event)> = st
@@ -536,7 +619,10 @@ impl Frontier for EmbeddedFrontier {
         ready(Ok(out))
     }
 
-    fn ack_events(&self, ids: &[EventId]) -> impl Future<Output = Result<(), FrontierError>> + Send {
+    fn ack_events(
+        &self,
+        ids: &[EventId],
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
         let mut st = self.lock();
         for id in ids {
             if let Ok(n) = id.0.parse::<u64>() {
@@ -546,7 +632,10 @@ impl Frontier for EmbeddedFrontier {
         ready(Ok(()))
     }
 
-    fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
+    fn progress(
+        &self,
+        site: SiteId,
+    ) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
         let st = self.lock();
         ready(Ok(st.sites.get(&site).map(|s| SiteProgress {
             queued: s.queued,

@@ -1,0 +1,351 @@
+//! Command-line interface: argument definitions, validated into typed settings.
+//!
+//! Every flag also reads a `SHOAL_*` environment variable (SPEC §1). Defaults are the named
+//! constants of the crates that own them, so `--help` shows what the code does.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use shoal_shared::frontier::FrontierSettings;
+use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
+use shoal_shared::robots::ProductToken;
+use shoal_shared::task::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, DEFAULT_MAX_RESOURCES, SiteLimits};
+use shoal_shared::url::NormalizedUrl;
+use shoal_worker::crawl::CrawlSettings;
+use shoal_worker::extract::ExtractCaps;
+use shoal_worker::fetch::{DEFAULT_MAX_BODY, FetchSettings};
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Shoal: a polite website-audit crawler.
+#[derive(Debug, Parser)]
+#[command(name = "shoal", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Log format: `human` on a terminal, `json` for log collectors.
+    #[arg(long, global = true, env = "SHOAL_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human)]
+    pub log_format: LogFormat,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Readable lines.
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Audit one or more sites on this machine (no Redis needed) and store the results in the audit
+    /// database.
+    Audit(Box<AuditArgs>),
+    /// Write a report of an audit from the audit database.
+    Report(ReportArgs),
+    /// Check URLs against a robots.txt file exactly as the crawler would.
+    Robots(RobotsArgs),
+}
+
+/// `shoal audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Start URLs, one site each (e.g. https://example.com/).
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+    /// A file with one start URL per line (blank lines and lines starting with # are skipped).
+    #[arg(long, env = "SHOAL_FILE", value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// The audit database (SQLite), created if missing; every audit is kept in it.
+    #[arg(long, env = "SHOAL_DB", default_value = "shoal.db")]
+    pub db: PathBuf,
+    /// Crawl settings.
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+    /// Fetches in flight at most, across all sites (each host still gets at most --in-flight).
+    #[arg(long, env = "SHOAL_CONCURRENCY", default_value_t = 64)]
+    pub concurrency: usize,
+    /// Never show a progress bar, even on a terminal (log lines instead).
+    #[arg(long, env = "SHOAL_NO_PROGRESS")]
+    pub no_progress: bool,
+    /// After the audit, write a report in this format (to --out, or standard output for json).
+    #[arg(long, env = "SHOAL_REPORT", value_enum)]
+    pub report: Option<ReportFormat>,
+    /// Where --report writes (a file for json, a directory for csv).
+    #[arg(long, env = "SHOAL_OUT")]
+    pub out: Option<PathBuf>,
+}
+
+/// Settings shared by every command that crawls.
+#[derive(Debug, Args, Clone)]
+pub struct CrawlArgs {
+    /// Allow crawling loopback, private, link-local and other non-public addresses (tests, intranets).
+    #[arg(long, env = "SHOAL_ALLOW_PRIVATE")]
+    pub allow_private: bool,
+    /// Resolve HOST to IP instead of asking DNS (repeatable). The address guard still applies.
+    #[arg(
+        long = "resolve",
+        value_name = "HOST=IP",
+        env = "SHOAL_RESOLVE",
+        value_delimiter = ','
+    )]
+    pub resolve: Vec<String>,
+    /// Resolve only names given with --resolve; no DNS queries at all (tests, air-gapped runs).
+    #[arg(long, env = "SHOAL_NO_DNS")]
+    pub no_dns: bool,
+    /// The User-Agent header sent with every request.
+    #[arg(long, env = "SHOAL_USER_AGENT", default_value_t = FetchSettings::default().user_agent)]
+    pub user_agent: String,
+    /// The product token matched against robots.txt User-agent lines.
+    #[arg(long, env = "SHOAL_ROBOTS_TOKEN", default_value = "ShoalBot")]
+    pub robots_token: String,
+    /// Pages fetched per site at most.
+    #[arg(long, env = "SHOAL_MAX_PAGES", default_value_t = DEFAULT_MAX_PAGES)]
+    pub max_pages: u32,
+    /// Link depth followed at most (the start page is depth 0).
+    #[arg(long, env = "SHOAL_MAX_DEPTH", default_value_t = DEFAULT_MAX_DEPTH)]
+    pub max_depth: u16,
+    /// Resource checks (images, scripts, stylesheets) per site at most.
+    #[arg(long, env = "SHOAL_MAX_RESOURCES", default_value_t = DEFAULT_MAX_RESOURCES)]
+    pub max_resources: u32,
+    /// Requests in flight to one host at most (1-16).
+    #[arg(long, env = "SHOAL_IN_FLIGHT", default_value_t = 4)]
+    pub in_flight: u32,
+    /// Milliseconds between request starts to one host at least (0-60000). robots.txt Crawl-delay can
+    /// only raise it.
+    #[arg(long, env = "SHOAL_GAP_MS", default_value_t = 300)]
+    pub gap_ms: u64,
+    /// Requests in flight to one server IP at most, across all its hosts.
+    #[arg(long, env = "SHOAL_IP_IN_FLIGHT", default_value_t = DEFAULT_MAX_IN_FLIGHT_PER_IP)]
+    pub ip_in_flight: u16,
+    /// Seconds a request may take, body included.
+    #[arg(long, env = "SHOAL_TIMEOUT_S", default_value_t = 15)]
+    pub timeout_s: u64,
+    /// Decompressed body bytes read per response at most; more is reported.
+    #[arg(long, env = "SHOAL_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY)]
+    pub max_body_bytes: u64,
+    /// Links per page considered at most; more is reported.
+    #[arg(long, env = "SHOAL_MAX_LINKS", default_value_t = shoal_worker::extract::DEFAULT_MAX_LINKS)]
+    pub max_links: usize,
+    /// Follow rel=nofollow links and links on nofollow pages too.
+    #[arg(long, env = "SHOAL_FOLLOW_NOFOLLOW")]
+    pub follow_nofollow: bool,
+}
+
+/// `shoal report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The audit to report on; the latest if omitted.
+    pub audit: Option<u64>,
+    /// The audit database.
+    #[arg(long, env = "SHOAL_DB", default_value = "shoal.db")]
+    pub db: PathBuf,
+    /// Report format.
+    #[arg(long, env = "SHOAL_FORMAT", value_enum, default_value_t = ReportFormat::Json)]
+    pub format: ReportFormat,
+    /// Output file (json; standard output if omitted) or directory (csv; current directory if
+    /// omitted).
+    #[arg(long, env = "SHOAL_OUT")]
+    pub out: Option<PathBuf>,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// One JSON document (schema in docs/report-json.md).
+    Json,
+    /// pages.csv, links.csv and findings.csv.
+    Csv,
+}
+
+/// `shoal robots`.
+#[derive(Debug, Args)]
+pub struct RobotsArgs {
+    /// The robots.txt file to read.
+    #[arg(long)]
+    pub file: PathBuf,
+    /// The crawler to check for: a bare product token (ShoalBot) or a full User-Agent string.
+    #[arg(long, default_value = "ShoalBot")]
+    pub agent: String,
+    /// Print the file's Sitemap URLs, one per line, instead of verdicts.
+    #[arg(long)]
+    pub sitemaps: bool,
+    /// Print the Crawl-delay in seconds for the agent (or `none`) instead of verdicts.
+    #[arg(long)]
+    pub crawl_delay: bool,
+    /// URLs to check.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+}
+
+/// Settings that are wrong, with what to do about them.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A start URL that cannot be crawled.
+    #[error("start URL {url:?}: {reason}")]
+    BadUrl {
+        /// As given.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// No start URL at all.
+    #[error("no start URL: give URLs as arguments or --file")]
+    NoUrls,
+    /// --file unreadable.
+    #[error("cannot read {path}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A value out of range.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Everything a crawl needs, validated.
+#[derive(Debug, Clone)]
+pub struct CrawlConfig {
+    /// Per-site limits and pace.
+    pub limits: SiteLimits,
+    /// Fetcher settings.
+    pub fetch: FetchSettings,
+    /// Extraction and robots settings.
+    pub crawl: CrawlSettings,
+    /// Frontier-wide settings.
+    pub frontier: FrontierSettings,
+}
+
+impl CrawlArgs {
+    /// Validates the flags into settings.
+    pub fn validate(&self) -> Result<CrawlConfig, ConfigError> {
+        let pace = PaceLimits::new(self.in_flight, Duration::from_millis(self.gap_ms))
+            .map_err(|e| ConfigError::Invalid(format!("--in-flight/--gap-ms: {e}")))?;
+        if self.max_pages == 0 {
+            return Err(ConfigError::Invalid(
+                "--max-pages must be at least 1".into(),
+            ));
+        }
+        if self.ip_in_flight == 0 {
+            return Err(ConfigError::Invalid(
+                "--ip-in-flight must be at least 1".into(),
+            ));
+        }
+        if !(1..=300).contains(&self.timeout_s) {
+            return Err(ConfigError::Invalid("--timeout-s must be 1-300".into()));
+        }
+        if self.max_body_bytes < 1024 {
+            return Err(ConfigError::Invalid(
+                "--max-body-bytes must be at least 1024".into(),
+            ));
+        }
+        let token = ProductToken::from_agent(&self.robots_token);
+        if token.as_str().is_empty() {
+            return Err(ConfigError::Invalid(format!(
+                "--robots-token {:?} has no token characters (letters, '-', '_')",
+                self.robots_token
+            )));
+        }
+        if self.user_agent.trim().is_empty() || self.user_agent.chars().any(char::is_control) {
+            return Err(ConfigError::Invalid(
+                "--user-agent must be non-empty printable text".into(),
+            ));
+        }
+        let mut resolve = HashMap::new();
+        for r in &self.resolve {
+            let (host, ip) = r.split_once('=').ok_or_else(|| {
+                ConfigError::Invalid(format!("--resolve {r:?}: expected HOST=IP"))
+            })?;
+            let ip: IpAddr = ip
+                .trim()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse()
+                .map_err(|e| ConfigError::Invalid(format!("--resolve {r:?}: {e}")))?;
+            resolve.insert(host.trim().to_ascii_lowercase(), ip);
+        }
+        let limits = SiteLimits {
+            max_pages: self.max_pages,
+            max_depth: self.max_depth,
+            max_resources: self.max_resources,
+            pace,
+            follow_nofollow: self.follow_nofollow,
+        };
+        let timeout = Duration::from_secs(self.timeout_s);
+        let fetch = FetchSettings {
+            user_agent: self.user_agent.clone(),
+            timeout,
+            max_body: self.max_body_bytes,
+            allow_private: self.allow_private,
+            resolve,
+            no_dns: self.no_dns,
+        };
+        let crawl = CrawlSettings {
+            token: token.clone(),
+            extract: ExtractCaps {
+                max_links: self.max_links.max(1),
+                robots_token: Some(token.as_str().to_owned()),
+                ..ExtractCaps::default()
+            },
+            ..CrawlSettings::default()
+        };
+        let frontier = FrontierSettings {
+            max_in_flight_per_ip: self.ip_in_flight,
+            // A lease outlives the longest fetch (timeout) by a wide margin.
+            lease_ttl_ms: u64::try_from((timeout * 4).as_millis())
+                .unwrap_or(u64::MAX)
+                .max(30_000),
+        };
+        Ok(CrawlConfig {
+            limits,
+            fetch,
+            crawl,
+            frontier,
+        })
+    }
+}
+
+/// Reads start URLs from arguments and `--file`, validated and deduplicated, in order.
+pub fn start_urls(
+    urls: &[String],
+    file: Option<&PathBuf>,
+) -> Result<Vec<NormalizedUrl>, ConfigError> {
+    let mut raw: Vec<String> = urls.to_vec();
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::File {
+            path: path.clone(),
+            source,
+        })?;
+        raw.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_owned),
+        );
+    }
+    let mut out: Vec<NormalizedUrl> = Vec::new();
+    for u in raw {
+        let with_scheme = if u.contains("://") {
+            u.clone()
+        } else {
+            format!("https://{u}")
+        };
+        let parsed = NormalizedUrl::parse(&with_scheme).map_err(|e| ConfigError::BadUrl {
+            url: u.clone(),
+            reason: e.to_string(),
+        })?;
+        if !out.contains(&parsed) {
+            out.push(parsed);
+        }
+    }
+    if out.is_empty() {
+        return Err(ConfigError::NoUrls);
+    }
+    Ok(out)
+}

@@ -1,0 +1,318 @@
+//! Site-level analysis: findings that need every page of a site, computed once the site is done.
+//!
+//! Per-page findings (missing title, noindex, …) come from the workers as `Finding` events; the
+//! codes here can only be decided by looking across pages, so the database computes them when the
+//! site's `SiteDone` event is applied, inside the same transaction:
+//!
+//! - **`broken_internal_link` / `broken_resource`**: a URL of the site (any kind except `robots`
+//!   and `probe_*`) answering `>= 400`, or not answering at all (no status, an error), that at
+//!   least one crawled page links to with an internal link. `url` is the broken URL, `detail` its
+//!   status (`"404"`) or error (`"timeout"`), `related` the linking pages (sorted, distinct, at most
+//!   [`RELATED_CAP`]). It is `broken_resource` when every link to it is of a resource kind
+//!   ([`RESOURCE_LINK_KINDS`]), `broken_internal_link` otherwise.
+//! - **`redirect_chain` / `redirect_loop`**: for each redirecting URL (3xx with a `redirect_to`)
+//!   that is a start URL or linked to, follow `redirect_to` through the site's `pages` rows. More
+//!   than one hop before a non-redirect (or a URL that was not fetched) is a chain: `detail` is
+//!   `"N hops"`, `related` the chain from the first URL to the last. Coming back to a URL already in
+//!   the chain is a loop: `related` is the chain ending with the repeated URL. Chains are reported
+//!   from their head: URLs that are not themselves the target of a crawled redirect go first, and a
+//!   URL already inside a reported chain starts no report of its own (so `a → b → c` with `a` and
+//!   `b` both linked is reported once, from `a`; a loop nobody redirects into is reported from its
+//!   smallest linked URL).
+//! - **`title_duplicate` / `description_duplicate`**: HTML pages (kind `page`, status 200,
+//!   `text/html` or `application/xhtml+xml`) sharing exactly the same non-blank title or meta
+//!   description: one finding per page, `detail` the shared value (first
+//!   [`DUPLICATE_DETAIL_CHARS`] characters), `related` the other pages (sorted, at most
+//!   [`RELATED_CAP`]).
+//!
+//! Idempotent: the findings this module wrote before for the site (`origin = 'analysis'`) are
+//! marked stale, the ones produced again are kept with their ids (their `related` refreshed), and
+//! the rest are deleted. A finding a worker already reported with the same key is left alone.
+
+use super::{DbError, apply::to_json, int, sql_err};
+use rusqlite::{Connection, params};
+use shoal_shared::finding::Code;
+use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::record::LinkKind;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// At most this many URLs in a finding's `related` list, so one finding stays small on a site
+/// where thousands of pages link to the same broken URL.
+pub const RELATED_CAP: usize = 100;
+
+/// Duplicate titles and descriptions are quoted in `detail` up to this many characters.
+pub const DUPLICATE_DETAIL_CHARS: usize = 200;
+
+/// Link kinds that load a resource rather than navigate: a broken URL reached only through these is
+/// a `broken_resource`.
+pub const RESOURCE_LINK_KINDS: [LinkKind; 5] = [
+    LinkKind::Image,
+    LinkKind::Script,
+    LinkKind::Stylesheet,
+    LinkKind::Icon,
+    LinkKind::Media,
+];
+
+/// Redirects are followed at most this far (the crawler itself stops after 10 hops).
+const MAX_FOLLOW: usize = 64;
+
+/// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`.
+struct Sink<'a> {
+    conn: &'a Connection,
+    path: &'a Path,
+    site: i64,
+}
+
+impl Sink<'_> {
+    fn emit(&self, code: Code, url: &str, detail: &str, related: &[&str]) -> Result<(), DbError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO findings (site_id, code, severity, url, detail, related_json, origin, stale)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'analysis', 0)
+                 ON CONFLICT (site_id, code, url, detail) DO UPDATE
+                    SET related_json = excluded.related_json, stale = 0
+                    WHERE findings.origin = 'analysis'",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    self.site,
+                    code.as_str(),
+                    code.severity().as_str(),
+                    url,
+                    detail,
+                    to_json(related),
+                ])
+            })
+            .map(drop)
+            .map_err(sql_err(self.path, "store an analysis finding"))
+    }
+}
+
+/// Runs every site-level rule for one site; see the module documentation.
+pub(super) fn analyse_site(
+    conn: &Connection,
+    path: &Path,
+    audit: AuditId,
+    site: SiteId,
+) -> Result<(), DbError> {
+    let sink = Sink {
+        conn,
+        path,
+        site: int(site.0),
+    };
+    conn.execute(
+        "UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'",
+        [sink.site],
+    )
+    .map_err(sql_err(path, "mark earlier analysis findings"))?;
+    broken_links(&sink)?;
+    redirects(&sink)?;
+    duplicates(&sink, "title", Code::TitleDuplicate)?;
+    duplicates(&sink, "meta_description", Code::DescriptionDuplicate)?;
+    let removed = conn
+        .execute(
+            "DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1",
+            [sink.site],
+        )
+        .map_err(sql_err(path, "remove outdated analysis findings"))?;
+    tracing::debug!(audit = %audit, site = %site, removed, "site analysis done");
+    Ok(())
+}
+
+fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
+    let path = sink.path;
+    let mut broken = sink
+        .conn
+        .prepare(
+            "SELECT p.url, p.status, p.error FROM pages p
+             WHERE p.site_id = ?1 AND p.kind <> 'robots' AND p.kind NOT GLOB 'probe_*'
+               AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))
+               AND EXISTS (SELECT 1 FROM links l WHERE l.site_id = p.site_id AND l.to_url = p.url AND l.internal = 1)
+             ORDER BY p.url",
+        )
+        .map_err(sql_err(path, "prepare broken link query"))?;
+    let mut rows = broken
+        .query([sink.site])
+        .map_err(sql_err(path, "find broken URLs"))?;
+    let mut linking = sink
+        .conn
+        .prepare(
+            "SELECT DISTINCT from_url FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
+             ORDER BY from_url LIMIT ?3",
+        )
+        .map_err(sql_err(path, "prepare linking pages query"))?;
+    let mut kinds = sink
+        .conn
+        .prepare(
+            "SELECT DISTINCT kind FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 1",
+        )
+        .map_err(sql_err(path, "prepare link kinds query"))?;
+    let cap = int(u64::try_from(RELATED_CAP).unwrap_or(u64::MAX));
+    while let Some(row) = rows.next().map_err(sql_err(path, "read broken URLs"))? {
+        let url: String = row.get(0).map_err(sql_err(path, "read broken URLs"))?;
+        let status: Option<i64> = row.get(1).map_err(sql_err(path, "read broken URLs"))?;
+        let error: Option<String> = row.get(2).map_err(sql_err(path, "read broken URLs"))?;
+        let detail = match (status, error) {
+            (Some(s), _) => s.to_string(),
+            (None, Some(e)) => e,
+            (None, None) => continue,
+        };
+        let from: Vec<String> = linking
+            .query_map(params![sink.site, url, cap], |r| r.get(0))
+            .and_then(Iterator::collect)
+            .map_err(sql_err(path, "find linking pages"))?;
+        let link_kinds: Vec<String> = kinds
+            .query_map(params![sink.site, url], |r| r.get(0))
+            .and_then(Iterator::collect)
+            .map_err(sql_err(path, "find link kinds"))?;
+        let resource_only = link_kinds
+            .iter()
+            .all(|k| RESOURCE_LINK_KINDS.iter().any(|r| r.as_str() == k));
+        let code = if resource_only {
+            Code::BrokenResource
+        } else {
+            Code::BrokenInternalLink
+        };
+        let related: Vec<&str> = from.iter().map(String::as_str).collect();
+        sink.emit(code, &url, &detail, &related)?;
+    }
+    Ok(())
+}
+
+/// What following a URL's redirects found.
+struct Walk {
+    /// The first URL, every hop, and (for a loop) the repeated URL.
+    chain: Vec<String>,
+    looped: bool,
+}
+
+fn follow(redirects: &HashMap<String, String>, start: &str) -> Walk {
+    let mut chain = vec![start.to_owned()];
+    let mut seen: HashSet<&str> = HashSet::from([start]);
+    let mut current = start;
+    while let Some(next) = redirects.get(current) {
+        chain.push(next.clone());
+        if !seen.insert(next) {
+            return Walk {
+                chain,
+                looped: true,
+            };
+        }
+        if chain.len() > MAX_FOLLOW {
+            break;
+        }
+        current = next;
+    }
+    Walk {
+        chain,
+        looped: false,
+    }
+}
+
+fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
+    let path = sink.path;
+    const REDIRECT: &str = "status BETWEEN 300 AND 399 AND redirect_to IS NOT NULL";
+    let map: HashMap<String, String> = sink
+        .conn
+        .prepare(&format!(
+            "SELECT url, redirect_to FROM pages WHERE site_id = ?1 AND {REDIRECT}"
+        ))
+        .and_then(|mut s| {
+            s.query_map([sink.site], |r| Ok((r.get(0)?, r.get(1)?)))
+                .and_then(Iterator::collect)
+        })
+        .map_err(sql_err(path, "read redirects"))?;
+    if map.is_empty() {
+        return Ok(());
+    }
+    let candidates: Vec<String> = sink
+        .conn
+        .prepare(&format!(
+            "SELECT p.url FROM pages p WHERE p.site_id = ?1 AND {REDIRECT}
+               AND (p.found_via = 'start'
+                    OR p.url IN (SELECT start_url FROM sites WHERE id = ?1)
+                    OR EXISTS (SELECT 1 FROM links l WHERE l.site_id = p.site_id AND l.to_url = p.url AND l.internal = 1))
+             ORDER BY p.url"
+        ))
+        .and_then(|mut s| s.query_map([sink.site], |r| r.get(0)).and_then(Iterator::collect))
+        .map_err(sql_err(path, "find linked redirects"))?;
+    let targets: HashSet<&str> = map.values().map(String::as_str).collect();
+    let (heads, inner): (Vec<&String>, Vec<&String>) = candidates
+        .iter()
+        .partition(|c| !targets.contains(c.as_str()));
+    let mut covered: HashSet<String> = HashSet::new();
+    for start in heads.into_iter().chain(inner) {
+        if covered.contains(start) {
+            continue;
+        }
+        let walk = follow(&map, start);
+        let hops = walk.chain.len() - 1;
+        let code = if walk.looped {
+            Code::RedirectLoop
+        } else if hops > 1 {
+            Code::RedirectChain
+        } else {
+            continue;
+        };
+        let related: Vec<&str> = walk
+            .chain
+            .iter()
+            .map(String::as_str)
+            .take(RELATED_CAP)
+            .collect();
+        sink.emit(code, start, &format!("{hops} hops"), &related)?;
+        covered.extend(walk.chain);
+    }
+    Ok(())
+}
+
+/// Pages whose titles and descriptions are compared: fetched HTML pages that answered 200.
+const DUPLICATE_ELIGIBLE: &str = "kind = 'page' AND status = 200
+    AND (content_type LIKE 'text/html%' OR content_type LIKE 'application/xhtml+xml%')";
+
+/// `column` is one of our own column names, never input.
+fn duplicates(sink: &Sink<'_>, column: &'static str, code: Code) -> Result<(), DbError> {
+    let path = sink.path;
+    let mut groups = sink
+        .conn
+        .prepare(&format!(
+            "SELECT {column} FROM pages WHERE site_id = ?1 AND {DUPLICATE_ELIGIBLE} AND trim({column}) <> ''
+             GROUP BY {column} HAVING COUNT(*) > 1 ORDER BY {column}"
+        ))
+        .map_err(sql_err(path, "prepare duplicate query"))?;
+    let mut members = sink
+        .conn
+        .prepare(&format!(
+            "SELECT url FROM pages WHERE site_id = ?1 AND {DUPLICATE_ELIGIBLE} AND {column} = ?2 ORDER BY url"
+        ))
+        .map_err(sql_err(path, "prepare duplicate members query"))?;
+    let mut rows = groups
+        .query([sink.site])
+        .map_err(sql_err(path, "find duplicates"))?;
+    while let Some(row) = rows.next().map_err(sql_err(path, "read duplicates"))? {
+        let value: String = row.get(0).map_err(sql_err(path, "read duplicates"))?;
+        let detail: String = value.chars().take(DUPLICATE_DETAIL_CHARS).collect();
+        // The first RELATED_CAP + 1 members are enough to give every member RELATED_CAP others,
+        // so a value shared by 100,000 pages never sits in memory as one list.
+        let head: Vec<String> = members
+            .query_map(params![sink.site, value], |r| r.get(0))
+            .and_then(|it| it.take(RELATED_CAP + 1).collect())
+            .map_err(sql_err(path, "read duplicate pages"))?;
+        let mut all = members
+            .query(params![sink.site, value])
+            .map_err(sql_err(path, "read duplicate pages"))?;
+        // `members` is borrowed by `all`; the head was collected before, so this is one pass.
+        while let Some(r) = all.next().map_err(sql_err(path, "read duplicate pages"))? {
+            let url: String = r.get(0).map_err(sql_err(path, "read duplicate pages"))?;
+            let related: Vec<&str> = head
+                .iter()
+                .map(String::as_str)
+                .filter(|u| *u != url)
+                .take(RELATED_CAP)
+                .collect();
+            sink.emit(code, &url, &detail, &related)?;
+        }
+    }
+    Ok(())
+}

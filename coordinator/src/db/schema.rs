@@ -1,0 +1,94 @@
+//! The audit database schema, as an append-only list of migrations.
+//!
+//! Migration `i` (0-based) takes a file from `PRAGMA user_version = i` to `i + 1`. Never edit a
+//! migration that has shipped: add a new one, so every existing file reaches the same schema.
+//!
+//! Version 1 tables (all `STRICT`):
+//!
+//! | table | key | holds |
+//! |---|---|---|
+//! | `audits` | `id` | one row per audit: `created_at_ms`, `finished_at_ms`, `status` (`running`, `done`, `cancelled`, `interrupted`), `options_json` |
+//! | `sites` | `id` (never reused) | `audit_id`, `start_url`, `status` (`running`, `done`), counters `pages` (kind `page`), `urls` (any kind), `findings`, `done_at_ms` |
+//! | `pages` | `(site_id, url)` | one row per fetched URL: what [`PageRecord`](shoal_shared::record::PageRecord) holds except its links; list fields as JSON text (`*_json`) |
+//! | `links` | — | one row per link on a page, `position` keeps document order; indexed by `(site_id, to_url)` for "who links here" and by `(site_id, from_url)` to replace a page's links |
+//! | `findings` | `id`, unique `(site_id, code, url, detail)` | `severity`, `related_json`; `origin` is `worker` or `analysis` (the latter owned and replaced by the site-level analysis); `stale` is scratch space for that replacement |
+
+/// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
+pub const APPLICATION_ID: i64 = 0x5368_6f6c;
+
+/// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
+pub const MIGRATIONS: &[&str] = &[V1];
+
+const V1: &str = "
+CREATE TABLE audits (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at_ms  INTEGER NOT NULL,
+    finished_at_ms INTEGER,
+    status         TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'interrupted')),
+    options_json   TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE sites (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    audit_id   INTEGER NOT NULL REFERENCES audits (id) ON DELETE CASCADE,
+    start_url  TEXT NOT NULL,
+    status     TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'done')),
+    pages      INTEGER NOT NULL DEFAULT 0,
+    urls       INTEGER NOT NULL DEFAULT 0,
+    findings   INTEGER NOT NULL DEFAULT 0,
+    done_at_ms INTEGER
+) STRICT;
+CREATE INDEX sites_by_audit ON sites (audit_id);
+
+CREATE TABLE pages (
+    site_id           INTEGER NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    url               TEXT NOT NULL,
+    kind              TEXT NOT NULL,
+    status            INTEGER,
+    error             TEXT,
+    redirect_to       TEXT,
+    depth             INTEGER NOT NULL,
+    found_via         TEXT NOT NULL,
+    found_from        TEXT,
+    content_type      TEXT,
+    bytes             INTEGER NOT NULL,
+    response_ms       INTEGER NOT NULL,
+    fetched_at_ms     INTEGER NOT NULL,
+    title             TEXT,
+    meta_description  TEXT,
+    h1_json           TEXT NOT NULL,
+    canonical         TEXT,
+    meta_robots_json  TEXT NOT NULL,
+    x_robots_tag_json TEXT NOT NULL,
+    hreflang_json     TEXT NOT NULL,
+    headers_json      TEXT NOT NULL,
+    PRIMARY KEY (site_id, url)
+) STRICT;
+
+CREATE TABLE links (
+    site_id  INTEGER NOT NULL,
+    from_url TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    to_url   TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    nofollow INTEGER NOT NULL CHECK (nofollow IN (0, 1)),
+    internal INTEGER NOT NULL CHECK (internal IN (0, 1)),
+    text     TEXT,
+    FOREIGN KEY (site_id, from_url) REFERENCES pages (site_id, url) ON DELETE CASCADE
+) STRICT;
+CREATE INDEX links_by_target ON links (site_id, to_url);
+CREATE INDEX links_by_source ON links (site_id, from_url, position);
+
+CREATE TABLE findings (
+    id           INTEGER PRIMARY KEY,
+    site_id      INTEGER NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    code         TEXT NOT NULL,
+    severity     TEXT NOT NULL CHECK (severity IN ('error', 'warning', 'notice')),
+    url          TEXT NOT NULL,
+    detail       TEXT NOT NULL,
+    related_json TEXT NOT NULL DEFAULT '[]',
+    origin       TEXT NOT NULL CHECK (origin IN ('worker', 'analysis')),
+    stale        INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (site_id, code, url, detail)
+) STRICT;
+";

@@ -1,0 +1,203 @@
+//! The `shoal` command: its subcommands, the audit database, aggregation and reports.
+//!
+//! `main.rs` only parses arguments, sets up logging and signals, and calls [`run`]; everything
+//! else is here so tests can call it.
+
+pub mod audit;
+pub mod cli;
+pub mod db;
+pub mod progress;
+pub mod report;
+
+use anyhow::Context;
+use cli::{Cli, Command, ReportFormat};
+use shoal_shared::ids::AuditId;
+use std::io::Write;
+use tokio_util::sync::CancellationToken;
+
+/// Exit statuses scripts can rely on (SPEC §1: non-zero only when Shoal could not do its job).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// The command did its job (an audit ran, whatever it found).
+    Ok = 0,
+    /// An unexpected failure inside Shoal.
+    Internal = 1,
+    /// Bad arguments (clap's own errors also exit 2).
+    Usage = 2,
+    /// Unusable input: a bad start URL, an unreadable file, invalid settings.
+    Input = 3,
+    /// The audit database could not be opened or written.
+    Database = 4,
+    /// Stopped by Ctrl-C or SIGTERM; what was crawled is kept.
+    Interrupted = 130,
+}
+
+/// An error with the exit status it should produce.
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit status.
+    pub exit: Exit,
+    /// What went wrong, with context.
+    pub error: anyhow::Error,
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Failure {
+        let error = e.into();
+        let exit = if error.downcast_ref::<db::DbError>().is_some() {
+            Exit::Database
+        } else if error.downcast_ref::<cli::ConfigError>().is_some() {
+            Exit::Input
+        } else {
+            Exit::Internal
+        };
+        Failure { exit, error }
+    }
+}
+
+fn input(e: impl Into<anyhow::Error>) -> Failure {
+    Failure {
+        exit: Exit::Input,
+        error: e.into(),
+    }
+}
+
+/// Runs a parsed command line until done or until `shutdown` is cancelled.
+pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure> {
+    match cli.command {
+        Command::Audit(args) => {
+            let config = args.crawl.validate().map_err(input)?;
+            let starts = cli::start_urls(&args.urls, args.file.as_ref()).map_err(input)?;
+            let req = audit::AuditRequest {
+                starts,
+                db: args.db.clone(),
+                config,
+                concurrency: args.concurrency.max(1),
+                progress: !args.no_progress,
+            };
+            let outcome = audit::run_audit(req, shutdown).await?;
+            if let Some(format) = args.report {
+                write_report(&args.db, Some(outcome.audit.0), format, args.out.as_deref())?;
+            }
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(
+                err,
+                "audit {} {}: {} site(s), {} page(s), {} finding(s); database {}",
+                outcome.audit,
+                if outcome.interrupted {
+                    "stopped (partial results kept)"
+                } else {
+                    "finished"
+                },
+                outcome.sites,
+                outcome.pages,
+                outcome.findings,
+                args.db.display()
+            );
+            Ok(if outcome.interrupted {
+                Exit::Interrupted
+            } else {
+                Exit::Ok
+            })
+        }
+        Command::Report(args) => {
+            write_report(&args.db, args.audit, args.format, args.out.as_deref())?;
+            Ok(Exit::Ok)
+        }
+        Command::Robots(args) => robots(&args),
+    }
+}
+
+fn write_report(
+    db_path: &std::path::Path,
+    audit: Option<u64>,
+    format: ReportFormat,
+    out: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    if !db_path.exists() {
+        return Err(input(anyhow::anyhow!(
+            "no audit database at {}",
+            db_path.display()
+        )));
+    }
+    let db = db::AuditDb::open(db_path)?;
+    let audit = match audit {
+        Some(a) => AuditId(a),
+        None => db.latest_audit()?.ok_or_else(|| {
+            input(anyhow::anyhow!(
+                "the database {} holds no audit yet",
+                db_path.display()
+            ))
+        })?,
+    };
+    if db.audit(audit)?.is_none() {
+        return Err(input(anyhow::anyhow!(
+            "no audit {audit} in {}",
+            db_path.display()
+        )));
+    }
+    match format {
+        ReportFormat::Json => match out {
+            Some(path) => {
+                let f = std::fs::File::create(path)
+                    .with_context(|| format!("creating {}", path.display()))
+                    .map_err(input)?;
+                let mut w = std::io::BufWriter::new(f);
+                report::write_json(&db, audit, &mut w)?;
+                w.flush()
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            None => {
+                let stdout = std::io::stdout();
+                let mut w = std::io::BufWriter::new(stdout.lock());
+                report::write_json(&db, audit, &mut w)?;
+                w.flush().context("writing the report to standard output")?;
+            }
+        },
+        ReportFormat::Csv => {
+            let dir = out.map_or_else(
+                || std::path::PathBuf::from("."),
+                std::path::Path::to_path_buf,
+            );
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("creating {}", dir.display()))
+                .map_err(input)?;
+            let files = report::write_csv(&db, audit, &dir)?;
+            for f in files {
+                tracing::info!(file = %f.display(), "wrote");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn robots(args: &cli::RobotsArgs) -> Result<Exit, Failure> {
+    use shoal_shared::robots::{ProductToken, RobotsRules, verdict_line};
+    let body = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read robots.txt file {}", args.file.display()))
+        .map_err(input)?;
+    let token = ProductToken::from_agent(&args.agent);
+    let rules = RobotsRules::parse(&body, &token);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = if args.sitemaps {
+        rules
+            .sitemaps()
+            .iter()
+            .try_for_each(|s| writeln!(out, "{s}"))
+    } else if args.crawl_delay {
+        match rules.crawl_delay() {
+            Some(d) => writeln!(out, "{}", d.as_secs_f64()),
+            None => writeln!(out, "none"),
+        }
+    } else {
+        args.urls
+            .iter()
+            .try_for_each(|u| writeln!(out, "{}", verdict_line(&rules.check_str(u), u)))
+    };
+    result
+        .and_then(|()| out.flush())
+        .context("writing to standard output")?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,122 @@
+//! Reports from the audit database: JSON (`shoal report --format json`) and CSV.
+//!
+//! Both stream: rows are read one at a time from SQLite and written straight out, so a report of a
+//! 100,000-page audit needs memory for one page (and its links), not for the audit. The JSON
+//! document's shape is a stable contract, `shoal.report/v1`, documented field by field in
+//! `docs/report-json.md`; the CSV files are documented there too.
+//!
+//! Crawled content is untrusted (SPEC §6): JSON escaping is serde_json's, which makes any title a
+//! plain JSON string; CSV cells that a spreadsheet would run as a formula are defused (see
+//! [`write_csv`]).
+
+mod csv_out;
+mod json;
+
+pub use csv_out::{CSV_FILES, write_csv};
+pub use json::{SCHEMA, write_json};
+
+use crate::db::DbError;
+use shoal_shared::ids::AuditId;
+use shoal_shared::time::UnixMs;
+use std::path::PathBuf;
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    /// Reading the audit database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// The audit asked for is not in the database.
+    #[error("there is no audit {audit} in the audit database")]
+    UnknownAudit {
+        /// The id asked for.
+        audit: AuditId,
+    },
+    /// Writing to the output failed (closed pipe, disk full).
+    #[error("cannot write the report: {source}")]
+    Write {
+        /// The I/O error.
+        #[from]
+        source: std::io::Error,
+    },
+    /// Creating or writing a report file failed.
+    #[error("cannot write {}: {source}", path.display())]
+    File {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Writing a CSV file failed.
+    #[error("cannot write {}: {source}", path.display())]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// The CSV writer's error.
+        source: csv::Error,
+    },
+}
+
+/// The generator string in reports: `shoal <version>`.
+#[must_use]
+pub fn generator() -> String {
+    format!("shoal {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The last millisecond RFC 3339 can show with a four-digit year (9999-12-31T23:59:59.999Z).
+const MAX_RFC3339_MS: u64 = 253_402_300_799_999;
+
+/// Formats a Unix time as RFC 3339 in UTC with milliseconds, e.g. `2024-05-01T12:00:00.250Z`.
+///
+/// Written here rather than pulling in a date crate: reports need exactly this one format. Times
+/// past the year 9999 are clamped to its last millisecond.
+#[must_use]
+pub fn rfc3339(t: UnixMs) -> String {
+    let ms = t.0.min(MAX_RFC3339_MS);
+    let (secs, milli) = (ms / 1000, ms % 1000);
+    let (days, sod) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar (Howard
+/// Hinnant's `civil_from_days`, for non-negative day counts).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_known_instants() {
+        let cases = [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+            (951_868_799_999, "2000-02-29T23:59:59.999Z"),
+            (1_709_164_800_250, "2024-02-29T00:00:00.250Z"),
+            (1_735_689_599_000, "2024-12-31T23:59:59.000Z"),
+            (4_107_542_400_000, "2100-03-01T00:00:00.000Z"),
+            (u64::MAX, "9999-12-31T23:59:59.999Z"),
+        ];
+        for (ms, want) in cases {
+            assert_eq!(rfc3339(UnixMs(ms)), want, "{ms}");
+        }
+    }
+}

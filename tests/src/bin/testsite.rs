@@ -1,0 +1,132 @@
+//! `shoal-testsite`: serves generated test sites as a separate process, for benchmarks.
+//!
+//! Prints `listening 127.0.0.1:PORT` as the first line of stdout, serves `site0.test` …
+//! `site{N-1}.test` until SIGTERM, Ctrl-C or `--max-seconds`, then prints a summary (and writes the
+//! request log as JSON Lines with `--log-json`).
+
+use std::io::Write as _;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Parser;
+use shoal_tests::log::{RequestLog, gaps_of, max_in_flight_of};
+use shoal_tests::testsite::{Site, TestServer};
+
+/// Serve N generated websites on one loopback port.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Number of hosts, named site0.test, site1.test, ...
+    #[arg(long, default_value_t = 1)]
+    hosts: usize,
+    /// Pages per host.
+    #[arg(long, default_value_t = 100)]
+    pages: usize,
+    /// Links from each page to further pages (tree fan-out).
+    #[arg(long, default_value_t = 5)]
+    links: usize,
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Added latency for every response, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    delay_ms: u64,
+    /// Stop after this many seconds even without a signal (safety bound for forgotten processes).
+    #[arg(long, default_value_t = 3600)]
+    max_seconds: u64,
+    /// Write the request log here on shutdown, one JSON object per line.
+    #[arg(long)]
+    log_json: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    run(Args::parse()).await
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let delay = Duration::from_millis(args.delay_ms);
+    let sites = (0..args.hosts)
+        .map(|i| Site::generated(&format!("site{i}.test"), args.pages, args.links).latency(delay))
+        .collect();
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
+    let server = TestServer::start_on(addr, sites)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening {}", server.addr())?;
+    stdout.flush()?;
+    drop(stdout);
+
+    wait_for_stop(Duration::from_secs(args.max_seconds)).await?;
+    let started_at = server.started_at();
+    let log = server.shutdown().await;
+
+    if let Some(path) = &args.log_json {
+        std::fs::write(path, log.to_json_lines(started_at))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(summary(&log).as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Resolves on SIGTERM, Ctrl-C or after `limit`, whichever comes first.
+async fn wait_for_stop(limit: Duration) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing SIGTERM handler")?;
+    #[cfg(unix)]
+    let terminated = term.recv();
+    #[cfg(not(unix))]
+    let terminated = std::future::pending::<Option<()>>();
+    tokio::select! {
+        _ = terminated => {}
+        result = tokio::signal::ctrl_c() => result.context("waiting for Ctrl-C")?,
+        () = tokio::time::sleep(limit) => {}
+    }
+    Ok(())
+}
+
+/// Key figures of the run, one `key value` pair per line.
+fn summary(log: &RequestLog) -> String {
+    let by_host = log.by_host();
+    let max_in_flight_per_host = by_host
+        .values()
+        .map(|rs| max_in_flight_of(rs.iter().copied()))
+        .max()
+        .unwrap_or(0);
+    let min_gap = by_host
+        .values()
+        .flat_map(|rs| gaps_of(rs.iter().copied()))
+        .min();
+    let unfinished = log.all().iter().filter(|r| r.end.is_none()).count();
+    let mut statuses = std::collections::BTreeMap::new();
+    for r in log.all() {
+        *statuses
+            .entry(
+                r.status
+                    .map_or_else(|| "none".to_owned(), |s| s.to_string()),
+            )
+            .or_insert(0usize) += 1;
+    }
+    let statuses: Vec<String> = statuses
+        .into_iter()
+        .map(|(s, n)| format!("{s}={n}"))
+        .collect();
+    format!(
+        "requests {}\nhosts_seen {}\nstatuses {}\nunfinished {unfinished}\nmax_in_flight_per_host {max_in_flight_per_host}\n\
+         max_in_flight_total {}\nmin_gap_ms {}\n",
+        log.len(),
+        by_host.len(),
+        statuses.join(" "),
+        log.max_in_flight_where(|_| true),
+        min_gap.map_or_else(
+            || "none".to_owned(),
+            |g| format!("{:.1}", g.as_secs_f64() * 1000.0)
+        ),
+    )
+}
