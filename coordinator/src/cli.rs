@@ -53,7 +53,7 @@ pub enum Command {
 /// `shoal audit`.
 #[derive(Debug, Args)]
 pub struct AuditArgs {
-    /// Start URLs, one site each (e.g. https://example.com/).
+    /// Start URLs, one site each (e.g. `https://example.com/`).
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
     /// A file with one start URL per line (blank lines and lines starting with # are skipped).

@@ -5,4 +5,5 @@
 //! generated sites as a separate process for benchmarks.
 
 pub mod log;
+pub mod redis;
 pub mod testsite;

@@ -816,10 +816,20 @@ impl<F: Frontier> Crawler<F> {
         resp: &Fetched,
     ) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
-        let ct = resp.header("content-type");
-        let (text, _) = decode_html(&resp.body, ct);
-        let facts = extract(&text, url.as_url(), &self.settings.extract);
-        drop(text);
+        // Parsing is CPU work (and superlinear on hostile nesting): keep it off the async threads.
+        let body = resp.body.clone();
+        let ct = resp.header("content-type").map(str::to_owned);
+        let base = url.as_url().clone();
+        let caps = self.settings.extract.clone();
+        let facts = tokio::task::spawn_blocking(move || {
+            let (text, _) = decode_html(&body, ct.as_deref());
+            extract(&text, &base, &caps)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!(url = %url, error = %e, "HTML extraction failed; recording the page without facts");
+            PageFacts::default()
+        });
         rec.title.clone_from(&facts.title);
         rec.meta_description.clone_from(&facts.meta_description);
         rec.h1.clone_from(&facts.h1);

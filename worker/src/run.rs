@@ -6,7 +6,7 @@ use shoal_shared::ids::WorkerId;
 use shoal_shared::time::UnixMs;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -37,7 +37,9 @@ pub async fn run<F: Frontier>(
     let permits = Arc::new(Semaphore::new(settings.concurrency.max(1)));
     let mut fetches: JoinSet<()> = JoinSet::new();
     let frontier = Arc::clone(crawler.frontier());
-    let mut result = Ok(());
+    // A completion frees a slot and may queue new URLs: wake the claim loop instead of letting it
+    // sleep out its wait.
+    let completed = Arc::new(Notify::new());
     loop {
         while fetches.try_join_next().is_some() {}
         let permit = tokio::select! {
@@ -63,6 +65,7 @@ pub async fn run<F: Frontier>(
             Claim::Leased(lease) => {
                 let crawler = Arc::clone(&crawler);
                 let worker = settings.id.clone();
+                let completed = Arc::clone(&completed);
                 fetches.spawn(async move {
                     let lease = *lease;
                     let outcome = crawler.process(&lease).await;
@@ -74,6 +77,7 @@ pub async fn run<F: Frontier>(
                         tracing::error!(worker = %worker, url = %lease.task.url, error = %e, "could not complete lease; it will expire and be retried");
                     }
                     drop(permit);
+                    completed.notify_one();
                 });
                 continue;
             }
@@ -81,8 +85,10 @@ pub async fn run<F: Frontier>(
             Claim::Idle => IDLE_WAIT,
         };
         drop(permit);
-        if sleep_or_cancel(wait, &shutdown).await {
-            break;
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = completed.notified() => {}
+            () = shutdown.cancelled() => break,
         }
     }
     let drained = tokio::time::timeout(DRAIN_DEADLINE, async {
@@ -101,9 +107,8 @@ pub async fn run<F: Frontier>(
             "shutdown deadline passed; abandoning fetches in flight (their leases will expire)"
         );
         fetches.abort_all();
-        result = Ok(());
     }
-    result
+    Ok(())
 }
 
 /// Sleeps for `d`; true if shutdown came first.

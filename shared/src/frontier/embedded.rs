@@ -7,7 +7,7 @@ use super::{
     Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots,
     Lease, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed,
 };
-use crate::finding::{Code, Finding};
+use crate::finding::Code;
 use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};
 use crate::pace::{HostPace, IpPace};
 use crate::record::Event;
@@ -480,7 +480,7 @@ impl State {
             _ => None,
         };
         if let Some(code) = over {
-            self.report_limit(task.site, code, &task);
+            self.report_limit(task.site, code);
             return false;
         }
         self.seen.entry(task.audit).or_default().insert(fp);
@@ -495,28 +495,14 @@ impl State {
         true
     }
 
-    fn report_limit(&mut self, site_id: SiteId, code: Code, task: &Task) {
+    fn report_limit(&mut self, site_id: SiteId, code: Code) {
         let Some(site) = self.sites.get_mut(&site_id) else {
             return;
         };
         if !site.reported.insert(code) {
             return;
         }
-        let detail = match code {
-            Code::DepthLimitReached => format!(
-                "depth limit {}; first URL left out: {}",
-                site.limits.max_depth, task.url
-            ),
-            Code::PageLimitReached => format!(
-                "page budget {}; first URL left out: {}",
-                site.limits.max_pages, task.url
-            ),
-            _ => format!(
-                "resource budget {}; first URL left out: {}",
-                site.limits.max_resources, task.url
-            ),
-        };
-        let f = Finding::new(site.audit, site_id, code, site.start.to_string(), detail);
+        let f = super::limit_finding(site.audit, site_id, &site.start, &site.limits, code);
         self.publish(Event::Finding(f));
     }
 

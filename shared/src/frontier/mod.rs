@@ -287,6 +287,30 @@ pub trait Frontier: Send + Sync + 'static {
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
 }
 
+/// The finding published (once per site) when a discovered URL is left out for a budget: the
+/// same text from every back end, so a crawl reports the same on either.
+#[must_use]
+pub fn limit_finding(
+    audit: AuditId,
+    site: SiteId,
+    start: &NormalizedUrl,
+    limits: &SiteLimits,
+    code: crate::finding::Code,
+) -> crate::finding::Finding {
+    use crate::finding::Code;
+    let detail = match code {
+        Code::DepthLimitReached => {
+            format!("links deeper than {} were not followed", limits.max_depth)
+        }
+        Code::PageLimitReached => format!("the page budget of {} was reached", limits.max_pages),
+        _ => format!(
+            "the resource-check budget of {} was reached",
+            limits.max_resources
+        ),
+    };
+    crate::finding::Finding::new(audit, site, code, start.as_str(), detail)
+}
+
 /// rmp-serde writes `Vec<u8>` as an array of integers by default; as bytes it is a third the size.
 mod serde_bytes_compat {
     use serde::{Deserializer, Serializer};

@@ -1,0 +1,222 @@
+//! The Redis key schema, version 1: the only place Shoal's Redis keys are built.
+//!
+//! Every key starts with `shoal:v1:{NS}`, where `NS` names one frontier (one deployment, or one
+//! test). The braces are a Redis Cluster hash tag: all keys of a frontier hash to one slot, which is
+//! what lets one Lua script touch any of them atomically (claim scans lanes of many hosts and IPs at
+//! once). On a cluster this keeps Shoal correct but on one node; see `docs/redis.md`.
+//!
+//! | key | type | written by | meaning |
+//! |---|---|---|---|
+//! | `…:ready` | zset | claim, complete, seed, reap | lanes that may have a claimable task, scored by the earliest start (ms) |
+//! | `…:lane:{site}\|{host}` | hash | seed, claim, complete | lane state: `host`, `site`, `robots` (`p` pending, `k` known, `c` closed), `rt`/`rtnb` the robots.txt task and its not-before |
+//! | `…:lq:{lane}` | zset | complete, claim | ready tasks (rmp blobs), scored by priority·2⁴⁰ + sequence |
+//! | `…:ld:{lane}` | zset | complete, reap | delayed tasks (priority digit + blob), scored by not-before (ms) |
+//! | `…:robots:{lane}` | string | complete | the lane's robots.txt outcome (rmp `LaneRobots`) |
+//! | `…:host:{host}` | hash | seed, claim, complete | pace: `inf` in flight, `max`/`gap` the user's limits, `slow`, `cd` crawl-delay ms, `maxe`/`gape` the limits in force, `next` next allowed start (ms), `ip` |
+//! | `…:hostwait:{host}` | set | claim | lanes parked because the host's slots are full; woken by a completion on the host |
+//! | `…:ipf:{ip}` | string (int) | claim, complete, reap | requests in flight to the IP |
+//! | `…:ipwait:{ip}` | set | claim | lanes parked because the IP's slots are full; woken by a completion on the IP |
+//! | `…:site:{site}` | hash | seed, complete | `audit`, counters (`queued`, `leased`, `pages`, `res`, `completed`), limits (`maxp`, `maxd`, `maxr`), flags (`done`, `cancelled`, `rep_*`), and pre-encoded blobs (`info`, `doneblob`, `lim_d`, `lim_p`, `lim_r`) |
+//! | `…:sitelanes:{site}` | set | seed | the site's lanes |
+//! | `…:auditsites:{audit}` | set | seed | the audit's sites |
+//! | `…:seen:{audit}` | set | seed, complete | 8-byte xxh3 fingerprints of every URL queued in the audit |
+//! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline |
+//! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
+//! | `…:leaseid`, `…:seq` | string (int) | claim, complete | counters |
+//! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: rmp `Event`); consumer group `coordinator` |
+//!
+//! Lua scripts get the prefix as `KEYS[1]` and build keys with the functions of [`lua_prelude`],
+//! which is generated from [`SCHEMA`] below, so Rust and Lua cannot disagree.
+
+use shoal_shared::ids::{AuditId, LeaseId, SiteId};
+use shoal_shared::url::HostKey;
+
+/// Schema version, part of every key.
+pub const VERSION: &str = "v1";
+
+/// The consumer group that reads the events stream.
+pub const EVENTS_GROUP: &str = "coordinator";
+
+/// Every key family: (Lua function name, suffix after the prefix, takes an id).
+pub const SCHEMA: &[(&str, &str, bool)] = &[
+    ("k_ready", ":ready", false),
+    ("k_lane", ":lane:", true),
+    ("k_lq", ":lq:", true),
+    ("k_ld", ":ld:", true),
+    ("k_robots", ":robots:", true),
+    ("k_host", ":host:", true),
+    ("k_hostwait", ":hostwait:", true),
+    ("k_ipf", ":ipf:", true),
+    ("k_ipwait", ":ipwait:", true),
+    ("k_site", ":site:", true),
+    ("k_sitelanes", ":sitelanes:", true),
+    ("k_auditsites", ":auditsites:", true),
+    ("k_seen", ":seen:", true),
+    ("k_lease", ":lease:", true),
+    ("k_leases", ":leases", false),
+    ("k_leaseid", ":leaseid", false),
+    ("k_seq", ":seq", false),
+    ("k_events", ":events", false),
+];
+
+/// Builds the keys of one frontier namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keys {
+    prefix: String,
+}
+
+impl Keys {
+    /// The keys of namespace `ns` (letters, digits, `-`, `_`; anything else is replaced by `_` so a
+    /// namespace can never break the hash tag).
+    #[must_use]
+    pub fn new(ns: &str) -> Keys {
+        let ns: String = ns
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Keys {
+            prefix: format!("shoal:{VERSION}:{{{ns}}}"),
+        }
+    }
+
+    /// `shoal:v1:{ns}`: passed to every script as `KEYS[1]`.
+    #[must_use]
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    fn key(&self, family: &str, id: Option<&str>) -> String {
+        let suffix = SCHEMA
+            .iter()
+            .find(|(name, _, _)| *name == family)
+            .map_or(":unknown", |(_, s, _)| *s);
+        match id {
+            Some(id) => format!("{}{suffix}{id}", self.prefix),
+            None => format!("{}{suffix}", self.prefix),
+        }
+    }
+
+    /// The lane id of one host of one site.
+    #[must_use]
+    pub fn lane_id(site: SiteId, host: &HostKey) -> String {
+        format!("{site}|{host}")
+    }
+
+    /// The events stream.
+    #[must_use]
+    pub fn events(&self) -> String {
+        self.key("k_events", None)
+    }
+
+    /// A lane's hash.
+    #[must_use]
+    pub fn lane(&self, site: SiteId, host: &HostKey) -> String {
+        self.key("k_lane", Some(&Keys::lane_id(site, host)))
+    }
+
+    /// A lane's robots.txt outcome.
+    #[must_use]
+    pub fn robots(&self, site: SiteId, host: &HostKey) -> String {
+        self.key("k_robots", Some(&Keys::lane_id(site, host)))
+    }
+
+    /// A site's hash.
+    #[must_use]
+    pub fn site(&self, site: SiteId) -> String {
+        self.key("k_site", Some(&site.to_string()))
+    }
+
+    /// An audit's seen set.
+    #[must_use]
+    pub fn seen(&self, audit: AuditId) -> String {
+        self.key("k_seen", Some(&audit.to_string()))
+    }
+
+    /// A lease's hash.
+    #[must_use]
+    pub fn lease(&self, id: LeaseId) -> String {
+        self.key("k_lease", Some(&id.to_string()))
+    }
+
+    /// A host's pace hash.
+    #[must_use]
+    pub fn host(&self, host: &HostKey) -> String {
+        self.key("k_host", Some(host.as_str()))
+    }
+
+    /// The pattern matching every key of the namespace (for cleanup and capacity measurements).
+    #[must_use]
+    pub fn pattern(&self) -> String {
+        format!("{}:*", self.prefix)
+    }
+}
+
+/// Lua functions building every key of [`SCHEMA`] from the prefix in `KEYS[1]`, plus the pace
+/// constants the scripts need, taken from the shared crate.
+#[must_use]
+pub fn lua_prelude() -> String {
+    let mut s = String::from("local P = KEYS[1]\n");
+    for (name, suffix, takes_id) in SCHEMA {
+        if *takes_id {
+            s.push_str(&format!(
+                "local function {name}(id) return P .. '{suffix}' .. id end\n"
+            ));
+        } else {
+            s.push_str(&format!(
+                "local function {name}() return P .. '{suffix}' end\n"
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "local SLOW_GAP = {}\n",
+        shoal_shared::pace::SLOW_MODE_GAP.as_millis()
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_shapes_are_pinned() {
+        let k = Keys::new("prod");
+        let host = HostKey::from_raw("a.test:8080");
+        assert_eq!(k.prefix(), "shoal:v1:{prod}");
+        assert_eq!(k.events(), "shoal:v1:{prod}:events");
+        assert_eq!(
+            k.lane(SiteId(7), &host),
+            "shoal:v1:{prod}:lane:7|a.test:8080"
+        );
+        assert_eq!(
+            k.robots(SiteId(7), &host),
+            "shoal:v1:{prod}:robots:7|a.test:8080"
+        );
+        assert_eq!(k.site(SiteId(7)), "shoal:v1:{prod}:site:7");
+        assert_eq!(k.seen(AuditId(3)), "shoal:v1:{prod}:seen:3");
+        assert_eq!(k.lease(LeaseId(9)), "shoal:v1:{prod}:lease:9");
+        assert_eq!(k.host(&host), "shoal:v1:{prod}:host:a.test:8080");
+        assert_eq!(k.pattern(), "shoal:v1:{prod}:*");
+        assert_eq!(
+            Keys::new("a{b}c d").prefix(),
+            "shoal:v1:{a_b_c_d}",
+            "a namespace cannot break the hash tag"
+        );
+    }
+
+    #[test]
+    fn every_family_has_a_lua_builder() {
+        let lua = lua_prelude();
+        for (name, suffix, _) in SCHEMA {
+            assert!(lua.contains(&format!("local function {name}(")), "{name}");
+            assert!(lua.contains(suffix), "{suffix}");
+        }
+        assert!(lua.contains("local SLOW_GAP = 3000"));
+    }
+}

@@ -1,0 +1,588 @@
+//! The Redis back end of Shoal's frontier.
+//!
+//! Shared by the coordinator and any number of workers on any machines. Every operation that
+//! touches more than one key is one Lua script ([`scripts`]), so no race between workers can put
+//! one request too many in flight or start two inside one gap; keys are built only in [`keys`].
+//! Values are rmp-serde with named fields, so workers of two versions can share a queue during a
+//! rolling upgrade.
+//!
+//! Round trips: one `claim` and one `complete` per fetched URL (findings and page records travel
+//! inside `complete` onto the events stream); site info and robots rules are read once per worker
+//! and cached; the coordinator reads and acknowledges events in batches.
+
+pub mod keys;
+pub mod scripts;
+
+use keys::{EVENTS_GROUP, Keys};
+use redis::aio::ConnectionManager;
+use redis::{AsyncCommands, RedisError, Value};
+use scripts::Scripts;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use shoal_shared::finding::Code;
+use shoal_shared::frontier::{
+    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots,
+    Lease, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed, limit_finding,
+};
+use shoal_shared::ids::{AuditId, LeaseId, SiteId, WorkerId};
+use shoal_shared::record::Event;
+use shoal_shared::task::{Task, TaskKind};
+use shoal_shared::time::UnixMs;
+use shoal_shared::url::{HostKey, NormalizedUrl};
+use std::future::Future;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Leases reclaimed per `reap` call at most (it is called again on the next tick).
+const REAP_BATCH: usize = 1_000;
+
+/// A frontier in Redis.
+#[derive(Clone)]
+pub struct RedisFrontier {
+    conn: ConnectionManager,
+    keys: Keys,
+    scripts: std::sync::Arc<Scripts>,
+    settings: FrontierSettings,
+    consumer: String,
+    pending_first: std::sync::Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for RedisFrontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisFrontier")
+            .field("prefix", &self.keys.prefix())
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+fn store(op: &'static str) -> impl FnOnce(RedisError) -> FrontierError {
+    move |e| FrontierError::Store {
+        op,
+        source: Box::new(e),
+    }
+}
+
+fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    // Encoding our own plain data types to a Vec cannot fail.
+    rmp_serde::to_vec_named(v).unwrap_or_default()
+}
+
+fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> Result<T, FrontierError> {
+    rmp_serde::from_slice(bytes).map_err(|e| FrontierError::Corrupt {
+        what,
+        detail: e.to_string(),
+    })
+}
+
+/// How a discovered task counts against the budgets, as the scripts read it.
+fn kind_code(kind: TaskKind) -> &'static str {
+    match kind {
+        TaskKind::Page => "p",
+        TaskKind::Resource => "r",
+        _ => "o",
+    }
+}
+
+impl RedisFrontier {
+    /// Connects to `url` (`redis://`, `rediss://` for TLS, `redis+unix://`; a password in the URL
+    /// is used) and uses namespace `ns` (one per deployment). `consumer` names this process in the
+    /// events consumer group (the coordinator uses a fixed name so that after a restart it re-reads
+    /// what it had not acknowledged).
+    pub async fn connect(
+        url: &str,
+        ns: &str,
+        settings: FrontierSettings,
+        consumer: &str,
+    ) -> Result<RedisFrontier, FrontierError> {
+        let client = redis::Client::open(url).map_err(store("open"))?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_response_timeout(Some(Duration::from_secs(10)))
+            .set_connection_timeout(Some(Duration::from_secs(5)))
+            .set_number_of_retries(6);
+        let conn = client
+            .get_connection_manager_with_config(config)
+            .await
+            .map_err(store("connect"))?;
+        let f = RedisFrontier {
+            conn,
+            keys: Keys::new(ns),
+            scripts: std::sync::Arc::new(Scripts::new()),
+            settings,
+            consumer: consumer.to_owned(),
+            pending_first: std::sync::Arc::new(AtomicBool::new(true)),
+        };
+        f.ensure_group().await?;
+        Ok(f)
+    }
+
+    /// The key schema of this frontier.
+    #[must_use]
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    /// A clone of the connection, for measurements and tests.
+    #[must_use]
+    pub fn connection(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+
+    async fn ensure_group(&self) -> Result<(), FrontierError> {
+        let mut c = self.conn.clone();
+        let r: Result<(), RedisError> = redis::cmd("XGROUP")
+            .arg("CREATE")
+            .arg(self.keys.events())
+            .arg(EVENTS_GROUP)
+            .arg("0")
+            .arg("MKSTREAM")
+            .query_async(&mut c)
+            .await;
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) if e.code() == Some("BUSYGROUP") => Ok(()),
+            Err(e) => Err(store("create events group")(e)),
+        }
+    }
+
+    fn push_task(inv: &mut redis::ScriptInvocation<'_>, t: &Task) {
+        inv.arg(t.url.host_key().as_str())
+            .arg(t.url.fingerprint().to_be_bytes().as_slice())
+            .arg(kind_code(t.kind))
+            .arg(t.depth)
+            .arg(t.priority.0)
+            .arg(t.not_before.0)
+            .arg(encode(t));
+    }
+
+    async fn seed_now(&self, seed: SiteSeed) -> Result<(), FrontierError> {
+        let info = SiteInfo {
+            audit: seed.audit,
+            start: seed.start.clone(),
+            limits: seed.limits,
+        };
+        let lim = |code| {
+            encode(&Event::Finding(limit_finding(
+                seed.audit,
+                seed.site,
+                &seed.start,
+                &seed.limits,
+                code,
+            )))
+        };
+        let hosts = seed.scope().host_keys();
+        let mut inv = self.scripts.seed.prepare_invoke();
+        inv.key(self.keys.prefix())
+            .arg(seed.site.0)
+            .arg(seed.audit.0)
+            .arg(seed.limits.max_pages)
+            .arg(seed.limits.max_depth)
+            .arg(seed.limits.max_resources)
+            .arg(seed.limits.pace.max_in_flight())
+            .arg(u64::try_from(seed.limits.pace.gap().as_millis()).unwrap_or(u64::MAX))
+            .arg(encode(&info))
+            .arg(encode(&Event::SiteDone {
+                audit: seed.audit,
+                site: seed.site,
+            }))
+            .arg(lim(Code::DepthLimitReached))
+            .arg(lim(Code::PageLimitReached))
+            .arg(lim(Code::ResourceLimitReached))
+            .arg(hosts.len())
+            .arg(seed.initial.len());
+        for host in &hosts {
+            let robots = robots_task(&seed, host);
+            inv.arg(host.as_str())
+                .arg(robots.map(|t| encode(&t)).unwrap_or_default());
+        }
+        for t in &seed.initial {
+            Self::push_task(&mut inv, t);
+        }
+        let mut c = self.conn.clone();
+        let r: Vec<Value> = inv.invoke_async(&mut c).await.map_err(store("seed"))?;
+        match first_word(&r).as_deref() {
+            Some("exists") => Err(FrontierError::AlreadySeeded(seed.site)),
+            _ => Ok(()),
+        }
+    }
+
+    async fn claim_now(&self, worker: &WorkerId, now: UnixMs) -> Result<Claim, FrontierError> {
+        let mut c = self.conn.clone();
+        let r: Vec<Value> = self
+            .scripts
+            .claim
+            .key(self.keys.prefix())
+            .arg(now.0)
+            .arg(&worker.0)
+            .arg(self.settings.lease_ttl_ms)
+            .arg(self.settings.max_in_flight_per_ip)
+            .invoke_async(&mut c)
+            .await
+            .map_err(store("claim"))?;
+        match first_word(&r).as_deref() {
+            Some("lease") => {
+                let id: u64 = int_at(&r, 1);
+                let blob = bytes_at(&r, 2);
+                let host = string_at(&r, 3);
+                let ip = string_at(&r, 4);
+                let task: Task = decode("leased task", &blob)?;
+                Ok(Claim::Leased(Box::new(Lease {
+                    id: LeaseId(id),
+                    worker: worker.clone(),
+                    host: HostKey::from_raw(host),
+                    ip: ip.parse::<IpAddr>().ok(),
+                    task,
+                    started_at: UnixMs(int_at(&r, 5)),
+                    deadline: UnixMs(int_at(&r, 6)),
+                })))
+            }
+            Some("wait") => Ok(Claim::Wait(UnixMs(int_at(&r, 1)))),
+            _ => Ok(Claim::Idle),
+        }
+    }
+
+    async fn complete_now(
+        &self,
+        lease: &Lease,
+        c: Completion,
+        now: UnixMs,
+    ) -> Result<Completed, FrontierError> {
+        let mut inv = self.scripts.complete.prepare_invoke();
+        inv.key(self.keys.prefix()).arg(now.0).arg(lease.id.0);
+        inv.arg(c.ip.map(|i| i.to_string()).unwrap_or_default());
+        inv.arg(if c.rate_limited { "1" } else { "0" });
+        match &c.robots {
+            None => {
+                inv.arg("").arg("").arg("");
+            }
+            Some(outcome) => {
+                let state = match outcome {
+                    RobotsOutcome::Rules { .. } | RobotsOutcome::AllowAll => "k",
+                    RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite => "c",
+                };
+                let delay = match outcome {
+                    RobotsOutcome::Rules {
+                        crawl_delay_ms: Some(d),
+                        ..
+                    } => d.to_string(),
+                    _ => String::new(),
+                };
+                inv.arg(state)
+                    .arg(encode(&LaneRobots::Known(outcome.clone())))
+                    .arg(delay);
+            }
+        }
+        match &c.requeue {
+            None => {
+                inv.arg("").arg("0").arg(0).arg(0);
+            }
+            Some(t) => {
+                inv.arg(encode(t))
+                    .arg(if t.kind == TaskKind::Robots { "1" } else { "0" })
+                    .arg(t.priority.0)
+                    .arg(t.not_before.0);
+            }
+        }
+        inv.arg(c.discovered.len()).arg(c.events.len());
+        for t in &c.discovered {
+            Self::push_task(&mut inv, t);
+        }
+        for e in &c.events {
+            inv.arg(encode(e));
+        }
+        let mut conn = self.conn.clone();
+        let r: Vec<Value> = inv
+            .invoke_async(&mut conn)
+            .await
+            .map_err(store("complete"))?;
+        match first_word(&r).as_deref() {
+            Some("ok") => Ok(Completed::Applied {
+                enqueued: usize::try_from(int_at(&r, 1)).unwrap_or(0),
+            }),
+            _ => Ok(Completed::Stale),
+        }
+    }
+
+    async fn read_events_now(&self, max: usize) -> Result<Vec<(EventId, Event)>, FrontierError> {
+        // After a restart, first re-read what this consumer had read but not acknowledged; once
+        // that is empty, read new entries.
+        let mut entries = Vec::new();
+        if self.pending_first.load(Ordering::Acquire) {
+            entries = self.xreadgroup("0", max).await?;
+            if entries.is_empty() {
+                self.pending_first.store(false, Ordering::Release);
+            }
+        }
+        if entries.is_empty() {
+            entries = self.xreadgroup(">", max).await?;
+        }
+        let mut out = Vec::with_capacity(entries.len());
+        for (id, blob) in entries {
+            match blob {
+                Some(b) => out.push((EventId(id), decode::<Event>("event", &b)?)),
+                None => {
+                    // Deleted or malformed entry: acknowledge it so it is not read forever.
+                    tracing::warn!(id = %id, "skipping an events stream entry without a payload");
+                    self.ack_now(&[EventId(id)]).await?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn xreadgroup(
+        &self,
+        id: &str,
+        max: usize,
+    ) -> Result<Vec<(String, Option<Vec<u8>>)>, FrontierError> {
+        let mut c = self.conn.clone();
+        let reply: Value = redis::cmd("XREADGROUP")
+            .arg("GROUP")
+            .arg(EVENTS_GROUP)
+            .arg(&self.consumer)
+            .arg("COUNT")
+            .arg(max.max(1))
+            .arg("STREAMS")
+            .arg(self.keys.events())
+            .arg(id)
+            .query_async(&mut c)
+            .await
+            .map_err(store("read events"))?;
+        Ok(stream_entries(reply))
+    }
+
+    async fn ack_now(&self, ids: &[EventId]) -> Result<(), FrontierError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let key = self.keys.events();
+        let id_strs: Vec<&str> = ids.iter().map(|i| i.0.as_str()).collect();
+        let mut c = self.conn.clone();
+        redis::pipe()
+            .cmd("XACK")
+            .arg(&key)
+            .arg(EVENTS_GROUP)
+            .arg(&id_strs)
+            .ignore()
+            .cmd("XDEL")
+            .arg(&key)
+            .arg(&id_strs)
+            .ignore()
+            .query_async::<()>(&mut c)
+            .await
+            .map_err(store("acknowledge events"))
+    }
+}
+
+/// The robots.txt task of one host of a seed (with the start URL's scheme).
+fn robots_task(seed: &SiteSeed, host: &HostKey) -> Option<Task> {
+    let scheme = seed.start.as_url().scheme();
+    let url = NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt")).ok()?;
+    let mut t = Task::new(
+        seed.audit,
+        seed.site,
+        url,
+        TaskKind::Robots,
+        0,
+        shoal_shared::task::FoundVia::Standard,
+    );
+    t.priority = shoal_shared::task::Priority(0);
+    Some(t)
+}
+
+fn first_word(r: &[Value]) -> Option<String> {
+    r.first()
+        .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
+}
+
+fn int_at(r: &[Value], i: usize) -> u64 {
+    r.get(i)
+        .and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok())
+        .map_or(0, |n| u64::try_from(n).unwrap_or(0))
+}
+
+fn bytes_at(r: &[Value], i: usize) -> Vec<u8> {
+    r.get(i)
+        .and_then(|v| redis::from_redis_value::<Vec<u8>>(v.clone()).ok())
+        .unwrap_or_default()
+}
+
+fn string_at(r: &[Value], i: usize) -> String {
+    r.get(i)
+        .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// Flattens an XREADGROUP reply into (id, payload of field `e`).
+fn stream_entries(reply: Value) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let streams = match reply {
+        Value::Array(s) => s,
+        Value::Map(m) => m.into_iter().flat_map(|(k, v)| [k, v]).collect(),
+        _ => return out,
+    };
+    for stream in streams {
+        let Value::Array(parts) = stream else {
+            continue;
+        };
+        let Some(Value::Array(entries)) = parts.into_iter().nth(1) else {
+            continue;
+        };
+        for entry in entries {
+            let Value::Array(mut kv) = entry else {
+                continue;
+            };
+            if kv.len() < 2 {
+                continue;
+            }
+            let fields = kv.pop();
+            let id = kv
+                .pop()
+                .and_then(|v| redis::from_redis_value::<String>(v).ok())
+                .unwrap_or_default();
+            let mut blob = None;
+            if let Some(Value::Array(f)) = fields {
+                let mut it = f.into_iter();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    if redis::from_redis_value::<String>(k).ok().as_deref() == Some("e") {
+                        blob = redis::from_redis_value::<Vec<u8>>(v).ok();
+                    }
+                }
+            }
+            out.push((id, blob));
+        }
+    }
+    out
+}
+
+impl Frontier for RedisFrontier {
+    fn seed(&self, seed: SiteSeed) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.seed_now(seed)
+    }
+
+    fn claim(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
+        self.claim_now(worker, now)
+    }
+
+    fn complete(
+        &self,
+        lease: &Lease,
+        completion: Completion,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Completed, FrontierError>> + Send {
+        self.complete_now(lease, completion, now)
+    }
+
+    fn reap(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let inv = {
+            let mut i = self.scripts.reap.prepare_invoke();
+            i.key(self.keys.prefix()).arg(now.0).arg(REAP_BATCH);
+            i
+        };
+        async move {
+            let n: u64 = inv.invoke_async(&mut c).await.map_err(store("reap"))?;
+            Ok(usize::try_from(n).unwrap_or(0))
+        }
+    }
+
+    fn robots(
+        &self,
+        site: SiteId,
+        host: &HostKey,
+    ) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let lane = self.keys.lane(site, host);
+        let robots = self.keys.robots(site, host);
+        async move {
+            let (exists, blob): (bool, Option<Vec<u8>>) = redis::pipe()
+                .exists(&lane)
+                .get(&robots)
+                .query_async(&mut c)
+                .await
+                .map_err(store("read robots"))?;
+            match (exists, blob) {
+                (false, _) => Ok(None),
+                (true, None) => Ok(Some(LaneRobots::Pending)),
+                (true, Some(b)) => decode("robots", &b).map(Some),
+            }
+        }
+    }
+
+    fn site_info(
+        &self,
+        site: SiteId,
+    ) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let key = self.keys.site(site);
+        async move {
+            let blob: Option<Vec<u8>> = c.hget(&key, "info").await.map_err(store("read site"))?;
+            blob.map(|b| decode("site info", &b)).transpose()
+        }
+    }
+
+    fn read_events(
+        &self,
+        max: usize,
+    ) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
+        self.read_events_now(max)
+    }
+
+    fn ack_events(
+        &self,
+        ids: &[EventId],
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let ids = ids.to_vec();
+        async move { self.ack_now(&ids).await }
+    }
+
+    fn progress(
+        &self,
+        site: SiteId,
+    ) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let key = self.keys.site(site);
+        async move {
+            let v: Vec<Option<i64>> = redis::cmd("HMGET")
+                .arg(&key)
+                .arg(&["queued", "leased", "pages", "completed", "done"])
+                .query_async(&mut c)
+                .await
+                .map_err(store("read progress"))?;
+            if v.iter().all(Option::is_none) {
+                return Ok(None);
+            }
+            let n = |i: usize| {
+                v.get(i)
+                    .copied()
+                    .flatten()
+                    .map_or(0, |x| u64::try_from(x).unwrap_or(0))
+            };
+            Ok(Some(SiteProgress {
+                queued: n(0),
+                leased: n(1),
+                pages_enqueued: n(2),
+                completed: n(3),
+                done: n(4) == 1,
+            }))
+        }
+    }
+
+    fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let inv = {
+            let mut i = self.scripts.cancel.prepare_invoke();
+            i.key(self.keys.prefix()).arg(audit.0);
+            i
+        };
+        async move {
+            let _: Vec<Value> = inv.invoke_async(&mut c).await.map_err(store("cancel"))?;
+            Ok(())
+        }
+    }
+}

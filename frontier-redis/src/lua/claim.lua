@@ -1,0 +1,70 @@
+-- claim: ARGV = now, worker, lease_ttl_ms, ip_cap
+-- Returns {'lease', id, blob, host, ip, started, deadline} | {'wait', at} | {'idle'}.
+local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+for _ = 1, 256 do
+  local c = redis.call('ZRANGE', k_ready(), 0, 0, 'WITHSCORES')
+  if #c == 0 then return {'idle'} end
+  local lane, score = c[1], tonumber(c[2])
+  if score > now then return {'wait', score} end
+  local lk = k_lane(lane)
+  local l = redis.call('HMGET', lk, 'host', 'robots', 'site', 'rt', 'rtnb')
+  local host, robots, site = l[1], l[2], l[3]
+  if not host then
+    redis.call('ZREM', k_ready(), lane)
+  else
+    local hk = k_host(host)
+    local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip')
+    local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
+    local blob, is_robots, prio, next_due = nil, '0', 0, nil
+    if robots == 'p' then
+      is_robots = '1'
+      if l[4] then
+        if num(l[5], 0) > now then next_due = num(l[5], 0) else blob = l[4] end
+      end
+    elseif robots == 'k' then
+      promote(lane, now)
+      local r = redis.call('ZRANGE', k_lq(lane), 0, 0, 'WITHSCORES')
+      if #r > 0 then
+        blob = r[1]
+        prio = math.floor(tonumber(r[2]) / PRIO)
+      else
+        local d = redis.call('ZRANGE', k_ld(lane), 0, 0, 'WITHSCORES')
+        if #d > 0 then next_due = tonumber(d[2]) end
+      end
+    end
+    if not blob then
+      if next_due then
+        redis.call('ZADD', k_ready(), math.max(next_due, nxt), lane)
+      else
+        redis.call('ZREM', k_ready(), lane)
+      end
+    elseif inf >= maxe then
+      redis.call('ZREM', k_ready(), lane)
+      redis.call('SADD', k_hostwait(host), lane)
+    elseif ip and num(redis.call('GET', k_ipf(ip)), 0) >= ipcap then
+      redis.call('ZREM', k_ready(), lane)
+      redis.call('SADD', k_ipwait(ip), lane)
+    elseif nxt > now then
+      redis.call('ZADD', k_ready(), nxt, lane)
+    else
+      if is_robots == '1' then
+        redis.call('HDEL', lk, 'rt', 'rtnb')
+      else
+        redis.call('ZREM', k_lq(lane), blob)
+      end
+      redis.call('HSET', hk, 'inf', inf + 1, 'next', now + gape)
+      if ip then redis.call('INCR', k_ipf(ip)) end
+      local id = redis.call('INCR', k_leaseid())
+      local deadline = now + ttl
+      redis.call('HSET', k_lease(id), 'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '',
+        'robots', is_robots, 'prio', prio, 'site', site, 'worker', worker, 'started', now, 'deadline', deadline)
+      redis.call('ZADD', k_leases(), deadline, id)
+      redis.call('HINCRBY', k_site(site), 'queued', -1)
+      redis.call('HINCRBY', k_site(site), 'leased', 1)
+      schedule(lane, now)
+      return {'lease', id, blob, host, ip or '', now, deadline}
+    end
+  end
+end
+-- Every lane looked at was parked or rescheduled; look again soon.
+return {'wait', now + 10}

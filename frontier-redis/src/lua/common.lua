@@ -1,0 +1,167 @@
+-- Shared functions of Shoal's frontier scripts (prepended after the generated key builders).
+-- Times are milliseconds passed in by the caller; scripts never read Redis' clock.
+
+local PRIO = 1099511627776 -- 2^40: ready-queue score = priority * PRIO + sequence
+
+local function num(v, d)
+  if v then return tonumber(v) end
+  return d
+end
+
+local function publish(blob)
+  if blob and blob ~= '' then
+    redis.call('XADD', k_events(), '*', 'e', blob)
+  end
+end
+
+-- The limits in force, mirroring shoal_shared::pace::HostPace::{max_in_flight, gap}.
+local function recompute(host)
+  local hk = k_host(host)
+  local r = redis.call('HMGET', hk, 'max', 'gap', 'slow', 'cd')
+  local maxe, gape = tonumber(r[1]), tonumber(r[2])
+  if r[4] then gape = math.max(gape, tonumber(r[4])) end
+  if r[3] == '1' then
+    maxe = 1
+    gape = math.max(gape, SLOW_GAP)
+  end
+  redis.call('HSET', hk, 'maxe', maxe, 'gape', gape)
+  return gape
+end
+
+local function promote(lane, now)
+  local due = redis.call('ZRANGEBYSCORE', k_ld(lane), '-inf', now)
+  for _, m in ipairs(due) do
+    redis.call('ZREM', k_ld(lane), m)
+    local seq = redis.call('INCR', k_seq())
+    redis.call('ZADD', k_lq(lane), tonumber(string.sub(m, 1, 1)) * PRIO + seq, string.sub(m, 2))
+  end
+end
+
+-- When the lane's next task could start as far as the lane and its host's clock go (in-flight caps
+-- are checked by claim, which parks the lane); nil when it has nothing to claim.
+local function lane_score(lane, now)
+  local l = redis.call('HMGET', k_lane(lane), 'host', 'robots', 'rt', 'rtnb')
+  local host, robots = l[1], l[2]
+  if not host or robots == 'c' then return nil end
+  local due
+  if robots == 'p' then
+    if not l[3] then return nil end
+    due = num(l[4], 0)
+  elseif redis.call('ZCARD', k_lq(lane)) > 0 then
+    due = 0
+  else
+    local d = redis.call('ZRANGE', k_ld(lane), 0, 0, 'WITHSCORES')
+    if #d == 0 then return nil end
+    due = tonumber(d[2])
+  end
+  return math.max(due, num(redis.call('HGET', k_host(host), 'next'), 0))
+end
+
+local function schedule(lane, now)
+  local s = lane_score(lane, now)
+  if s then
+    redis.call('ZADD', k_ready(), s, lane)
+  else
+    redis.call('ZREM', k_ready(), lane)
+  end
+end
+
+local function wake(set, now)
+  local lanes = redis.call('SMEMBERS', set)
+  if #lanes > 0 then
+    redis.call('DEL', set)
+    for _, lane in ipairs(lanes) do schedule(lane, now) end
+  end
+end
+
+local function push(lane, blob, is_robots, prio, not_before, now)
+  not_before = tonumber(not_before)
+  if is_robots == '1' then
+    redis.call('HSET', k_lane(lane), 'rt', blob, 'rtnb', not_before)
+  elseif not_before > now then
+    redis.call('ZADD', k_ld(lane), not_before, tostring(prio) .. blob)
+  else
+    local seq = redis.call('INCR', k_seq())
+    redis.call('ZADD', k_lq(lane), tonumber(prio) * PRIO + seq, blob)
+  end
+end
+
+-- Empties a lane's queues; returns how many tasks were dropped.
+local function drop_lane(lane)
+  local n = redis.call('ZCARD', k_lq(lane)) + redis.call('ZCARD', k_ld(lane))
+  n = n + redis.call('HDEL', k_lane(lane), 'rt', 'rtnb')
+  redis.call('DEL', k_lq(lane), k_ld(lane))
+  redis.call('ZREM', k_ready(), lane)
+  return n
+end
+
+local function check_done(site)
+  local sk = k_site(site)
+  local s = redis.call('HMGET', sk, 'queued', 'leased', 'done')
+  if s[3] == '1' or num(s[1], 0) > 0 or num(s[2], 0) > 0 then return end
+  redis.call('HSET', sk, 'done', '1')
+  publish(redis.call('HGET', sk, 'doneblob'))
+  for _, lane in ipairs(redis.call('SMEMBERS', k_sitelanes(site))) do
+    redis.call('ZREM', k_ready(), lane)
+    redis.call('DEL', k_lane(lane), k_lq(lane), k_ld(lane), k_robots(lane))
+  end
+  redis.call('DEL', k_sitelanes(site))
+end
+
+-- Queues a discovered task if its lane is open, the URL is new to the audit and within the budgets
+-- (mirrors the embedded frontier's offer). Budget overruns publish the site's pre-encoded limit
+-- finding once. Returns 1 if queued; records the lane in `touched`.
+local function offer(site, audit, host, fp, kind, depth, prio, nb, blob, now, touched)
+  local lane = site .. '|' .. host
+  local robots = redis.call('HGET', k_lane(lane), 'robots')
+  if not robots or robots == 'c' then return 0 end
+  local sk = k_site(site)
+  local s = redis.call('HMGET', sk, 'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res')
+  if s[1] == '1' or s[2] == '1' then return 0 end
+  local seen = k_seen(audit)
+  if redis.call('SISMEMBER', seen, fp) == 1 then return 0 end
+  local over = nil
+  if kind == 'p' then
+    if tonumber(depth) > tonumber(s[4]) then
+      over = 'd'
+    elseif num(s[6], 0) >= tonumber(s[3]) then
+      over = 'p'
+    end
+  elseif kind == 'r' and num(s[7], 0) >= tonumber(s[5]) then
+    over = 'r'
+  end
+  if over then
+    if redis.call('HSETNX', sk, 'rep_' .. over, '1') == 1 then
+      publish(redis.call('HGET', sk, 'lim_' .. over))
+    end
+    return 0
+  end
+  redis.call('SADD', seen, fp)
+  if kind == 'p' then
+    redis.call('HINCRBY', sk, 'pages', 1)
+  elseif kind == 'r' then
+    redis.call('HINCRBY', sk, 'res', 1)
+  end
+  push(lane, blob, '0', prio, nb, now)
+  redis.call('HINCRBY', sk, 'queued', 1)
+  touched[lane] = true
+  return 1
+end
+
+-- Frees a lease's slots and wakes lanes parked on them. Returns the lease's fields or nil.
+local function release(id, now)
+  local lk = k_lease(id)
+  local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started')
+  if not L[1] then return nil end
+  redis.call('DEL', lk)
+  redis.call('ZREM', k_leases(), id)
+  local hk = k_host(L[3])
+  if tonumber(redis.call('HINCRBY', hk, 'inf', -1)) < 0 then redis.call('HSET', hk, 'inf', 0) end
+  redis.call('HINCRBY', k_site(L[7]), 'leased', -1)
+  wake(k_hostwait(L[3]), now)
+  if L[4] ~= '' then
+    if tonumber(redis.call('DECR', k_ipf(L[4]))) < 0 then redis.call('SET', k_ipf(L[4]), 0) end
+    wake(k_ipwait(L[4]), now)
+  end
+  return L
+end

@@ -1,0 +1,20 @@
+-- reap: ARGV = now, max. Leases past their deadline give back their slots; their tasks return to
+-- their lanes unchanged (a lost lease is not a retry). Returns how many were reclaimed.
+local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
+local ids = redis.call('ZRANGEBYSCORE', k_leases(), '-inf', now, 'LIMIT', 0, max)
+for _, id in ipairs(ids) do
+  local L = release(id, now)
+  if L then
+    local lane, site = L[2], L[7]
+    local sk = k_site(site)
+    if redis.call('HGET', sk, 'cancelled') == '1' or not redis.call('HGET', k_lane(lane), 'robots') then
+      redis.call('HINCRBY', sk, 'completed', 1)
+      check_done(site)
+    else
+      push(lane, L[1], L[5], L[6], 0, now)
+      redis.call('HINCRBY', sk, 'queued', 1)
+      schedule(lane, now)
+    end
+  end
+end
+return #ids

@@ -1,0 +1,23 @@
+//! The frontier conformance suite on the Redis back end, against a real private redis-server.
+
+use shoal_frontier_redis::RedisFrontier;
+use shoal_shared::frontier::conformance;
+use shoal_tests::redis::RedisServer;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+#[tokio::test]
+async fn redis_frontier_passes_conformance() {
+    let server = RedisServer::start().expect("redis-server starts");
+    let url = server.url();
+    let n = AtomicU32::new(0);
+    conformance::run_all(|| {
+        let url = url.clone();
+        let ns = format!("conf{}", n.fetch_add(1, Ordering::Relaxed));
+        async move {
+            RedisFrontier::connect(&url, &ns, Default::default(), "test")
+                .await
+                .expect("connects to the private redis-server")
+        }
+    })
+    .await;
+}

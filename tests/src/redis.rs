@@ -1,0 +1,132 @@
+//! A private `redis-server` per test: its own temporary directory and unix socket, no TCP port, so
+//! tests never depend on (or disturb) a Redis the machine already runs, and can restart theirs.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `redis-server`, killed on drop.
+#[derive(Debug)]
+pub struct RedisServer {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    extra: Vec<String>,
+}
+
+impl RedisServer {
+    /// Starts a server with no persistence.
+    pub fn start() -> io::Result<RedisServer> {
+        RedisServer::start_with(&["--save", "", "--appendonly", "no"])
+    }
+
+    /// Starts a server with append-only-file persistence (every write fsynced), for restart tests.
+    pub fn start_persistent() -> io::Result<RedisServer> {
+        RedisServer::start_with(&[
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+        ])
+    }
+
+    /// Starts a server with extra arguments.
+    pub fn start_with(extra: &[&str]) -> io::Result<RedisServer> {
+        let dir = tempfile::Builder::new().prefix("shoal-redis-").tempdir()?;
+        let mut s = RedisServer {
+            child: None,
+            dir,
+            extra: extra.iter().map(|a| (*a).to_owned()).collect(),
+        };
+        s.spawn()?;
+        Ok(s)
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("redis.sock")
+    }
+
+    fn spawn(&mut self) -> io::Result<()> {
+        let sock = self.socket();
+        let _ = std::fs::remove_file(&sock);
+        let child = Command::new("redis-server")
+            .arg("--port")
+            .arg("0")
+            .arg("--unixsocket")
+            .arg(&sock)
+            .arg("--unixsocketperm")
+            .arg("700")
+            .arg("--dir")
+            .arg(self.dir.path())
+            .args(&self.extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("starting redis-server (apt-get install redis-server): {e}"),
+                )
+            })?;
+        self.child = Some(child);
+        wait_for_socket(&sock, Duration::from_secs(10))
+    }
+
+    /// The URL to connect to (`redis+unix://…`).
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("redis+unix://{}", self.socket().display())
+    }
+
+    /// The server's directory (AOF files live here).
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Kills the server (SIGKILL: no chance to save) and starts it again on the same socket and
+    /// directory; with AOF it reloads everything acknowledged before the kill.
+    pub fn restart(&mut self) -> io::Result<()> {
+        self.kill();
+        self.spawn()
+    }
+
+    /// Kills the server.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn wait_for_socket(sock: &Path, limit: Duration) -> io::Result<()> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Ok(mut s) = std::os::unix::net::UnixStream::connect(sock) {
+            use std::io::{Read, Write};
+            if s.write_all(b"PING\r\n").is_ok() {
+                let mut buf = [0u8; 64];
+                s.set_read_timeout(Some(Duration::from_secs(1)))?;
+                if let Ok(n) = s.read(&mut buf)
+                    && buf[..n].starts_with(b"+PONG")
+                {
+                    return Ok(());
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("redis-server did not answer on {}", sock.display()),
+    ))
+}
