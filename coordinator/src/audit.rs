@@ -3,6 +3,7 @@
 //! The same pieces the distributed mode uses (frontier trait, crawler, aggregation into the audit
 //! database) wired together in-process, so both modes produce the same pages and findings.
 
+use crate::aggregate::{aggregate_batch, lock};
 use crate::cli::CrawlConfig;
 use crate::db::{AuditDb, AuditStatus};
 use crate::progress::Progress;
@@ -23,8 +24,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Events written to the database per transaction at most.
-const EVENT_BATCH: usize = 1_000;
 /// How often the aggregator looks for new events when there were none.
 const AGGREGATE_IDLE: Duration = Duration::from_millis(100);
 /// How often expired leases are reclaimed.
@@ -206,12 +205,7 @@ struct Totals {
     findings: u64,
 }
 
-fn lock(db: &Mutex<AuditDb>) -> std::sync::MutexGuard<'_, AuditDb> {
-    db.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Moves one batch of events from the frontier into the database, acknowledging them only after
-/// the commit. Returns how many events it moved.
+/// Applies one batch of events and updates progress; returns how many events it moved.
 async fn aggregate<F: Frontier>(
     frontier: &F,
     db: &Arc<Mutex<AuditDb>>,
@@ -219,11 +213,7 @@ async fn aggregate<F: Frontier>(
     totals: &mut Totals,
     done_sites: &mut usize,
 ) -> anyhow::Result<usize> {
-    let batch = frontier.read_events(EVENT_BATCH).await?;
-    if batch.is_empty() {
-        return Ok(0);
-    }
-    let (ids, events): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+    let events = aggregate_batch(frontier, db).await?;
     for e in &events {
         match e {
             Event::Page(p) => {
@@ -238,11 +228,5 @@ async fn aggregate<F: Frontier>(
             }
         }
     }
-    let n = events.len();
-    let dbc = Arc::clone(db);
-    tokio::task::spawn_blocking(move || lock(&dbc).apply(&events))
-        .await
-        .context("database writer")??;
-    frontier.ack_events(&ids).await?;
-    Ok(n)
+    Ok(events.len())
 }

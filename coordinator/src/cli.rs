@@ -48,6 +48,126 @@ pub enum Command {
     Report(ReportArgs),
     /// Check URLs against a robots.txt file exactly as the crawler would.
     Robots(RobotsArgs),
+    /// Run the coordinator service: HTTP API, audit database, aggregation of workers' results.
+    Coordinator(Box<CoordinatorArgs>),
+    /// Run a stateless worker that fetches for the coordinator's audits (any number, anywhere).
+    Worker(Box<WorkerArgs>),
+    /// Submit an audit to a coordinator.
+    Submit(SubmitArgs),
+    /// Show audits on a coordinator.
+    Status(StatusArgs),
+}
+
+/// Where the shared frontier lives.
+#[derive(Debug, Args, Clone)]
+pub struct RedisArgs {
+    /// Redis URL: `redis://[:PASSWORD@]HOST:PORT/DB`, `rediss://` for TLS, `redis+unix:///path`.
+    #[arg(long, env = "SHOAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    pub redis: String,
+    /// Key namespace in Redis: one per deployment, so several can share a server.
+    #[arg(long, env = "SHOAL_NAMESPACE", default_value = "default")]
+    pub namespace: String,
+}
+
+/// `shoal coordinator`.
+#[derive(Debug, Args)]
+pub struct CoordinatorArgs {
+    /// Redis.
+    #[command(flatten)]
+    pub redis: RedisArgs,
+    /// The audit database (SQLite).
+    #[arg(long, env = "SHOAL_DB", default_value = "shoal.db")]
+    pub db: PathBuf,
+    /// Address the HTTP API listens on.
+    #[arg(long, env = "SHOAL_LISTEN", default_value = "127.0.0.1:8750")]
+    pub listen: std::net::SocketAddr,
+    /// Bearer token API clients must present (required).
+    #[arg(long, env = "SHOAL_TOKEN", hide_env_values = true)]
+    pub token: String,
+    /// Defaults for submitted audits (limits and pace) and the frontier (per-IP cap, lease time).
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+}
+
+/// `shoal worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Redis.
+    #[command(flatten)]
+    pub redis: RedisArgs,
+    /// Fetches in flight at most in this worker.
+    #[arg(long, env = "SHOAL_CONCURRENCY", default_value_t = 32)]
+    pub concurrency: usize,
+    /// This worker's name in leases and logs (default: host name and process id).
+    #[arg(long, env = "SHOAL_WORKER_ID")]
+    pub id: Option<String>,
+    /// Fetch settings (user agent, robots token, timeouts, caps, address guard). Limits and pace
+    /// come with each audit from the coordinator.
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+}
+
+/// Where a client finds the coordinator.
+#[derive(Debug, Args, Clone)]
+pub struct ClientArgs {
+    /// The coordinator's base URL.
+    #[arg(
+        long,
+        env = "SHOAL_COORDINATOR",
+        default_value = "http://127.0.0.1:8750"
+    )]
+    pub coordinator: String,
+    /// Bearer token.
+    #[arg(long, env = "SHOAL_TOKEN", hide_env_values = true)]
+    pub token: String,
+}
+
+/// `shoal submit`.
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// Start URLs, one site each.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+    /// A file with one start URL per line.
+    #[arg(long, env = "SHOAL_FILE", value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Coordinator.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Wait until the audit ends, showing progress.
+    #[arg(long, env = "SHOAL_WAIT")]
+    pub wait: bool,
+    /// Pages per site (coordinator's default if omitted).
+    #[arg(long)]
+    pub max_pages: Option<u32>,
+    /// Link depth (coordinator's default if omitted).
+    #[arg(long)]
+    pub max_depth: Option<u16>,
+    /// Resource checks per site (coordinator's default if omitted).
+    #[arg(long)]
+    pub max_resources: Option<u32>,
+    /// Requests in flight per host, 1-16 (coordinator's default if omitted).
+    #[arg(long)]
+    pub in_flight: Option<u32>,
+    /// Milliseconds between request starts per host, 0-60000 (coordinator's default if omitted).
+    #[arg(long)]
+    pub gap_ms: Option<u64>,
+    /// Follow nofollow links.
+    #[arg(long)]
+    pub follow_nofollow: bool,
+}
+
+/// `shoal status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// One audit (all if omitted).
+    pub audit: Option<u64>,
+    /// Coordinator.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Print the coordinator's JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `shoal audit`.
@@ -133,6 +253,10 @@ pub struct CrawlArgs {
     /// Follow rel=nofollow links and links on nofollow pages too.
     #[arg(long, env = "SHOAL_FOLLOW_NOFOLLOW")]
     pub follow_nofollow: bool,
+    /// Seconds a worker may hold a URL before it is handed to another worker (must exceed
+    /// --timeout-s; a crashed worker's URLs come back after this long).
+    #[arg(long, env = "SHOAL_LEASE_TTL_S", default_value_t = 60)]
+    pub lease_ttl_s: u64,
 }
 
 /// `shoal report`.
@@ -244,6 +368,12 @@ impl CrawlArgs {
             return Err(ConfigError::Invalid(
                 "--max-body-bytes must be at least 1024".into(),
             ));
+        }
+        if self.lease_ttl_s <= self.timeout_s + 1 {
+            return Err(ConfigError::Invalid(format!(
+                "--lease-ttl-s ({}) must be more than --timeout-s ({}) + 1",
+                self.lease_ttl_s, self.timeout_s
+            )));
         }
         let token = ProductToken::from_agent(&self.robots_token);
         if token.as_str().is_empty() {

@@ -26,7 +26,9 @@ mod apply;
 mod read;
 pub mod schema;
 
-pub use read::{FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
+pub use read::{
+    FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses,
+};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use shoal_shared::ids::{AuditId, SiteId};

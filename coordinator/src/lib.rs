@@ -3,11 +3,15 @@
 //! `main.rs` only parses arguments, sets up logging and signals, and calls [`run`]; everything
 //! else is here so tests can call it.
 
+pub mod aggregate;
+pub mod api;
 pub mod audit;
 pub mod cli;
+pub mod client;
 pub mod db;
 pub mod progress;
 pub mod report;
+pub mod service;
 
 use anyhow::Context;
 use cli::{Cli, Command, ReportFormat};
@@ -106,7 +110,80 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
             Ok(Exit::Ok)
         }
         Command::Robots(args) => robots(&args),
+        Command::Coordinator(args) => {
+            let crawl = args.crawl.validate().map_err(input)?;
+            if args.token.trim().is_empty() {
+                return Err(input(anyhow::anyhow!(
+                    "--token (or SHOAL_TOKEN) must not be empty"
+                )));
+            }
+            let cfg = service::CoordinatorConfig {
+                redis: args.redis.redis.clone(),
+                namespace: args.redis.namespace.clone(),
+                db: args.db.clone(),
+                listen: args.listen,
+                token: args.token.clone(),
+                crawl,
+            };
+            service::run_coordinator(cfg, shutdown).await?;
+            Ok(Exit::Ok)
+        }
+        Command::Worker(args) => {
+            worker(&args, shutdown).await?;
+            Ok(Exit::Ok)
+        }
+        Command::Submit(args) => Ok(client::submit(&args, shutdown).await?),
+        Command::Status(args) => Ok(client::status(&args).await?),
     }
+}
+
+async fn worker(args: &cli::WorkerArgs, shutdown: CancellationToken) -> Result<(), Failure> {
+    use shoal_frontier_redis::RedisFrontier;
+    use shoal_worker::crawl::Crawler;
+    use shoal_worker::fetch::Fetcher;
+    let config = args.crawl.validate().map_err(input)?;
+    let id = args.id.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname")
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_else(|_| "worker".into());
+        format!("{host}-{}", std::process::id())
+    });
+    let mut frontier = RedisFrontier::connect(
+        &args.redis.redis,
+        &args.redis.namespace,
+        config.frontier,
+        &id,
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "connecting to Redis at {}",
+            service::redact(&args.redis.redis)
+        )
+    })?;
+    if !frontier.load_settings().await? {
+        tracing::warn!(
+            "no coordinator settings in Redis yet; using this worker's own per-IP cap and lease time"
+        );
+    }
+    let fetcher = Fetcher::new(config.fetch.clone()).map_err(anyhow::Error::msg)?;
+    let crawler = std::sync::Arc::new(Crawler::new(
+        std::sync::Arc::new(frontier),
+        fetcher,
+        config.crawl.clone(),
+    ));
+    tracing::info!(worker = %id, concurrency = args.concurrency, "worker started");
+    shoal_worker::run::run(
+        crawler,
+        shoal_worker::run::WorkerSettings {
+            id: shoal_shared::ids::WorkerId(id),
+            concurrency: args.concurrency.max(1),
+        },
+        shutdown,
+    )
+    .await?;
+    tracing::info!("worker stopped");
+    Ok(())
 }
 
 fn write_report(

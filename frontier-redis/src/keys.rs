@@ -23,6 +23,7 @@
 //! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline |
 //! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
 //! | `…:leaseid`, `…:seq` | string (int) | claim, complete | counters |
+//! | `…:settings` | string | coordinator | frontier-wide settings (rmp `FrontierSettings`: per-IP cap, lease time), read by workers at start |
 //! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: rmp `Event`); consumer group `coordinator` |
 //!
 //! Lua scripts get the prefix as `KEYS[1]` and build keys with the functions of [`lua_prelude`],
@@ -57,6 +58,7 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_leaseid", ":leaseid", false),
     ("k_seq", ":seq", false),
     ("k_events", ":events", false),
+    ("k_settings", ":settings", false),
 ];
 
 /// Builds the keys of one frontier namespace.
@@ -112,6 +114,12 @@ impl Keys {
     #[must_use]
     pub fn events(&self) -> String {
         self.key("k_events", None)
+    }
+
+    /// The frontier-wide settings.
+    #[must_use]
+    pub fn settings(&self) -> String {
+        self.key("k_settings", None)
     }
 
     /// A lane's hash.

@@ -117,6 +117,37 @@ impl RedisFrontier {
         Ok(f)
     }
 
+    /// Stores this frontier's settings for every worker to use (the coordinator calls this at
+    /// start, so the per-IP cap and lease time are one value across the deployment).
+    pub async fn publish_settings(&self) -> Result<(), FrontierError> {
+        let mut c = self.conn.clone();
+        c.set::<_, _, ()>(self.keys.settings(), encode(&self.settings))
+            .await
+            .map_err(store("publish settings"))
+    }
+
+    /// Adopts the settings the coordinator published, if any (workers call this at start).
+    pub async fn load_settings(&mut self) -> Result<bool, FrontierError> {
+        let mut c = self.conn.clone();
+        let blob: Option<Vec<u8>> = c
+            .get(self.keys.settings())
+            .await
+            .map_err(store("load settings"))?;
+        match blob {
+            Some(b) => {
+                self.settings = decode("settings", &b)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// The settings in force.
+    #[must_use]
+    pub fn settings(&self) -> FrontierSettings {
+        self.settings
+    }
+
     /// The key schema of this frontier.
     #[must_use]
     pub fn keys(&self) -> &Keys {

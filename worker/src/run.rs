@@ -70,7 +70,7 @@ pub async fn run<F: Frontier>(
                     let lease = *lease;
                     let outcome = crawler.process(&lease).await;
                     let done = match outcome {
-                        Ok(c) => crawler.frontier().complete(&lease, c, UnixMs::now()).await.map(|_| ()),
+                        Ok(c) => complete_with_retries(crawler.frontier().as_ref(), &lease, c).await,
                         Err(e) => Err(e),
                     };
                     if let Err(e) = done {
@@ -109,6 +109,39 @@ pub async fn run<F: Frontier>(
         fetches.abort_all();
     }
     Ok(())
+}
+
+/// Delays between attempts to complete a lease while the frontier's store is unreachable (a Redis
+/// restart): the fetch is not thrown away unless the lease would have expired anyway.
+const COMPLETE_RETRY: [Duration; 5] = [
+    Duration::from_millis(200),
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+    Duration::from_secs(4),
+];
+
+async fn complete_with_retries<F: Frontier>(
+    frontier: &F,
+    lease: &shoal_shared::frontier::Lease,
+    completion: shoal_shared::frontier::Completion,
+) -> Result<(), FrontierError> {
+    let mut delays = COMPLETE_RETRY.iter();
+    loop {
+        match frontier
+            .complete(lease, completion.clone(), UnixMs::now())
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(e) => match delays.next() {
+                Some(d) if UnixMs::now().plus(*d) < lease.deadline => {
+                    tracing::warn!(url = %lease.task.url, error = %e, "completing a lease failed; retrying");
+                    tokio::time::sleep(*d).await;
+                }
+                _ => return Err(e),
+            },
+        }
+    }
 }
 
 /// Sleeps for `d`; true if shutdown came first.

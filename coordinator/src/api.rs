@@ -1,0 +1,142 @@
+//! The coordinator's HTTP API (JSON), behind a bearer token.
+//!
+//! | method | path | what |
+//! |---|---|---|
+//! | GET | `/healthz` | liveness, no token needed |
+//! | POST | `/v1/audits` | submit `{"urls": [...], "options": {...}}` → 201 `{"id": N}` |
+//! | GET | `/v1/audits` | every audit with totals |
+//! | GET | `/v1/audits/{id}` | one audit with per-site progress |
+//! | POST | `/v1/audits/{id}/cancel` | cancel; answers the audit's state |
+//! | GET | `/v1/audits/{id}/report?format=json` | the JSON report (docs/report-json.md) |
+
+use crate::service::{Service, ServiceError, SubmitRequest};
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use shoal_shared::ids::AuditId;
+use std::sync::Arc;
+
+/// Request bodies larger than this are refused (a submit of 100,000 URLs fits).
+const MAX_BODY: usize = 16 * 1024 * 1024;
+
+#[derive(Clone)]
+struct AppState {
+    service: Arc<Service>,
+    token: Arc<str>,
+}
+
+impl IntoResponse for ServiceError {
+    fn into_response(self) -> Response {
+        let (status, msg) = match &self {
+            ServiceError::BadRequest(m) => (StatusCode::BAD_REQUEST, m.clone()),
+            ServiceError::NotFound(_) => (StatusCode::NOT_FOUND, self.to_string()),
+            _ => {
+                tracing::error!(error = %format!("{self:#}"), "API request failed");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal error; see the coordinator's log".to_owned(),
+                )
+            }
+        };
+        (status, Json(serde_json::json!({ "error": msg }))).into_response()
+    }
+}
+
+/// The API's routes over `service`, requiring `Authorization: Bearer <token>` on everything but
+/// `/healthz`.
+pub fn router(service: Arc<Service>, token: String) -> Router {
+    let state = AppState {
+        service,
+        token: Arc::from(token),
+    };
+    let api = Router::new()
+        .route("/v1/audits", post(submit).get(list))
+        .route("/v1/audits/{id}", get(status))
+        .route("/v1/audits/{id}/cancel", post(cancel))
+        .route("/v1/audits/{id}/report", get(report))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .merge(api)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .with_state(state)
+}
+
+/// Compares in constant time, so the token cannot be guessed byte by byte from response times.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn require_token(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !st.token.is_empty() && same(given.as_bytes(), st.token.as_bytes()) {
+        next.run(req).await
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            Json(serde_json::json!({ "error": "missing or wrong bearer token" })),
+        )
+            .into_response()
+    }
+}
+
+async fn submit(
+    State(st): State<AppState>,
+    body: Result<Json<SubmitRequest>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ServiceError> {
+    let Json(req) =
+        body.map_err(|e| ServiceError::BadRequest(format!("invalid request body: {e}")))?;
+    let id = st.service.submit(req).await?;
+    Ok((StatusCode::CREATED, Json(serde_json::json!({ "id": id.0 }))).into_response())
+}
+
+async fn list(State(st): State<AppState>) -> Result<Response, ServiceError> {
+    Ok(Json(st.service.list().await?).into_response())
+}
+
+async fn status(State(st): State<AppState>, Path(id): Path<u64>) -> Result<Response, ServiceError> {
+    Ok(Json(st.service.status(AuditId(id)).await?).into_response())
+}
+
+async fn cancel(State(st): State<AppState>, Path(id): Path<u64>) -> Result<Response, ServiceError> {
+    Ok(Json(st.service.cancel(AuditId(id)).await?).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct ReportQuery {
+    format: Option<String>,
+}
+
+async fn report(
+    State(st): State<AppState>,
+    Path(id): Path<u64>,
+    Query(q): Query<ReportQuery>,
+) -> Result<Response, ServiceError> {
+    match q.format.as_deref().unwrap_or("json") {
+        "json" => {
+            let service = Arc::clone(&st.service);
+            let body = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ServiceError> {
+                let mut buf = Vec::new();
+                service.report_json(AuditId(id), &mut buf)?;
+                Ok(buf)
+            })
+            .await
+            .map_err(|e| ServiceError::Internal(anyhow::anyhow!("report task: {e}")))??;
+            Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+        }
+        other => Err(ServiceError::BadRequest(format!(
+            "unknown report format {other:?}; use json"
+        ))),
+    }
+}
