@@ -19,10 +19,7 @@ pub fn lock(db: &Mutex<AuditDb>) -> std::sync::MutexGuard<'_, AuditDb> {
 /// Reads one batch of events, commits it to the database, then acknowledges it. An event is
 /// acknowledged only after its commit, so a crash in between replays it (applying is idempotent).
 /// Returns the events applied.
-pub async fn aggregate_batch<F: Frontier>(
-    frontier: &F,
-    db: &Arc<Mutex<AuditDb>>,
-) -> anyhow::Result<Vec<Event>> {
+pub async fn aggregate_batch<F: Frontier>(frontier: &F, db: &Arc<Mutex<AuditDb>>) -> anyhow::Result<Vec<Event>> {
     let batch = frontier.read_events(EVENT_BATCH).await?;
     if batch.is_empty() {
         return Ok(Vec::new());

@@ -37,10 +37,7 @@ impl IntoResponse for ServiceError {
             ServiceError::NotFound(_) => (StatusCode::NOT_FOUND, self.to_string()),
             _ => {
                 tracing::error!(error = %format!("{self:#}"), "API request failed");
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal error; see the coordinator's log".to_owned(),
-                )
+                (StatusCode::INTERNAL_SERVER_ERROR, "internal error; see the coordinator's log".to_owned())
             }
         };
         (status, Json(serde_json::json!({ "error": msg }))).into_response()
@@ -50,10 +47,7 @@ impl IntoResponse for ServiceError {
 /// The API's routes over `service`, requiring `Authorization: Bearer <token>` on everything but
 /// `/healthz`.
 pub fn router(service: Arc<Service>, token: String) -> Router {
-    let state = AppState {
-        service,
-        token: Arc::from(token),
-    };
+    let state = AppState { service, token: Arc::from(token) };
     let api = Router::new()
         .route("/v1/audits", post(submit).get(list))
         .route("/v1/audits/{id}", get(status))
@@ -95,8 +89,7 @@ async fn submit(
     State(st): State<AppState>,
     body: Result<Json<SubmitRequest>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ServiceError> {
-    let Json(req) =
-        body.map_err(|e| ServiceError::BadRequest(format!("invalid request body: {e}")))?;
+    let Json(req) = body.map_err(|e| ServiceError::BadRequest(format!("invalid request body: {e}")))?;
     let id = st.service.submit(req).await?;
     Ok((StatusCode::CREATED, Json(serde_json::json!({ "id": id.0 }))).into_response())
 }
@@ -135,8 +128,6 @@ async fn report(
             .map_err(|e| ServiceError::Internal(anyhow::anyhow!("report task: {e}")))??;
             Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
         }
-        other => Err(ServiceError::BadRequest(format!(
-            "unknown report format {other:?}; use json"
-        ))),
+        other => Err(ServiceError::BadRequest(format!("unknown report format {other:?}; use json"))),
     }
 }

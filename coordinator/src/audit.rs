@@ -60,10 +60,7 @@ pub struct AuditOutcome {
 }
 
 /// Runs an audit to completion or until `shutdown` is cancelled.
-pub async fn run_audit(
-    req: AuditRequest,
-    shutdown: CancellationToken,
-) -> anyhow::Result<AuditOutcome> {
+pub async fn run_audit(req: AuditRequest, shutdown: CancellationToken) -> anyhow::Result<AuditOutcome> {
     let db_path = req.db.clone();
     let mut db = AuditDb::open(&db_path)?;
     let options = serde_json::json!({
@@ -78,25 +75,16 @@ pub async fn run_audit(
     for start in &req.starts {
         let site = db.add_site(audit, start.as_str())?;
         sites.insert(site, start.to_string());
-        frontier
-            .seed(site_seed(audit, site, start, &req.config))
-            .await?;
+        frontier.seed(site_seed(audit, site, start, &req.config)).await?;
     }
     tracing::info!(audit = %audit, sites = sites.len(), db = %db_path.display(), "audit started");
     let fetcher = Fetcher::new(req.config.fetch.clone()).map_err(anyhow::Error::msg)?;
-    let crawler = Arc::new(Crawler::new(
-        Arc::clone(&frontier),
-        fetcher,
-        req.config.crawl.clone(),
-    ));
+    let crawler = Arc::new(Crawler::new(Arc::clone(&frontier), fetcher, req.config.crawl.clone()));
 
     let stop_workers = shutdown.child_token();
     let worker = tokio::spawn(run(
         crawler,
-        WorkerSettings {
-            id: WorkerId("local".into()),
-            concurrency: req.concurrency,
-        },
+        WorkerSettings { id: WorkerId("local".into()), concurrency: req.concurrency },
         stop_workers.clone(),
     ));
     let reaper = {
@@ -155,48 +143,20 @@ pub async fn run_audit(
     let _ = reaper.await;
     while aggregate(&*frontier, &db, &progress, &mut totals, &mut done_sites).await? > 0 {}
     progress.finish();
-    let status = if interrupted {
-        AuditStatus::Cancelled
-    } else {
-        AuditStatus::Done
-    };
+    let status = if interrupted { AuditStatus::Cancelled } else { AuditStatus::Done };
     let dbc = Arc::clone(&db);
     tokio::task::spawn_blocking(move || lock(&dbc).finish_audit(audit, status, UnixMs::now()))
         .await
         .context("database writer")??;
     tracing::info!(audit = %audit, pages = totals.pages, findings = totals.findings, interrupted, "audit finished");
-    Ok(AuditOutcome {
-        audit,
-        sites: sites.len(),
-        pages: totals.pages,
-        findings: totals.findings,
-        interrupted,
-    })
+    Ok(AuditOutcome { audit, sites: sites.len(), pages: totals.pages, findings: totals.findings, interrupted })
 }
 
 /// The seed of one site: the start page, behind the robots.txt of its hosts.
 #[must_use]
-pub fn site_seed(
-    audit: AuditId,
-    site: SiteId,
-    start: &NormalizedUrl,
-    config: &CrawlConfig,
-) -> SiteSeed {
-    let task = Task::new(
-        audit,
-        site,
-        start.clone(),
-        TaskKind::Page,
-        0,
-        FoundVia::Start,
-    );
-    SiteSeed {
-        audit,
-        site,
-        start: start.clone(),
-        limits: config.limits,
-        initial: vec![task],
-    }
+pub fn site_seed(audit: AuditId, site: SiteId, start: &NormalizedUrl, config: &CrawlConfig) -> SiteSeed {
+    let task = Task::new(audit, site, start.clone(), TaskKind::Page, 0, FoundVia::Start);
+    SiteSeed { audit, site, start: start.clone(), limits: config.limits, initial: vec![task] }
 }
 
 #[derive(Debug, Default)]

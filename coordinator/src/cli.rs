@@ -111,11 +111,7 @@ pub struct WorkerArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
     /// The coordinator's base URL.
-    #[arg(
-        long,
-        env = "SHOAL_COORDINATOR",
-        default_value = "http://127.0.0.1:8750"
-    )]
+    #[arg(long, env = "SHOAL_COORDINATOR", default_value = "http://127.0.0.1:8750")]
     pub coordinator: String,
     /// Bearer token.
     #[arg(long, env = "SHOAL_TOKEN", hide_env_values = true)]
@@ -206,12 +202,7 @@ pub struct CrawlArgs {
     #[arg(long, env = "SHOAL_ALLOW_PRIVATE")]
     pub allow_private: bool,
     /// Resolve HOST to IP instead of asking DNS (repeatable). The address guard still applies.
-    #[arg(
-        long = "resolve",
-        value_name = "HOST=IP",
-        env = "SHOAL_RESOLVE",
-        value_delimiter = ','
-    )]
+    #[arg(long = "resolve", value_name = "HOST=IP", env = "SHOAL_RESOLVE", value_delimiter = ',')]
     pub resolve: Vec<String>,
     /// Resolve only names given with --resolve; no DNS queries at all (tests, air-gapped runs).
     #[arg(long, env = "SHOAL_NO_DNS")]
@@ -352,22 +343,16 @@ impl CrawlArgs {
         let pace = PaceLimits::new(self.in_flight, Duration::from_millis(self.gap_ms))
             .map_err(|e| ConfigError::Invalid(format!("--in-flight/--gap-ms: {e}")))?;
         if self.max_pages == 0 {
-            return Err(ConfigError::Invalid(
-                "--max-pages must be at least 1".into(),
-            ));
+            return Err(ConfigError::Invalid("--max-pages must be at least 1".into()));
         }
         if self.ip_in_flight == 0 {
-            return Err(ConfigError::Invalid(
-                "--ip-in-flight must be at least 1".into(),
-            ));
+            return Err(ConfigError::Invalid("--ip-in-flight must be at least 1".into()));
         }
         if !(1..=300).contains(&self.timeout_s) {
             return Err(ConfigError::Invalid("--timeout-s must be 1-300".into()));
         }
         if self.max_body_bytes < 1024 {
-            return Err(ConfigError::Invalid(
-                "--max-body-bytes must be at least 1024".into(),
-            ));
+            return Err(ConfigError::Invalid("--max-body-bytes must be at least 1024".into()));
         }
         if self.lease_ttl_s <= self.timeout_s + 1 {
             return Err(ConfigError::Invalid(format!(
@@ -383,15 +368,12 @@ impl CrawlArgs {
             )));
         }
         if self.user_agent.trim().is_empty() || self.user_agent.chars().any(char::is_control) {
-            return Err(ConfigError::Invalid(
-                "--user-agent must be non-empty printable text".into(),
-            ));
+            return Err(ConfigError::Invalid("--user-agent must be non-empty printable text".into()));
         }
         let mut resolve = HashMap::new();
         for r in &self.resolve {
-            let (host, ip) = r.split_once('=').ok_or_else(|| {
-                ConfigError::Invalid(format!("--resolve {r:?}: expected HOST=IP"))
-            })?;
+            let (host, ip) =
+                r.split_once('=').ok_or_else(|| ConfigError::Invalid(format!("--resolve {r:?}: expected HOST=IP")))?;
             let ip: IpAddr = ip
                 .trim()
                 .trim_start_matches('[')
@@ -428,48 +410,24 @@ impl CrawlArgs {
         let frontier = FrontierSettings {
             max_in_flight_per_ip: self.ip_in_flight,
             // A lease outlives the longest fetch (timeout) by a wide margin.
-            lease_ttl_ms: u64::try_from((timeout * 4).as_millis())
-                .unwrap_or(u64::MAX)
-                .max(30_000),
+            lease_ttl_ms: u64::try_from((timeout * 4).as_millis()).unwrap_or(u64::MAX).max(30_000),
         };
-        Ok(CrawlConfig {
-            limits,
-            fetch,
-            crawl,
-            frontier,
-        })
+        Ok(CrawlConfig { limits, fetch, crawl, frontier })
     }
 }
 
 /// Reads start URLs from arguments and `--file`, validated and deduplicated, in order.
-pub fn start_urls(
-    urls: &[String],
-    file: Option<&PathBuf>,
-) -> Result<Vec<NormalizedUrl>, ConfigError> {
+pub fn start_urls(urls: &[String], file: Option<&PathBuf>) -> Result<Vec<NormalizedUrl>, ConfigError> {
     let mut raw: Vec<String> = urls.to_vec();
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::File {
-            path: path.clone(),
-            source,
-        })?;
-        raw.extend(
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(str::to_owned),
-        );
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::File { path: path.clone(), source })?;
+        raw.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned));
     }
     let mut out: Vec<NormalizedUrl> = Vec::new();
     for u in raw {
-        let with_scheme = if u.contains("://") {
-            u.clone()
-        } else {
-            format!("https://{u}")
-        };
-        let parsed = NormalizedUrl::parse(&with_scheme).map_err(|e| ConfigError::BadUrl {
-            url: u.clone(),
-            reason: e.to_string(),
-        })?;
+        let with_scheme = if u.contains("://") { u.clone() } else { format!("https://{u}") };
+        let parsed = NormalizedUrl::parse(&with_scheme)
+            .map_err(|e| ConfigError::BadUrl { url: u.clone(), reason: e.to_string() })?;
         if !out.contains(&parsed) {
             out.push(parsed);
         }

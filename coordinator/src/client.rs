@@ -25,11 +25,7 @@ impl Client {
             .no_proxy()
             .build()
             .context("building the HTTP client")?;
-        Ok(Client {
-            http,
-            base: args.coordinator.trim_end_matches('/').to_owned(),
-            token: args.token.clone(),
-        })
+        Ok(Client { http, base: args.coordinator.trim_end_matches('/').to_owned(), token: args.token.clone() })
     }
 
     async fn call(&self, req: reqwest::RequestBuilder) -> anyhow::Result<serde_json::Value> {
@@ -39,36 +35,25 @@ impl Client {
             .await
             .with_context(|| format!("cannot reach the coordinator at {}", self.base))?;
         let status = resp.status();
-        let body = resp
-            .bytes()
-            .await
-            .context("reading the coordinator's answer")?;
-        let value: serde_json::Value =
-            serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+        let body = resp.bytes().await.context("reading the coordinator's answer")?;
+        let value: serde_json::Value = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
         if !status.is_success() {
-            let msg = value
-                .get("error")
-                .and_then(|e| e.as_str())
-                .unwrap_or("no details");
+            let msg = value.get("error").and_then(|e| e.as_str()).unwrap_or("no details");
             bail!("coordinator answered {status}: {msg}");
         }
         Ok(value)
     }
 
     async fn status(&self, id: u64) -> anyhow::Result<AuditView> {
-        let v = self
-            .call(self.http.get(format!("{}/v1/audits/{id}", self.base)))
-            .await?;
+        let v = self.call(self.http.get(format!("{}/v1/audits/{id}", self.base))).await?;
         serde_json::from_value(v).context("unexpected answer from the coordinator")
     }
 }
 
 /// `shoal submit`: prints the audit id; with `--wait`, follows progress until the audit ends.
 pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> anyhow::Result<Exit> {
-    let urls: Vec<String> = crate::cli::start_urls(&args.urls, args.file.as_ref())?
-        .into_iter()
-        .map(|u| u.to_string())
-        .collect();
+    let urls: Vec<String> =
+        crate::cli::start_urls(&args.urls, args.file.as_ref())?.into_iter().map(|u| u.to_string()).collect();
     let client = Client::new(&args.client)?;
     let req = SubmitRequest {
         urls,
@@ -81,18 +66,8 @@ pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> anyhow::R
             follow_nofollow: args.follow_nofollow.then_some(true),
         },
     };
-    let v = client
-        .call(
-            client
-                .http
-                .post(format!("{}/v1/audits", client.base))
-                .json_body(&req)?,
-        )
-        .await?;
-    let id = v
-        .get("id")
-        .and_then(serde_json::Value::as_u64)
-        .context("the coordinator gave no audit id")?;
+    let v = client.call(client.http.post(format!("{}/v1/audits", client.base)).json_body(&req)?).await?;
+    let id = v.get("id").and_then(serde_json::Value::as_u64).context("the coordinator gave no audit id")?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{id}").context("writing to standard output")?;
@@ -124,11 +99,7 @@ pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> anyhow::R
             if let Some(b) = bar {
                 b.finish_with_message(line);
             }
-            return Ok(if s.status == "done" {
-                Exit::Ok
-            } else {
-                Exit::Internal
-            });
+            return Ok(if s.status == "done" { Exit::Ok } else { Exit::Internal });
         }
         tokio::select! {
             () = tokio::time::sleep(POLL) => {}
@@ -170,11 +141,8 @@ pub async fn status(args: &StatusArgs) -> anyhow::Result<Exit> {
             }
         }
         None => {
-            let v = client
-                .call(client.http.get(format!("{}/v1/audits", client.base)))
-                .await?;
-            let list: Vec<AuditView> =
-                serde_json::from_value(v).context("unexpected answer from the coordinator")?;
+            let v = client.call(client.http.get(format!("{}/v1/audits", client.base))).await?;
+            let list: Vec<AuditView> = serde_json::from_value(v).context("unexpected answer from the coordinator")?;
             if args.json {
                 writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
             } else {

@@ -26,9 +26,7 @@ mod apply;
 mod read;
 pub mod schema;
 
-pub use read::{
-    FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses,
-};
+pub use read::{FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use shoal_shared::ids::{AuditId, SiteId};
@@ -141,15 +139,8 @@ pub enum DbError {
 }
 
 /// Maps an SQLite error to [`DbError::Sql`] naming the file and the operation.
-pub(crate) fn sql_err<'a>(
-    path: &'a Path,
-    op: &'static str,
-) -> impl FnOnce(rusqlite::Error) -> DbError + 'a {
-    move |source| DbError::Sql {
-        path: path.to_owned(),
-        op,
-        source,
-    }
+pub(crate) fn sql_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(rusqlite::Error) -> DbError + 'a {
+    move |source| DbError::Sql { path: path.to_owned(), op, source }
 }
 
 /// Stores an unsigned number as an SQLite integer, saturating (no size or time comes near it).
@@ -290,38 +281,23 @@ impl AuditDb {
     /// a migration fails; each names the path.
     pub fn open(path: &Path) -> Result<AuditDb, DbError> {
         if path.is_dir() {
-            return Err(DbError::IsDirectory {
-                path: path.to_owned(),
-            });
+            return Err(DbError::IsDirectory { path: path.to_owned() });
         }
-        let open_err = |source| DbError::Open {
-            path: path.to_owned(),
-            source,
-        };
+        let open_err = |source| DbError::Open { path: path.to_owned(), source };
         // No SQLITE_OPEN_URI: a file literally named `file:...` is a file, not a URI with options.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
         if conn.is_readonly(rusqlite::MAIN_DB).map_err(open_err)? {
-            return Err(DbError::ReadOnly {
-                path: path.to_owned(),
-            });
+            return Err(DbError::ReadOnly { path: path.to_owned() });
         }
         // The first statement that touches the file: "file is not a database" surfaces here.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(open_err)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(open_err)?;
         if !mode.eq_ignore_ascii_case("wal") && path != Path::new(":memory:") {
             tracing::warn!(path = %path.display(), mode, "audit database could not switch to WAL mode; readers may wait for the writer");
         }
-        conn.execute_batch("PRAGMA foreign_keys = ON;")
-            .map_err(open_err)?;
-        let mut db = AuditDb {
-            conn,
-            path: path.to_owned(),
-        };
+        conn.execute_batch("PRAGMA foreign_keys = ON;").map_err(open_err)?;
+        let mut db = AuditDb { conn, path: path.to_owned() };
         db.migrate()?;
         Ok(db)
     }
@@ -346,9 +322,8 @@ impl AuditDb {
             let app_id: i64 = tx
                 .query_row("PRAGMA application_id", [], |r| r.get(0))
                 .map_err(sql_err(path, "read application_id"))?;
-            let version: i64 = tx
-                .query_row("PRAGMA user_version", [], |r| r.get(0))
-                .map_err(sql_err(path, "read user_version"))?;
+            let version: i64 =
+                tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql_err(path, "read user_version"))?;
             if app_id != schema::APPLICATION_ID {
                 let tables: i64 = tx
                     .query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| r.get(0))
@@ -358,20 +333,12 @@ impl AuditDb {
                 }
             }
             if version > supported {
-                return Err(DbError::TooNew {
-                    path: path.clone(),
-                    found: version,
-                    supported,
-                });
+                return Err(DbError::TooNew { path: path.clone(), found: version, supported });
             }
-            let Some(sql) = usize::try_from(version)
-                .ok()
-                .and_then(|v| schema::MIGRATIONS.get(v))
-            else {
+            let Some(sql) = usize::try_from(version).ok().and_then(|v| schema::MIGRATIONS.get(v)) else {
                 return tx.commit().map_err(sql_err(path, "finish migration"));
             };
-            tx.execute_batch(sql)
-                .map_err(sql_err(path, "migrate the schema"))?;
+            tx.execute_batch(sql).map_err(sql_err(path, "migrate the schema"))?;
             tx.execute_batch(&format!(
                 "PRAGMA user_version = {}; PRAGMA application_id = {};",
                 version + 1,
@@ -390,12 +357,8 @@ impl AuditDb {
     /// [`DbError::InvalidOptions`] if `options_json` does not parse, [`DbError::Sql`] on a write failure.
     pub fn create_audit(&mut self, options_json: &str, now: UnixMs) -> Result<AuditId, DbError> {
         let path = &self.path;
-        serde_json::from_str::<serde::de::IgnoredAny>(options_json).map_err(|source| {
-            DbError::InvalidOptions {
-                path: path.clone(),
-                source,
-            }
-        })?;
+        serde_json::from_str::<serde::de::IgnoredAny>(options_json)
+            .map_err(|source| DbError::InvalidOptions { path: path.clone(), source })?;
         self.conn
             .execute(
                 "INSERT INTO audits (created_at_ms, status, options_json) VALUES (?1, 'running', ?2)",
@@ -457,12 +420,7 @@ impl AuditDb {
     ///
     /// # Errors
     /// [`DbError::UnknownAudit`], or [`DbError::Sql`] on a write failure.
-    pub fn finish_audit(
-        &mut self,
-        audit: AuditId,
-        status: AuditStatus,
-        now: UnixMs,
-    ) -> Result<(), DbError> {
+    pub fn finish_audit(&mut self, audit: AuditId, status: AuditStatus, now: UnixMs) -> Result<(), DbError> {
         let finished = (status != AuditStatus::Running).then_some(int(now.0));
         let changed = self
             .conn
@@ -472,10 +430,7 @@ impl AuditDb {
             )
             .map_err(sql_err(&self.path, "finish an audit"))?;
         if changed == 0 {
-            return Err(DbError::UnknownAudit {
-                path: self.path.clone(),
-                audit,
-            });
+            return Err(DbError::UnknownAudit { path: self.path.clone(), audit });
         }
         Ok(())
     }
@@ -493,9 +448,7 @@ impl AuditDb {
     /// # Errors
     /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
     pub fn audit(&self, audit: AuditId) -> Result<Option<AuditSummary>, DbError> {
-        Ok(read::audits(&self.conn, &self.path, Some(audit))?
-            .into_iter()
-            .next())
+        Ok(read::audits(&self.conn, &self.path, Some(audit))?.into_iter().next())
     }
 
     /// The most recently created audit: what `shoal report` shows when no id is given.
@@ -521,17 +474,12 @@ impl AuditDb {
     fn require_audit(&self, audit: AuditId) -> Result<(), DbError> {
         let found = self
             .conn
-            .query_row("SELECT 1 FROM audits WHERE id = ?1", [int(audit.0)], |_| {
-                Ok(())
-            })
+            .query_row("SELECT 1 FROM audits WHERE id = ?1", [int(audit.0)], |_| Ok(()))
             .optional()
             .map_err(sql_err(&self.path, "look up an audit"))?;
         match found {
             Some(()) => Ok(()),
-            None => Err(DbError::UnknownAudit {
-                path: self.path.clone(),
-                audit,
-            }),
+            None => Err(DbError::UnknownAudit { path: self.path.clone(), audit }),
         }
     }
 }

@@ -61,14 +61,12 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
 }
 
 fn input(e: impl Into<anyhow::Error>) -> Failure {
-    Failure {
-        exit: Exit::Input,
-        error: e.into(),
-    }
+    Failure { exit: Exit::Input, error: e.into() }
 }
 
 /// Runs a parsed command line until done or until `shutdown` is cancelled.
 pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure> {
+    let log_format = cli.log_format;
     match cli.command {
         Command::Audit(args) => {
             let config = args.crawl.validate().map_err(input)?;
@@ -84,26 +82,22 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
             if let Some(format) = args.report {
                 write_report(&args.db, Some(outcome.audit.0), format, args.out.as_deref())?;
             }
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(
-                err,
+            let summary = format!(
                 "audit {} {}: {} site(s), {} page(s), {} finding(s); database {}",
                 outcome.audit,
-                if outcome.interrupted {
-                    "stopped (partial results kept)"
-                } else {
-                    "finished"
-                },
+                if outcome.interrupted { "stopped (partial results kept)" } else { "finished" },
                 outcome.sites,
                 outcome.pages,
                 outcome.findings,
                 args.db.display()
             );
-            Ok(if outcome.interrupted {
-                Exit::Interrupted
+            if log_format == cli::LogFormat::Json {
+                // Log collectors read stderr line by line: keep every line JSON.
+                tracing::info!(audit = outcome.audit.0, "{summary}");
             } else {
-                Exit::Ok
-            })
+                let _ = writeln!(std::io::stderr().lock(), "{summary}");
+            }
+            Ok(if outcome.interrupted { Exit::Interrupted } else { Exit::Ok })
         }
         Command::Report(args) => {
             write_report(&args.db, args.audit, args.format, args.out.as_deref())?;
@@ -113,9 +107,7 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
         Command::Coordinator(args) => {
             let crawl = args.crawl.validate().map_err(input)?;
             if args.token.trim().is_empty() {
-                return Err(input(anyhow::anyhow!(
-                    "--token (or SHOAL_TOKEN) must not be empty"
-                )));
+                return Err(input(anyhow::anyhow!("--token (or SHOAL_TOKEN) must not be empty")));
             }
             let cfg = service::CoordinatorConfig {
                 redis: args.redis.redis.clone(),
@@ -143,42 +135,22 @@ async fn worker(args: &cli::WorkerArgs, shutdown: CancellationToken) -> Result<(
     use shoal_worker::fetch::Fetcher;
     let config = args.crawl.validate().map_err(input)?;
     let id = args.id.clone().unwrap_or_else(|| {
-        let host = std::fs::read_to_string("/etc/hostname")
-            .map(|s| s.trim().to_owned())
-            .unwrap_or_else(|_| "worker".into());
+        let host =
+            std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_owned()).unwrap_or_else(|_| "worker".into());
         format!("{host}-{}", std::process::id())
     });
-    let mut frontier = RedisFrontier::connect(
-        &args.redis.redis,
-        &args.redis.namespace,
-        config.frontier,
-        &id,
-    )
-    .await
-    .with_context(|| {
-        format!(
-            "connecting to Redis at {}",
-            service::redact(&args.redis.redis)
-        )
-    })?;
+    let mut frontier = RedisFrontier::connect(&args.redis.redis, &args.redis.namespace, config.frontier, &id)
+        .await
+        .with_context(|| format!("connecting to Redis at {}", service::redact(&args.redis.redis)))?;
     if !frontier.load_settings().await? {
-        tracing::warn!(
-            "no coordinator settings in Redis yet; using this worker's own per-IP cap and lease time"
-        );
+        tracing::warn!("no coordinator settings in Redis yet; using this worker's own per-IP cap and lease time");
     }
     let fetcher = Fetcher::new(config.fetch.clone()).map_err(anyhow::Error::msg)?;
-    let crawler = std::sync::Arc::new(Crawler::new(
-        std::sync::Arc::new(frontier),
-        fetcher,
-        config.crawl.clone(),
-    ));
+    let crawler = std::sync::Arc::new(Crawler::new(std::sync::Arc::new(frontier), fetcher, config.crawl.clone()));
     tracing::info!(worker = %id, concurrency = args.concurrency, "worker started");
     shoal_worker::run::run(
         crawler,
-        shoal_worker::run::WorkerSettings {
-            id: shoal_shared::ids::WorkerId(id),
-            concurrency: args.concurrency.max(1),
-        },
+        shoal_worker::run::WorkerSettings { id: shoal_shared::ids::WorkerId(id), concurrency: args.concurrency.max(1) },
         shutdown,
     )
     .await?;
@@ -193,26 +165,17 @@ fn write_report(
     out: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
     if !db_path.exists() {
-        return Err(input(anyhow::anyhow!(
-            "no audit database at {}",
-            db_path.display()
-        )));
+        return Err(input(anyhow::anyhow!("no audit database at {}", db_path.display())));
     }
     let db = db::AuditDb::open(db_path)?;
     let audit = match audit {
         Some(a) => AuditId(a),
-        None => db.latest_audit()?.ok_or_else(|| {
-            input(anyhow::anyhow!(
-                "the database {} holds no audit yet",
-                db_path.display()
-            ))
-        })?,
+        None => db
+            .latest_audit()?
+            .ok_or_else(|| input(anyhow::anyhow!("the database {} holds no audit yet", db_path.display())))?,
     };
     if db.audit(audit)?.is_none() {
-        return Err(input(anyhow::anyhow!(
-            "no audit {audit} in {}",
-            db_path.display()
-        )));
+        return Err(input(anyhow::anyhow!("no audit {audit} in {}", db_path.display())));
     }
     match format {
         ReportFormat::Json => match out {
@@ -222,8 +185,7 @@ fn write_report(
                     .map_err(input)?;
                 let mut w = std::io::BufWriter::new(f);
                 report::write_json(&db, audit, &mut w)?;
-                w.flush()
-                    .with_context(|| format!("writing {}", path.display()))?;
+                w.flush().with_context(|| format!("writing {}", path.display()))?;
             }
             None => {
                 let stdout = std::io::stdout();
@@ -233,13 +195,8 @@ fn write_report(
             }
         },
         ReportFormat::Csv => {
-            let dir = out.map_or_else(
-                || std::path::PathBuf::from("."),
-                std::path::Path::to_path_buf,
-            );
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("creating {}", dir.display()))
-                .map_err(input)?;
+            let dir = out.map_or_else(|| std::path::PathBuf::from("."), std::path::Path::to_path_buf);
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display())).map_err(input)?;
             let files = report::write_csv(&db, audit, &dir)?;
             for f in files {
                 tracing::info!(file = %f.display(), "wrote");
@@ -259,22 +216,15 @@ fn robots(args: &cli::RobotsArgs) -> Result<Exit, Failure> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = if args.sitemaps {
-        rules
-            .sitemaps()
-            .iter()
-            .try_for_each(|s| writeln!(out, "{s}"))
+        rules.sitemaps().iter().try_for_each(|s| writeln!(out, "{s}"))
     } else if args.crawl_delay {
         match rules.crawl_delay() {
             Some(d) => writeln!(out, "{}", d.as_secs_f64()),
             None => writeln!(out, "none"),
         }
     } else {
-        args.urls
-            .iter()
-            .try_for_each(|u| writeln!(out, "{}", verdict_line(&rules.check_str(u), u)))
+        args.urls.iter().try_for_each(|u| writeln!(out, "{}", verdict_line(&rules.check_str(u), u)))
     };
-    result
-        .and_then(|()| out.flush())
-        .context("writing to standard output")?;
+    result.and_then(|()| out.flush()).context("writing to standard output")?;
     Ok(Exit::Ok)
 }

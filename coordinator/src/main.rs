@@ -10,16 +10,10 @@ use tracing_subscriber::EnvFilter;
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "shoal: cannot start the async runtime: {e}"
-            );
+            let _ = writeln!(std::io::stderr(), "shoal: cannot start the async runtime: {e}");
             return std::process::ExitCode::from(Exit::Internal as u8);
         }
     };
@@ -64,9 +58,7 @@ async fn watch_signals(shutdown: CancellationToken) {
 
 fn init_tracing(format: LogFormat) {
     let filter = EnvFilter::try_from_env("SHOAL_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     match format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Human => builder.with_ansi(std::io::stderr().is_terminal()).init(),

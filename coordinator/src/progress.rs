@@ -50,57 +50,33 @@ impl Progress {
             (multi, total, per_site)
         });
         let counts = sites.keys().map(|id| (*id, Counts::default())).collect();
-        Progress {
-            bars,
-            names: sites.clone(),
-            counts: Mutex::new((counts, Instant::now())),
-        }
+        Progress { bars, names: sites.clone(), counts: Mutex::new((counts, Instant::now())) }
     }
 
     fn update(&self, site: SiteId, f: impl FnOnce(&mut Counts)) {
-        let mut guard = self
-            .counts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut guard = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let (counts, last_log) = &mut *guard;
         if let Some(c) = counts.get_mut(&site) {
             f(c);
         }
-        let (pages, errors, queued, done) = counts.values().fold((0, 0, 0, 0), |a, c| {
-            (
-                a.0 + c.pages,
-                a.1 + c.errors,
-                a.2 + c.queued,
-                a.3 + u64::from(c.done),
-            )
-        });
+        let (pages, errors, queued, done) = counts
+            .values()
+            .fold((0, 0, 0, 0), |a, c| (a.0 + c.pages, a.1 + c.errors, a.2 + c.queued, a.3 + u64::from(c.done)));
         let total = counts.len();
         match &self.bars {
             Some((_, all, per_site)) => {
-                all.set_message(format!(
-                    "{pages} pages, {queued} queued, {errors} errors, {done}/{total} sites done"
-                ));
+                all.set_message(format!("{pages} pages, {queued} queued, {errors} errors, {done}/{total} sites done"));
                 all.tick();
                 if let (Some(b), Some(c)) = (per_site.get(&site), counts.get(&site)) {
                     let state = if c.done { "done" } else { "crawling" };
-                    b.set_message(format!(
-                        "{} pages, {} queued, {} errors, {state}",
-                        c.pages, c.queued, c.errors
-                    ));
+                    b.set_message(format!("{} pages, {} queued, {} errors, {state}", c.pages, c.queued, c.errors));
                     b.tick();
                 }
             }
             None => {
                 if last_log.elapsed() >= LOG_EVERY {
                     *last_log = Instant::now();
-                    tracing::info!(
-                        pages,
-                        queued,
-                        errors,
-                        sites_done = done,
-                        sites = total,
-                        "progress"
-                    );
+                    tracing::info!(pages, queued, errors, sites_done = done, sites = total, "progress");
                 }
             }
         }
@@ -143,19 +119,9 @@ impl Progress {
 }
 
 fn shorten(s: &str) -> String {
-    let s = s
-        .trim_start_matches("https://")
-        .trim_start_matches("http://")
-        .trim_end_matches('/');
+    let s = s.trim_start_matches("https://").trim_start_matches("http://").trim_end_matches('/');
     if s.chars().count() > 30 {
-        let tail: String = s
-            .chars()
-            .rev()
-            .take(29)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let tail: String = s.chars().rev().take(29).collect::<Vec<_>>().into_iter().rev().collect();
         format!("…{tail}")
     } else {
         s.to_owned()

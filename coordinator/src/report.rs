@@ -77,12 +77,7 @@ pub fn rfc3339(t: UnixMs) -> String {
     let (secs, milli) = (ms / 1000, ms % 1000);
     let (days, sod) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
-        sod / 3600,
-        sod % 3600 / 60,
-        sod % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z", sod / 3600, sod % 3600 / 60, sod % 60)
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar (Howard

@@ -147,29 +147,16 @@ fn view(a: &AuditSummary, sites: &[SiteSummary]) -> AuditView {
 
 impl Service {
     /// Opens the database and remembers the running audits (after a restart they resume).
-    pub fn new(
-        db: AuditDb,
-        frontier: RedisFrontier,
-        defaults: CrawlConfig,
-    ) -> anyhow::Result<Service> {
+    pub fn new(db: AuditDb, frontier: RedisFrontier, defaults: CrawlConfig) -> anyhow::Result<Service> {
         let mut open = HashMap::new();
         for a in db.audits()? {
             if a.status == AuditStatus::Running {
-                let pending: HashSet<u64> = db
-                    .site_counts(a.id)?
-                    .into_iter()
-                    .filter(|s| s.status.as_str() != "done")
-                    .map(|s| s.id.0)
-                    .collect();
+                let pending: HashSet<u64> =
+                    db.site_counts(a.id)?.into_iter().filter(|s| s.status.as_str() != "done").map(|s| s.id.0).collect();
                 open.insert(a.id, pending);
             }
         }
-        Ok(Service {
-            db: Arc::new(Mutex::new(db)),
-            frontier,
-            defaults,
-            open: Mutex::new(open),
-        })
+        Ok(Service { db: Arc::new(Mutex::new(db)), frontier, defaults, open: Mutex::new(open) })
     }
 
     fn limits(&self, o: &AuditOptions) -> Result<SiteLimits, ServiceError> {
@@ -187,9 +174,7 @@ impl Service {
             follow_nofollow: o.follow_nofollow.unwrap_or(d.follow_nofollow),
         };
         if limits.max_pages == 0 {
-            return Err(ServiceError::BadRequest(
-                "max_pages must be at least 1".into(),
-            ));
+            return Err(ServiceError::BadRequest("max_pages must be at least 1".into()));
         }
         Ok(limits)
     }
@@ -197,9 +182,7 @@ impl Service {
     /// Records an audit and seeds its sites into the frontier.
     pub async fn submit(&self, req: SubmitRequest) -> Result<AuditId, ServiceError> {
         if req.urls.len() > MAX_SITES_PER_AUDIT {
-            return Err(ServiceError::BadRequest(format!(
-                "more than {MAX_SITES_PER_AUDIT} sites"
-            )));
+            return Err(ServiceError::BadRequest(format!("more than {MAX_SITES_PER_AUDIT} sites")));
         }
         let starts = crate::cli::start_urls(&req.urls, None)
             .map_err(|e: ConfigError| ServiceError::BadRequest(e.to_string()))?;
@@ -226,10 +209,7 @@ impl Service {
         .context("database writer")??;
         lock_open(&self.open).insert(audit, sites.iter().map(|s| s.0).collect());
         for (site, start) in sites.iter().zip(&starts) {
-            self.frontier
-                .seed(site_seed(audit, *site, start, &config))
-                .await
-                .context("seeding the frontier")?;
+            self.frontier.seed(site_seed(audit, *site, start, &config)).await.context("seeding the frontier")?;
         }
         tracing::info!(audit = %audit, sites = sites.len(), "audit submitted");
         Ok(audit)
@@ -272,11 +252,7 @@ impl Service {
             let p = if s.status.as_str() == "done" {
                 SiteProgress::default()
             } else {
-                self.frontier
-                    .progress(s.id)
-                    .await
-                    .context("reading progress")?
-                    .unwrap_or_default()
+                self.frontier.progress(s.id).await.context("reading progress")?.unwrap_or_default()
             };
             v.sites.push(SiteView {
                 id: s.id.0,
@@ -296,17 +272,12 @@ impl Service {
     pub async fn cancel(&self, audit: AuditId) -> Result<AuditView, ServiceError> {
         let v = self.status(audit).await?;
         if v.status == "running" {
-            self.frontier
-                .cancel(audit)
-                .await
-                .context("cancelling in the frontier")?;
+            self.frontier.cancel(audit).await.context("cancelling in the frontier")?;
             let db = Arc::clone(&self.db);
-            tokio::task::spawn_blocking(move || {
-                lock(&db).finish_audit(audit, AuditStatus::Cancelled, UnixMs::now())
-            })
-            .await
-            .context("database writer")?
-            .map_err(anyhow::Error::from)?;
+            tokio::task::spawn_blocking(move || lock(&db).finish_audit(audit, AuditStatus::Cancelled, UnixMs::now()))
+                .await
+                .context("database writer")?
+                .map_err(anyhow::Error::from)?;
             lock_open(&self.open).remove(&audit);
             tracing::info!(audit = %audit, "audit cancelled");
         }
@@ -314,11 +285,7 @@ impl Service {
     }
 
     /// Writes a report of an audit into `out`.
-    pub fn report_json(
-        &self,
-        audit: AuditId,
-        out: &mut dyn std::io::Write,
-    ) -> Result<(), ServiceError> {
+    pub fn report_json(&self, audit: AuditId, out: &mut dyn std::io::Write) -> Result<(), ServiceError> {
         let db = lock(&self.db);
         if db.audit(audit).map_err(anyhow::Error::from)?.is_none() {
             return Err(ServiceError::NotFound(audit));
@@ -356,11 +323,9 @@ impl Service {
         }
         for audit in finished {
             let db = Arc::clone(&self.db);
-            tokio::task::spawn_blocking(move || {
-                lock(&db).finish_audit(audit, AuditStatus::Done, UnixMs::now())
-            })
-            .await
-            .context("database writer")??;
+            tokio::task::spawn_blocking(move || lock(&db).finish_audit(audit, AuditStatus::Done, UnixMs::now()))
+                .await
+                .context("database writer")??;
             tracing::info!(audit = %audit, "audit done");
         }
         Ok(events.len())
@@ -372,9 +337,7 @@ impl Service {
     }
 }
 
-fn lock_open(
-    m: &Mutex<HashMap<AuditId, HashSet<u64>>>,
-) -> std::sync::MutexGuard<'_, HashMap<AuditId, HashSet<u64>>> {
+fn lock_open(m: &Mutex<HashMap<AuditId, HashSet<u64>>>) -> std::sync::MutexGuard<'_, HashMap<AuditId, HashSet<u64>>> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -396,24 +359,15 @@ pub struct CoordinatorConfig {
 }
 
 /// Runs the coordinator until `shutdown`: API, aggregation and lease reaping.
-pub async fn run_coordinator(
-    cfg: CoordinatorConfig,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+pub async fn run_coordinator(cfg: CoordinatorConfig, shutdown: CancellationToken) -> anyhow::Result<()> {
     let db = AuditDb::open(&cfg.db)?;
-    let frontier = RedisFrontier::connect(
-        &cfg.redis,
-        &cfg.namespace,
-        cfg.crawl.frontier,
-        "coordinator",
-    )
-    .await
-    .with_context(|| format!("connecting to Redis at {}", redact(&cfg.redis)))?;
+    let frontier = RedisFrontier::connect(&cfg.redis, &cfg.namespace, cfg.crawl.frontier, "coordinator")
+        .await
+        .with_context(|| format!("connecting to Redis at {}", redact(&cfg.redis)))?;
     frontier.publish_settings().await?;
     let service = Arc::new(Service::new(db, frontier, cfg.crawl.clone())?);
-    let listener = tokio::net::TcpListener::bind(cfg.listen)
-        .await
-        .with_context(|| format!("listening on {}", cfg.listen))?;
+    let listener =
+        tokio::net::TcpListener::bind(cfg.listen).await.with_context(|| format!("listening on {}", cfg.listen))?;
     tracing::info!(listen = %listener.local_addr().unwrap_or(cfg.listen), db = %cfg.db.display(), "coordinator started");
     let app = crate::api::router(Arc::clone(&service), cfg.token.clone());
     let mut tasks = tokio::task::JoinSet::new();

@@ -5,11 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn shoal(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_shoal"))
-        .args(args)
-        .env_remove("SHOAL_DB")
-        .output()
-        .expect("shoal runs")
+    Command::new(env!("CARGO_BIN_EXE_shoal")).args(args).env_remove("SHOAL_DB").output().expect("shoal runs")
 }
 
 fn stderr(o: &Output) -> String {
@@ -38,14 +34,8 @@ fn help_explains_every_audit_option_with_its_default() {
     ] {
         assert!(text.contains(flag), "--help lacks {flag}:\n{text}");
     }
-    for default in [
-        "[default: 500]",
-        "[default: 5]",
-        "[default: 4]",
-        "[default: 300]",
-        "[default: 15]",
-        "[default: 8]",
-    ] {
+    for default in ["[default: 500]", "[default: 5]", "[default: 4]", "[default: 300]", "[default: 15]", "[default: 8]"]
+    {
         assert!(text.contains(default), "--help lacks {default}:\n{text}");
     }
     assert!(text.contains("SHOAL_MAX_PAGES"), "env vars are shown");
@@ -55,19 +45,9 @@ fn help_explains_every_audit_option_with_its_default() {
 fn bad_start_url_is_an_input_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("a.db");
-    let out = shoal(&[
-        "audit",
-        "ftp://example.com/",
-        "--db",
-        db.to_str().expect("utf-8 path"),
-        "--no-dns",
-    ]);
+    let out = shoal(&["audit", "ftp://example.com/", "--db", db.to_str().expect("utf-8 path"), "--no-dns"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("unsupported scheme"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("unsupported scheme"), "{}", stderr(&out));
     let out = shoal(&["audit", "http://exa mple.com/", "--no-dns"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
 }
@@ -76,30 +56,16 @@ fn bad_start_url_is_an_input_error() {
 fn unreadable_url_file_is_an_input_error() {
     let out = shoal(&["audit", "--file", "/nonexistent/sites.txt", "--no-dns"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("/nonexistent/sites.txt"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("/nonexistent/sites.txt"), "{}", stderr(&out));
 }
 
 #[test]
 fn unwritable_database_is_a_database_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     // A directory where the database file should be.
-    let out = shoal(&[
-        "audit",
-        "http://a.test/",
-        "--db",
-        dir.path().to_str().expect("utf-8"),
-        "--no-dns",
-    ]);
+    let out = shoal(&["audit", "http://a.test/", "--db", dir.path().to_str().expect("utf-8"), "--no-dns"]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(dir.path().to_str().expect("utf-8")),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains(dir.path().to_str().expect("utf-8")), "{}", stderr(&out));
 }
 
 #[test]
@@ -121,8 +87,11 @@ fn report_on_missing_database_is_an_input_error() {
 fn robots_cli_prints_one_verdict_per_url() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("robots.txt");
-    std::fs::write(&file, "User-agent: ShoalBot/2.1\nDisallow: /private\nCrawl-delay: 2.5\nSitemap: https://a.test/s.xml\n")
-        .expect("write");
+    std::fs::write(
+        &file,
+        "User-agent: ShoalBot/2.1\nDisallow: /private\nCrawl-delay: 2.5\nSitemap: https://a.test/s.xml\n",
+    )
+    .expect("write");
     let f = file.to_str().expect("utf-8");
     let out = shoal(&[
         "robots",
@@ -138,26 +107,11 @@ fn robots_cli_prints_one_verdict_per_url() {
         String::from_utf8_lossy(&out.stdout),
         "disallowed https://a.test/private/x\nallowed https://a.test/ok\n"
     );
-    let out = shoal(&[
-        "robots",
-        "--file",
-        f,
-        "--agent",
-        "shoalbot",
-        "--crawl-delay",
-    ]);
+    let out = shoal(&["robots", "--file", f, "--agent", "shoalbot", "--crawl-delay"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2.5");
     let out = shoal(&["robots", "--file", f, "--sitemaps"]);
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "https://a.test/s.xml"
-    );
-    let out = shoal(&[
-        "robots",
-        "--file",
-        "/nonexistent/robots.txt",
-        "https://a.test/",
-    ]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "https://a.test/s.xml");
+    let out = shoal(&["robots", "--file", "/nonexistent/robots.txt", "https://a.test/"]);
     assert_eq!(out.status.code(), Some(3));
 }
 
@@ -167,11 +121,7 @@ fn robots_cli_prints_one_verdict_per_url() {
 fn robots_conformance_corpus_crawler_profile_passes_in_full() {
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/robots-conformance");
     let runner = corpus.join("run_cli.py");
-    assert!(
-        runner.exists(),
-        "conformance runner missing at {}",
-        runner.display()
-    );
+    assert!(runner.exists(), "conformance runner missing at {}", runner.display());
     let bin = env!("CARGO_BIN_EXE_shoal");
     let out = Command::new("python3")
         .arg(&runner)
@@ -181,12 +131,8 @@ fn robots_conformance_corpus_crawler_profile_passes_in_full() {
         .arg("--sitemaps-cmd")
         .arg(format!("{bin} robots --sitemaps --file {{robots_file}}"))
         .arg("--crawl-delay-cmd")
-        .arg(format!(
-            "{bin} robots --crawl-delay --file {{robots_file}} --agent {{agent}}"
-        ))
-        .arg(format!(
-            "{bin} robots --file {{robots_file}} --agent {{agent}} {{url}}"
-        ))
+        .arg(format!("{bin} robots --crawl-delay --file {{robots_file}} --agent {{agent}}"))
+        .arg(format!("{bin} robots --file {{robots_file}} --agent {{agent}} {{url}}"))
         .output()
         .expect("python3 runs the conformance runner");
     let stdout = String::from_utf8_lossy(&out.stdout);

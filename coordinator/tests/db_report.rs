@@ -52,12 +52,8 @@ fn redirect(ids: (AuditId, SiteId), from: &str, to: &str) -> Event {
 /// A small site: a start page with a hostile title, a 404, a chain a → b → c, a loop x → y → x.
 fn small_site(dir: &Path) -> (AuditDb, AuditId, SiteId) {
     let mut db = AuditDb::open(&dir.join("audit.db")).expect("open");
-    let audit = db
-        .create_audit(
-            r#"{"max_pages":500,"user_agent":"ShoalBot"}"#,
-            UnixMs(1_714_564_800_000),
-        )
-        .expect("audit");
+    let audit =
+        db.create_audit(r#"{"max_pages":500,"user_agent":"ShoalBot"}"#, UnixMs(1_714_564_800_000)).expect("audit");
     let site = db.add_site(audit, &u("/")).expect("site");
     let ids = (audit, site);
     let mut start = page(ids, "/", Some(200));
@@ -69,10 +65,7 @@ fn small_site(dir: &Path) -> (AuditDb, AuditId, SiteId) {
     start.h1 = vec!["Welcome".to_owned(), "Again".to_owned()];
     start.meta_robots = vec!["noindex".to_owned()];
     start.hreflang = vec![("de".to_owned(), u("/de/"))];
-    start.headers = vec![(
-        "strict-transport-security".to_owned(),
-        "max-age=63072000".to_owned(),
-    )];
+    start.headers = vec![("strict-transport-security".to_owned(), "max-age=63072000".to_owned())];
     start.links = vec![anchor("/missing"), anchor("/a"), anchor("/x"), anchor("/c")];
     let mut c = page(ids, "/c", Some(200));
     c.title = Some("Chain end".to_owned());
@@ -84,19 +77,11 @@ fn small_site(dir: &Path) -> (AuditDb, AuditId, SiteId) {
         Event::Page(Box::new(c)),
         redirect(ids, "/x", "/y"),
         redirect(ids, "/y", "/x"),
-        Event::Finding(Finding::new(
-            audit,
-            site,
-            Code::Noindex,
-            u("/"),
-            "meta robots",
-        )),
+        Event::Finding(Finding::new(audit, site, Code::Noindex, u("/"), "meta robots")),
         Event::SiteDone { audit, site },
     ];
-    db.apply_at(&events, UnixMs(1_714_564_900_000))
-        .expect("apply");
-    db.finish_audit(audit, AuditStatus::Done, UnixMs(1_714_565_000_000))
-        .expect("finish");
+    db.apply_at(&events, UnixMs(1_714_564_900_000)).expect("apply");
+    db.finish_audit(audit, AuditStatus::Done, UnixMs(1_714_565_000_000)).expect("finish");
     (db, audit, site)
 }
 
@@ -114,12 +99,7 @@ fn json_report_has_the_documented_shape() {
     let doc = json_report(&db, audit);
 
     assert_eq!(doc["schema"], "shoal.report/v1");
-    assert!(
-        doc["generator"]
-            .as_str()
-            .expect("generator")
-            .starts_with("shoal ")
-    );
+    assert!(doc["generator"].as_str().expect("generator").starts_with("shoal "));
     let a = &doc["audit"];
     assert_eq!(a["id"], audit.0);
     assert_eq!(a["created_at"], "2024-05-01T12:00:00.000Z");
@@ -149,25 +129,14 @@ fn json_report_has_the_documented_shape() {
     assert_eq!(summary["notices"], 1);
 
     let pages = s["pages"].as_array().expect("pages");
-    let urls: Vec<&str> = pages
-        .iter()
-        .map(|p| p["url"].as_str().expect("url"))
-        .collect();
+    let urls: Vec<&str> = pages.iter().map(|p| p["url"].as_str().expect("url")).collect();
     let mut sorted = urls.clone();
     sorted.sort_unstable();
     assert_eq!(urls, sorted, "pages are ordered by URL");
-    let by_url = |path: &str| {
-        pages
-            .iter()
-            .find(|p| p["url"] == u(path))
-            .expect("page present")
-    };
+    let by_url = |path: &str| pages.iter().find(|p| p["url"] == u(path)).expect("page present");
 
     let start = by_url("/");
-    assert_eq!(
-        start["title"], "<script>alert(1)</script>",
-        "a plain JSON string, unchanged"
-    );
+    assert_eq!(start["title"], "<script>alert(1)</script>", "a plain JSON string, unchanged");
     for field in [
         "url",
         "final_url",
@@ -197,10 +166,7 @@ fn json_report_has_the_documented_shape() {
     }
     assert_eq!(start["final_url"], u("/"));
     assert_eq!(start["h1"], serde_json::json!(["Welcome", "Again"]));
-    assert_eq!(
-        start["hreflang"],
-        serde_json::json!([{"lang": "de", "url": u("/de/")}])
-    );
+    assert_eq!(start["hreflang"], serde_json::json!([{"lang": "de", "url": u("/de/")}]));
     assert_eq!(start["headers"][0]["name"], "strict-transport-security");
     assert_eq!(start["fetched_at"], "2024-05-01T12:00:00.250Z");
     assert_eq!(start["found_from"], Value::Null);
@@ -208,27 +174,12 @@ fn json_report_has_the_documented_shape() {
     assert_eq!(start["links"][1]["url"], u("/a"));
     assert_eq!(by_url("/a")["final_url"], u("/c"));
     assert_eq!(by_url("/a")["redirect_to"], u("/b"));
-    assert_eq!(
-        by_url("/x")["final_url"],
-        Value::Null,
-        "a loop has no final URL"
-    );
+    assert_eq!(by_url("/x")["final_url"], Value::Null, "a loop has no final URL");
     assert_eq!(by_url("/missing")["status"], 404);
 
     let findings = s["findings"].as_array().expect("findings");
-    let codes: Vec<&str> = findings
-        .iter()
-        .map(|f| f["code"].as_str().expect("code"))
-        .collect();
-    assert_eq!(
-        codes,
-        [
-            "broken_internal_link",
-            "redirect_loop",
-            "redirect_chain",
-            "noindex"
-        ]
-    );
+    let codes: Vec<&str> = findings.iter().map(|f| f["code"].as_str().expect("code")).collect();
+    assert_eq!(codes, ["broken_internal_link", "redirect_loop", "redirect_chain", "noindex"]);
     let f = &findings[0];
     assert_eq!(f["severity"], "error");
     assert_eq!(f["family"], "links");
@@ -243,15 +194,7 @@ fn json_report_of_an_unknown_audit_is_an_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (db, _, _) = small_site(dir.path());
     let err = report::write_json(&db, AuditId(404), &mut Vec::new()).expect_err("no such audit");
-    assert!(
-        matches!(
-            err,
-            ReportError::UnknownAudit {
-                audit: AuditId(404)
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, ReportError::UnknownAudit { audit: AuditId(404) }), "{err}");
 }
 
 #[test]
@@ -260,20 +203,13 @@ fn csv_files_have_headers_and_one_row_per_record() {
     let (db, audit, _) = small_site(dir.path());
     let out = dir.path().join("csv");
     let files = report::write_csv(&db, audit, &out).expect("csv written");
-    let names: Vec<String> = files
-        .iter()
-        .map(|f| f.file_name().expect("name").to_string_lossy().into_owned())
-        .collect();
+    let names: Vec<String> =
+        files.iter().map(|f| f.file_name().expect("name").to_string_lossy().into_owned()).collect();
     assert_eq!(names, ["pages.csv", "links.csv", "findings.csv"]);
 
     let read = |name: &str| {
         let mut r = csv::Reader::from_path(out.join(name)).expect("readable");
-        let header: Vec<String> = r
-            .headers()
-            .expect("header")
-            .iter()
-            .map(str::to_owned)
-            .collect();
+        let header: Vec<String> = r.headers().expect("header").iter().map(str::to_owned).collect();
         let rows: Vec<csv::StringRecord> = r.records().collect::<Result<_, _>>().expect("rows");
         (header, rows)
     };
@@ -281,40 +217,22 @@ fn csv_files_have_headers_and_one_row_per_record() {
     assert_eq!(&header[..3], ["site_id", "url", "final_url"]);
     assert_eq!(pages.len(), 7);
     let col = |name: &str| header.iter().position(|h| h == name).expect("column");
-    let start = pages
-        .iter()
-        .find(|r| &r[1] == u("/").as_str())
-        .expect("start row");
+    let start = pages.iter().find(|r| &r[1] == u("/").as_str()).expect("start row");
     assert_eq!(&start[col("title")], "<script>alert(1)</script>");
-    assert_eq!(
-        &start[col("meta_description")],
-        "'=HYPERLINK(\"https://evil.test\")",
-        "a formula is defused"
-    );
+    assert_eq!(&start[col("meta_description")], "'=HYPERLINK(\"https://evil.test\")", "a formula is defused");
     assert_eq!(&start[col("h1")], "Welcome | Again");
-    let a = pages
-        .iter()
-        .find(|r| &r[1] == u("/a").as_str())
-        .expect("a row");
+    let a = pages.iter().find(|r| &r[1] == u("/a").as_str()).expect("a row");
     assert_eq!(&a[col("final_url")], u("/c").as_str());
 
     let (header, links) = read("links.csv");
-    assert_eq!(
-        header,
-        [
-            "site_id", "from_url", "to_url", "kind", "nofollow", "internal", "text"
-        ]
-    );
+    assert_eq!(header, ["site_id", "from_url", "to_url", "kind", "nofollow", "internal", "text"]);
     assert_eq!(links.len(), 4);
 
     let (header, findings) = read("findings.csv");
     assert_eq!(header[1], "code");
     assert_eq!(findings.len(), 4);
     assert_eq!(&findings[2][1], "redirect_chain");
-    assert_eq!(
-        &findings[2][6],
-        [u("/a"), u("/b"), u("/c")].join(" | ").as_str()
-    );
+    assert_eq!(&findings[2][6], [u("/a"), u("/b"), u("/c")].join(" | ").as_str());
 }
 
 /// Counts bytes and `"url":"` keys instead of keeping the output, so the report's own memory use
@@ -356,11 +274,7 @@ fn a_twenty_thousand_page_report_streams() {
     for i in 0..PAGES {
         let mut p = page(ids, &format!("/p/{i:05}"), Some(200));
         // 313 pages share a title: the duplicate rule must cap `related` at 100.
-        p.title = Some(if i % 64 == 0 {
-            "Shared".to_owned()
-        } else {
-            format!("Page {i}")
-        });
+        p.title = Some(if i % 64 == 0 { "Shared".to_owned() } else { format!("Page {i}") });
         p.links = vec![anchor(&format!("/p/{:05}", (i + 1) % PAGES))];
         batch.push(Event::Page(Box::new(p)));
         if batch.len() == 1000 {
@@ -372,10 +286,7 @@ fn a_twenty_thousand_page_report_streams() {
     db.apply(&batch).expect("last batch");
     let counts = &db.site_counts(audit).expect("counts")[0];
     assert_eq!(counts.pages, u64::try_from(PAGES).expect("fits"));
-    assert_eq!(
-        counts.findings, 313,
-        "one title_duplicate per page sharing the title"
-    );
+    assert_eq!(counts.findings, 313, "one title_duplicate per page sharing the title");
 
     let mut sink = Counter::default();
     report::write_json(&db, audit, &mut sink).expect("report");

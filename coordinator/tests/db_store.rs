@@ -14,13 +14,7 @@ fn u(path: &str) -> String {
 }
 
 fn link(path: &str, kind: LinkKind) -> LinkRecord {
-    LinkRecord {
-        url: u(path),
-        kind,
-        nofollow: false,
-        internal: true,
-        text: Some(format!("to {path}")),
-    }
+    LinkRecord { url: u(path), kind, nofollow: false, internal: true, text: Some(format!("to {path}")) }
 }
 
 /// A fetched URL of the test site.
@@ -42,13 +36,7 @@ fn page(ids: (AuditId, SiteId), path: &str, kind: &str, status: Option<u16>) -> 
     }
 }
 
-fn html(
-    ids: (AuditId, SiteId),
-    path: &str,
-    title: &str,
-    description: &str,
-    links: Vec<LinkRecord>,
-) -> Event {
+fn html(ids: (AuditId, SiteId), path: &str, title: &str, description: &str, links: Vec<LinkRecord>) -> Event {
     let mut p = page(ids, path, "page", Some(200));
     p.title = Some(title.to_owned());
     p.meta_description = Some(description.to_owned());
@@ -64,13 +52,7 @@ fn redirect(ids: (AuditId, SiteId), from: &str, to: &str, status: u16) -> Event 
     Event::Page(Box::new(p))
 }
 
-fn failed(
-    ids: (AuditId, SiteId),
-    path: &str,
-    kind: &str,
-    status: Option<u16>,
-    error: Option<&str>,
-) -> Event {
+fn failed(ids: (AuditId, SiteId), path: &str, kind: &str, status: Option<u16>, error: Option<&str>) -> Event {
     let mut p = page(ids, path, kind, status);
     p.error = error.map(str::to_owned);
     Event::Page(Box::new(p))
@@ -128,20 +110,14 @@ fn crawl(ids: (AuditId, SiteId)) -> Vec<Event> {
             "/contact",
             "Same title",
             "Same description",
-            vec![
-                link("/robots.txt", LinkKind::Anchor),
-                link("/probe-x1", LinkKind::Anchor),
-            ],
+            vec![link("/robots.txt", LinkKind::Anchor), link("/probe-x1", LinkKind::Anchor)],
         ),
         failed(ids, "/img/broken.png", "resource", Some(404), None),
         failed(ids, "/script.js", "resource", None, Some("timeout")),
         failed(ids, "/robots.txt", "robots", Some(404), None),
         failed(ids, "/probe-x1", "probe_soft_404", Some(404), None),
         Event::Finding(Finding::new(ids.0, ids.1, Code::H1Missing, u("/c"), "")),
-        Event::SiteDone {
-            audit: ids.0,
-            site: ids.1,
-        },
+        Event::SiteDone { audit: ids.0, site: ids.1 },
     ]
 }
 
@@ -150,12 +126,7 @@ fn findings(db: &AuditDb, site: SiteId) -> Vec<(String, String, String, Vec<Stri
     let strip = |s: &str| s.strip_prefix(BASE).unwrap_or(s).to_owned();
     let mut out = Vec::new();
     db.for_each_finding(site, |f| -> Result<(), DbError> {
-        out.push((
-            f.code,
-            strip(&f.url),
-            f.detail,
-            f.related.iter().map(|r| strip(r)).collect(),
-        ));
+        out.push((f.code, strip(&f.url), f.detail, f.related.iter().map(|r| strip(r)).collect()));
         Ok(())
     })
     .expect("findings read");
@@ -173,26 +144,11 @@ fn expected() -> Vec<(String, String, String, Vec<String>)> {
     };
     vec![
         row("broken_internal_link", "/missing", "404", &["/"]),
-        row(
-            "broken_resource",
-            "/img/broken.png",
-            "404",
-            &["/", "/about"],
-        ),
+        row("broken_resource", "/img/broken.png", "404", &["/", "/about"]),
         row("broken_resource", "/script.js", "timeout", &["/about"]),
         row("redirect_loop", "/x", "2 hops", &["/x", "/y", "/x"]),
-        row(
-            "description_duplicate",
-            "/about",
-            "Same description",
-            &["/contact"],
-        ),
-        row(
-            "description_duplicate",
-            "/contact",
-            "Same description",
-            &["/about"],
-        ),
+        row("description_duplicate", "/about", "Same description", &["/contact"]),
+        row("description_duplicate", "/contact", "Same description", &["/about"]),
         row("h1_missing", "/c", "", &[]),
         row("redirect_chain", "/a", "2 hops", &["/a", "/b", "/c"]),
         row("title_duplicate", "/about", "Same title", &["/contact"]),
@@ -202,9 +158,7 @@ fn expected() -> Vec<(String, String, String, Vec<String>)> {
 
 fn fresh(dir: &Path) -> (AuditDb, (AuditId, SiteId)) {
     let mut db = AuditDb::open(&dir.join("audit.db")).expect("database opens");
-    let audit = db
-        .create_audit(r#"{"max_pages":500}"#, UnixMs(1_700_000_000_000))
-        .expect("audit");
+    let audit = db.create_audit(r#"{"max_pages":500}"#, UnixMs(1_700_000_000_000)).expect("audit");
     let site = db.add_site(audit, &u("/")).expect("site");
     (db, (audit, site))
 }
@@ -223,8 +177,7 @@ fn link_count(db: &AuditDb, site: SiteId) -> usize {
 fn site_done_reports_broken_links_redirects_and_duplicates() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut db, ids) = fresh(dir.path());
-    db.apply_at(&crawl(ids), UnixMs(1_700_000_100_000))
-        .expect("batch applies");
+    db.apply_at(&crawl(ids), UnixMs(1_700_000_100_000)).expect("batch applies");
 
     assert_eq!(findings(&db, ids.1), expected());
     let sites = db.site_counts(ids.0).expect("site counts");
@@ -247,11 +200,7 @@ fn applying_the_same_batch_twice_changes_nothing() {
     let links = link_count(&db, ids.1);
 
     db.apply_at(&batch, UnixMs(2)).expect("second");
-    assert_eq!(
-        db.site_counts(ids.0).expect("counts"),
-        counts,
-        "done_at keeps the first time"
-    );
+    assert_eq!(db.site_counts(ids.0).expect("counts"), counts, "done_at keeps the first time");
     assert_eq!(findings(&db, ids.1), first);
     assert_eq!(link_count(&db, ids.1), links);
 
@@ -261,10 +210,7 @@ fn applying_the_same_batch_twice_changes_nothing() {
     db.apply_at(left, UnixMs(3)).expect("head again");
     assert_eq!(findings(&db, ids.1), first);
     let audits = db.audits().expect("audits");
-    assert_eq!(
-        (audits[0].pages, audits[0].urls, audits[0].findings),
-        (9, 13, 10)
-    );
+    assert_eq!((audits[0].pages, audits[0].urls, audits[0].findings), (9, 13, 10));
 }
 
 #[test]
@@ -275,19 +221,9 @@ fn a_rerun_of_the_analysis_drops_findings_that_no_longer_hold() {
     // /missing was re-fetched late and now answers; the site is declared done again.
     let mut fixed = page(ids, "/missing", "page", Some(200));
     fixed.title = Some("Found again".to_owned());
-    db.apply(&[
-        Event::Page(Box::new(fixed)),
-        Event::SiteDone {
-            audit: ids.0,
-            site: ids.1,
-        },
-    ])
-    .expect("late batch");
+    db.apply(&[Event::Page(Box::new(fixed)), Event::SiteDone { audit: ids.0, site: ids.1 }]).expect("late batch");
     let now = findings(&db, ids.1);
-    assert!(
-        !now.iter().any(|f| f.0 == "broken_internal_link"),
-        "{now:?}"
-    );
+    assert!(!now.iter().any(|f| f.0 == "broken_internal_link"), "{now:?}");
     assert_eq!(now.len(), expected().len() - 1);
     assert_eq!(db.site_counts(ids.0).expect("counts")[0].findings, 9);
 }
@@ -299,29 +235,10 @@ fn an_event_for_an_unknown_site_rolls_the_whole_batch_back() {
     let good = html(ids, "/", "Home", "Welcome", vec![]);
     let stray = html((ids.0, SiteId(999)), "/", "Home", "Welcome", vec![]);
     let err = db.apply(&[good, stray]).expect_err("unknown site");
-    assert!(
-        matches!(
-            err,
-            DbError::UnknownSite {
-                site: SiteId(999),
-                ..
-            }
-        ),
-        "{err}"
-    );
-    assert_eq!(
-        db.site_counts(ids.0).expect("counts")[0].urls,
-        0,
-        "nothing of the batch stored"
-    );
+    assert!(matches!(err, DbError::UnknownSite { site: SiteId(999), .. }), "{err}");
+    assert_eq!(db.site_counts(ids.0).expect("counts")[0].urls, 0, "nothing of the batch stored");
 
-    let wrong_audit = html(
-        (AuditId(ids.0.0 + 7), ids.1),
-        "/",
-        "Home",
-        "Welcome",
-        vec![],
-    );
+    let wrong_audit = html((AuditId(ids.0.0 + 7), ids.1), "/", "Home", "Welcome", vec![]);
     let err = db.apply(&[wrong_audit]).expect_err("audit mismatch");
     assert!(matches!(err, DbError::SiteAuditMismatch { .. }), "{err}");
 }
@@ -335,29 +252,21 @@ fn audits_sites_and_reopening() {
         assert_eq!(db.latest_audit().expect("latest"), None);
         let a = db.create_audit("{}", UnixMs(10)).expect("audit a");
         let site_a = db.add_site(a, "https://a.test/").expect("site a");
-        db.finish_audit(a, AuditStatus::Done, UnixMs(20))
-            .expect("finish");
+        db.finish_audit(a, AuditStatus::Done, UnixMs(20)).expect("finish");
         let b = db.create_audit("{}", UnixMs(30)).expect("audit b");
         let site_b = db.add_site(b, "https://a.test/").expect("site b");
         assert_ne!(site_a, site_b, "site ids are unique across audits");
         assert!(db.create_audit("not json", UnixMs(40)).is_err());
-        let err = db
-            .add_site(AuditId(77), "https://x.test/")
-            .expect_err("no audit 77");
+        let err = db.add_site(AuditId(77), "https://x.test/").expect_err("no audit 77");
         assert!(err.to_string().contains("77"), "{err}");
-        let err = db
-            .finish_audit(AuditId(77), AuditStatus::Done, UnixMs(1))
-            .expect_err("no audit 77");
+        let err = db.finish_audit(AuditId(77), AuditStatus::Done, UnixMs(1)).expect_err("no audit 77");
         assert!(matches!(err, DbError::UnknownAudit { .. }));
         (a, b, site_b)
     };
     let db = AuditDb::open(&path).expect("reopen");
     assert_eq!(db.latest_audit().expect("latest"), Some(second));
     let audits = db.audits().expect("audits");
-    assert_eq!(
-        audits.iter().map(|a| a.id).collect::<Vec<_>>(),
-        vec![first, second]
-    );
+    assert_eq!(audits.iter().map(|a| a.id).collect::<Vec<_>>(), vec![first, second]);
     assert_eq!(audits[0].status, AuditStatus::Done);
     assert_eq!(audits[0].finished_at, Some(UnixMs(20)));
     assert_eq!(audits[1].status, AuditStatus::Running);
@@ -374,25 +283,17 @@ fn an_unusable_path_gives_an_error_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let err = AuditDb::open(dir.path()).expect_err("a directory");
     assert!(matches!(err, DbError::IsDirectory { .. }), "{err}");
-    assert!(
-        err.to_string().contains(&dir.path().display().to_string()),
-        "{err}"
-    );
+    assert!(err.to_string().contains(&dir.path().display().to_string()), "{err}");
 
     let text = dir.path().join("notes.txt");
-    std::fs::write(
-        &text,
-        "this is not a database, just some text that is long enough ".repeat(20),
-    )
-    .expect("write");
+    std::fs::write(&text, "this is not a database, just some text that is long enough ".repeat(20)).expect("write");
     let err = AuditDb::open(&text).expect_err("not a database");
     assert!(err.to_string().contains("notes.txt"), "{err}");
 
     let other = dir.path().join("other.db");
     {
         let conn = rusqlite::Connection::open(&other).expect("other db");
-        conn.execute_batch("CREATE TABLE t (x INTEGER);")
-            .expect("table");
+        conn.execute_batch("CREATE TABLE t (x INTEGER);").expect("table");
     }
     let err = AuditDb::open(&other).expect_err("someone else's database");
     assert!(matches!(err, DbError::NotAnAuditDb { .. }), "{err}");
@@ -406,8 +307,7 @@ fn a_database_from_a_newer_shoal_is_refused() {
     drop(AuditDb::open(&path).expect("create"));
     {
         let conn = rusqlite::Connection::open(&path).expect("raw open");
-        conn.execute_batch("PRAGMA user_version = 99;")
-            .expect("bump");
+        conn.execute_batch("PRAGMA user_version = 99;").expect("bump");
     }
     let err = AuditDb::open(&path).expect_err("too new");
     assert!(matches!(err, DbError::TooNew { found: 99, .. }), "{err}");

@@ -72,19 +72,9 @@ impl Keys {
     /// namespace can never break the hash tag).
     #[must_use]
     pub fn new(ns: &str) -> Keys {
-        let ns: String = ns
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        Keys {
-            prefix: format!("shoal:{VERSION}:{{{ns}}}"),
-        }
+        let ns: String =
+            ns.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+        Keys { prefix: format!("shoal:{VERSION}:{{{ns}}}") }
     }
 
     /// `shoal:v1:{ns}`: passed to every script as `KEYS[1]`.
@@ -94,10 +84,7 @@ impl Keys {
     }
 
     fn key(&self, family: &str, id: Option<&str>) -> String {
-        let suffix = SCHEMA
-            .iter()
-            .find(|(name, _, _)| *name == family)
-            .map_or(":unknown", |(_, s, _)| *s);
+        let suffix = SCHEMA.iter().find(|(name, _, _)| *name == family).map_or(":unknown", |(_, s, _)| *s);
         match id {
             Some(id) => format!("{}{suffix}{id}", self.prefix),
             None => format!("{}{suffix}", self.prefix),
@@ -172,19 +159,12 @@ pub fn lua_prelude() -> String {
     let mut s = String::from("local P = KEYS[1]\n");
     for (name, suffix, takes_id) in SCHEMA {
         if *takes_id {
-            s.push_str(&format!(
-                "local function {name}(id) return P .. '{suffix}' .. id end\n"
-            ));
+            s.push_str(&format!("local function {name}(id) return P .. '{suffix}' .. id end\n"));
         } else {
-            s.push_str(&format!(
-                "local function {name}() return P .. '{suffix}' end\n"
-            ));
+            s.push_str(&format!("local function {name}() return P .. '{suffix}' end\n"));
         }
     }
-    s.push_str(&format!(
-        "local SLOW_GAP = {}\n",
-        shoal_shared::pace::SLOW_MODE_GAP.as_millis()
-    ));
+    s.push_str(&format!("local SLOW_GAP = {}\n", shoal_shared::pace::SLOW_MODE_GAP.as_millis()));
     s
 }
 
@@ -198,24 +178,14 @@ mod tests {
         let host = HostKey::from_raw("a.test:8080");
         assert_eq!(k.prefix(), "shoal:v1:{prod}");
         assert_eq!(k.events(), "shoal:v1:{prod}:events");
-        assert_eq!(
-            k.lane(SiteId(7), &host),
-            "shoal:v1:{prod}:lane:7|a.test:8080"
-        );
-        assert_eq!(
-            k.robots(SiteId(7), &host),
-            "shoal:v1:{prod}:robots:7|a.test:8080"
-        );
+        assert_eq!(k.lane(SiteId(7), &host), "shoal:v1:{prod}:lane:7|a.test:8080");
+        assert_eq!(k.robots(SiteId(7), &host), "shoal:v1:{prod}:robots:7|a.test:8080");
         assert_eq!(k.site(SiteId(7)), "shoal:v1:{prod}:site:7");
         assert_eq!(k.seen(AuditId(3)), "shoal:v1:{prod}:seen:3");
         assert_eq!(k.lease(LeaseId(9)), "shoal:v1:{prod}:lease:9");
         assert_eq!(k.host(&host), "shoal:v1:{prod}:host:a.test:8080");
         assert_eq!(k.pattern(), "shoal:v1:{prod}:*");
-        assert_eq!(
-            Keys::new("a{b}c d").prefix(),
-            "shoal:v1:{a_b_c_d}",
-            "a namespace cannot break the hash tag"
-        );
+        assert_eq!(Keys::new("a{b}c d").prefix(), "shoal:v1:{a_b_c_d}", "a namespace cannot break the hash tag");
     }
 
     #[test]

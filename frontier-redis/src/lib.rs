@@ -21,8 +21,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{
-    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots,
-    Lease, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed, limit_finding,
+    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, Lease, RobotsOutcome,
+    SiteInfo, SiteProgress, SiteSeed, limit_finding,
 };
 use shoal_shared::ids::{AuditId, LeaseId, SiteId, WorkerId};
 use shoal_shared::record::Event;
@@ -58,10 +58,7 @@ impl std::fmt::Debug for RedisFrontier {
 }
 
 fn store(op: &'static str) -> impl FnOnce(RedisError) -> FrontierError {
-    move |e| FrontierError::Store {
-        op,
-        source: Box::new(e),
-    }
+    move |e| FrontierError::Store { op, source: Box::new(e) }
 }
 
 fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -70,10 +67,7 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
 }
 
 fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> Result<T, FrontierError> {
-    rmp_serde::from_slice(bytes).map_err(|e| FrontierError::Corrupt {
-        what,
-        detail: e.to_string(),
-    })
+    rmp_serde::from_slice(bytes).map_err(|e| FrontierError::Corrupt { what, detail: e.to_string() })
 }
 
 /// How a discovered task counts against the budgets, as the scripts read it.
@@ -101,10 +95,7 @@ impl RedisFrontier {
             .set_response_timeout(Some(Duration::from_secs(10)))
             .set_connection_timeout(Some(Duration::from_secs(5)))
             .set_number_of_retries(6);
-        let conn = client
-            .get_connection_manager_with_config(config)
-            .await
-            .map_err(store("connect"))?;
+        let conn = client.get_connection_manager_with_config(config).await.map_err(store("connect"))?;
         let f = RedisFrontier {
             conn,
             keys: Keys::new(ns),
@@ -121,18 +112,13 @@ impl RedisFrontier {
     /// start, so the per-IP cap and lease time are one value across the deployment).
     pub async fn publish_settings(&self) -> Result<(), FrontierError> {
         let mut c = self.conn.clone();
-        c.set::<_, _, ()>(self.keys.settings(), encode(&self.settings))
-            .await
-            .map_err(store("publish settings"))
+        c.set::<_, _, ()>(self.keys.settings(), encode(&self.settings)).await.map_err(store("publish settings"))
     }
 
     /// Adopts the settings the coordinator published, if any (workers call this at start).
     pub async fn load_settings(&mut self) -> Result<bool, FrontierError> {
         let mut c = self.conn.clone();
-        let blob: Option<Vec<u8>> = c
-            .get(self.keys.settings())
-            .await
-            .map_err(store("load settings"))?;
+        let blob: Option<Vec<u8>> = c.get(self.keys.settings()).await.map_err(store("load settings"))?;
         match blob {
             Some(b) => {
                 self.settings = decode("settings", &b)?;
@@ -188,20 +174,8 @@ impl RedisFrontier {
     }
 
     async fn seed_now(&self, seed: SiteSeed) -> Result<(), FrontierError> {
-        let info = SiteInfo {
-            audit: seed.audit,
-            start: seed.start.clone(),
-            limits: seed.limits,
-        };
-        let lim = |code| {
-            encode(&Event::Finding(limit_finding(
-                seed.audit,
-                seed.site,
-                &seed.start,
-                &seed.limits,
-                code,
-            )))
-        };
+        let info = SiteInfo { audit: seed.audit, start: seed.start.clone(), limits: seed.limits };
+        let lim = |code| encode(&Event::Finding(limit_finding(seed.audit, seed.site, &seed.start, &seed.limits, code)));
         let hosts = seed.scope().host_keys();
         let mut inv = self.scripts.seed.prepare_invoke();
         inv.key(self.keys.prefix())
@@ -213,10 +187,7 @@ impl RedisFrontier {
             .arg(seed.limits.pace.max_in_flight())
             .arg(u64::try_from(seed.limits.pace.gap().as_millis()).unwrap_or(u64::MAX))
             .arg(encode(&info))
-            .arg(encode(&Event::SiteDone {
-                audit: seed.audit,
-                site: seed.site,
-            }))
+            .arg(encode(&Event::SiteDone { audit: seed.audit, site: seed.site }))
             .arg(lim(Code::DepthLimitReached))
             .arg(lim(Code::PageLimitReached))
             .arg(lim(Code::ResourceLimitReached))
@@ -224,8 +195,7 @@ impl RedisFrontier {
             .arg(seed.initial.len());
         for host in &hosts {
             let robots = robots_task(&seed, host);
-            inv.arg(host.as_str())
-                .arg(robots.map(|t| encode(&t)).unwrap_or_default());
+            inv.arg(host.as_str()).arg(robots.map(|t| encode(&t)).unwrap_or_default());
         }
         for t in &seed.initial {
             Self::push_task(&mut inv, t);
@@ -273,12 +243,7 @@ impl RedisFrontier {
         }
     }
 
-    async fn complete_now(
-        &self,
-        lease: &Lease,
-        c: Completion,
-        now: UnixMs,
-    ) -> Result<Completed, FrontierError> {
+    async fn complete_now(&self, lease: &Lease, c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
         let mut inv = self.scripts.complete.prepare_invoke();
         inv.key(self.keys.prefix()).arg(now.0).arg(lease.id.0);
         inv.arg(c.ip.map(|i| i.to_string()).unwrap_or_default());
@@ -293,15 +258,10 @@ impl RedisFrontier {
                     RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite => "c",
                 };
                 let delay = match outcome {
-                    RobotsOutcome::Rules {
-                        crawl_delay_ms: Some(d),
-                        ..
-                    } => d.to_string(),
+                    RobotsOutcome::Rules { crawl_delay_ms: Some(d), .. } => d.to_string(),
                     _ => String::new(),
                 };
-                inv.arg(state)
-                    .arg(encode(&LaneRobots::Known(outcome.clone())))
-                    .arg(delay);
+                inv.arg(state).arg(encode(&LaneRobots::Known(outcome.clone()))).arg(delay);
             }
         }
         match &c.requeue {
@@ -323,14 +283,9 @@ impl RedisFrontier {
             inv.arg(encode(e));
         }
         let mut conn = self.conn.clone();
-        let r: Vec<Value> = inv
-            .invoke_async(&mut conn)
-            .await
-            .map_err(store("complete"))?;
+        let r: Vec<Value> = inv.invoke_async(&mut conn).await.map_err(store("complete"))?;
         match first_word(&r).as_deref() {
-            Some("ok") => Ok(Completed::Applied {
-                enqueued: usize::try_from(int_at(&r, 1)).unwrap_or(0),
-            }),
+            Some("ok") => Ok(Completed::Applied { enqueued: usize::try_from(int_at(&r, 1)).unwrap_or(0) }),
             _ => Ok(Completed::Stale),
         }
     }
@@ -362,11 +317,7 @@ impl RedisFrontier {
         Ok(out)
     }
 
-    async fn xreadgroup(
-        &self,
-        id: &str,
-        max: usize,
-    ) -> Result<Vec<(String, Option<Vec<u8>>)>, FrontierError> {
+    async fn xreadgroup(&self, id: &str, max: usize) -> Result<Vec<(String, Option<Vec<u8>>)>, FrontierError> {
         let mut c = self.conn.clone();
         let reply: Value = redis::cmd("XREADGROUP")
             .arg("GROUP")
@@ -410,39 +361,25 @@ impl RedisFrontier {
 fn robots_task(seed: &SiteSeed, host: &HostKey) -> Option<Task> {
     let scheme = seed.start.as_url().scheme();
     let url = NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt")).ok()?;
-    let mut t = Task::new(
-        seed.audit,
-        seed.site,
-        url,
-        TaskKind::Robots,
-        0,
-        shoal_shared::task::FoundVia::Standard,
-    );
+    let mut t = Task::new(seed.audit, seed.site, url, TaskKind::Robots, 0, shoal_shared::task::FoundVia::Standard);
     t.priority = shoal_shared::task::Priority(0);
     Some(t)
 }
 
 fn first_word(r: &[Value]) -> Option<String> {
-    r.first()
-        .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
+    r.first().and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
 }
 
 fn int_at(r: &[Value], i: usize) -> u64 {
-    r.get(i)
-        .and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok())
-        .map_or(0, |n| u64::try_from(n).unwrap_or(0))
+    r.get(i).and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok()).map_or(0, |n| u64::try_from(n).unwrap_or(0))
 }
 
 fn bytes_at(r: &[Value], i: usize) -> Vec<u8> {
-    r.get(i)
-        .and_then(|v| redis::from_redis_value::<Vec<u8>>(v.clone()).ok())
-        .unwrap_or_default()
+    r.get(i).and_then(|v| redis::from_redis_value::<Vec<u8>>(v.clone()).ok()).unwrap_or_default()
 }
 
 fn string_at(r: &[Value], i: usize) -> String {
-    r.get(i)
-        .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
-        .unwrap_or_default()
+    r.get(i).and_then(|v| redis::from_redis_value::<String>(v.clone()).ok()).unwrap_or_default()
 }
 
 /// Flattens an XREADGROUP reply into (id, payload of field `e`).
@@ -468,10 +405,7 @@ fn stream_entries(reply: Value) -> Vec<(String, Option<Vec<u8>>)> {
                 continue;
             }
             let fields = kv.pop();
-            let id = kv
-                .pop()
-                .and_then(|v| redis::from_redis_value::<String>(v).ok())
-                .unwrap_or_default();
+            let id = kv.pop().and_then(|v| redis::from_redis_value::<String>(v).ok()).unwrap_or_default();
             let mut blob = None;
             if let Some(Value::Array(f)) = fields {
                 let mut it = f.into_iter();
@@ -492,11 +426,7 @@ impl Frontier for RedisFrontier {
         self.seed_now(seed)
     }
 
-    fn claim(
-        &self,
-        worker: &WorkerId,
-        now: UnixMs,
-    ) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
+    fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
         self.claim_now(worker, now)
     }
 
@@ -531,12 +461,8 @@ impl Frontier for RedisFrontier {
         let lane = self.keys.lane(site, host);
         let robots = self.keys.robots(site, host);
         async move {
-            let (exists, blob): (bool, Option<Vec<u8>>) = redis::pipe()
-                .exists(&lane)
-                .get(&robots)
-                .query_async(&mut c)
-                .await
-                .map_err(store("read robots"))?;
+            let (exists, blob): (bool, Option<Vec<u8>>) =
+                redis::pipe().exists(&lane).get(&robots).query_async(&mut c).await.map_err(store("read robots"))?;
             match (exists, blob) {
                 (false, _) => Ok(None),
                 (true, None) => Ok(Some(LaneRobots::Pending)),
@@ -545,10 +471,7 @@ impl Frontier for RedisFrontier {
         }
     }
 
-    fn site_info(
-        &self,
-        site: SiteId,
-    ) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
+    fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
         let mut c = self.conn.clone();
         let key = self.keys.site(site);
         async move {
@@ -557,25 +480,16 @@ impl Frontier for RedisFrontier {
         }
     }
 
-    fn read_events(
-        &self,
-        max: usize,
-    ) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
+    fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
         self.read_events_now(max)
     }
 
-    fn ack_events(
-        &self,
-        ids: &[EventId],
-    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+    fn ack_events(&self, ids: &[EventId]) -> impl Future<Output = Result<(), FrontierError>> + Send {
         let ids = ids.to_vec();
         async move { self.ack_now(&ids).await }
     }
 
-    fn progress(
-        &self,
-        site: SiteId,
-    ) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
+    fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
         let mut c = self.conn.clone();
         let key = self.keys.site(site);
         async move {
@@ -588,12 +502,7 @@ impl Frontier for RedisFrontier {
             if v.iter().all(Option::is_none) {
                 return Ok(None);
             }
-            let n = |i: usize| {
-                v.get(i)
-                    .copied()
-                    .flatten()
-                    .map_or(0, |x| u64::try_from(x).unwrap_or(0))
-            };
+            let n = |i: usize| v.get(i).copied().flatten().map_or(0, |x| u64::try_from(x).unwrap_or(0));
             Ok(Some(SiteProgress {
                 queued: n(0),
                 leased: n(1),

@@ -170,21 +170,8 @@ pub struct Finding {
 impl Finding {
     /// A finding with no related URLs.
     #[must_use]
-    pub fn new(
-        audit: AuditId,
-        site: SiteId,
-        code: Code,
-        url: impl Into<String>,
-        detail: impl Into<String>,
-    ) -> Finding {
-        Finding {
-            audit,
-            site,
-            code,
-            url: url.into(),
-            detail: detail.into(),
-            related: Vec::new(),
-        }
+    pub fn new(audit: AuditId, site: SiteId, code: Code, url: impl Into<String>, detail: impl Into<String>) -> Finding {
+        Finding { audit, site, code, url: url.into(), detail: detail.into(), related: Vec::new() }
     }
 
     /// Its severity (from the code).
@@ -204,18 +191,10 @@ mod tests {
         for c in Code::ALL {
             let s = c.as_str();
             assert!(seen.insert(s), "duplicate code {s}");
-            assert!(
-                s.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit()),
-                "{s}"
-            );
+            assert!(s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit()), "{s}");
             assert_eq!(Code::parse(s), Some(*c));
             let json = format!("\"{s}\"");
-            assert_eq!(
-                serde_json_like(c),
-                json,
-                "serde spelling of {s} matches as_str"
-            );
+            assert_eq!(serde_json_like(c), json, "serde spelling of {s} matches as_str");
         }
     }
 

@@ -47,10 +47,7 @@ pub struct PaceLimits {
 
 impl Default for PaceLimits {
     fn default() -> Self {
-        PaceLimits {
-            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
-            gap_ms: 300,
-        }
+        PaceLimits { max_in_flight: DEFAULT_MAX_IN_FLIGHT, gap_ms: 300 }
     }
 }
 
@@ -64,10 +61,7 @@ impl PaceLimits {
         if gap > MAX_GAP {
             return Err(PaceError::Gap(gap));
         }
-        Ok(PaceLimits {
-            max_in_flight: mif,
-            gap_ms: u32::try_from(gap.as_millis()).unwrap_or(u32::MAX),
-        })
+        Ok(PaceLimits { max_in_flight: mif, gap_ms: u32::try_from(gap.as_millis()).unwrap_or(u32::MAX) })
     }
 
     /// Requests allowed in flight.
@@ -85,10 +79,7 @@ impl PaceLimits {
     /// The stricter of two settings: when two audits share a host, it gets one pace, the politer.
     #[must_use]
     pub fn stricter(self, other: PaceLimits) -> PaceLimits {
-        PaceLimits {
-            max_in_flight: self.max_in_flight.min(other.max_in_flight),
-            gap_ms: self.gap_ms.max(other.gap_ms),
-        }
+        PaceLimits { max_in_flight: self.max_in_flight.min(other.max_in_flight), gap_ms: self.gap_ms.max(other.gap_ms) }
     }
 }
 
@@ -111,23 +102,13 @@ impl HostPace {
     /// A fresh host: nothing in flight, free to start now.
     #[must_use]
     pub fn new(limits: PaceLimits) -> HostPace {
-        HostPace {
-            limits,
-            in_flight: 0,
-            next_start_at: UnixMs(0),
-            slow: false,
-            crawl_delay_ms: None,
-        }
+        HostPace { limits, in_flight: 0, next_start_at: UnixMs(0), slow: false, crawl_delay_ms: None }
     }
 
     /// The in-flight cap in force: 1 in slow mode, else the user's limit.
     #[must_use]
     pub fn max_in_flight(&self) -> u32 {
-        if self.slow {
-            1
-        } else {
-            self.limits.max_in_flight()
-        }
+        if self.slow { 1 } else { self.limits.max_in_flight() }
     }
 
     /// The gap in force: the user's gap, raised by Crawl-delay, and at least 3 s in slow mode.
@@ -239,10 +220,8 @@ pub fn parse_retry_after(value: &str, now: UnixMs) -> Option<UnixMs> {
         return Some(now.plus(Duration::from_secs(secs)));
     }
     let when = httpdate::parse_http_date(v).ok()?;
-    let ms = when
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let ms =
+        when.duration_since(std::time::UNIX_EPOCH).ok().map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     Some(UnixMs(ms).max(now))
 }
 
@@ -328,11 +307,7 @@ mod tests {
         assert_eq!(h.gap(), ms(1500));
         assert_eq!(h.ready_at(), None, "robots.txt still in flight");
         h.finish();
-        assert_eq!(
-            h.ready_at(),
-            Some(T0.plus(ms(1500))),
-            "counted from the robots.txt start"
-        );
+        assert_eq!(h.ready_at(), Some(T0.plus(ms(1500))), "counted from the robots.txt start");
         assert!(h.set_crawl_delay(ms(100), T0));
         assert_eq!(h.gap(), ms(300), "crawl-delay never lowers the user's gap");
         assert!(!h.set_crawl_delay(Duration::from_secs(61), T0));
@@ -340,18 +315,9 @@ mod tests {
 
     #[test]
     fn retry_schedule() {
-        assert_eq!(
-            retry_decision(0, None, T0),
-            RetryDecision::RetryAt(T0.plus(ms(500)))
-        );
-        assert_eq!(
-            retry_decision(1, None, T0),
-            RetryDecision::RetryAt(T0.plus(ms(1000)))
-        );
-        assert_eq!(
-            retry_decision(2, None, T0),
-            RetryDecision::GiveUp(GiveUpReason::RetriesExhausted)
-        );
+        assert_eq!(retry_decision(0, None, T0), RetryDecision::RetryAt(T0.plus(ms(500))));
+        assert_eq!(retry_decision(1, None, T0), RetryDecision::RetryAt(T0.plus(ms(1000))));
+        assert_eq!(retry_decision(2, None, T0), RetryDecision::GiveUp(GiveUpReason::RetriesExhausted));
         let ra = T0.plus(Duration::from_secs(5));
         assert_eq!(retry_decision(0, Some(ra), T0), RetryDecision::RetryAt(ra));
         let far = T0.plus(Duration::from_secs(61));
@@ -368,21 +334,12 @@ mod tests {
 
     #[test]
     fn retry_after_forms() {
-        assert_eq!(
-            parse_retry_after("2", T0),
-            Some(T0.plus(Duration::from_secs(2)))
-        );
+        assert_eq!(parse_retry_after("2", T0), Some(T0.plus(Duration::from_secs(2))));
         assert_eq!(parse_retry_after(" 0 ", T0), Some(T0));
         let now = UnixMs(784_111_777_000 - 5_000);
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now), Some(UnixMs(784_111_777_000)));
         assert_eq!(
-            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
-            Some(UnixMs(784_111_777_000))
-        );
-        assert_eq!(
-            parse_retry_after(
-                "Sun, 06 Nov 1994 08:49:37 GMT",
-                T0.plus(Duration::from_secs(1_000_000_000))
-            ),
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", T0.plus(Duration::from_secs(1_000_000_000))),
             Some(T0.plus(Duration::from_secs(1_000_000_000))),
             "past date means now"
         );

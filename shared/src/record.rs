@@ -121,14 +121,7 @@ pub struct PageRecord {
 impl PageRecord {
     /// A record for a task, before the fetch fills it in.
     #[must_use]
-    pub fn for_task(
-        audit: AuditId,
-        site: SiteId,
-        url: &str,
-        kind: TaskKind,
-        depth: u16,
-        via: &FoundVia,
-    ) -> PageRecord {
+    pub fn for_task(audit: AuditId, site: SiteId, url: &str, kind: TaskKind, depth: u16, via: &FoundVia) -> PageRecord {
         let found_from = match via {
             FoundVia::Link { from } | FoundVia::Redirect { from } => Some(from.to_string()),
             FoundVia::Sitemap { sitemap } => Some(sitemap.to_string()),

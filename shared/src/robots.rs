@@ -123,11 +123,7 @@ impl Verdict {
 /// rather than in the CLI.
 #[must_use]
 pub fn verdict_line(v: &Verdict, url: &str) -> String {
-    let word = if v.is_allowed() {
-        "allowed"
-    } else {
-        "disallowed"
-    };
+    let word = if v.is_allowed() { "allowed" } else { "disallowed" };
     format!("{word} {url}")
 }
 
@@ -161,19 +157,13 @@ impl RobotsRules {
         }
         let robots = robotxt::Robots::parse(&shimmed, token.as_str());
         let crawl_delay = crawl_delay_for(&directives, robots.user_agent());
-        Self {
-            robots,
-            crawl_delay,
-        }
+        Self { robots, crawl_delay }
     }
 
     /// Rules that allow everything: what a 4xx robots.txt (other than 429) means.
     #[must_use]
     pub fn allow_all() -> Self {
-        Self {
-            robots: robotxt::Robots::allow_all(),
-            crawl_delay: None,
-        }
+        Self { robots: robotxt::Robots::allow_all(), crawl_delay: None }
     }
 
     /// The verdict for `url` (its path and query; the rules are assumed to be this URL's
@@ -206,10 +196,7 @@ impl RobotsRules {
         }
         // `is_allowed` is false only when a rule matched and it is a `Disallow` (its shortcut
         // for "everything disallowed" implies a universal `Disallow`), so a rule is found.
-        let rule = self
-            .robots
-            .matching_rule(path)
-            .map_or_else(|| "/".to_owned(), |rule| rule.pattern().to_owned());
+        let rule = self.robots.matching_rule(path).map_or_else(|| "/".to_owned(), |rule| rule.pattern().to_owned());
         Verdict::Disallowed { rule }
     }
 
@@ -228,11 +215,7 @@ impl RobotsRules {
     /// qualified URLs); a trailing `# comment` is not part of the URL.
     #[must_use]
     pub fn sitemaps(&self) -> Vec<String> {
-        self.robots
-            .sitemaps()
-            .iter()
-            .map(|url| url.as_str().to_owned())
-            .collect()
+        self.robots.sitemaps().iter().map(|url| url.as_str().to_owned()).collect()
     }
 
     /// The `User-agent` value of the group obeyed, lower-cased: our token, or `*` when the
@@ -337,10 +320,7 @@ const SPELLINGS: &[(&str, Key)] = &[
 
 /// Skips leading spaces and tabs (robotxt trims nothing else before the key).
 fn trim_spaces(s: &[u8]) -> &[u8] {
-    let start = s
-        .iter()
-        .position(|&b| b != b' ' && b != b'\t')
-        .unwrap_or(s.len());
+    let start = s.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(s.len());
     &s[start..]
 }
 
@@ -349,8 +329,7 @@ fn trim_spaces(s: &[u8]) -> &[u8] {
 fn directive(line: &[u8]) -> Option<(Key, &[u8])> {
     let line = trim_spaces(line);
     let &(spelling, key) = SPELLINGS.iter().find(|(spelling, _)| {
-        line.get(..spelling.len())
-            .is_some_and(|k| k.eq_ignore_ascii_case(spelling.as_bytes()))
+        line.get(..spelling.len()).is_some_and(|k| k.eq_ignore_ascii_case(spelling.as_bytes()))
     })?;
     let rest = &line[spelling.len()..];
     let after_spaces = trim_spaces(rest);
@@ -396,10 +375,7 @@ fn shim(body: &[u8], escape_dollars: bool) -> (Vec<u8>, Vec<(Key, &[u8])>) {
     let mut directives = Vec::new();
     let mut rest = body;
     while !rest.is_empty() {
-        let end = rest
-            .iter()
-            .position(|&b| is_line_end(b))
-            .unwrap_or(rest.len());
+        let end = rest.iter().position(|&b| is_line_end(b)).unwrap_or(rest.len());
         let (line, tail) = rest.split_at(end);
         match directive(line) {
             Some((Key::UserAgent, value)) => {
@@ -413,11 +389,7 @@ fn shim(body: &[u8], escape_dollars: bool) -> (Vec<u8>, Vec<(Key, &[u8])>) {
             Some((key @ (Key::Allow | Key::Disallow), value)) => {
                 match escape_inner_dollars(value).filter(|_| escape_dollars) {
                     Some(escaped) => {
-                        let name: &[u8] = if key == Key::Allow {
-                            b"allow:"
-                        } else {
-                            b"disallow:"
-                        };
+                        let name: &[u8] = if key == Key::Allow { b"allow:" } else { b"disallow:" };
                         out.extend_from_slice(name);
                         out.extend_from_slice(&escaped);
                     }
@@ -508,9 +480,7 @@ fn crawl_delay_for(directives: &[(Key, &[u8])], group: &str) -> Option<Duration>
 /// leading digits (`10s`). Negative and NaN values are ignored; huge ones are clamped to
 /// [`MAX_CRAWL_DELAY`].
 fn parse_crawl_delay(value: &[u8]) -> Option<Duration> {
-    let whole = std::str::from_utf8(value)
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok());
+    let whole = std::str::from_utf8(value).ok().and_then(|s| s.parse::<f64>().ok());
     let secs = whole.or_else(|| leading_number(value))?;
     if secs.is_nan() || secs < 0.0 {
         return None;
@@ -554,11 +524,7 @@ fn path_params_query(url: &str) -> String {
         return "/".to_owned();
     }
     let path = &rest[path_start..hash.unwrap_or(rest.len())];
-    if path.starts_with('/') {
-        path.to_owned()
-    } else {
-        format!("/{path}")
-    }
+    if path.starts_with('/') { path.to_owned() } else { format!("/{path}") }
 }
 
 #[cfg(test)]
@@ -572,10 +538,7 @@ mod tests {
             ("ShoalBot/0.1 (+https://example.com/bot)", "ShoalBot"),
             ("  Foo_Bar-baz/2 ", "Foo_Bar-baz"),
             ("Foo Bar", "Foo"),
-            (
-                "Mozilla/5.0 (compatible; FooBot/1.0; +https://x.test/)",
-                "FooBot",
-            ),
+            ("Mozilla/5.0 (compatible; FooBot/1.0; +https://x.test/)", "FooBot"),
             ("Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0", "Mozilla"),
             ("", ""),
             ("42bot", ""),
@@ -601,21 +564,12 @@ mod tests {
 
     #[test]
     fn directive_lines_match_robotxt_lexer() {
-        assert_eq!(
-            directive(b"  User-Agent : a/1 # c"),
-            Some((Key::UserAgent, &b"a/1"[..]))
-        );
+        assert_eq!(directive(b"  User-Agent : a/1 # c"), Some((Key::UserAgent, &b"a/1"[..])));
         assert_eq!(directive(b"useragent x"), Some((Key::UserAgent, &b"x"[..])));
-        assert_eq!(
-            directive(b"crawl delay: 5"),
-            Some((Key::CrawlDelay, &b"5"[..]))
-        );
+        assert_eq!(directive(b"crawl delay: 5"), Some((Key::CrawlDelay, &b"5"[..])));
         assert_eq!(directive(b"user-agentx: a"), None);
         assert_eq!(directive(b"# user-agent: a"), None);
-        assert_eq!(
-            directive(b"Dissallow:/x"),
-            Some((Key::Disallow, &b"/x"[..]))
-        );
+        assert_eq!(directive(b"Dissallow:/x"), Some((Key::Disallow, &b"/x"[..])));
         assert_eq!(directive(b"alow /x"), Some((Key::Allow, &b"/x"[..])));
     }
 
@@ -642,10 +596,7 @@ mod tests {
         assert_eq!(secs(b"soon"), None);
         assert_eq!(parse_crawl_delay(b"1e400"), Some(MAX_CRAWL_DELAY));
         assert_eq!(parse_crawl_delay(b"inf"), Some(MAX_CRAWL_DELAY));
-        assert_eq!(
-            parse_crawl_delay(b"99999999999999999999"),
-            Some(MAX_CRAWL_DELAY)
-        );
+        assert_eq!(parse_crawl_delay(b"99999999999999999999"), Some(MAX_CRAWL_DELAY));
     }
 
     /// Google's `TestGetPathParamsQuery` expectations.
@@ -657,14 +608,8 @@ mod tests {
             ("http://www.example.com/", "/"),
             ("http://www.example.com/a", "/a"),
             ("http://www.example.com/a/", "/a/"),
-            (
-                "http://www.example.com/a/b?c=http://d.e/",
-                "/a/b?c=http://d.e/",
-            ),
-            (
-                "http://www.example.com/a/b?c=d&e=f#fragment",
-                "/a/b?c=d&e=f",
-            ),
+            ("http://www.example.com/a/b?c=http://d.e/", "/a/b?c=http://d.e/"),
+            ("http://www.example.com/a/b?c=d&e=f#fragment", "/a/b?c=d&e=f"),
             ("example.com", "/"),
             ("example.com/", "/"),
             ("example.com/a", "/a"),
@@ -698,10 +643,7 @@ mod tests {
                      Crawl-delay: 5\nalow:/a$b$\nSitemap: https://a.test/s.xml\n";
         let (out, _) = shim(body, false);
         assert!(out.len() <= body.len());
-        assert_eq!(
-            out,
-            b"useragent:ShoalBot\r\nuseragent:x\n\n\n\nalow:/a$b$\nSitemap: https://a.test/s.xml\n"
-        );
+        assert_eq!(out, b"useragent:ShoalBot\r\nuseragent:x\n\n\n\nalow:/a$b$\nSitemap: https://a.test/s.xml\n");
         let (escaped, _) = shim(body, true);
         assert!(escaped.ends_with(b"\nallow:/a%24b$\nSitemap: https://a.test/s.xml\n"));
     }
@@ -730,19 +672,10 @@ mod tests {
     fn status_classes() {
         let token = ProductToken::from_agent("ShoalBot");
         let body = b"User-agent: *\nDisallow: /";
-        assert!(matches!(
-            rules_for_status(200, body, &token),
-            RobotsStatus::Rules(_)
-        ));
-        assert!(matches!(
-            rules_for_status(204, b"", &token),
-            RobotsStatus::Rules(_)
-        ));
+        assert!(matches!(rules_for_status(200, body, &token), RobotsStatus::Rules(_)));
+        assert!(matches!(rules_for_status(204, b"", &token), RobotsStatus::Rules(_)));
         for status in [400, 401, 403, 404, 410, 451] {
-            assert_eq!(
-                rules_for_status(status, body, &token),
-                RobotsStatus::AllowAll
-            );
+            assert_eq!(rules_for_status(status, body, &token), RobotsStatus::AllowAll);
         }
         for status in [100, 301, 308, 429, 500, 503, 599, 600] {
             assert_eq!(rules_for_status(status, body, &token), RobotsStatus::Retry);

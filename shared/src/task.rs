@@ -164,9 +164,7 @@ impl Task {
         found_via: FoundVia,
     ) -> Task {
         let priority = match (&kind, &found_via) {
-            (TaskKind::Sitemap { .. } | TaskKind::Probe(_), _) | (_, FoundVia::Sitemap { .. }) => {
-                Priority::LOW
-            }
+            (TaskKind::Sitemap { .. } | TaskKind::Probe(_), _) | (_, FoundVia::Sitemap { .. }) => Priority::LOW,
             _ => Priority::NORMAL,
         };
         Task {

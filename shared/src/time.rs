@@ -7,9 +7,7 @@ use std::time::Duration;
 ///
 /// A plain number rather than `Instant` because it is shared between processes and machines (leases,
 /// not-before times, the next allowed start of a host) and stored in Redis.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct UnixMs(pub u64);
 
@@ -17,10 +15,7 @@ impl UnixMs {
     /// The instant `d` after `self`, saturating instead of overflowing.
     #[must_use]
     pub fn plus(self, d: Duration) -> UnixMs {
-        UnixMs(
-            self.0
-                .saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-        )
+        UnixMs(self.0.saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)))
     }
 
     /// How long from `earlier` until `self`; zero if `earlier` is later.
@@ -33,9 +28,7 @@ impl UnixMs {
     /// callers outside it (binaries, workers) read it one way; pure code takes `now` as a parameter.
     #[must_use]
     pub fn now() -> UnixMs {
-        let d = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
+        let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         UnixMs(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
     }
 }

@@ -55,9 +55,7 @@ impl NormalizedUrl {
 
     /// Resolves `href` against `base` (as a browser would) and normalises the result.
     pub fn join(base: &Url, href: &str) -> Result<NormalizedUrl, UrlError> {
-        let url = base
-            .join(href.trim())
-            .map_err(|e| UrlError::Parse(format!("{href:?}: {e}")))?;
+        let url = base.join(href.trim()).map_err(|e| UrlError::Parse(format!("{href:?}: {e}")))?;
         NormalizedUrl::from_url(url)
     }
 
@@ -66,9 +64,7 @@ impl NormalizedUrl {
         match url.scheme() {
             "http" | "https" => {}
             other => {
-                return Err(UrlError::Scheme {
-                    scheme: other.to_owned(),
-                });
+                return Err(UrlError::Scheme { scheme: other.to_owned() });
             }
         }
         if url.host().is_none() {
@@ -80,10 +76,7 @@ impl NormalizedUrl {
         normalize(&mut url);
         let len = url.as_str().len();
         if len > MAX_URL_LEN {
-            return Err(UrlError::TooLong {
-                len,
-                max: MAX_URL_LEN,
-            });
+            return Err(UrlError::TooLong { len, max: MAX_URL_LEN });
         }
         Ok(NormalizedUrl(url))
     }
@@ -155,9 +148,7 @@ fn normalize_percent(s: &str) -> Option<String> {
         w[0] == b'%'
             && w[1].is_ascii_hexdigit()
             && w[2].is_ascii_hexdigit()
-            && (w[1].is_ascii_lowercase()
-                || w[2].is_ascii_lowercase()
-                || is_unreserved(hex_pair(w[1], w[2])))
+            && (w[1].is_ascii_lowercase() || w[2].is_ascii_lowercase() || is_unreserved(hex_pair(w[1], w[2])))
     });
     if !needs_work {
         return None;
@@ -175,9 +166,7 @@ fn normalize_percent(s: &str) -> Option<String> {
                 let would_form_escape = value.is_ascii_hexdigit() && {
                     let b = out.as_bytes();
                     b.last() == Some(&b'%')
-                        || (b.len() >= 2
-                            && b[b.len() - 2] == b'%'
-                            && b[b.len() - 1].is_ascii_hexdigit())
+                        || (b.len() >= 2 && b[b.len() - 2] == b'%' && b[b.len() - 1].is_ascii_hexdigit())
                 };
                 if is_unreserved(value) && !would_form_escape {
                     out.push(char::from(value));
@@ -304,10 +293,7 @@ impl Scope {
         if let Some(t) = twin_host(start) {
             hosts.push(t);
         }
-        Scope {
-            hosts,
-            port: start.port(),
-        }
+        Scope { hosts, port: start.port() }
     }
 
     /// Whether `url` belongs to this site.
@@ -345,20 +331,11 @@ mod tests {
     #[test]
     fn normalisation_table() {
         let cases = [
-            (
-                "HTTP://Example.COM:80/a/./b/../c#frag",
-                "http://example.com/a/c",
-            ),
+            ("HTTP://Example.COM:80/a/./b/../c#frag", "http://example.com/a/c"),
             ("https://example.com:443/", "https://example.com/"),
-            (
-                "http://example.com/%7euser/%2f%41?q=%7e%2a",
-                "http://example.com/~user/%2FA?q=~%2A",
-            ),
+            ("http://example.com/%7euser/%2f%41?q=%7e%2a", "http://example.com/~user/%2FA?q=~%2A"),
             ("http://example.com", "http://example.com/"),
-            (
-                "http://example.com/caf%c3%a9",
-                "http://example.com/caf%C3%A9",
-            ),
+            ("http://example.com/caf%c3%a9", "http://example.com/caf%C3%A9"),
             ("http://example.com/a%", "http://example.com/a%"),
             ("http://example.com/a%2", "http://example.com/a%2"),
             ("http://example.com/?b=2&a=1", "http://example.com/?b=2&a=1"),
@@ -373,23 +350,11 @@ mod tests {
 
     #[test]
     fn rejects_what_is_not_crawlable() {
-        assert!(matches!(
-            NormalizedUrl::parse("mailto:a@b.c"),
-            Err(UrlError::Scheme { .. })
-        ));
-        assert!(matches!(
-            NormalizedUrl::parse("not a url"),
-            Err(UrlError::Parse(_))
-        ));
-        assert!(matches!(
-            NormalizedUrl::parse("http://u:p@example.com/"),
-            Err(UrlError::Credentials)
-        ));
+        assert!(matches!(NormalizedUrl::parse("mailto:a@b.c"), Err(UrlError::Scheme { .. })));
+        assert!(matches!(NormalizedUrl::parse("not a url"), Err(UrlError::Parse(_))));
+        assert!(matches!(NormalizedUrl::parse("http://u:p@example.com/"), Err(UrlError::Credentials)));
         let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
-        assert!(matches!(
-            NormalizedUrl::parse(&long),
-            Err(UrlError::TooLong { .. })
-        ));
+        assert!(matches!(NormalizedUrl::parse(&long), Err(UrlError::TooLong { .. })));
     }
 
     #[test]
@@ -404,43 +369,24 @@ mod tests {
             ("/abs", "http://example.com/abs"),
         ];
         for (href, want) in cases {
-            assert_eq!(
-                NormalizedUrl::join(&base, href).expect("joins").as_str(),
-                want,
-                "{href}"
-            );
+            assert_eq!(NormalizedUrl::join(&base, href).expect("joins").as_str(), want, "{href}");
         }
     }
 
     #[test]
     fn twins_and_scope() {
         let u = |s: &str| Url::parse(s).expect("url");
-        assert_eq!(
-            twin_host(&u("http://example.com/")).as_deref(),
-            Some("www.example.com")
-        );
-        assert_eq!(
-            twin_host(&u("http://www.example.co.uk/")).as_deref(),
-            Some("example.co.uk")
-        );
+        assert_eq!(twin_host(&u("http://example.com/")).as_deref(), Some("www.example.com"));
+        assert_eq!(twin_host(&u("http://www.example.co.uk/")).as_deref(), Some("example.co.uk"));
         assert_eq!(twin_host(&u("http://blog.example.com/")), None);
         assert_eq!(twin_host(&u("http://127.0.0.1/")), None);
-        assert_eq!(
-            twin_host(&u("http://a.test:8080/")).as_deref(),
-            Some("www.a.test")
-        );
+        assert_eq!(twin_host(&u("http://a.test:8080/")).as_deref(), Some("www.a.test"));
         let scope = Scope::of(&u("https://a.test:8080/"));
         assert!(scope.contains(&u("http://www.a.test:8080/x")));
         assert!(scope.contains(&u("https://A.test:8080/")));
         assert!(!scope.contains(&u("http://a.test:9090/")));
         assert!(!scope.contains(&u("http://blog.a.test:8080/")));
-        assert_eq!(
-            scope.host_keys(),
-            vec![
-                HostKey::from_raw("a.test:8080"),
-                HostKey::from_raw("www.a.test:8080")
-            ]
-        );
+        assert_eq!(scope.host_keys(), vec![HostKey::from_raw("a.test:8080"), HostKey::from_raw("www.a.test:8080")]);
         assert_eq!(HostKey::from_raw("a.test:8080").host_name(), "a.test");
         assert_eq!(HostKey::from_raw("a.test").host_name(), "a.test");
     }

@@ -11,10 +11,7 @@ use std::fmt::Write as _;
 use serde::Deserialize;
 use shoal_shared::robots::{ProductToken, RobotsRules};
 
-const CORPUS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/robots-conformance/cases.jsonl"
-);
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/robots-conformance/cases.jsonl");
 
 /// Tags the `crawler` profile leaves out (see the corpus README).
 const NOT_CRAWLER: [&str; 2] = ["google-specific", "api-edge"];
@@ -58,14 +55,7 @@ impl Case {
 
         let verdict = rules.check_str(&self.url);
         if verdict.is_allowed() != self.allowed {
-            problems.push(format!(
-                "expected {}, got {verdict:?}",
-                if self.allowed {
-                    "allowed"
-                } else {
-                    "disallowed"
-                }
-            ));
+            problems.push(format!("expected {}, got {verdict:?}", if self.allowed { "allowed" } else { "disallowed" }));
         }
         if let Some(expected) = &self.sitemaps {
             let got = rules.sitemaps();
@@ -79,11 +69,7 @@ impl Case {
                 problems.push(format!("crawl-delay: expected {expected}, got {got:?}"));
             }
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("; "))
-        }
+        if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
     }
 }
 
@@ -98,19 +84,13 @@ fn load_corpus() -> Vec<Case> {
     text.lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(n, line)| {
-            serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("{CORPUS}:{}: bad case: {e}", n + 1))
-        })
+        .map(|(n, line)| serde_json::from_str(line).unwrap_or_else(|e| panic!("{CORPUS}:{}: bad case: {e}", n + 1)))
         .collect()
 }
 
 /// Runs the cases and returns the failures as `(case, message)`.
 fn failures<'a>(cases: impl IntoIterator<Item = &'a Case>) -> Vec<(&'a Case, String)> {
-    cases
-        .into_iter()
-        .filter_map(|case| case.run().err().map(|msg| (case, msg)))
-        .collect()
+    cases.into_iter().filter_map(|case| case.run().err().map(|msg| (case, msg))).collect()
 }
 
 fn describe(failed: &[(&Case, String)]) -> String {
@@ -132,10 +112,7 @@ fn describe(failed: &[(&Case, String)]) -> String {
 #[test]
 fn crawler_profile_passes_every_case() {
     let cases = load_corpus();
-    let crawler: Vec<&Case> = cases
-        .iter()
-        .filter(|c| !c.has_any_tag(&NOT_CRAWLER))
-        .collect();
+    let crawler: Vec<&Case> = cases.iter().filter(|c| !c.has_any_tag(&NOT_CRAWLER)).collect();
     assert_eq!(
         crawler.len(),
         CRAWLER_CASES,
@@ -158,18 +135,9 @@ const DELIBERATE: &[(&str, &str)] = &[
         "Google compares the whole agent argument `Foo Bar`; ProductToken::from_agent takes \
          its product token `Foo`, because the crawler hands over its full UA string",
     ),
-    (
-        "google-ID_Encoding-03",
-        "RFC 9309 §2.2.2: a raw `ツ` URL is percent-encoded before matching",
-    ),
-    (
-        "google-ID_Encoding-05",
-        "RFC 9309 §2.2.2: a raw `ツ` URL is percent-encoded before matching",
-    ),
-    (
-        "google-ID_Encoding-06",
-        "RFC 9309 figure 4: `%62%61%7A` is `baz`",
-    ),
+    ("google-ID_Encoding-03", "RFC 9309 §2.2.2: a raw `ツ` URL is percent-encoded before matching"),
+    ("google-ID_Encoding-05", "RFC 9309 §2.2.2: a raw `ツ` URL is percent-encoded before matching"),
+    ("google-ID_Encoding-06", "RFC 9309 figure 4: `%62%61%7A` is `baz`"),
     (
         "google-GoogleOnly_IndexHTMLisDirectory-01",
         "Google extension: an allowed `/dir/index.html` allows `/dir/`; RFC prefix match does not",
@@ -195,16 +163,9 @@ const DELIBERATE: &[(&str, &str)] = &[
 fn only_deliberate_differences_from_google_fail() {
     let cases = load_corpus();
     let failed = failures(&cases);
-    let unexpected: Vec<_> = failed
-        .iter()
-        .filter(|(case, _)| !DELIBERATE.iter().any(|(id, _)| *id == case.id))
-        .cloned()
-        .collect();
-    assert!(
-        unexpected.is_empty(),
-        "unexpected failures:\n{}",
-        describe(&unexpected)
-    );
+    let unexpected: Vec<_> =
+        failed.iter().filter(|(case, _)| !DELIBERATE.iter().any(|(id, _)| *id == case.id)).cloned().collect();
+    assert!(unexpected.is_empty(), "unexpected failures:\n{}", describe(&unexpected));
     for (id, why) in DELIBERATE {
         let case = cases.iter().find(|c| c.id == *id);
         assert!(
@@ -215,10 +176,7 @@ fn only_deliberate_differences_from_google_fail() {
     }
 
     let google_total = cases.iter().filter(|c| !c.has_any_tag(&NOT_GOOGLE)).count();
-    let google_failed = failed
-        .iter()
-        .filter(|(c, _)| !c.has_any_tag(&NOT_GOOGLE))
-        .count();
+    let google_failed = failed.iter().filter(|(c, _)| !c.has_any_tag(&NOT_GOOGLE)).count();
     eprintln!(
         "robots conformance: google profile {}/{google_total}, all {}/{}\n{}",
         google_total - google_failed,
@@ -243,10 +201,7 @@ fn decode_base64(text: &str) -> Vec<u8> {
     let data: Vec<u8> = text.bytes().filter(|&c| c != b'=').collect();
     let mut out = Vec::with_capacity(data.len() * 3 / 4);
     for chunk in data.chunks(4) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, &c)| acc | (sextet(c) << (18 - 6 * i)));
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, &c)| acc | (sextet(c) << (18 - 6 * i)));
         let bytes = n.to_be_bytes();
         out.extend_from_slice(&bytes[1..chunk.len()]);
     }

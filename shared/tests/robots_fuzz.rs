@@ -53,23 +53,9 @@ proptest! {
 /// has nothing to cut, and which is not a `Crawl-delay` line.
 fn line() -> impl Strategy<Value = String> {
     let indent = prop_oneof![Just(""), Just(" "), Just("\t")];
-    let sep = prop_oneof![
-        Just(": "),
-        Just(":"),
-        Just(" "),
-        Just(" : "),
-        Just("\t"),
-        Just("=")
-    ];
+    let sep = prop_oneof![Just(": "), Just(":"), Just(" "), Just(" : "), Just("\t"), Just("=")];
     let agent_key = prop_oneof![Just("User-agent"), Just("user agent"), Just("USERAGENT")];
-    let agent = prop_oneof![
-        Just("a"),
-        Just("B"),
-        Just("*"),
-        Just(""),
-        Just("c"),
-        Just("a # x")
-    ];
+    let agent = prop_oneof![Just("a"), Just("B"), Just("*"), Just(""), Just("c"), Just("a # x")];
     let agent_line = (indent.clone(), agent_key, sep.clone(), agent)
         .prop_map(|(indent, key, sep, value)| format!("{indent}{key}{sep}{value}"));
     let other_key = prop_oneof![
@@ -82,23 +68,12 @@ fn line() -> impl Strategy<Value = String> {
         Just("user-agentx"),
         Just("# Disallow"),
     ];
-    let value = prop_oneof![
-        Just(String::new()),
-        "[ab/*$%61]{0,6}",
-        "/[ab]{0,3} # [ab]{0,3}"
-    ];
-    let other_line = (indent, other_key, sep, value)
-        .prop_map(|(indent, key, sep, value)| format!("{indent}{key}{sep}{value}"));
+    let value = prop_oneof![Just(String::new()), "[ab/*$%61]{0,6}", "/[ab]{0,3} # [ab]{0,3}"];
+    let other_line =
+        (indent, other_key, sep, value).prop_map(|(indent, key, sep, value)| format!("{indent}{key}{sep}{value}"));
     prop_oneof![agent_line, other_line]
 }
 
 fn line_end() -> impl Strategy<Value = &'static str> {
-    prop_oneof![
-        Just("\n"),
-        Just("\r\n"),
-        Just("\r"),
-        Just("\0"),
-        Just("\r\r\n"),
-        Just("\n\n")
-    ]
+    prop_oneof![Just("\n"), Just("\r\n"), Just("\r"), Just("\0"), Just("\r\r\n"), Just("\n\n")]
 }

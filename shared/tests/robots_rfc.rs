@@ -17,8 +17,7 @@ fn run(tables: &[Table]) {
     let mut failures = Vec::new();
     for table in tables {
         for &(agent, url, allowed) in table.expect {
-            let rules =
-                RobotsRules::parse(table.robots.as_bytes(), &ProductToken::from_agent(agent));
+            let rules = RobotsRules::parse(table.robots.as_bytes(), &ProductToken::from_agent(agent));
             let verdict = rules.check_str(url);
             if verdict.is_allowed() != allowed {
                 failures.push(format!(
@@ -28,12 +27,7 @@ fn run(tables: &[Table]) {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
 const FOO: &str = "FooBot";
@@ -75,34 +69,22 @@ fn google_line_syntax() {
         Table {
             name: "ID_LineSyntax_Groups_OtherRules (sitemap inside the agent lines)",
             robots: "User-agent: BarBot\nSitemap: https://foo.bar/sitemap\nUser-agent: *\nDisallow: /\n",
-            expect: &[
-                (FOO, "http://foo.bar/", false),
-                ("BarBot", "http://foo.bar/", false),
-            ],
+            expect: &[(FOO, "http://foo.bar/", false), ("BarBot", "http://foo.bar/", false)],
         },
         Table {
             name: "ID_LineSyntax_Groups_OtherRules (unknown line inside the agent lines)",
             robots: "User-agent: FooBot\nInvalid-Unknown-Line: unknown\nUser-agent: *\nDisallow: /\n",
-            expect: &[
-                (FOO, "http://foo.bar/", false),
-                ("BarBot", "http://foo.bar/", false),
-            ],
+            expect: &[(FOO, "http://foo.bar/", false), ("BarBot", "http://foo.bar/", false)],
         },
         Table {
             name: "ID_REPLineNamesCaseInsensitive",
             robots: "uSeR-aGeNt: FooBot\nAlLoW: /x/\ndIsAlLoW: /\n",
-            expect: &[
-                (FOO, "http://foo.bar/x/y", true),
-                (FOO, "http://foo.bar/a/b", false),
-            ],
+            expect: &[(FOO, "http://foo.bar/x/y", true), (FOO, "http://foo.bar/a/b", false)],
         },
         Table {
             name: "ID_REPLineNamesCaseInsensitive (upper)",
             robots: "USER-AGENT: FooBot\nALLOW: /x/\nDISALLOW: /\n",
-            expect: &[
-                (FOO, "http://foo.bar/x/y", true),
-                (FOO, "http://foo.bar/a/b", false),
-            ],
+            expect: &[(FOO, "http://foo.bar/x/y", true), (FOO, "http://foo.bar/a/b", false)],
         },
     ]);
 }
@@ -140,10 +122,7 @@ fn google_user_agents() {
         Table {
             name: "GoogleOnly_AcceptUserAgentUpToFirstSpace",
             robots: "User-Agent: *\nDisallow: /\nUser-Agent: Foo Bar\nAllow: /x/\nDisallow: /\n",
-            expect: &[
-                ("Foo", "http://foo.bar/x/y", true),
-                ("Foo Bar", "http://foo.bar/x/y", true),
-            ],
+            expect: &[("Foo", "http://foo.bar/x/y", true), ("Foo Bar", "http://foo.bar/x/y", true)],
         },
         Table {
             name: "ID_GlobalGroups_Secondary (empty file)",
@@ -153,10 +132,7 @@ fn google_user_agents() {
         Table {
             name: "ID_GlobalGroups_Secondary (global)",
             robots: "user-agent: *\nallow: /\nuser-agent: FooBot\ndisallow: /\n",
-            expect: &[
-                (FOO, "http://foo.bar/x/y", false),
-                ("BarBot", "http://foo.bar/x/y", true),
-            ],
+            expect: &[(FOO, "http://foo.bar/x/y", false), ("BarBot", "http://foo.bar/x/y", true)],
         },
         Table {
             name: "ID_GlobalGroups_Secondary (only specific)",
@@ -204,10 +180,7 @@ fn google_matching() {
         Table {
             name: "ID_LongestMatch 5",
             robots: "user-agent: FooBot\ndisallow: /x\nallow: /x/\n",
-            expect: &[
-                (FOO, "http://foo.bar/x", false),
-                (FOO, "http://foo.bar/x/", true),
-            ],
+            expect: &[(FOO, "http://foo.bar/x", false), (FOO, "http://foo.bar/x/", true)],
         },
         Table {
             name: "ID_LongestMatch 6 (allow wins a tie)",
@@ -217,10 +190,7 @@ fn google_matching() {
         Table {
             name: "ID_LongestMatch 7",
             robots: "user-agent: FooBot\nallow: /page\ndisallow: /*.html\n",
-            expect: &[
-                (FOO, "http://foo.bar/page.html", false),
-                (FOO, "http://foo.bar/page", true),
-            ],
+            expect: &[(FOO, "http://foo.bar/page.html", false), (FOO, "http://foo.bar/page", true)],
         },
         Table {
             name: "ID_LongestMatch 8",
@@ -230,10 +200,7 @@ fn google_matching() {
         Table {
             name: "ID_LongestMatch 9 (own group only)",
             robots: "User-agent: *\nDisallow: /x/\nUser-agent: FooBot\nDisallow: /y/\n",
-            expect: &[
-                (FOO, "http://foo.bar/x/page", true),
-                (FOO, "http://foo.bar/y/page", false),
-            ],
+            expect: &[(FOO, "http://foo.bar/x/page", true), (FOO, "http://foo.bar/y/page", false)],
         },
         Table {
             name: "ID_SpecialCharacters 1",
@@ -258,10 +225,7 @@ fn google_matching() {
         Table {
             name: "ID_SpecialCharacters 3 (comments)",
             robots: "User-agent: FooBot\n# Disallow: /\nDisallow: /foo/quz#qux\nAllow: /\n",
-            expect: &[
-                (FOO, "http://foo.bar/foo/bar", true),
-                (FOO, "http://foo.bar/foo/quz", false),
-            ],
+            expect: &[(FOO, "http://foo.bar/foo/bar", true), (FOO, "http://foo.bar/foo/quz", false)],
         },
     ]);
 }
@@ -272,11 +236,7 @@ fn google_encoding_where_rfc_wins() {
         Table {
             name: "ID_Encoding 1 (query kept as is)",
             robots: "User-agent: FooBot\nDisallow: /\nAllow: /foo/bar?qux=taz&baz=http://foo.bar?tar&par\n",
-            expect: &[(
-                FOO,
-                "http://foo.bar/foo/bar?qux=taz&baz=http://foo.bar?tar&par",
-                true,
-            )],
+            expect: &[(FOO, "http://foo.bar/foo/bar?qux=taz&baz=http://foo.bar?tar&par", true)],
         },
         Table {
             name: "ID_Encoding 2 (raw UTF-8 rule)",
@@ -412,10 +372,7 @@ fn google_documentation_checks() {
         Table {
             name: "precedence /$",
             robots: "user-agent: FooBot\nallow: /$\ndisallow: /\n",
-            expect: &[
-                (FOO, "http://example.com/", true),
-                (FOO, "http://example.com/page.html", false),
-            ],
+            expect: &[(FOO, "http://example.com/", true), (FOO, "http://example.com/page.html", false)],
         },
         // GoogleOnly_IndexHTMLisDirectory (an allowed `/dir/index.html` also allows `/dir/`)
         // is a Google extension beyond RFC 9309; the RFC's prefix match wins, so `/dir/` stays
@@ -441,19 +398,13 @@ fn google_line_endings_and_bom() {
         ("dos", groups.replace('\n', "\r\n")),
         ("mac", groups.replace('\n', "\r")),
         ("no final newline", groups.trim_end().to_owned()),
-        (
-            "mixed",
-            "User-Agent: foo\nAllow: /some/path\r\nUser-Agent: bar\n\r\n\nDisallow: /".to_owned(),
-        ),
+        ("mixed", "User-Agent: foo\nAllow: /some/path\r\nUser-Agent: bar\n\r\n\nDisallow: /".to_owned()),
     ] {
         // Four directives in two groups, whatever the line ends: `bar` may fetch nothing,
         // `foo` everything (the blank lines do not end bar's group).
         let bar = RobotsRules::parse(body.as_bytes(), &ProductToken::from_agent("bar"));
         assert!(!bar.check_str("http://x.test/other").is_allowed(), "{name}");
-        assert!(
-            !bar.check_str("http://x.test/some/path").is_allowed(),
-            "{name}"
-        );
+        assert!(!bar.check_str("http://x.test/some/path").is_allowed(), "{name}");
         let foo = RobotsRules::parse(body.as_bytes(), &ProductToken::from_agent("foo"));
         assert!(foo.check_str("http://x.test/other").is_allowed(), "{name}");
     }
@@ -523,15 +474,9 @@ fn rfc_longest_match_and_encoding() {
     );
     assert_eq!(
         rules.check_str("https://example.com/example/page/disallowed.gif"),
-        Verdict::Disallowed {
-            rule: "/example/page/disallowed.gif".to_owned()
-        }
+        Verdict::Disallowed { rule: "/example/page/disallowed.gif".to_owned() }
     );
-    assert!(
-        rules
-            .check_str("https://example.com/example/page/other.gif")
-            .is_allowed()
-    );
+    assert!(rules.check_str("https://example.com/example/page/other.gif").is_allowed());
 
     // §2.2.2: a rule and a URL match when they are equal after percent-encoding; hex digits
     // and unreserved escapes are normalised on both sides.
@@ -545,10 +490,7 @@ fn rfc_longest_match_and_encoding() {
     ] {
         let body = format!("User-agent: foobot\nDisallow: {rule}\n");
         let rules = RobotsRules::parse(body.as_bytes(), &foobot);
-        assert!(
-            !rules.check_str(url).is_allowed(),
-            "rule {rule} should block {url}"
-        );
+        assert!(!rules.check_str(url).is_allowed(), "rule {rule} should block {url}");
     }
 
     // §2.2.3: `$` anywhere but the end, and `#`, are not special in the URL.
@@ -563,16 +505,8 @@ fn rfc_longest_match_and_encoding() {
 fn rfc_robots_txt_and_no_group() {
     let token = ProductToken::from_agent("foobot");
     let rules = RobotsRules::parse(b"User-agent: *\nDisallow: /\n", &token);
-    assert!(
-        rules
-            .check_str("https://example.com/robots.txt")
-            .is_allowed()
-    );
-    assert!(
-        !rules
-            .check_str("https://example.com/robots.txt.bak")
-            .is_allowed()
-    );
+    assert!(rules.check_str("https://example.com/robots.txt").is_allowed());
+    assert!(!rules.check_str("https://example.com/robots.txt.bak").is_allowed());
 
     let rules = RobotsRules::parse(b"User-agent: otherbot\nDisallow: /\n", &token);
     assert!(rules.check_str("https://example.com/anything").is_allowed());

@@ -4,8 +4,7 @@
 use std::time::Duration;
 
 use shoal_shared::robots::{
-    MAX_CRAWL_DELAY, ProductToken, RobotsRules, RobotsStatus, Verdict, rules_for_status,
-    verdict_line,
+    MAX_CRAWL_DELAY, ProductToken, RobotsRules, RobotsStatus, Verdict, rules_for_status, verdict_line,
 };
 use url::Url;
 
@@ -43,24 +42,10 @@ fn group_selection_by_product_token() {
         ("ShoalBot-Images", false),
         ("Bot", false),
     ] {
-        let rules = parse(&format!(
-            "User-agent: *\nDisallow: /star\n\nUser-agent: {value}\nDisallow: /ours\n"
-        ));
-        assert_eq!(
-            !allowed(&rules, "https://a.test/ours"),
-            ours,
-            "User-agent: {value}"
-        );
-        assert_eq!(
-            !allowed(&rules, "https://a.test/star"),
-            !ours,
-            "User-agent: {value}"
-        );
-        assert_eq!(
-            rules.group(),
-            if ours { "shoalbot" } else { "*" },
-            "{value}"
-        );
+        let rules = parse(&format!("User-agent: *\nDisallow: /star\n\nUser-agent: {value}\nDisallow: /ours\n"));
+        assert_eq!(!allowed(&rules, "https://a.test/ours"), ours, "User-agent: {value}");
+        assert_eq!(!allowed(&rules, "https://a.test/star"), !ours, "User-agent: {value}");
+        assert_eq!(rules.group(), if ours { "shoalbot" } else { "*" }, "{value}");
     }
 }
 
@@ -84,22 +69,9 @@ fn longest_match_allow_tie_wildcards() {
         "User-agent: ShoalBot\nDisallow: /shop\nAllow: /shop/public\nDisallow: /*.pdf$\n\
          Allow: /tie\nDisallow: /tie\n",
     );
-    assert_eq!(
-        rules.check_str("https://a.test/shop/cart"),
-        Verdict::Disallowed {
-            rule: "/shop".to_owned()
-        }
-    );
-    assert_eq!(
-        rules.check_str("https://a.test/shop/public/x"),
-        Verdict::Allowed
-    );
-    assert_eq!(
-        rules.check_str("https://a.test/docs/a.pdf"),
-        Verdict::Disallowed {
-            rule: "/*.pdf$".to_owned()
-        }
-    );
+    assert_eq!(rules.check_str("https://a.test/shop/cart"), Verdict::Disallowed { rule: "/shop".to_owned() });
+    assert_eq!(rules.check_str("https://a.test/shop/public/x"), Verdict::Allowed);
+    assert_eq!(rules.check_str("https://a.test/docs/a.pdf"), Verdict::Disallowed { rule: "/*.pdf$".to_owned() });
     assert!(allowed(&rules, "https://a.test/docs/a.pdf?download=1"));
     assert!(allowed(&rules, "https://a.test/tie"));
 }
@@ -173,29 +145,18 @@ fn rules_past_500_kib_are_ignored() {
 fn crawl_delay_for_our_group() {
     let secs = |body: &str| parse(body).crawl_delay().map(|d| d.as_secs_f64());
     assert_eq!(secs("User-agent: ShoalBot\nCrawl-delay: 2.5\n"), Some(2.5));
-    assert_eq!(
-        secs("User-agent: *\nCrawl-delay: 30\n\nUser-agent: ShoalBot/2\nCrawl-delay: 1\n"),
-        Some(1.0)
-    );
-    assert_eq!(
-        secs("User-agent: *\nCrawl-delay: 30\n\nUser-agent: Other\nCrawl-delay: 1\n"),
-        Some(30.0)
-    );
+    assert_eq!(secs("User-agent: *\nCrawl-delay: 30\n\nUser-agent: ShoalBot/2\nCrawl-delay: 1\n"), Some(1.0));
+    assert_eq!(secs("User-agent: *\nCrawl-delay: 30\n\nUser-agent: Other\nCrawl-delay: 1\n"), Some(30.0));
     assert_eq!(secs("User-agent: Other\nCrawl-delay: 1\n"), None);
     assert_eq!(
-        secs(
-            "User-agent: ShoalBot\nCrawl-delay: 3\nDisallow: /x\n\nUser-agent: shoalbot\nCrawl-delay: 7\n"
-        ),
+        secs("User-agent: ShoalBot\nCrawl-delay: 3\nDisallow: /x\n\nUser-agent: shoalbot\nCrawl-delay: 7\n"),
         Some(7.0)
     );
     // A Crawl-delay line does not end the group for the rules after it.
     let rules = parse("User-agent: ShoalBot\nCrawl-delay: 5\nDisallow: /after\n");
     assert!(!allowed(&rules, "https://a.test/after"));
     // Values a site plainly meant as slow must not read as "no delay".
-    assert_eq!(
-        parse("User-agent: *\nCrawl-delay: 1e400\n").crawl_delay(),
-        Some(MAX_CRAWL_DELAY)
-    );
+    assert_eq!(parse("User-agent: *\nCrawl-delay: 1e400\n").crawl_delay(), Some(MAX_CRAWL_DELAY));
     assert_eq!(secs("User-agent: *\nCrawl-delay: 10 seconds\n"), Some(10.0));
     assert_eq!(secs("User-agent: *\nCrawl-delay: -5\n"), None);
     assert!(MAX_CRAWL_DELAY > Duration::from_secs(60));
@@ -207,14 +168,7 @@ fn sitemaps_in_file_order() {
         "Sitemap: https://a.test/1.xml\nUser-agent: Other\nSitemap: https://a.test/2.xml\n\
          Disallow: /\nsitemap: /relative.xml\nSITEMAP: https://a.test/3.xml # comment\n",
     );
-    assert_eq!(
-        rules.sitemaps(),
-        [
-            "https://a.test/1.xml",
-            "https://a.test/2.xml",
-            "https://a.test/3.xml"
-        ]
-    );
+    assert_eq!(rules.sitemaps(), ["https://a.test/1.xml", "https://a.test/2.xml", "https://a.test/3.xml"]);
 }
 
 #[test]
@@ -223,24 +177,15 @@ fn fixture_realistic_site() {
     assert_eq!(rules.group(), "shoalbot");
     assert_eq!(rules.crawl_delay(), Some(Duration::from_millis(2500)));
     assert!(!allowed(&rules, "https://www.example.org/private/notes"));
-    assert!(allowed(
-        &rules,
-        "https://www.example.org/private/press-kit/logo.png"
-    ));
+    assert!(allowed(&rules, "https://www.example.org/private/press-kit/logo.png"));
     assert!(!allowed(&rules, "https://www.example.org/reports/2024.pdf"));
-    assert!(allowed(
-        &rules,
-        "https://www.example.org/reports/2024.pdf?page=2"
-    ));
+    assert!(allowed(&rules, "https://www.example.org/reports/2024.pdf?page=2"));
     // `*` rules are not ours.
     assert!(allowed(&rules, "https://www.example.org/admin/"));
     assert!(allowed(&rules, "https://www.example.org/search?q=x"));
     assert_eq!(
         rules.sitemaps(),
-        [
-            "https://www.example.org/sitemap_index.xml",
-            "https://www.example.org/news-sitemap.xml"
-        ]
+        ["https://www.example.org/sitemap_index.xml", "https://www.example.org/news-sitemap.xml"]
     );
 
     let other = RobotsRules::parse(
@@ -249,10 +194,7 @@ fn fixture_realistic_site() {
     );
     assert_eq!(other.group(), "*");
     assert_eq!(other.crawl_delay(), Some(Duration::from_secs(10)));
-    assert!(!allowed(
-        &other,
-        "https://www.example.org/shop?sessionid=42"
-    ));
+    assert!(!allowed(&other, "https://www.example.org/shop?sessionid=42"));
     assert!(!allowed(&other, "https://www.example.org/cart"));
 }
 
@@ -272,19 +214,13 @@ fn fixture_cr_only_line_ends() {
     assert!(!allowed(&rules, "https://a.test/old/page"));
     assert!(allowed(&rules, "https://a.test/old/keep/page"));
     assert!(allowed(&rules, "https://a.test/new"));
-    let other = RobotsRules::parse(
-        include_bytes!("fixtures/robots/cr_only.txt"),
-        &ProductToken::from_agent("Other"),
-    );
+    let other = RobotsRules::parse(include_bytes!("fixtures/robots/cr_only.txt"), &ProductToken::from_agent("Other"));
     assert!(!allowed(&other, "https://a.test/new"));
 }
 
 #[test]
 fn invalid_utf8_is_parsed_around() {
-    let rules = RobotsRules::parse(
-        b"User-agent: ShoalBot\nDisallow: /\xff\xfe\nDisallow: /ok-\xc3\n",
-        &shoalbot(),
-    );
+    let rules = RobotsRules::parse(b"User-agent: ShoalBot\nDisallow: /\xff\xfe\nDisallow: /ok-\xc3\n", &shoalbot());
     assert!(!allowed(&rules, "https://a.test/%FF%FE"));
     assert!(!allowed(&rules, "https://a.test/ok-%C3"));
     assert!(allowed(&rules, "https://a.test/fine"));
@@ -306,26 +242,11 @@ fn status_handling() {
         RobotsStatus::Rules(rules) => assert!(!allowed(&rules, "https://a.test/x")),
         other => panic!("200 should give rules, got {other:?}"),
     }
-    assert_eq!(
-        rules_for_status(404, body, &shoalbot()),
-        RobotsStatus::AllowAll
-    );
-    assert_eq!(
-        rules_for_status(403, body, &shoalbot()),
-        RobotsStatus::AllowAll
-    );
-    assert_eq!(
-        rules_for_status(429, body, &shoalbot()),
-        RobotsStatus::Retry
-    );
-    assert_eq!(
-        rules_for_status(503, body, &shoalbot()),
-        RobotsStatus::Retry
-    );
-    assert_eq!(
-        rules_for_status(301, body, &shoalbot()),
-        RobotsStatus::Retry
-    );
+    assert_eq!(rules_for_status(404, body, &shoalbot()), RobotsStatus::AllowAll);
+    assert_eq!(rules_for_status(403, body, &shoalbot()), RobotsStatus::AllowAll);
+    assert_eq!(rules_for_status(429, body, &shoalbot()), RobotsStatus::Retry);
+    assert_eq!(rules_for_status(503, body, &shoalbot()), RobotsStatus::Retry);
+    assert_eq!(rules_for_status(301, body, &shoalbot()), RobotsStatus::Retry);
 
     let all = RobotsRules::allow_all();
     assert!(allowed(&all, "https://a.test/anything"));
@@ -335,15 +256,7 @@ fn status_handling() {
 
 #[test]
 fn verdict_lines_for_the_cli() {
-    assert_eq!(
-        verdict_line(&Verdict::Allowed, "https://a.test/"),
-        "allowed https://a.test/"
-    );
-    let blocked = Verdict::Disallowed {
-        rule: "/x".to_owned(),
-    };
-    assert_eq!(
-        verdict_line(&blocked, "https://a.test/x"),
-        "disallowed https://a.test/x"
-    );
+    assert_eq!(verdict_line(&Verdict::Allowed, "https://a.test/"), "allowed https://a.test/");
+    let blocked = Verdict::Disallowed { rule: "/x".to_owned() };
+    assert_eq!(verdict_line(&blocked, "https://a.test/x"), "disallowed https://a.test/x");
 }

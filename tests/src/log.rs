@@ -41,16 +41,12 @@ impl LoggedRequest {
     /// First value of a request header (name case-insensitive), so tests can check the user agent,
     /// the absence of cookies, etc.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     /// How long the server was busy with the request, if it has finished.
     pub fn duration(&self) -> Option<Duration> {
-        self.end
-            .map(|end| end.saturating_duration_since(self.start))
+        self.end.map(|end| end.saturating_duration_since(self.start))
     }
 }
 
@@ -111,18 +107,12 @@ impl RequestLog {
 
     /// The first path requested from a host: robots.txt must come first.
     pub fn first_path(&self, host: &str) -> Option<String> {
-        self.requests
-            .iter()
-            .find(|r| r.host == host)
-            .map(|r| r.path.clone())
+        self.requests.iter().find(|r| r.host == host).map(|r| r.path.clone())
     }
 
     /// How many times a host was asked for exactly this path (with query).
     pub fn count(&self, host: &str, path: &str) -> usize {
-        self.requests
-            .iter()
-            .filter(|r| r.host == host && r.path == path)
-            .count()
+        self.requests.iter().filter(|r| r.host == host && r.path == path).count()
     }
 
     /// Distinct methods used across all hosts, sorted; the crawler may only use GET and HEAD.
@@ -165,16 +155,9 @@ impl RequestLog {
         let mut out = String::new();
         for r in &self.requests {
             let start = ms_since(origin, r.start);
-            let end = r.end.map_or_else(
-                || "open".to_owned(),
-                |e| format!("{:.1}", ms_since(origin, e)),
-            );
+            let end = r.end.map_or_else(|| "open".to_owned(), |e| format!("{:.1}", ms_since(origin, e)));
             let status = r.status.map_or_else(|| "---".to_owned(), |s| s.to_string());
-            let _ = writeln!(
-                out,
-                "{start:>9.1} .. {end:>9} ms  {status} {} {} {}",
-                r.method, r.host, r.path
-            );
+            let _ = writeln!(out, "{start:>9.1} .. {end:>9} ms  {status} {} {} {}", r.method, r.host, r.path);
         }
         out
     }
@@ -244,10 +227,7 @@ pub fn max_in_flight_of<'a>(requests: impl IntoIterator<Item = &'a LoggedRequest
 pub fn gaps_of<'a>(requests: impl IntoIterator<Item = &'a LoggedRequest>) -> Vec<Duration> {
     let mut starts: Vec<Instant> = requests.into_iter().map(|r| r.start).collect();
     starts.sort();
-    starts
-        .windows(2)
-        .map(|w| w[1].saturating_duration_since(w[0]))
-        .collect()
+    starts.windows(2).map(|w| w[1].saturating_duration_since(w[0])).collect()
 }
 
 /// The live log the server writes into. Shared by the handler and response bodies.
@@ -273,12 +253,7 @@ impl Recorder {
     ) -> Completion {
         let headers = headers
             .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_owned(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
+            .map(|(n, v)| (n.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
         let mut entries = self.entries();
         let index = entries.len();
@@ -291,10 +266,7 @@ impl Recorder {
             end: None,
             status: None,
         });
-        Completion {
-            recorder: Arc::clone(self),
-            index,
-        }
+        Completion { recorder: Arc::clone(self), index }
     }
 
     /// A copy of the log as it is now, in arrival order.
@@ -355,30 +327,12 @@ mod tests {
             (&[(0, Some(10))], 1),
             (&[(0, Some(10)), (10, Some(20))], 1),
             (&[(0, Some(10)), (5, Some(20))], 2),
-            (
-                &[
-                    (0, Some(100)),
-                    (10, Some(20)),
-                    (30, Some(40)),
-                    (35, Some(50)),
-                ],
-                3,
-            ),
+            (&[(0, Some(100)), (10, Some(20)), (30, Some(40)), (35, Some(50))], 3),
             (&[(0, None), (50, Some(60))], 2),
         ];
         for (intervals, want) in cases {
-            let log = RequestLog::from(
-                intervals
-                    .iter()
-                    .map(|&(s, e)| req("a.test", o, s, e))
-                    .collect::<Vec<_>>(),
-            );
-            assert_eq!(
-                log.max_in_flight("a.test"),
-                *want,
-                "{intervals:?}\n{}",
-                log.dump()
-            );
+            let log = RequestLog::from(intervals.iter().map(|&(s, e)| req("a.test", o, s, e)).collect::<Vec<_>>());
+            assert_eq!(log.max_in_flight("a.test"), *want, "{intervals:?}\n{}", log.dump());
         }
     }
 
@@ -391,10 +345,7 @@ mod tests {
             req("a.test", o, 300, Some(305)),
             req("a.test", o, 900, Some(905)),
         ]);
-        assert_eq!(
-            log.gaps("a.test"),
-            vec![Duration::from_millis(300), Duration::from_millis(600)]
-        );
+        assert_eq!(log.gaps("a.test"), vec![Duration::from_millis(300), Duration::from_millis(600)]);
         assert_eq!(log.min_gap("a.test"), Some(Duration::from_millis(300)));
         assert_eq!(log.min_gap("b.test"), None);
         assert_eq!(log.paths("a.test"), vec!["/0", "/300", "/900"]);
@@ -407,6 +358,11 @@ mod tests {
         assert!(log.dump().contains("GET b.test /1"), "{}", log.dump());
         let json = log.to_json_lines(o);
         assert_eq!(json.lines().count(), 4);
-        assert!(json.starts_with(r#"{"host":"a.test","method":"GET","path":"/0","start_ms":0.0,"end_ms":5.0,"status":200}"#), "{json}");
+        assert!(
+            json.starts_with(
+                r#"{"host":"a.test","method":"GET","path":"/0","start_ms":0.0,"end_ms":5.0,"status":200}"#
+            ),
+            "{json}"
+        );
     }
 }

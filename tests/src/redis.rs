@@ -22,24 +22,13 @@ impl RedisServer {
 
     /// Starts a server with append-only-file persistence (every write fsynced), for restart tests.
     pub fn start_persistent() -> io::Result<RedisServer> {
-        RedisServer::start_with(&[
-            "--save",
-            "",
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "always",
-        ])
+        RedisServer::start_with(&["--save", "", "--appendonly", "yes", "--appendfsync", "always"])
     }
 
     /// Starts a server with extra arguments.
     pub fn start_with(extra: &[&str]) -> io::Result<RedisServer> {
         let dir = tempfile::Builder::new().prefix("shoal-redis-").tempdir()?;
-        let mut s = RedisServer {
-            child: None,
-            dir,
-            extra: extra.iter().map(|a| (*a).to_owned()).collect(),
-        };
+        let mut s = RedisServer { child: None, dir, extra: extra.iter().map(|a| (*a).to_owned()).collect() };
         s.spawn()?;
         Ok(s)
     }
@@ -65,10 +54,7 @@ impl RedisServer {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("starting redis-server (apt-get install redis-server): {e}"),
-                )
+                io::Error::new(e.kind(), format!("starting redis-server (apt-get install redis-server): {e}"))
             })?;
         self.child = Some(child);
         wait_for_socket(&sock, Duration::from_secs(10))
@@ -125,8 +111,5 @@ fn wait_for_socket(sock: &Path, limit: Duration) -> io::Result<()> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Err(io::Error::new(
-        io::ErrorKind::TimedOut,
-        format!("redis-server did not answer on {}", sock.display()),
-    ))
+    Err(io::Error::new(io::ErrorKind::TimedOut, format!("redis-server did not answer on {}", sock.display())))
 }

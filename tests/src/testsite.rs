@@ -148,10 +148,7 @@ impl Site {
     /// If `path` does not start with `/`: it would never match a request.
     #[must_use]
     pub fn route(mut self, path: &str, route: Route) -> Site {
-        assert!(
-            path.starts_with('/'),
-            "route path {path:?} must start with '/'"
-        );
+        assert!(path.starts_with('/'), "route path {path:?} must start with '/'");
         self.routes.insert(path.to_owned(), route);
         self
     }
@@ -174,9 +171,7 @@ impl Site {
         if let Some(route) = self.routes.get(path_and_query) {
             return Cow::Borrowed(route);
         }
-        let path = path_and_query
-            .split_once('?')
-            .map_or(path_and_query, |(path, _)| path);
+        let path = path_and_query.split_once('?').map_or(path_and_query, |(path, _)| path);
         if let Some(route) = self.routes.get(path) {
             return Cow::Borrowed(route);
         }
@@ -203,9 +198,7 @@ impl Shared {
     /// The 0-based number of this request among those to the same host and path.
     fn next_count(&self, host: &str, path: &str) -> u32 {
         let mut counters = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = counters
-            .entry((host.to_owned(), path.to_owned()))
-            .or_insert(0);
+        let count = counters.entry((host.to_owned(), path.to_owned())).or_insert(0);
         let n = *count;
         *count = count.saturating_add(1);
         n
@@ -247,10 +240,7 @@ impl TestServer {
         for site in sites {
             let host = site.host.clone();
             if by_host.insert(host.clone(), site).is_some() {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("site {host} given twice"),
-                ));
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("site {host} given twice")));
             }
         }
         let listener = TcpListener::bind(addr).await?;
@@ -262,16 +252,9 @@ impl TestServer {
             log: Arc::new(Recorder::default()),
             cancel: cancel.clone(),
         });
-        let router = Router::new()
-            .fallback(handle)
-            .with_state(Arc::clone(&shared));
+        let router = Router::new().fallback(handle).with_state(Arc::clone(&shared));
         let task = tokio::spawn(serve(listener, router, cancel));
-        Ok(TestServer {
-            addr,
-            started_at: Instant::now(),
-            shared,
-            task: Some(task),
-        })
+        Ok(TestServer { addr, started_at: Instant::now(), shared, task: Some(task) })
     }
 
     /// The port the server listens on.
@@ -345,15 +328,10 @@ async fn serve(listener: TcpListener, router: Router, cancel: CancellationToken)
         }
     }
     drop(listener);
-    let drained = tokio::time::timeout(DRAIN_DEADLINE, async {
-        while connections.join_next().await.is_some() {}
-    })
-    .await;
+    let drained =
+        tokio::time::timeout(DRAIN_DEADLINE, async { while connections.join_next().await.is_some() {} }).await;
     if drained.is_err() {
-        debug!(
-            open = connections.len(),
-            "test server cutting connections after drain deadline"
-        );
+        debug!(open = connections.len(), "test server cutting connections after drain deadline");
         connections.shutdown().await;
     }
 }
@@ -364,9 +342,8 @@ async fn serve_connection(stream: TcpStream, router: Router, cancel: Cancellatio
         debug!(error = %e, "set_nodelay failed");
     }
     let service = TowerToHyperService::new(router);
-    let mut connection = pin!(
-        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service)
-    );
+    let mut connection =
+        pin!(hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service));
     let result = tokio::select! {
         result = connection.as_mut() => result,
         () = cancel.cancelled() => {
@@ -383,34 +360,17 @@ async fn serve_connection(stream: TcpStream, router: Router, cancel: Cancellatio
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let start = Instant::now();
     let host = request_host(&request);
-    let path = request
-        .uri()
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
-    let completion = shared.log.begin(
-        start,
-        &host,
-        request.method().as_str(),
-        &path,
-        request.headers(),
-    );
+    let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    let completion = shared.log.begin(start, &host, request.method().as_str(), &path, request.headers());
     let response = match shared.sites.get(&host) {
         Some(site) => {
             let n = shared.next_count(&host, &path);
-            site.lookup(&path)
-                .respond(n, site.latency, &shared.cancel)
-                .await
+            site.lookup(&path).respond(n, site.latency, &shared.cancel).await
         }
         None => misdirected(&host),
     };
     completion.set_status(response.status().as_u16());
-    response.map(|body| {
-        Body::new(LoggedBody {
-            inner: body,
-            completion: Some(completion),
-        })
-    })
+    response.map(|body| Body::new(LoggedBody { inner: body, completion: Some(completion) }))
 }
 
 /// 421 for a host this server does not serve: a crawler that sends it got its resolution wrong.
@@ -431,9 +391,7 @@ fn request_host(request: &Request) -> String {
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
         .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()))
         .unwrap_or_default();
-    let host = raw
-        .parse::<Authority>()
-        .map_or_else(|_| raw.clone(), |a| a.host().to_owned());
+    let host = raw.parse::<Authority>().map_or_else(|_| raw.clone(), |a| a.host().to_owned());
     host.to_ascii_lowercase()
 }
 

@@ -17,17 +17,9 @@ const JITTER: Duration = Duration::from_millis(15);
 
 fn assert_pace(log: &shoal_tests::log::RequestLog, host: &str, in_flight: usize, gap: Duration) {
     let max = log.max_in_flight(host);
-    assert!(
-        max <= in_flight,
-        "{host}: {max} in flight, limit {in_flight}\n{}",
-        log.dump()
-    );
+    assert!(max <= in_flight, "{host}: {max} in flight, limit {in_flight}\n{}", log.dump());
     if let Some(min) = log.min_gap(host) {
-        assert!(
-            min + JITTER >= gap,
-            "{host}: gap {min:?} below {gap:?}\n{}",
-            log.dump()
-        );
+        assert!(min + JITTER >= gap, "{host}: gap {min:?} below {gap:?}\n{}", log.dump());
     }
 }
 
@@ -52,28 +44,13 @@ async fn robots_first_and_disallowed_urls_never_requested_not_even_by_redirect()
     let run = audit(&server, &["a.test"], &[start], &["--gap-ms", "0"]).await;
     assert_eq!(run.exit, Exit::Ok);
     let log = server.shutdown().await;
-    assert_eq!(
-        log.first_path("a.test").as_deref(),
-        Some("/robots.txt"),
-        "{}",
-        log.dump()
-    );
+    assert_eq!(log.first_path("a.test").as_deref(), Some("/robots.txt"), "{}", log.dump());
     let paths = log.paths("a.test");
-    assert!(
-        !paths.iter().any(|p| p.starts_with("/secret")),
-        "disallowed URL requested:\n{}",
-        log.dump()
-    );
-    assert!(
-        paths.contains(&"/private/x".to_owned()),
-        "our own group (ShoalBot/2.1) applies, not *"
-    );
+    assert!(!paths.iter().any(|p| p.starts_with("/secret")), "disallowed URL requested:\n{}", log.dump());
+    assert!(paths.contains(&"/private/x".to_owned()), "our own group (ShoalBot/2.1) applies, not *");
     assert!(paths.contains(&"/hop".to_owned()));
     let found = codes(&run.db);
-    assert!(
-        found.contains(&"redirect_to_disallowed".to_owned()),
-        "{found:?}"
-    );
+    assert!(found.contains(&"redirect_to_disallowed".to_owned()), "{found:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,22 +62,11 @@ async fn in_flight_and_gap_hold_per_host() {
     .await
     .expect("server starts");
     let starts = vec![server.url("a.test", "/"), server.url("b.test", "/")];
-    let run = audit(
-        &server,
-        &["a.test", "b.test"],
-        &starts,
-        &["--in-flight", "2", "--gap-ms", "100"],
-    )
-    .await;
+    let run = audit(&server, &["a.test", "b.test"], &starts, &["--in-flight", "2", "--gap-ms", "100"]).await;
     assert_eq!(run.exit, Exit::Ok);
     let log = server.shutdown().await;
     for host in ["a.test", "b.test"] {
-        assert_eq!(
-            log.for_host(host).len(),
-            31,
-            "30 pages + robots.txt\n{}",
-            log.dump()
-        );
+        assert_eq!(log.for_host(host).len(), 31, "30 pages + robots.txt\n{}", log.dump());
         assert_pace(&log, host, 2, Duration::from_millis(100));
     }
     let recorded = pages(&run.db).into_iter().filter(|p| p.1 == "page").count();
@@ -110,20 +76,11 @@ async fn in_flight_and_gap_hold_per_host() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_hosts_on_one_ip_share_the_ip_cap() {
     let hosts: Vec<String> = (0..6).map(|i| format!("h{i}.test")).collect();
-    let sites = hosts
-        .iter()
-        .map(|h| Site::generated(h, 12, 3).latency(Duration::from_millis(80)))
-        .collect();
+    let sites = hosts.iter().map(|h| Site::generated(h, 12, 3).latency(Duration::from_millis(80))).collect();
     let server = TestServer::start(sites).await.expect("server starts");
     let starts: Vec<String> = hosts.iter().map(|h| server.url(h, "/")).collect();
     let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-    let run = audit(
-        &server,
-        &host_refs,
-        &starts,
-        &["--gap-ms", "0", "--ip-in-flight", "5"],
-    )
-    .await;
+    let run = audit(&server, &host_refs, &starts, &["--gap-ms", "0", "--ip-in-flight", "5"]).await;
     assert_eq!(run.exit, Exit::Ok);
     let log = server.shutdown().await;
     let all = log.max_in_flight_where(|_: &LoggedRequest| true);
@@ -150,34 +107,18 @@ async fn after_429_nothing_before_retry_after_then_one_in_flight_and_three_secon
     assert_eq!(run.exit, Exit::Ok);
     let log = server.shutdown().await;
     let reqs = log.for_host("a.test");
-    let first_429 = reqs
-        .iter()
-        .position(|r| r.status == Some(429))
-        .expect("a 429 was served");
+    let first_429 = reqs.iter().position(|r| r.status == Some(429)).expect("a 429 was served");
     let t429 = reqs[first_429].start;
-    let busy_again = reqs
-        .iter()
-        .skip(first_429 + 1)
-        .find(|r| r.path == "/busy")
-        .expect("the 429 URL was retried");
+    let busy_again = reqs.iter().skip(first_429 + 1).find(|r| r.path == "/busy").expect("the 429 URL was retried");
     assert!(
         busy_again.start.duration_since(t429) >= Duration::from_secs(2) - JITTER,
         "retried before Retry-After\n{}",
         log.dump()
     );
-    let after: Vec<&LoggedRequest> = reqs
-        .iter()
-        .skip(first_429 + 1)
-        .copied()
-        .filter(|r| r.start > t429)
-        .collect();
+    let after: Vec<&LoggedRequest> = reqs.iter().skip(first_429 + 1).copied().filter(|r| r.start > t429).collect();
     for pair in after.windows(2) {
         let gap = pair[1].start.duration_since(pair[0].start);
-        assert!(
-            gap + JITTER >= Duration::from_secs(3),
-            "slow mode gap {gap:?}\n{}",
-            log.dump()
-        );
+        assert!(gap + JITTER >= Duration::from_secs(3), "slow mode gap {gap:?}\n{}", log.dump());
     }
     assert!(shoal_tests::log::max_in_flight_of(after.iter().copied()) <= 1);
     assert!(codes(&run.db).contains(&"rate_limited".to_owned()));
@@ -197,26 +138,16 @@ async fn server_errors_are_retried_twice_then_reported() {
     let run = audit(&server, &["a.test"], &[start], &["--gap-ms", "0"]).await;
     let log = server.shutdown().await;
     assert_eq!(run.exit, Exit::Ok);
-    assert_eq!(
-        log.count("a.test", "/down"),
-        3,
-        "one try and two retries\n{}",
-        log.dump()
-    );
+    assert_eq!(log.count("a.test", "/down"), 3, "one try and two retries\n{}", log.dump());
     let found = codes(&run.db);
     assert!(found.contains(&"server_error".to_owned()), "{found:?}");
-    assert!(
-        found.contains(&"broken_internal_link".to_owned()),
-        "{found:?}"
-    );
+    assert!(found.contains(&"broken_internal_link".to_owned()), "{found:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn robots_server_error_means_nothing_else_is_requested() {
     let server = TestServer::start(vec![
-        Site::new("a.test")
-            .robots(Route::fail(500, 100, Route::text("")))
-            .page("/", "<title>never</title>"),
+        Site::new("a.test").robots(Route::fail(500, 100, Route::text(""))).page("/", "<title>never</title>"),
     ])
     .await
     .expect("server starts");
@@ -234,10 +165,7 @@ async fn robots_server_error_means_nothing_else_is_requested() {
 async fn only_get_and_head_no_cookies_no_referer_and_our_user_agent() {
     let server = TestServer::start(vec![
         Site::new("a.test")
-            .page(
-                "/",
-                r#"<title>t</title><h1>h</h1><a href="/b">b</a><img src="/img.png" alt="x">"#,
-            )
+            .page("/", r#"<title>t</title><h1>h</h1><a href="/b">b</a><img src="/img.png" alt="x">"#)
             .route(
                 "/b",
                 Route::with_header(
@@ -246,10 +174,7 @@ async fn only_get_and_head_no_cookies_no_referer_and_our_user_agent() {
                     Route::html("<title>b</title><h1>b</h1><a href=\"/\">home</a>"),
                 ),
             )
-            .route(
-                "/img.png",
-                Route::with_header("set-cookie", "img=1", Route::status(405)),
-            ),
+            .route("/img.png", Route::with_header("set-cookie", "img=1", Route::status(405))),
     ])
     .await
     .expect("server starts");
@@ -258,110 +183,54 @@ async fn only_get_and_head_no_cookies_no_referer_and_our_user_agent() {
         &server,
         &["a.test"],
         &[start],
-        &[
-            "--gap-ms",
-            "0",
-            "--user-agent",
-            "ShoalBot/9 (+https://shoal.invalid/bot)",
-        ],
+        &["--gap-ms", "0", "--user-agent", "ShoalBot/9 (+https://shoal.invalid/bot)"],
     )
     .await;
     let log = server.shutdown().await;
     assert_eq!(run.exit, Exit::Ok);
     let methods = log.methods();
-    assert!(
-        methods.iter().all(|m| m == "GET" || m == "HEAD"),
-        "{methods:?}"
-    );
-    assert!(
-        methods.contains("HEAD"),
-        "resources are checked with HEAD first"
-    );
-    assert!(
-        !log.any_header("cookie"),
-        "a Cookie header was sent\n{}",
-        log.dump()
-    );
+    assert!(methods.iter().all(|m| m == "GET" || m == "HEAD"), "{methods:?}");
+    assert!(methods.contains("HEAD"), "resources are checked with HEAD first");
+    assert!(!log.any_header("cookie"), "a Cookie header was sent\n{}", log.dump());
     assert!(!log.any_header("referer"));
     assert!(
-        log.all()
-            .iter()
-            .all(|r| r.header("user-agent") == Some("ShoalBot/9 (+https://shoal.invalid/bot)")),
+        log.all().iter().all(|r| r.header("user-agent") == Some("ShoalBot/9 (+https://shoal.invalid/bot)")),
         "{}",
         log.dump()
     );
-    assert_eq!(
-        log.count("a.test", "/img.png"),
-        2,
-        "HEAD answered 405, so one GET"
-    );
+    assert_eq!(log.count("a.test", "/img.png"), 2, "HEAD answered 405, so one GET");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_and_depth_limits_are_respected() {
-    let server = TestServer::start(vec![
-        Site::generated("a.test", 50, 2),
-        Site::generated("b.test", 50, 1),
-    ])
-    .await
-    .expect("server starts");
-    let run = audit(
-        &server,
-        &["a.test", "b.test"],
-        &[server.url("a.test", "/")],
-        &["--gap-ms", "0", "--max-pages", "7"],
-    )
-    .await;
-    let deep = audit(
-        &server,
-        &["b.test"],
-        &[server.url("b.test", "/")],
-        &["--gap-ms", "0", "--max-depth", "3"],
-    )
-    .await;
+    let server = TestServer::start(vec![Site::generated("a.test", 50, 2), Site::generated("b.test", 50, 1)])
+        .await
+        .expect("server starts");
+    let run =
+        audit(&server, &["a.test", "b.test"], &[server.url("a.test", "/")], &["--gap-ms", "0", "--max-pages", "7"])
+            .await;
+    let deep = audit(&server, &["b.test"], &[server.url("b.test", "/")], &["--gap-ms", "0", "--max-depth", "3"]).await;
     let log = server.shutdown().await;
-    let a_pages = log
-        .paths("a.test")
-        .iter()
-        .filter(|p| *p != "/robots.txt")
-        .count();
+    let a_pages = log.paths("a.test").iter().filter(|p| *p != "/robots.txt").count();
     assert_eq!(a_pages, 7, "{}", log.dump());
     assert!(codes(&run.db).contains(&"page_limit_reached".to_owned()));
     // b.test is a chain: / -> /p/1 -> /p/2 -> ...; depth 3 means 4 pages.
-    let b_pages = log
-        .paths("b.test")
-        .iter()
-        .filter(|p| *p != "/robots.txt")
-        .count();
+    let b_pages = log.paths("b.test").iter().filter(|p| *p != "/robots.txt").count();
     assert_eq!(b_pages, 4, "{}", log.dump());
     assert!(codes(&deep.db).contains(&"depth_limit_reached".to_owned()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn loopback_is_refused_without_allow_private() {
-    let server = TestServer::start(vec![Site::generated("a.test", 3, 2)])
-        .await
-        .expect("server starts");
+    let server = TestServer::start(vec![Site::generated("a.test", 3, 2)]).await.expect("server starts");
     let start = server.url("a.test", "/");
     let literal = format!("http://127.0.0.1:{}/", server.port());
     let run = audit(&server, &["a.test"], &[start, literal], &["--deny-private"]).await;
     let log = server.shutdown().await;
-    assert_eq!(
-        run.exit,
-        Exit::Ok,
-        "refusing is a finding, not a failure of Shoal"
-    );
-    assert!(
-        log.is_empty(),
-        "a private address was contacted:\n{}",
-        log.dump()
-    );
+    assert_eq!(run.exit, Exit::Ok, "refusing is a finding, not a failure of Shoal");
+    assert!(log.is_empty(), "a private address was contacted:\n{}", log.dump());
     let found = codes(&run.db);
-    assert_eq!(
-        found.iter().filter(|c| *c == "private_address").count(),
-        2,
-        "{found:?}"
-    );
+    assert_eq!(found.iter().filter(|c| *c == "private_address").count(), 2, "{found:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -380,46 +249,18 @@ async fn oversized_malformed_and_hanging_responses_become_findings() {
     .await
     .expect("server starts");
     let start = server.url("a.test", "/");
-    let run = audit(
-        &server,
-        &["a.test"],
-        &[start],
-        &[
-            "--gap-ms",
-            "0",
-            "--timeout-s",
-            "1",
-            "--max-body-bytes",
-            "1048576",
-        ],
-    )
-    .await;
+    let run =
+        audit(&server, &["a.test"], &[start], &["--gap-ms", "0", "--timeout-s", "1", "--max-body-bytes", "1048576"])
+            .await;
     let log = server.shutdown().await;
     assert_eq!(run.exit, Exit::Ok);
     let found = common::findings(&run.db);
-    let too_large: Vec<_> = found
-        .iter()
-        .filter(|f| f.0 == "body_too_large")
-        .map(|f| f.1.clone())
-        .collect();
+    let too_large: Vec<_> = found.iter().filter(|f| f.0 == "body_too_large").map(|f| f.1.clone()).collect();
     assert!(too_large.iter().any(|u| u.ends_with("/huge")), "{found:?}");
     assert!(too_large.iter().any(|u| u.ends_with("/bomb")), "{found:?}");
-    assert!(
-        found
-            .iter()
-            .any(|f| f.0 == "fetch_failed" && f.1.ends_with("/hang")),
-        "{found:?}"
-    );
-    assert_eq!(
-        log.count("a.test", "/hang"),
-        3,
-        "timeouts are retried twice"
-    );
-    assert!(
-        pages(&run.db)
-            .iter()
-            .any(|p| p.0.ends_with("/bad") && p.2 == Some(200))
-    );
+    assert!(found.iter().any(|f| f.0 == "fetch_failed" && f.1.ends_with("/hang")), "{found:?}");
+    assert_eq!(log.count("a.test", "/hang"), 3, "timeouts are retried twice");
+    assert!(pages(&run.db).iter().any(|p| p.0.ends_with("/bad") && p.2 == Some(200)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -440,10 +281,6 @@ async fn crawl_delay_raises_the_gap() {
     let log = server.shutdown().await;
     assert_eq!(log.for_host("a.test").len(), 5);
     assert_pace(&log, "a.test", 4, Duration::from_secs(1));
-    assert_eq!(
-        log.paths("b.test"),
-        vec!["/robots.txt".to_owned()],
-        "Crawl-delay over 60 s: off limits"
-    );
+    assert_eq!(log.paths("b.test"), vec!["/robots.txt".to_owned()], "Crawl-delay over 60 s: off limits");
     assert!(codes(&run.db).contains(&"crawl_delay_too_high".to_owned()));
 }

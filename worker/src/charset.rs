@@ -70,9 +70,7 @@ fn prescan(bytes: &[u8]) -> Option<&'static Encoding> {
             pos += 2 + end + 3;
             continue;
         }
-        if starts_with_ignore_case(rest, b"<meta")
-            && rest.get(5).is_some_and(|&b| is_space(b) || b == b'/')
-        {
+        if starts_with_ignore_case(rest, b"<meta") && rest.get(5).is_some_and(|&b| is_space(b) || b == b'/') {
             pos += 5;
             if let Some(encoding) = meta_tag(bytes, &mut pos)? {
                 return Some(encoding);
@@ -114,8 +112,7 @@ fn meta_tag(bytes: &[u8], pos: &mut usize) -> Option<Option<&'static Encoding>> 
             b"http-equiv" => got_pragma |= value == b"content-type",
             b"content" => {
                 if charset.is_none()
-                    && let Some(found) =
-                        charset_from_meta_content(&value).and_then(Encoding::for_label)
+                    && let Some(found) = charset_from_meta_content(&value).and_then(Encoding::for_label)
                 {
                     charset = Some(found);
                     need_pragma = Some(true);
@@ -229,10 +226,7 @@ fn charset_from_meta_content(content: &[u8]) -> Option<&[u8]> {
                 Some(&rest[1..1 + end])
             }
             _ => {
-                let end = rest
-                    .iter()
-                    .position(|&b| is_space(b) || b == b';')
-                    .unwrap_or(rest.len());
+                let end = rest.iter().position(|&b| is_space(b) || b == b';').unwrap_or(rest.len());
                 Some(&rest[..end])
             }
         };
@@ -249,15 +243,11 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|w| w.eq_ignore_ascii_case(needle))
+    haystack.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
 }
 
 fn starts_with_ignore_case(haystack: &[u8], prefix: &[u8]) -> bool {
-    haystack
-        .get(..prefix.len())
-        .is_some_and(|h| h.eq_ignore_ascii_case(prefix))
+    haystack.get(..prefix.len()).is_some_and(|h| h.eq_ignore_ascii_case(prefix))
 }
 
 #[cfg(test)]
@@ -269,23 +259,14 @@ mod tests {
         let cases: &[(&[u8], Option<&str>)] = &[
             (b"<meta charset=utf-8>", Some("UTF-8")),
             (b"<META CHARSET='ISO-8859-1'>", Some("windows-1252")),
-            (
-                b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=Shift_JIS\">",
-                Some("Shift_JIS"),
-            ),
+            (b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=Shift_JIS\">", Some("Shift_JIS")),
             // content without the pragma does not count
             (b"<meta content=\"text/html; charset=koi8-r\">", None),
-            (
-                b"<!-- <meta charset=koi8-r> --><meta charset=gbk>",
-                Some("GBK"),
-            ),
+            (b"<!-- <meta charset=koi8-r> --><meta charset=gbk>", Some("GBK")),
             (b"<meta charset=utf-16le>", Some("UTF-8")),
             (b"<meta charset=x-user-defined>", Some("windows-1252")),
             (b"<meta charset=bogus><meta charset=koi8-r>", Some("KOI8-R")),
-            (
-                b"<div title='<meta charset=koi8-r>'><meta charset=euc-kr>",
-                Some("EUC-KR"),
-            ),
+            (b"<div title='<meta charset=koi8-r>'><meta charset=euc-kr>", Some("EUC-KR")),
             (b"<meta charset=\"utf-8", None),
             (b"<meta", None),
             (b"", None),
@@ -306,11 +287,7 @@ mod tests {
             ("charset=utf-8", None),
         ];
         for (ct, want) in cases {
-            assert_eq!(
-                charset_from_content_type(ct).map(Encoding::name),
-                want,
-                "{ct}"
-            );
+            assert_eq!(charset_from_content_type(ct).map(Encoding::name), want, "{ct}");
         }
     }
 }

@@ -8,9 +8,7 @@ use crate::extract::{ExtractCaps, PageFacts, extract};
 use crate::fetch::{FetchError, Fetched, Fetcher, Method};
 use crate::sitemap::{SitemapCaps, SitemapKind, parse_sitemap};
 use shoal_shared::finding::{Code, Finding};
-use shoal_shared::frontier::{
-    Completion, Frontier, FrontierError, LaneRobots, Lease, RobotsOutcome, SiteInfo,
-};
+use shoal_shared::frontier::{Completion, Frontier, FrontierError, LaneRobots, Lease, RobotsOutcome, SiteInfo};
 use shoal_shared::ids::SiteId;
 use shoal_shared::pace::{MAX_GAP, RetryDecision, parse_retry_after, retry_decision};
 use shoal_shared::record::{Event, LinkKind, LinkRecord, PageRecord};
@@ -89,9 +87,7 @@ impl LaneRules {
         match self {
             LaneRules::Rules(r) => Some(r.check(url.as_url())),
             LaneRules::AllowAll => Some(Verdict::Allowed),
-            LaneRules::Closed => Some(Verdict::Disallowed {
-                rule: "(host off limits)".into(),
-            }),
+            LaneRules::Closed => Some(Verdict::Disallowed { rule: "(host off limits)".into() }),
             LaneRules::Pending => None,
         }
     }
@@ -127,13 +123,7 @@ impl Job<'_> {
         self.out.events.push(Event::Finding(f));
     }
 
-    fn finding_related(
-        &mut self,
-        code: Code,
-        url: &str,
-        detail: impl Into<String>,
-        related: Vec<String>,
-    ) {
+    fn finding_related(&mut self, code: Code, url: &str, detail: impl Into<String>, related: Vec<String>) {
         let t = self.task();
         let mut f = Finding::new(t.audit, t.site, code, url, detail);
         f.related = related;
@@ -142,14 +132,7 @@ impl Job<'_> {
 
     fn record(&self) -> PageRecord {
         let t = self.task();
-        let mut r = PageRecord::for_task(
-            t.audit,
-            t.site,
-            t.url.as_str(),
-            t.kind,
-            t.depth,
-            &t.found_via,
-        );
+        let mut r = PageRecord::for_task(t.audit, t.site, t.url.as_str(), t.kind, t.depth, &t.found_via);
         r.fetched_at = self.lease.started_at;
         r
     }
@@ -179,10 +162,7 @@ impl Job<'_> {
 fn describe_give_up(d: RetryDecision) -> String {
     match d {
         RetryDecision::GiveUp(shoal_shared::pace::GiveUpReason::WaitTooLong { wait_ms }) => {
-            format!(
-                "server asked to wait {} s, over the 60 s limit",
-                wait_ms / 1000
-            )
+            format!("server asked to wait {} s, over the 60 s limit", wait_ms / 1000)
         }
         _ => "still failing after 2 retries".to_owned(),
     }
@@ -191,13 +171,7 @@ fn describe_give_up(d: RetryDecision) -> String {
 impl<F: Frontier> Crawler<F> {
     /// A crawler over `frontier` fetching with `fetcher`.
     pub fn new(frontier: Arc<F>, fetcher: Fetcher, settings: CrawlSettings) -> Crawler<F> {
-        Crawler {
-            frontier,
-            fetcher,
-            settings,
-            sites: Mutex::new(HashMap::new()),
-            robots: Mutex::new(HashMap::new()),
-        }
+        Crawler { frontier, fetcher, settings, sites: Mutex::new(HashMap::new()), robots: Mutex::new(HashMap::new()) }
     }
 
     /// The frontier this crawler works for.
@@ -218,11 +192,7 @@ impl<F: Frontier> Crawler<F> {
     }
 
     /// The robots rules of a lane; cached once known (they do not change within a site's crawl).
-    async fn lane_rules(
-        &self,
-        site: SiteId,
-        host: &HostKey,
-    ) -> Result<Arc<LaneRules>, FrontierError> {
+    async fn lane_rules(&self, site: SiteId, host: &HostKey) -> Result<Arc<LaneRules>, FrontierError> {
         let key = (site, host.clone());
         if let Some(r) = lock(&self.robots).get(&key) {
             return Ok(Arc::clone(r));
@@ -234,9 +204,7 @@ impl<F: Frontier> Crawler<F> {
                 LaneRules::Rules(RobotsRules::parse(&body, &self.settings.token))
             }
             Some(LaneRobots::Known(RobotsOutcome::AllowAll)) => LaneRules::AllowAll,
-            Some(LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite)) => {
-                LaneRules::Closed
-            }
+            Some(LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite)) => LaneRules::Closed,
         };
         let rules = Arc::new(rules);
         lock(&self.robots).insert(key, Arc::clone(&rules));
@@ -251,13 +219,7 @@ impl<F: Frontier> Crawler<F> {
         if let Some(ip) = lease.ip {
             self.fetcher.pin(lease.host.host_name(), ip);
         }
-        let mut job = Job {
-            lease,
-            site: &site,
-            scope: site.scope(),
-            now: UnixMs::now(),
-            out: Completion::default(),
-        };
+        let mut job = Job { lease, site: &site, scope: site.scope(), now: UnixMs::now(), out: Completion::default() };
         if lease.task.kind == TaskKind::Robots {
             self.robots_task(&mut job).await;
             return Ok(job.out);
@@ -290,11 +252,7 @@ impl<F: Frontier> Crawler<F> {
     fn disallowed_at_claim(&self, job: &mut Job<'_>, rule: &str) {
         let url = job.task().url.to_string();
         match job.task().found_via.clone() {
-            FoundVia::Start => job.finding(
-                Code::StartDisallowed,
-                &url,
-                format!("blocked by rule {rule}"),
-            ),
+            FoundVia::Start => job.finding(Code::StartDisallowed, &url, format!("blocked by rule {rule}")),
             FoundVia::Redirect { from } => job.finding(
                 Code::RedirectToDisallowed,
                 from.as_str(),
@@ -312,11 +270,7 @@ impl<F: Frontier> Crawler<F> {
         let url = job.task().url.clone();
         let start_host = job.is_start_host();
         let mut rec = job.record();
-        let outcome = match self
-            .fetcher
-            .fetch(Method::Get, url.as_url(), Some(ROBOTS_MAX_BYTES))
-            .await
-        {
+        let outcome = match self.fetcher.fetch(Method::Get, url.as_url(), Some(ROBOTS_MAX_BYTES)).await {
             Err(e) => {
                 rec.error = Some(e.kind().to_owned());
                 match e {
@@ -332,20 +286,14 @@ impl<F: Frontier> Crawler<F> {
                         job.finding(
                             Code::PrivateAddress,
                             url.as_str(),
-                            format!(
-                                "resolves to {ip}; use --allow-private to audit private networks"
-                            ),
+                            format!("resolves to {ip}; use --allow-private to audit private networks"),
                         );
                         Some(RobotsOutcome::OffLimits)
                     }
                     e => match job.retry(None) {
                         None => None,
                         Some(d) => {
-                            job.finding(
-                                Code::RobotsUnreachable,
-                                url.as_str(),
-                                format!("{e}; {}", describe_give_up(d)),
-                            );
+                            job.finding(Code::RobotsUnreachable, url.as_str(), format!("{e}; {}", describe_give_up(d)));
                             Some(RobotsOutcome::OffLimits)
                         }
                     },
@@ -377,8 +325,7 @@ impl<F: Frontier> Crawler<F> {
                 job.out.robots = Some(RobotsOutcome::NotPartOfSite);
             }
             Err(FetchError::PrivateAddress(ip)) => {
-                let detail =
-                    format!("resolves to {ip}; use --allow-private to audit private networks");
+                let detail = format!("resolves to {ip}; use --allow-private to audit private networks");
                 job.finding(Code::PrivateAddress, url.as_str(), detail);
                 job.out.robots = Some(RobotsOutcome::OffLimits);
             }
@@ -389,12 +336,7 @@ impl<F: Frontier> Crawler<F> {
         }
     }
 
-    fn robots_response(
-        &self,
-        job: &mut Job<'_>,
-        url: &NormalizedUrl,
-        resp: &Fetched,
-    ) -> Option<RobotsOutcome> {
+    fn robots_response(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched) -> Option<RobotsOutcome> {
         match resp.status {
             200..=299 => {
                 let rules = RobotsRules::parse(&resp.body, &self.settings.token);
@@ -405,11 +347,7 @@ impl<F: Frontier> Crawler<F> {
                     job.finding(
                         Code::CrawlDelayTooHigh,
                         url.as_str(),
-                        format!(
-                            "Crawl-delay {} s for group {:?}",
-                            d.as_secs_f64(),
-                            rules.group()
-                        ),
+                        format!("Crawl-delay {} s for group {:?}", d.as_secs_f64(), rules.group()),
                     );
                     return Some(RobotsOutcome::OffLimits);
                 }
@@ -419,14 +357,8 @@ impl<F: Frontier> Crawler<F> {
                     };
                     if job.scope.contains(sm.as_url()) {
                         let t = job.task();
-                        let task = Task::new(
-                            t.audit,
-                            t.site,
-                            sm,
-                            TaskKind::Sitemap { index_depth: 0 },
-                            0,
-                            FoundVia::Standard,
-                        );
+                        let task =
+                            Task::new(t.audit, t.site, sm, TaskKind::Sitemap { index_depth: 0 }, 0, FoundVia::Standard);
                         job.out.discovered.push(task);
                     }
                 }
@@ -436,9 +368,7 @@ impl<F: Frontier> Crawler<F> {
                 })
             }
             300..=399 => {
-                let target = resp
-                    .header("location")
-                    .and_then(|l| NormalizedUrl::join(url.as_url(), l).ok());
+                let target = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok());
                 match target {
                     Some(target) if job.task().chain.len() < MAX_ROBOTS_REDIRECTS => {
                         let mut t = job.task().clone();
@@ -460,16 +390,12 @@ impl<F: Frontier> Crawler<F> {
             }
             429 => {
                 job.out.rate_limited = true;
-                let ra = resp
-                    .header("retry-after")
-                    .and_then(|v| parse_retry_after(v, job.now));
+                let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
                 self.robots_retry(job, url, resp.status, ra)
             }
             400..=499 => Some(RobotsOutcome::AllowAll),
             _ => {
-                let ra = resp
-                    .header("retry-after")
-                    .and_then(|v| parse_retry_after(v, job.now));
+                let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
                 self.robots_retry(job, url, resp.status, ra)
             }
         }
@@ -483,11 +409,7 @@ impl<F: Frontier> Crawler<F> {
         ra: Option<UnixMs>,
     ) -> Option<RobotsOutcome> {
         let d = job.retry(ra)?;
-        job.finding(
-            Code::RobotsUnreachable,
-            url.as_str(),
-            format!("HTTP {status}; {}", describe_give_up(d)),
-        );
+        job.finding(Code::RobotsUnreachable, url.as_str(), format!("HTTP {status}; {}", describe_give_up(d)));
         Some(RobotsOutcome::OffLimits)
     }
 
@@ -500,11 +422,7 @@ impl<F: Frontier> Crawler<F> {
                 None => return false,
                 Some(d) => {
                     let url = job.task().url.to_string();
-                    job.finding(
-                        Code::FetchFailed,
-                        &url,
-                        format!("{e}; {}", describe_give_up(d)),
-                    );
+                    job.finding(Code::FetchFailed, &url, format!("{e}; {}", describe_give_up(d)));
                 }
             }
         } else {
@@ -535,22 +453,12 @@ impl<F: Frontier> Crawler<F> {
                 "answered 429 Too Many Requests; host slowed to 1 request every 3 s",
             );
         }
-        let ra = resp
-            .header("retry-after")
-            .and_then(|v| parse_retry_after(v, job.now));
+        let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
         match job.retry(ra) {
             None => false,
             Some(d) => {
-                let code = if status == 429 {
-                    Code::FetchFailed
-                } else {
-                    Code::ServerError
-                };
-                job.finding(
-                    code,
-                    &url,
-                    format!("HTTP {status}; {}", describe_give_up(d)),
-                );
+                let code = if status == 429 { Code::FetchFailed } else { Code::ServerError };
+                job.finding(code, &url, format!("HTTP {status}; {}", describe_give_up(d)));
                 true
             }
         }
@@ -574,19 +482,11 @@ impl<F: Frontier> Crawler<F> {
             return Ok(());
         }
         if resp.truncated {
-            job.finding(
-                Code::BodyTooLarge,
-                url.as_str(),
-                format!("over {} bytes", self.fetcher.settings().max_body),
-            );
+            job.finding(Code::BodyTooLarge, url.as_str(), format!("over {} bytes", self.fetcher.settings().max_body));
         }
         match resp.status {
             300..=399 => self.redirect(job, &mut rec, &resp).await?,
-            500..=599 => job.finding(
-                Code::ServerError,
-                url.as_str(),
-                format!("HTTP {}", resp.status),
-            ),
+            500..=599 => job.finding(Code::ServerError, url.as_str(), format!("HTTP {}", resp.status)),
             200..=299 if is_html(&resp) && job.task().kind == TaskKind::Page => {
                 self.html_page(job, &mut rec, &resp).await?;
             }
@@ -600,13 +500,9 @@ impl<F: Frontier> Crawler<F> {
         let url = job.task().url.clone();
         let mut rec = job.record();
         let mut result = self.fetcher.fetch(Method::Head, url.as_url(), None).await;
-        if matches!(&result, Ok(r) if r.status >= 400 && !matches!(r.status, 429 | 502 | 503 | 504))
-        {
+        if matches!(&result, Ok(r) if r.status >= 400 && !matches!(r.status, 429 | 502 | 503 | 504)) {
             // One GET, only because HEAD answered with an error (some servers refuse HEAD).
-            result = self
-                .fetcher
-                .fetch(Method::Get, url.as_url(), Some(RESOURCE_GET_BYTES))
-                .await;
+            result = self.fetcher.fetch(Method::Get, url.as_url(), Some(RESOURCE_GET_BYTES)).await;
         }
         let resp = match result {
             Ok(r) => r,
@@ -632,15 +528,7 @@ impl<F: Frontier> Crawler<F> {
     async fn sitemap_task(&self, job: &mut Job<'_>, index_depth: u8) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let mut rec = job.record();
-        let resp = match self
-            .fetcher
-            .fetch(
-                Method::Get,
-                url.as_url(),
-                Some(self.settings.sitemap.max_bytes),
-            )
-            .await
-        {
+        let resp = match self.fetcher.fetch(Method::Get, url.as_url(), Some(self.settings.sitemap.max_bytes)).await {
             Ok(r) => r,
             Err(e) => {
                 if self.failure(job, &mut rec, &e) {
@@ -683,17 +571,10 @@ impl<F: Frontier> Crawler<F> {
         }
         let (kind, depth) = match parsed.kind {
             SitemapKind::Index if index_depth >= MAX_SITEMAP_INDEX_DEPTH => {
-                problems.push(format!(
-                    "sitemap index nested deeper than {MAX_SITEMAP_INDEX_DEPTH}"
-                ));
+                problems.push(format!("sitemap index nested deeper than {MAX_SITEMAP_INDEX_DEPTH}"));
                 (None, 0)
             }
-            SitemapKind::Index => (
-                Some(TaskKind::Sitemap {
-                    index_depth: index_depth + 1,
-                }),
-                0,
-            ),
+            SitemapKind::Index => (Some(TaskKind::Sitemap { index_depth: index_depth + 1 }), 0),
             SitemapKind::UrlSet => (Some(TaskKind::Page), 1),
             SitemapKind::Unknown => {
                 problems.push("not a sitemap (no <urlset> or <sitemapindex>)".into());
@@ -712,16 +593,7 @@ impl<F: Frontier> Crawler<F> {
                 continue;
             }
             let t = job.task();
-            let task = Task::new(
-                t.audit,
-                t.site,
-                u,
-                kind,
-                depth,
-                FoundVia::Sitemap {
-                    sitemap: url.clone(),
-                },
-            );
+            let task = Task::new(t.audit, t.site, u, kind, depth, FoundVia::Sitemap { sitemap: url.clone() });
             job.out.discovered.push(task);
         }
         Ok(())
@@ -731,37 +603,18 @@ impl<F: Frontier> Crawler<F> {
     /// again when the URL is claimed.
     async fn allowed(&self, job: &Job<'_>, url: &NormalizedUrl) -> Result<bool, FrontierError> {
         let rules = self.lane_rules(job.task().site, &url.host_key()).await?;
-        Ok(!matches!(
-            rules.check(url),
-            Some(Verdict::Disallowed { .. })
-        ))
+        Ok(!matches!(rules.check(url), Some(Verdict::Disallowed { .. })))
     }
 
-    async fn redirect(
-        &self,
-        job: &mut Job<'_>,
-        rec: &mut PageRecord,
-        resp: &Fetched,
-    ) -> Result<(), FrontierError> {
+    async fn redirect(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
-        let Some(target) = resp
-            .header("location")
-            .and_then(|l| NormalizedUrl::join(url.as_url(), l).ok())
-        else {
-            job.finding(
-                Code::RedirectInvalid,
-                url.as_str(),
-                format!("HTTP {} without a usable Location", resp.status),
-            );
+        let Some(target) = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok()) else {
+            job.finding(Code::RedirectInvalid, url.as_str(), format!("HTTP {} without a usable Location", resp.status));
             return Ok(());
         };
         rec.redirect_to = Some(target.to_string());
         if matches!(resp.status, 302 | 303 | 307) && job.task().kind == TaskKind::Page {
-            job.finding(
-                Code::RedirectTemporary,
-                url.as_str(),
-                format!("HTTP {} to {target}", resp.status),
-            );
+            job.finding(Code::RedirectTemporary, url.as_str(), format!("HTTP {} to {target}", resp.status));
         }
         let mut chain = job.task().chain.clone();
         chain.push(url.clone());
@@ -769,18 +622,9 @@ impl<F: Frontier> Crawler<F> {
             return Ok(()); // a loop: the audit database reports it from the page records
         }
         if chain.len() >= MAX_REDIRECTS {
-            let related = chain
-                .iter()
-                .map(ToString::to_string)
-                .chain([target.to_string()])
-                .collect();
+            let related = chain.iter().map(ToString::to_string).chain([target.to_string()]).collect();
             let first = chain[0].to_string();
-            job.finding_related(
-                Code::RedirectLimit,
-                &first,
-                format!("more than {MAX_REDIRECTS} redirects"),
-                related,
-            );
+            job.finding_related(Code::RedirectLimit, &first, format!("more than {MAX_REDIRECTS} redirects"), related);
             return Ok(());
         }
         if !job.scope.contains(target.as_url()) {
@@ -796,25 +640,13 @@ impl<F: Frontier> Crawler<F> {
             return Ok(());
         }
         let t = job.task();
-        let mut next = Task::new(
-            t.audit,
-            t.site,
-            target,
-            t.kind,
-            t.depth,
-            FoundVia::Redirect { from: url },
-        );
+        let mut next = Task::new(t.audit, t.site, target, t.kind, t.depth, FoundVia::Redirect { from: url });
         next.chain = chain;
         job.out.discovered.push(next);
         Ok(())
     }
 
-    async fn html_page(
-        &self,
-        job: &mut Job<'_>,
-        rec: &mut PageRecord,
-        resp: &Fetched,
-    ) -> Result<(), FrontierError> {
+    async fn html_page(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         // Parsing is CPU work (and superlinear on hostile nesting): keep it off the async threads.
         let body = resp.body.clone();
@@ -836,10 +668,8 @@ impl<F: Frontier> Crawler<F> {
         rec.canonical.clone_from(&facts.canonical);
         rec.meta_robots.clone_from(&facts.meta_robots);
         rec.hreflang.clone_from(&facts.hreflang);
-        let header_nofollow =
-            robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
-        let header_noindex =
-            robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
+        let header_nofollow = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
+        let header_noindex = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
         let page_nofollow = facts.robots_nofollow() || header_nofollow;
         let follow_nofollow = job.site.limits.follow_nofollow;
         let mut queued = HashSet::new();
@@ -862,53 +692,30 @@ impl<F: Frontier> Crawler<F> {
             if !self.allowed(job, &target).await? {
                 continue;
             }
-            let kind = if link.kind.is_navigation() {
-                TaskKind::Page
-            } else {
-                TaskKind::Resource
-            };
+            let kind = if link.kind.is_navigation() { TaskKind::Page } else { TaskKind::Resource };
             let t = job.task();
-            let task = Task::new(
-                t.audit,
-                t.site,
-                target,
-                kind,
-                t.depth + 1,
-                FoundVia::Link { from: url.clone() },
-            );
+            let task = Task::new(t.audit, t.site, target, kind, t.depth + 1, FoundVia::Link { from: url.clone() });
             job.out.discovered.push(task);
         }
         self.page_findings(job, &url, &facts, header_noindex);
         Ok(())
     }
 
-    fn page_findings(
-        &self,
-        job: &mut Job<'_>,
-        url: &NormalizedUrl,
-        f: &PageFacts,
-        header_noindex: bool,
-    ) {
+    fn page_findings(&self, job: &mut Job<'_>, url: &NormalizedUrl, f: &PageFacts, header_noindex: bool) {
         let u = url.as_str();
         match f.title.as_deref() {
             None => job.finding(Code::TitleMissing, u, ""),
             Some("") => job.finding(Code::TitleEmpty, u, ""),
-            Some(t) if t.chars().count() > 60 => job.finding(
-                Code::TitleTooLong,
-                u,
-                format!("{} characters", t.chars().count()),
-            ),
+            Some(t) if t.chars().count() > 60 => {
+                job.finding(Code::TitleTooLong, u, format!("{} characters", t.chars().count()))
+            }
             Some(_) => {}
         }
         match f.meta_description.as_deref() {
             None => job.finding(Code::DescriptionMissing, u, ""),
             Some("") => job.finding(Code::DescriptionEmpty, u, ""),
             Some(d) if d.chars().count() > 160 => {
-                job.finding(
-                    Code::DescriptionTooLong,
-                    u,
-                    format!("{} characters", d.chars().count()),
-                );
+                job.finding(Code::DescriptionTooLong, u, format!("{} characters", d.chars().count()));
             }
             Some(_) => {}
         }
@@ -918,19 +725,11 @@ impl<F: Frontier> Crawler<F> {
             n => job.finding(Code::H1Multiple, u, format!("{n} h1 headings")),
         }
         if f.robots_noindex() || header_noindex {
-            let source = if header_noindex {
-                "X-Robots-Tag"
-            } else {
-                "meta robots"
-            };
+            let source = if header_noindex { "X-Robots-Tag" } else { "meta robots" };
             job.finding(Code::Noindex, u, format!("noindex via {source}"));
         }
         if f.links_truncated {
-            job.finding(
-                Code::TooManyLinks,
-                u,
-                format!("more than {} links", self.settings.extract.max_links),
-            );
+            job.finding(Code::TooManyLinks, u, format!("more than {} links", self.settings.extract.max_links));
         }
         for bad in f.invalid_links.iter().take(MAX_INVALID_LINK_FINDINGS) {
             job.finding(Code::InvalidLink, u, bad.clone());
@@ -964,10 +763,7 @@ fn fill_response(rec: &mut PageRecord, resp: &Fetched) {
     rec.x_robots_tag = resp.header_all("x-robots-tag");
     rec.headers = KEPT_HEADERS
         .iter()
-        .filter_map(|h| {
-            resp.header(h)
-                .map(|v| ((*h).to_owned(), v.chars().take(1024).collect()))
-        })
+        .filter_map(|h| resp.header(h).map(|v| ((*h).to_owned(), v.chars().take(1024).collect())))
         .collect();
     if resp.truncated {
         rec.error = Some("body_too_large".into());
@@ -979,9 +775,7 @@ fn fill_response(rec: &mut PageRecord, resp: &Fetched) {
 fn robots_header_has(values: &[String], token: &str, directive: &str) -> bool {
     values.iter().any(|v| {
         let (scope, rest) = match v.split_once(':') {
-            Some((ua, rest))
-                if !ua.contains(',') && !ua.trim().contains(' ') && !is_directive(ua.trim()) =>
-            {
+            Some((ua, rest)) if !ua.contains(',') && !ua.trim().contains(' ') && !is_directive(ua.trim()) => {
                 (Some(ua.trim()), rest)
             }
             _ => (None, v.as_str()),
@@ -1008,27 +802,11 @@ mod tests {
     #[test]
     fn x_robots_tag_scoping() {
         let v = |s: &str| vec![s.to_owned()];
-        assert!(robots_header_has(
-            &v("noindex, nofollow"),
-            "ShoalBot",
-            "nofollow"
-        ));
-        assert!(robots_header_has(
-            &v("shoalbot: noindex"),
-            "ShoalBot",
-            "noindex"
-        ));
-        assert!(!robots_header_has(
-            &v("googlebot: noindex"),
-            "ShoalBot",
-            "noindex"
-        ));
+        assert!(robots_header_has(&v("noindex, nofollow"), "ShoalBot", "nofollow"));
+        assert!(robots_header_has(&v("shoalbot: noindex"), "ShoalBot", "noindex"));
+        assert!(!robots_header_has(&v("googlebot: noindex"), "ShoalBot", "noindex"));
         assert!(robots_header_has(&v("none"), "ShoalBot", "noindex"));
-        assert!(!robots_header_has(
-            &v("unavailable_after: 25 Jun 2010 15:00:00 PST"),
-            "ShoalBot",
-            "noindex"
-        ));
+        assert!(!robots_header_has(&v("unavailable_after: 25 Jun 2010 15:00:00 PST"), "ShoalBot", "noindex"));
         assert!(!robots_header_has(&[], "ShoalBot", "noindex"));
     }
 }

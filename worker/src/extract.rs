@@ -151,17 +151,13 @@ impl PageFacts {
     /// Meta robots says `noindex` (or `none`).
     #[must_use]
     pub fn robots_noindex(&self) -> bool {
-        self.meta_robots
-            .iter()
-            .any(|d| d == "noindex" || d == "none")
+        self.meta_robots.iter().any(|d| d == "noindex" || d == "none")
     }
 
     /// Meta robots says `nofollow` (or `none`): no link on the page should be followed.
     #[must_use]
     pub fn robots_nofollow(&self) -> bool {
-        self.meta_robots
-            .iter()
-            .any(|d| d == "nofollow" || d == "none")
+        self.meta_robots.iter().any(|d| d == "nofollow" || d == "none")
     }
 }
 
@@ -332,13 +328,7 @@ fn truncate_str(s: &str, max: usize) -> String {
 
 /// `rel` as ASCII-lower-cased tokens.
 fn rel_tokens(el: &Element) -> Vec<String> {
-    el.attr("rel")
-        .map(|rel| {
-            rel.split_ascii_whitespace()
-                .map(str::to_ascii_lowercase)
-                .collect()
-        })
-        .unwrap_or_default()
+    el.attr("rel").map(|rel| rel.split_ascii_whitespace().map(str::to_ascii_lowercase).collect()).unwrap_or_default()
 }
 
 fn has_token(tokens: &[String], token: &str) -> bool {
@@ -349,12 +339,7 @@ fn has_token(tokens: &[String], token: &str) -> bool {
 fn is_subresource(kind: LinkKind) -> bool {
     matches!(
         kind,
-        LinkKind::Image
-            | LinkKind::Script
-            | LinkKind::Stylesheet
-            | LinkKind::Icon
-            | LinkKind::Iframe
-            | LinkKind::Media
+        LinkKind::Image | LinkKind::Script | LinkKind::Stylesheet | LinkKind::Icon | LinkKind::Iframe | LinkKind::Media
     )
 }
 
@@ -503,11 +488,7 @@ impl Walker<'_> {
                 self.facts.meta_description = Some(collapse(content, MAX_TEXT_CHARS));
             }
         } else if name.eq_ignore_ascii_case("robots")
-            || self
-                .caps
-                .robots_token
-                .as_deref()
-                .is_some_and(|t| name.eq_ignore_ascii_case(t))
+            || self.caps.robots_token.as_deref().is_some_and(|t| name.eq_ignore_ascii_case(t))
         {
             push_robots_directives(&mut self.facts.meta_robots, content);
         }
@@ -539,10 +520,7 @@ impl Walker<'_> {
         }
         let kind = if has_token(&rel, "stylesheet") {
             LinkKind::Stylesheet
-        } else if rel
-            .iter()
-            .any(|t| t == "icon" || t == "mask-icon" || t.starts_with("apple-touch-icon"))
-        {
+        } else if rel.iter().any(|t| t == "icon" || t == "mask-icon" || t.starts_with("apple-touch-icon")) {
             LinkKind::Icon
         } else if has_token(&rel, "dns-prefetch") || has_token(&rel, "preconnect") {
             return;
@@ -650,12 +628,7 @@ impl Walker<'_> {
             return None;
         }
         let index = self.facts.links.len();
-        self.facts.links.push(Link {
-            url: key.0.clone(),
-            kind,
-            nofollow,
-            text: None,
-        });
+        self.facts.links.push(Link { url: key.0.clone(), kind, nofollow, text: None });
         self.link_texts.push(TextAcc::default());
         self.link_index.insert(key, index);
         Some(index)
@@ -663,9 +636,7 @@ impl Walker<'_> {
 
     fn invalid(&mut self, href: &str) {
         if self.facts.invalid_links.len() < MAX_INVALID_LINKS {
-            self.facts
-                .invalid_links
-                .push(truncate_str(href, MAX_INVALID_LINK_LEN));
+            self.facts.invalid_links.push(truncate_str(href, MAX_INVALID_LINK_LEN));
         }
     }
 
@@ -687,10 +658,7 @@ fn push_robots_directives(out: &mut Vec<String>, content: &str) {
     for part in content.split(',') {
         let part = part.trim();
         if let Some((key, value)) = part.split_once(':') {
-            push_capped(
-                out,
-                format!("{}:{}", key.trim(), value.trim()).to_ascii_lowercase(),
-            );
+            push_capped(out, format!("{}:{}", key.trim(), value.trim()).to_ascii_lowercase());
         } else {
             for word in part.split_ascii_whitespace() {
                 push_capped(out, word.to_ascii_lowercase());

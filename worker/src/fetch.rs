@@ -39,10 +39,7 @@ pub struct FetchSettings {
 impl Default for FetchSettings {
     fn default() -> Self {
         FetchSettings {
-            user_agent: format!(
-                "ShoalBot/{} (+https://example.invalid/shoalbot)",
-                env!("CARGO_PKG_VERSION")
-            ),
+            user_agent: format!("ShoalBot/{} (+https://example.invalid/shoalbot)", env!("CARGO_PKG_VERSION")),
             timeout: DEFAULT_TIMEOUT,
             max_body: DEFAULT_MAX_BODY,
             allow_private: false,
@@ -97,10 +94,7 @@ impl FetchError {
     /// Whether SPEC §4 retries it (timeouts and connection errors are; DNS and the guard are not).
     #[must_use]
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            FetchError::Timeout | FetchError::Connect(_) | FetchError::Protocol(_)
-        )
+        matches!(self, FetchError::Timeout | FetchError::Connect(_) | FetchError::Protocol(_))
     }
 }
 
@@ -131,11 +125,7 @@ impl Fetched {
     /// All values of a header.
     #[must_use]
     pub fn header_all(&self, name: &str) -> Vec<String> {
-        self.headers
-            .get_all(name)
-            .iter()
-            .filter_map(|v| v.to_str().ok().map(str::to_owned))
-            .collect()
+        self.headers.get_all(name).iter().filter_map(|v| v.to_str().ok().map(str::to_owned)).collect()
     }
 }
 
@@ -174,33 +164,26 @@ impl GuardedResolver {
                 .iter()
                 .collect()
         } else {
-            return Err(ResolveError::NoSuchName(
-                name,
-                "not in --resolve and DNS is off".into(),
-            ));
+            return Err(ResolveError::NoSuchName(name, "not in --resolve and DNS is off".into()));
         };
         let Some(first) = candidates.first().copied() else {
             return Err(ResolveError::NoSuchName(name, "no addresses".into()));
         };
-        let ip =
-            if self.allow_private {
-                first
-            } else {
-                candidates.iter().copied().find(|ip| is_public(*ip)).ok_or(
-                    ResolveError::Private {
-                        name: name.clone(),
-                        ip: first,
-                    },
-                )?
-            };
+        let ip = if self.allow_private {
+            first
+        } else {
+            candidates
+                .iter()
+                .copied()
+                .find(|ip| is_public(*ip))
+                .ok_or(ResolveError::Private { name: name.clone(), ip: first })?
+        };
         self.lock().insert(name, ip);
         Ok(ip)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, IpAddr>> {
-        self.chosen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.chosen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -233,22 +216,14 @@ impl Fetcher {
         let dns = if settings.no_dns {
             None
         } else {
-            let mut b = TokioResolver::builder_tokio()
-                .map_err(|e| format!("reading DNS configuration: {e}"))?;
+            let mut b = TokioResolver::builder_tokio().map_err(|e| format!("reading DNS configuration: {e}"))?;
             b.options_mut().timeout = Duration::from_secs(5);
             b.options_mut().attempts = 2;
-            Some(
-                b.build()
-                    .map_err(|e| format!("building DNS resolver: {e}"))?,
-            )
+            Some(b.build().map_err(|e| format!("building DNS resolver: {e}"))?)
         };
         let resolver = Arc::new(GuardedResolver {
             dns,
-            overrides: settings
-                .resolve
-                .iter()
-                .map(|(k, v)| (k.to_ascii_lowercase(), *v))
-                .collect(),
+            overrides: settings.resolve.iter().map(|(k, v)| (k.to_ascii_lowercase(), *v)).collect(),
             allow_private: settings.allow_private,
             chosen: Mutex::new(HashMap::new()),
         });
@@ -265,11 +240,7 @@ impl Fetcher {
             .dns_resolver(SharedResolver(Arc::clone(&resolver)))
             .build()
             .map_err(|e| format!("building HTTP client: {e}"))?;
-        Ok(Fetcher {
-            client,
-            resolver,
-            settings: Arc::new(settings),
-        })
+        Ok(Fetcher { client, resolver, settings: Arc::new(settings) })
     }
 
     /// The settings in force.
@@ -297,20 +268,11 @@ impl Fetcher {
     }
 
     fn check_literal(&self, ip: IpAddr) -> Result<IpAddr, FetchError> {
-        if self.settings.allow_private || is_public(ip) {
-            Ok(ip)
-        } else {
-            Err(FetchError::PrivateAddress(ip))
-        }
+        if self.settings.allow_private || is_public(ip) { Ok(ip) } else { Err(FetchError::PrivateAddress(ip)) }
     }
 
     /// One request, body read up to `max_body` (or the settings' cap), no redirects followed.
-    pub async fn fetch(
-        &self,
-        method: Method,
-        url: &Url,
-        max_body: Option<u64>,
-    ) -> Result<Fetched, FetchError> {
+    pub async fn fetch(&self, method: Method, url: &Url, max_body: Option<u64>) -> Result<Fetched, FetchError> {
         let ip = self.resolve(url).await?;
         let cap = max_body.unwrap_or(self.settings.max_body);
         let started = Instant::now();
@@ -321,13 +283,9 @@ impl Fetcher {
         let resp = req.send().await.map_err(classify)?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let declared_over = resp.content_length().is_some_and(|n| n > cap)
-            && headers.get("content-encoding").is_none();
-        let (body, truncated) = if method == Method::Head {
-            (Bytes::new(), false)
-        } else {
-            read_capped(resp, cap).await?
-        };
+        let declared_over = resp.content_length().is_some_and(|n| n > cap) && headers.get("content-encoding").is_none();
+        let (body, truncated) =
+            if method == Method::Head { (Bytes::new(), false) } else { read_capped(resp, cap).await? };
         Ok(Fetched {
             status,
             headers,

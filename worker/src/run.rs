@@ -128,10 +128,7 @@ async fn complete_with_retries<F: Frontier>(
 ) -> Result<(), FrontierError> {
     let mut delays = COMPLETE_RETRY.iter();
     loop {
-        match frontier
-            .complete(lease, completion.clone(), UnixMs::now())
-            .await
-        {
+        match frontier.complete(lease, completion.clone(), UnixMs::now()).await {
             Ok(_) => return Ok(()),
             Err(e) => match delays.next() {
                 Some(d) if UnixMs::now().plus(*d) < lease.deadline => {

@@ -54,10 +54,7 @@ pub struct SitemapCaps {
 
 impl Default for SitemapCaps {
     fn default() -> Self {
-        SitemapCaps {
-            max_bytes: DEFAULT_MAX_BYTES,
-            max_urls: DEFAULT_MAX_URLS,
-        }
+        SitemapCaps { max_bytes: DEFAULT_MAX_BYTES, max_urls: DEFAULT_MAX_URLS }
     }
 }
 
@@ -153,11 +150,7 @@ fn sniff<R: BufRead>(input: &mut R) -> io::Result<Option<Format>> {
         let rest = &chunk[skip..];
         match rest.iter().position(|b| !b.is_ascii_whitespace()) {
             Some(i) => {
-                let format = if rest[i] == b'<' {
-                    Format::Xml
-                } else {
-                    Format::Text
-                };
+                let format = if rest[i] == b'<' { Format::Xml } else { Format::Text };
                 input.consume(skip + i);
                 return Ok(Some(format));
             }
@@ -194,10 +187,7 @@ impl XmlState {
             let event = match reader.read_event_into(&mut buf) {
                 Ok(event) => event,
                 Err(e) => {
-                    return Some(format!(
-                        "malformed XML at byte {}: {e}",
-                        reader.error_position()
-                    ));
+                    return Some(format!("malformed XML at byte {}: {e}", reader.error_position()));
                 }
             };
             match event {
@@ -223,10 +213,7 @@ impl XmlState {
                 }
                 Event::Text(t) => {
                     if t.starts_with('&') && out.error.is_none() {
-                        out.error = Some(format!(
-                            "unescaped '&' near byte {}",
-                            reader.buffer_position()
-                        ));
+                        out.error = Some(format!("unescaped '&' near byte {}", reader.buffer_position()));
                     }
                     self.push_loc(&t.xml10_content());
                 }
@@ -254,12 +241,8 @@ impl XmlState {
                     }
                 }
                 Event::Eof => {
-                    return (self.depth > 0).then(|| {
-                        format!(
-                            "unexpected end of document with {} element(s) still open",
-                            self.depth
-                        )
-                    });
+                    return (self.depth > 0)
+                        .then(|| format!("unexpected end of document with {} element(s) still open", self.depth));
                 }
                 Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {}
             }
@@ -346,11 +329,7 @@ fn keep_url(url: &str, caps: &SitemapCaps, out: &mut SitemapParse) -> bool {
 
 /// One URL per line; lines are read with a bounded buffer, so a huge line cannot take memory.
 /// Returns a fatal (read) error.
-fn parse_text<R: BufRead>(
-    input: &mut R,
-    caps: &SitemapCaps,
-    out: &mut SitemapParse,
-) -> Option<String> {
+fn parse_text<R: BufRead>(input: &mut R, caps: &SitemapCaps, out: &mut SitemapParse) -> Option<String> {
     out.kind = SitemapKind::UrlSet;
     let mut line: Vec<u8> = Vec::new();
     let mut too_long = false;
@@ -388,13 +367,7 @@ fn parse_text<R: BufRead>(
 }
 
 /// Handles one text line; returns false when the URL cap stops the parse.
-fn text_line(
-    line: &[u8],
-    too_long: bool,
-    line_no: usize,
-    caps: &SitemapCaps,
-    out: &mut SitemapParse,
-) -> bool {
+fn text_line(line: &[u8], too_long: bool, line_no: usize, caps: &SitemapCaps, out: &mut SitemapParse) -> bool {
     if too_long {
         out.oversized_locs += 1;
         return true;
@@ -404,10 +377,9 @@ fn text_line(
     if url.is_empty() {
         return true;
     }
-    let is_http = ["http://", "https://"].iter().any(|scheme| {
-        url.get(..scheme.len())
-            .is_some_and(|p| p.eq_ignore_ascii_case(scheme))
-    });
+    let is_http = ["http://", "https://"]
+        .iter()
+        .any(|scheme| url.get(..scheme.len()).is_some_and(|p| p.eq_ignore_ascii_case(scheme)));
     if !is_http {
         if out.error.is_none() {
             out.error = Some(format!("line {line_no} is not an http(s) URL"));
@@ -426,11 +398,7 @@ struct CappedReader<R> {
 
 impl<R: Read> CappedReader<R> {
     fn new(inner: R, max: u64) -> Self {
-        CappedReader {
-            inner,
-            remaining: max,
-            over: false,
-        }
+        CappedReader { inner, remaining: max, over: false }
     }
 }
 
@@ -452,9 +420,7 @@ impl<R: Read> Read for CappedReader<R> {
             }
             return Ok(0);
         }
-        let max = usize::try_from(self.remaining)
-            .unwrap_or(usize::MAX)
-            .min(buf.len());
+        let max = usize::try_from(self.remaining).unwrap_or(usize::MAX).min(buf.len());
         let n = self.inner.read(&mut buf[..max])?;
         self.remaining = self.remaining.saturating_sub(n as u64);
         Ok(n)

@@ -15,11 +15,7 @@ fn run_at(html: &str, page: &str, caps: &ExtractCaps) -> PageFacts {
 }
 
 fn anchor_urls(f: &PageFacts) -> Vec<&str> {
-    f.links
-        .iter()
-        .filter(|l| l.kind == LinkKind::Anchor)
-        .map(|l| l.url.as_str())
-        .collect()
+    f.links.iter().filter(|l| l.kind == LinkKind::Anchor).map(|l| l.url.as_str()).collect()
 }
 
 #[test]
@@ -64,10 +60,7 @@ fn percent_encoding_normalisation() {
         ("/%20space", "https://example.com/%20space"),
         ("/100%", "https://example.com/100%"),
         ("/%zz%4", "https://example.com/%zz%4"),
-        (
-            "/p?x=%7e%41%2f&y=%3d",
-            "https://example.com/p?x=~A%2F&y=%3D",
-        ),
+        ("/p?x=%7e%41%2f&y=%3d", "https://example.com/p?x=~A%2F&y=%3D"),
         ("/p?b=2&a=1", "https://example.com/p?b=2&a=1"),
     ];
     for (href, want) in cases {
@@ -79,14 +72,8 @@ fn percent_encoding_normalisation() {
 #[test]
 fn normalize_url_directly() {
     let cases = [
-        (
-            "https://example.com/%7e?q=%7e#frag",
-            "https://example.com/~?q=~",
-        ),
-        (
-            "https://example.com/a%2fb%3F",
-            "https://example.com/a%2Fb%3F",
-        ),
+        ("https://example.com/%7e?q=%7e#frag", "https://example.com/~?q=~"),
+        ("https://example.com/a%2fb%3F", "https://example.com/a%2Fb%3F"),
         ("http://example.com/", "http://example.com/"),
         ("https://example.com/?", "https://example.com/?"),
     ];
@@ -139,11 +126,7 @@ fn raw_text_and_inert_content_has_no_links() {
         let f = run(&format!("<body>{html}<a href=\"/after\">after</a>"));
         assert_eq!(
             anchor_urls(&f),
-            if html.starts_with("<plaintext>") {
-                vec![]
-            } else {
-                vec!["https://example.com/after"]
-            },
+            if html.starts_with("<plaintext>") { vec![] } else { vec!["https://example.com/after"] },
             "{html}"
         );
     }
@@ -163,11 +146,7 @@ fn nofollow_tokens() {
     ];
     for (rel, want) in cases {
         let f = run(&format!("<a href=\"/x\" rel=\"{rel}\">x</a>"));
-        assert_eq!(
-            f.links.first().map(|l| l.nofollow),
-            Some(want),
-            "rel {rel:?}"
-        );
+        assert_eq!(f.links.first().map(|l| l.nofollow), Some(want), "rel {rel:?}");
     }
     // One followed occurrence makes the URL followable; text is the first non-empty one.
     let f = run(concat!(
@@ -175,11 +154,7 @@ fn nofollow_tokens() {
         "<a href=\"/x#again\">second text</a>",
         "<a href=\"/x\" rel=nofollow>third text</a>",
     ));
-    let x: Vec<_> = f
-        .links
-        .iter()
-        .filter(|l| l.kind == LinkKind::Anchor)
-        .collect();
+    let x: Vec<_> = f.links.iter().filter(|l| l.kind == LinkKind::Anchor).collect();
     assert_eq!(x.len(), 1);
     assert!(!x[0].nofollow);
     assert_eq!(x[0].text.as_deref(), Some("second text"));
@@ -202,13 +177,8 @@ fn other_schemes_are_ignored_and_bad_urls_are_invalid() {
         assert!(f.links.is_empty(), "{href} is not a link");
         assert!(f.invalid_links.is_empty(), "{href} is not invalid either");
     }
-    let invalid = [
-        "http://exa mple.com/",
-        "http://[::1",
-        "https://",
-        "http://999.999.999.999/",
-        "http://example.com:99999/",
-    ];
+    let invalid =
+        ["http://exa mple.com/", "http://[::1", "https://", "http://999.999.999.999/", "http://example.com:99999/"];
     for href in invalid {
         let f = run(&format!("<a href=\"{href}\">x</a>"));
         assert!(f.links.is_empty(), "{href}");
@@ -225,10 +195,7 @@ fn empty_src_is_ignored_but_empty_href_is_self() {
 
 #[test]
 fn url_length_cap() {
-    let caps = ExtractCaps {
-        max_url_len: 60,
-        ..ExtractCaps::default()
-    };
+    let caps = ExtractCaps { max_url_len: 60, ..ExtractCaps::default() };
     let long = format!("/{}", "a".repeat(80));
     let html = format!("<a href=\"/short\">s</a><a href=\"{long}\">l</a>");
     let f = run_at(&html, PAGE, &caps);
@@ -239,15 +206,8 @@ fn url_length_cap() {
 
 #[test]
 fn links_cap() {
-    let caps = ExtractCaps {
-        max_links: 5,
-        ..ExtractCaps::default()
-    };
-    let html_n = |n: usize| {
-        (0..n)
-            .map(|i| format!("<a href=\"/p{i}\">p</a>"))
-            .collect::<String>()
-    };
+    let caps = ExtractCaps { max_links: 5, ..ExtractCaps::default() };
+    let html_n = |n: usize| (0..n).map(|i| format!("<a href=\"/p{i}\">p</a>")).collect::<String>();
     let f = run_at(&html_n(5), PAGE, &caps);
     assert_eq!(f.links.len(), 5);
     assert!(!f.links_truncated, "exactly at the cap is not over it");
@@ -258,24 +218,16 @@ fn links_cap() {
     assert_eq!(f.links[4].url.as_str(), "https://example.com/p4");
 
     // Repeats of kept links are not "more links".
-    let html = format!(
-        "{}<a href=\"/p0\">again</a><a href=\"/p1#x\">again</a>",
-        html_n(5)
-    );
+    let html = format!("{}<a href=\"/p0\">again</a><a href=\"/p1#x\">again</a>", html_n(5));
     let f = run_at(&html, PAGE, &caps);
     assert!(!f.links_truncated);
 }
 
 #[test]
 fn invalid_links_are_capped() {
-    let html: String = (0..1_000)
-        .map(|i| format!("<a href=\"http://bad host{i}/\">x</a>"))
-        .collect();
+    let html: String = (0..1_000).map(|i| format!("<a href=\"http://bad host{i}/\">x</a>")).collect();
     let f = run(&html);
-    assert_eq!(
-        f.invalid_links.len(),
-        shoal_worker::extract::MAX_INVALID_LINKS
-    );
+    assert_eq!(f.invalid_links.len(), shoal_worker::extract::MAX_INVALID_LINKS);
 }
 
 #[test]
@@ -341,21 +293,14 @@ fn anchor_text_is_capped() {
     let long = "word ".repeat(100);
     let f = run(&format!("<a href=/x>{long}</a>"));
     let text = f.links[0].text.as_deref().expect("anchor has text");
-    assert_eq!(
-        text.chars().count(),
-        shoal_worker::extract::MAX_ANCHOR_TEXT_CHARS
-    );
+    assert_eq!(text.chars().count(), shoal_worker::extract::MAX_ANCHOR_TEXT_CHARS);
     assert!(text.starts_with("word word"));
 }
 
 #[test]
 fn canonical_and_hreflang_edge_cases() {
     let f = run("<link rel=canonical href=\"\"><link rel=\"CANONICAL\" href=\"http://[bad\">");
-    assert_eq!(
-        f.canonical.as_deref(),
-        Some(""),
-        "empty href is reported empty"
-    );
+    assert_eq!(f.canonical.as_deref(), Some(""), "empty href is reported empty");
     assert_eq!(f.canonical_count, 2);
     let f = run("<link rel=canonical href=\"http://[bad\">");
     assert_eq!(f.canonical.as_deref(), Some("http://[bad"));
@@ -366,10 +311,7 @@ fn canonical_and_hreflang_edge_cases() {
         "<link rel=alternate hreflang=de href=/de/>",
         "<link rel=alternate type=application/atom+xml href=/atom.xml>",
     ));
-    assert_eq!(
-        f.hreflang,
-        vec![("de".to_owned(), "https://example.com/de/".to_owned())]
-    );
+    assert_eq!(f.hreflang, vec![("de".to_owned(), "https://example.com/de/".to_owned())]);
     assert_eq!(f.links.len(), 1);
     assert_eq!(f.links[0].kind, LinkKind::OtherLink);
 }
@@ -378,23 +320,11 @@ fn canonical_and_hreflang_edge_cases() {
 fn base_href_edge_cases() {
     let cases = [
         // Only http(s) bases are used for resolution.
-        (
-            "<base href=\"javascript:alert(1)\">",
-            "https://example.com/a/b/x",
-        ),
+        ("<base href=\"javascript:alert(1)\">", "https://example.com/a/b/x"),
         ("<base href=\"http://[bad\">", "https://example.com/a/b/x"),
-        (
-            "<base target=_blank><base href=\"https://cdn.example/\">",
-            "https://cdn.example/x",
-        ),
-        (
-            "<base href=\"//mirror.example/m/\">",
-            "https://mirror.example/m/x",
-        ),
-        (
-            "<body><a href=x>x</a><base href=\"/late/\">",
-            "https://example.com/late/x",
-        ),
+        ("<base target=_blank><base href=\"https://cdn.example/\">", "https://cdn.example/x"),
+        ("<base href=\"//mirror.example/m/\">", "https://mirror.example/m/x"),
+        ("<body><a href=x>x</a><base href=\"/late/\">", "https://example.com/late/x"),
     ];
     for (head, want) in cases {
         let f = run(&format!("{head}<a href=x>x</a>"));
@@ -417,11 +347,7 @@ fn deep_nesting_does_not_overflow_or_go_quadratic() {
     // html5ever itself is quadratic in nesting depth for `<div>` (scope checks walk the stack of
     // open elements): 20,000 levels take ~2 s in a debug build. Our walk adds nothing to that.
     let depth = 5_000;
-    let html = format!(
-        "{}<a href=/deep>deep</a>{}",
-        "<div>".repeat(depth),
-        "</div>".repeat(depth)
-    );
+    let html = format!("{}<a href=/deep>deep</a>{}", "<div>".repeat(depth), "</div>".repeat(depth));
     let f = run(&html);
     assert_eq!(anchor_urls(&f), vec!["https://example.com/deep"]);
     // Nested anchors through <object> markers, each with text below it.
@@ -439,21 +365,14 @@ fn anchor_text_across_blocks_and_inline_markup() {
         ("<a href=/x><div>Title</div>Desc</a>", "Title Desc"),
         ("<a href=/x><h3>Title</h3><p>Desc</p></a>", "Title Desc"),
         ("<a href=/x>line<br>break</a>", "line break"),
-        (
-            "<a href=/x>in<b>line</b> <i>markup</i></a>",
-            "inline markup",
-        ),
+        ("<a href=/x>in<b>line</b> <i>markup</i></a>", "inline markup"),
         ("<a href=/x>\n  spaced \t out\n</a>", "spaced out"),
         ("<a href=/x><img src=/i.png alt=\" Logo \"></a>", "Logo"),
         ("<a href=/x><script>no()</script>text</a>", "text"),
     ];
     for (html, want) in cases {
         let f = run(html);
-        let anchor = f
-            .links
-            .iter()
-            .find(|l| l.kind == LinkKind::Anchor)
-            .expect("anchor found");
+        let anchor = f.links.iter().find(|l| l.kind == LinkKind::Anchor).expect("anchor found");
         assert_eq!(anchor.text.as_deref(), Some(want), "{html}");
     }
 }

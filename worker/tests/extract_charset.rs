@@ -26,12 +26,7 @@ fn fixtures() {
     }
     let cases = [
         // The BOM wins over a (wrong) meta charset.
-        Case {
-            file: "utf8_bom.html",
-            content_type: None,
-            encoding: UTF_8,
-            title: Some("über"),
-        },
+        Case { file: "utf8_bom.html", content_type: None, encoding: UTF_8, title: Some("über") },
         // ... and over the header.
         Case {
             file: "utf8_bom.html",
@@ -39,12 +34,7 @@ fn fixtures() {
             encoding: UTF_8,
             title: Some("über"),
         },
-        Case {
-            file: "utf16le_bom.html",
-            content_type: None,
-            encoding: UTF_16LE,
-            title: Some("日本"),
-        },
+        Case { file: "utf16le_bom.html", content_type: None, encoding: UTF_16LE, title: Some("日本") },
         // http-equiv Content-Type in the first 1024 bytes.
         Case {
             file: "windows1252_meta.html",
@@ -67,12 +57,7 @@ fn fixtures() {
             title: Some("ok \u{FFFD}\u{FFFD} bad \u{FFFD} end"),
         },
         // No declaration: chardetng recognises Latin-1-ish French.
-        Case {
-            file: "undeclared_latin.html",
-            content_type: Some("text/html"),
-            encoding: WINDOWS_1252,
-            title: None,
-        },
+        Case { file: "undeclared_latin.html", content_type: Some("text/html"), encoding: WINDOWS_1252, title: None },
     ];
     for c in cases {
         let (text, encoding) = decode_html(&fixture(c.file), c.content_type);
@@ -89,24 +74,9 @@ fn inline_cases() {
     let cases: &[(&[u8], Option<&str>, &Encoding, &str)] = &[
         (b"", None, UTF_8, ""),
         (b"plain ascii", None, UTF_8, "plain ascii"),
-        (
-            "undeclared ünïcödé".as_bytes(),
-            None,
-            UTF_8,
-            "undeclared ünïcödé",
-        ),
-        (
-            b"caf\xe9",
-            Some("text/html; charset=ISO-8859-1"),
-            WINDOWS_1252,
-            "café",
-        ),
-        (
-            b"caf\xe9",
-            Some("text/html; charset=\"latin1\""),
-            WINDOWS_1252,
-            "café",
-        ),
+        ("undeclared ünïcödé".as_bytes(), None, UTF_8, "undeclared ünïcödé"),
+        (b"caf\xe9", Some("text/html; charset=ISO-8859-1"), WINDOWS_1252, "café"),
+        (b"caf\xe9", Some("text/html; charset=\"latin1\""), WINDOWS_1252, "café"),
         // An unknown header label falls through to the meta prescan.
         (
             b"<meta charset=windows-1252>caf\xe9",
@@ -115,12 +85,7 @@ fn inline_cases() {
             "<meta charset=windows-1252>café",
         ),
         // Undeclared UTF-8 cut mid-character by the body size cap is still UTF-8.
-        (
-            b"caf\xc3\xa9 cr\xc3\xa8me br\xc3",
-            None,
-            UTF_8,
-            "café crème br\u{FFFD}",
-        ),
+        (b"caf\xc3\xa9 cr\xc3\xa8me br\xc3", None, UTF_8, "café crème br\u{FFFD}"),
         // Declared UTF-8, invalid byte.
         (b"\xff", Some("text/html; charset=utf-8"), UTF_8, "\u{FFFD}"),
     ];

@@ -56,20 +56,12 @@ fn html_soup() -> impl Strategy<Value = String> {
 }
 
 fn check(html: &str, base: &str) {
-    let caps = ExtractCaps {
-        max_links: 8,
-        max_url_len: 64,
-        ..ExtractCaps::default()
-    };
+    let caps = ExtractCaps { max_links: 8, max_url_len: 64, ..ExtractCaps::default() };
     let base = Url::parse(base).expect("base parses");
     let f = extract(html, &base, &caps);
     assert!(f.links.len() <= caps.max_links);
     for link in &f.links {
-        assert!(
-            matches!(link.url.scheme(), "http" | "https"),
-            "{}",
-            link.url
-        );
+        assert!(matches!(link.url.scheme(), "http" | "https"), "{}", link.url);
         assert!(link.url.fragment().is_none(), "{}", link.url);
         assert!(link.url.as_str().len() <= caps.max_url_len, "{}", link.url);
         let mut again = link.url.clone();

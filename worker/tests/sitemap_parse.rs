@@ -7,10 +7,7 @@ use flate2::write::GzEncoder;
 use shoal_worker::sitemap::{MAX_LOC_BYTES, SitemapCaps, SitemapKind, SitemapParse, parse_sitemap};
 
 fn fixture(name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/tests/fixtures/sitemap/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/tests/fixtures/sitemap/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).expect("fixture file is readable")
 }
 
@@ -40,19 +37,11 @@ fn fixtures() {
         error: Option<&'static str>,
     }
     let cases = [
-        Case {
-            file: "urlset.xml",
-            kind: SitemapKind::UrlSet,
-            urls: URLSET,
-            error: None,
-        },
+        Case { file: "urlset.xml", kind: SitemapKind::UrlSet, urls: URLSET, error: None },
         Case {
             file: "index.xml",
             kind: SitemapKind::Index,
-            urls: &[
-                "https://www.example.com/sitemap-posts.xml.gz",
-                "https://www.example.com/sitemap-pages.xml",
-            ],
+            urls: &["https://www.example.com/sitemap-posts.xml.gz", "https://www.example.com/sitemap-pages.xml"],
             error: None,
         },
         Case {
@@ -78,10 +67,7 @@ fn fixtures() {
         Case {
             file: "raw_ampersand.xml",
             kind: SitemapKind::UrlSet,
-            urls: &[
-                "https://www.example.com/p?a=1&b=2",
-                "https://www.example.com/after",
-            ],
+            urls: &["https://www.example.com/p?a=1&b=2", "https://www.example.com/after"],
             error: Some("unescaped '&'"),
         },
         Case {
@@ -95,12 +81,7 @@ fn fixtures() {
             ],
             error: Some("line 5 is not an http(s) URL"),
         },
-        Case {
-            file: "not_a_sitemap.html",
-            kind: SitemapKind::Unknown,
-            urls: &[],
-            error: None,
-        },
+        Case { file: "not_a_sitemap.html", kind: SitemapKind::Unknown, urls: &[], error: None },
     ];
     for c in cases {
         let raw = fixture(c.file);
@@ -131,13 +112,10 @@ fn empty_and_blank_input() {
 }
 
 fn urlset_of(n: usize) -> Vec<u8> {
-    let mut xml = String::from(
-        "<?xml version=\"1.0\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
-    );
+    let mut xml =
+        String::from("<?xml version=\"1.0\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n");
     for i in 0..n {
-        xml.push_str(&format!(
-            "<url><loc>https://www.example.com/p/{i}</loc></url>\n"
-        ));
+        xml.push_str(&format!("<url><loc>https://www.example.com/p/{i}</loc></url>\n"));
     }
     xml.push_str("</urlset>\n");
     xml.into_bytes()
@@ -145,28 +123,17 @@ fn urlset_of(n: usize) -> Vec<u8> {
 
 #[test]
 fn url_count_cap() {
-    let caps = SitemapCaps {
-        max_urls: 3,
-        ..SitemapCaps::default()
-    };
+    let caps = SitemapCaps { max_urls: 3, ..SitemapCaps::default() };
     let got = parse_sitemap(&urlset_of(3), &caps);
     assert_eq!(got.urls.len(), 3);
     assert!(!got.over_count, "exactly at the cap is not over it");
 
     let got = parse_sitemap(&urlset_of(10), &caps);
-    assert_eq!(
-        got.urls,
-        [
-            "https://www.example.com/p/0",
-            "https://www.example.com/p/1",
-            "https://www.example.com/p/2"
-        ]
-    );
+    assert_eq!(got.urls, ["https://www.example.com/p/0", "https://www.example.com/p/1", "https://www.example.com/p/2"]);
     assert!(got.over_count);
     assert_eq!(got.error, None);
 
-    let text =
-        "https://a.example/1\nhttps://a.example/2\nhttps://a.example/3\nhttps://a.example/4\n";
+    let text = "https://a.example/1\nhttps://a.example/2\nhttps://a.example/3\nhttps://a.example/4\n";
     let got = parse_sitemap(text.as_bytes(), &caps);
     assert_eq!(got.urls.len(), 3);
     assert!(got.over_count);
@@ -180,18 +147,12 @@ fn url_count_cap() {
 #[test]
 fn size_cap_plain_and_gzip() {
     let body = urlset_of(1_000);
-    let exact = SitemapCaps {
-        max_bytes: body.len() as u64,
-        ..SitemapCaps::default()
-    };
+    let exact = SitemapCaps { max_bytes: body.len() as u64, ..SitemapCaps::default() };
     let got = parse_sitemap(&body, &exact);
     assert!(!got.over_size, "exactly at the cap is not over it");
     assert_eq!(got.urls.len(), 1_000);
 
-    let small = SitemapCaps {
-        max_bytes: 4_096,
-        ..SitemapCaps::default()
-    };
+    let small = SitemapCaps { max_bytes: 4_096, ..SitemapCaps::default() };
     for bytes in [body.clone(), gzip(&body)] {
         let got = parse_sitemap(&bytes, &small);
         assert!(got.over_size);
@@ -216,20 +177,10 @@ fn gzip_bomb_stops_at_max_bytes() {
 
     // The same with XML content and a low cap.
     let body = urlset_of(200_000);
-    let got = parse_sitemap(
-        &gzip(&body),
-        &SitemapCaps {
-            max_bytes: 1 << 20,
-            max_urls: usize::MAX,
-        },
-    );
+    let got = parse_sitemap(&gzip(&body), &SitemapCaps { max_bytes: 1 << 20, max_urls: usize::MAX });
     assert!(got.over_size);
     assert!(!got.over_count);
-    assert!(
-        got.urls.len() > 10_000 && got.urls.len() < 200_000,
-        "{}",
-        got.urls.len()
-    );
+    assert!(got.urls.len() > 10_000 && got.urls.len() < 200_000, "{}", got.urls.len());
 }
 
 #[test]
@@ -248,9 +199,7 @@ fn corrupt_gzip_is_an_error_not_a_panic() {
 #[test]
 fn oversized_locs_are_skipped_and_counted() {
     let long = format!("https://www.example.com/{}", "a".repeat(MAX_LOC_BYTES));
-    let xml = format!(
-        "<urlset><url><loc>{long}</loc></url><url><loc>https://www.example.com/ok</loc></url></urlset>"
-    );
+    let xml = format!("<urlset><url><loc>{long}</loc></url><url><loc>https://www.example.com/ok</loc></url></urlset>");
     let got = parse(xml.as_bytes());
     assert_eq!(got.urls, ["https://www.example.com/ok"]);
     assert_eq!(got.oversized_locs, 1);
@@ -264,22 +213,10 @@ fn oversized_locs_are_skipped_and_counted() {
 #[test]
 fn loc_outside_its_place_is_not_a_url() {
     let cases = [
-        (
-            "<urlset><loc>https://a.example/direct</loc></urlset>",
-            SitemapKind::UrlSet,
-        ),
-        (
-            "<urlset><sitemap><loc>https://a.example/wrong-entry</loc></sitemap></urlset>",
-            SitemapKind::UrlSet,
-        ),
-        (
-            "<sitemapindex><url><loc>https://a.example/wrong-entry</loc></url></sitemapindex>",
-            SitemapKind::Index,
-        ),
-        (
-            "<rss><channel><item><loc>https://a.example/feed</loc></item></channel></rss>",
-            SitemapKind::Unknown,
-        ),
+        ("<urlset><loc>https://a.example/direct</loc></urlset>", SitemapKind::UrlSet),
+        ("<urlset><sitemap><loc>https://a.example/wrong-entry</loc></sitemap></urlset>", SitemapKind::UrlSet),
+        ("<sitemapindex><url><loc>https://a.example/wrong-entry</loc></url></sitemapindex>", SitemapKind::Index),
+        ("<rss><channel><item><loc>https://a.example/feed</loc></item></channel></rss>", SitemapKind::Unknown),
     ];
     for (xml, kind) in cases {
         let got = parse(xml.as_bytes());
@@ -290,7 +227,8 @@ fn loc_outside_its_place_is_not_a_url() {
 
 #[test]
 fn entities_and_whitespace_in_loc() {
-    let xml = "<urlset><url><loc>\r\n  https://a.example/?x=&lt;&gt;&quot;&apos;&#65;&unknown;  \n</loc></url></urlset>";
+    let xml =
+        "<urlset><url><loc>\r\n  https://a.example/?x=&lt;&gt;&quot;&apos;&#65;&unknown;  \n</loc></url></urlset>";
     let got = parse(xml.as_bytes());
     assert_eq!(got.urls, ["https://a.example/?x=<>\"'A&unknown;"]);
     let error = got.error.unwrap_or_default();

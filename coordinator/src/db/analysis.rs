@@ -46,13 +46,8 @@ pub const DUPLICATE_DETAIL_CHARS: usize = 200;
 
 /// Link kinds that load a resource rather than navigate: a broken URL reached only through these is
 /// a `broken_resource`.
-pub const RESOURCE_LINK_KINDS: [LinkKind; 5] = [
-    LinkKind::Image,
-    LinkKind::Script,
-    LinkKind::Stylesheet,
-    LinkKind::Icon,
-    LinkKind::Media,
-];
+pub const RESOURCE_LINK_KINDS: [LinkKind; 5] =
+    [LinkKind::Image, LinkKind::Script, LinkKind::Stylesheet, LinkKind::Icon, LinkKind::Media];
 
 /// Redirects are followed at most this far (the crawler itself stops after 10 hops).
 const MAX_FOLLOW: usize = 64;
@@ -75,14 +70,7 @@ impl Sink<'_> {
                     WHERE findings.origin = 'analysis'",
             )
             .and_then(|mut s| {
-                s.execute(params![
-                    self.site,
-                    code.as_str(),
-                    code.severity().as_str(),
-                    url,
-                    detail,
-                    to_json(related),
-                ])
+                s.execute(params![self.site, code.as_str(), code.severity().as_str(), url, detail, to_json(related),])
             })
             .map(drop)
             .map_err(sql_err(self.path, "store an analysis finding"))
@@ -90,31 +78,16 @@ impl Sink<'_> {
 }
 
 /// Runs every site-level rule for one site; see the module documentation.
-pub(super) fn analyse_site(
-    conn: &Connection,
-    path: &Path,
-    audit: AuditId,
-    site: SiteId,
-) -> Result<(), DbError> {
-    let sink = Sink {
-        conn,
-        path,
-        site: int(site.0),
-    };
-    conn.execute(
-        "UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'",
-        [sink.site],
-    )
-    .map_err(sql_err(path, "mark earlier analysis findings"))?;
+pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site: SiteId) -> Result<(), DbError> {
+    let sink = Sink { conn, path, site: int(site.0) };
+    conn.execute("UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'", [sink.site])
+        .map_err(sql_err(path, "mark earlier analysis findings"))?;
     broken_links(&sink)?;
     redirects(&sink)?;
     duplicates(&sink, "title", Code::TitleDuplicate)?;
     duplicates(&sink, "meta_description", Code::DescriptionDuplicate)?;
     let removed = conn
-        .execute(
-            "DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1",
-            [sink.site],
-        )
+        .execute("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1", [sink.site])
         .map_err(sql_err(path, "remove outdated analysis findings"))?;
     tracing::debug!(audit = %audit, site = %site, removed, "site analysis done");
     Ok(())
@@ -132,9 +105,7 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
              ORDER BY p.url",
         )
         .map_err(sql_err(path, "prepare broken link query"))?;
-    let mut rows = broken
-        .query([sink.site])
-        .map_err(sql_err(path, "find broken URLs"))?;
+    let mut rows = broken.query([sink.site]).map_err(sql_err(path, "find broken URLs"))?;
     let mut linking = sink
         .conn
         .prepare(
@@ -144,9 +115,7 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
         .map_err(sql_err(path, "prepare linking pages query"))?;
     let mut kinds = sink
         .conn
-        .prepare(
-            "SELECT DISTINCT kind FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 1",
-        )
+        .prepare("SELECT DISTINCT kind FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 1")
         .map_err(sql_err(path, "prepare link kinds query"))?;
     let cap = int(u64::try_from(RELATED_CAP).unwrap_or(u64::MAX));
     while let Some(row) = rows.next().map_err(sql_err(path, "read broken URLs"))? {
@@ -166,14 +135,8 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
             .query_map(params![sink.site, url], |r| r.get(0))
             .and_then(Iterator::collect)
             .map_err(sql_err(path, "find link kinds"))?;
-        let resource_only = link_kinds
-            .iter()
-            .all(|k| RESOURCE_LINK_KINDS.iter().any(|r| r.as_str() == k));
-        let code = if resource_only {
-            Code::BrokenResource
-        } else {
-            Code::BrokenInternalLink
-        };
+        let resource_only = link_kinds.iter().all(|k| RESOURCE_LINK_KINDS.iter().any(|r| r.as_str() == k));
+        let code = if resource_only { Code::BrokenResource } else { Code::BrokenInternalLink };
         let related: Vec<&str> = from.iter().map(String::as_str).collect();
         sink.emit(code, &url, &detail, &related)?;
     }
@@ -194,20 +157,14 @@ fn follow(redirects: &HashMap<String, String>, start: &str) -> Walk {
     while let Some(next) = redirects.get(current) {
         chain.push(next.clone());
         if !seen.insert(next) {
-            return Walk {
-                chain,
-                looped: true,
-            };
+            return Walk { chain, looped: true };
         }
         if chain.len() > MAX_FOLLOW {
             break;
         }
         current = next;
     }
-    Walk {
-        chain,
-        looped: false,
-    }
+    Walk { chain, looped: false }
 }
 
 fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
@@ -215,13 +172,8 @@ fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
     const REDIRECT: &str = "status BETWEEN 300 AND 399 AND redirect_to IS NOT NULL";
     let map: HashMap<String, String> = sink
         .conn
-        .prepare(&format!(
-            "SELECT url, redirect_to FROM pages WHERE site_id = ?1 AND {REDIRECT}"
-        ))
-        .and_then(|mut s| {
-            s.query_map([sink.site], |r| Ok((r.get(0)?, r.get(1)?)))
-                .and_then(Iterator::collect)
-        })
+        .prepare(&format!("SELECT url, redirect_to FROM pages WHERE site_id = ?1 AND {REDIRECT}"))
+        .and_then(|mut s| s.query_map([sink.site], |r| Ok((r.get(0)?, r.get(1)?))).and_then(Iterator::collect))
         .map_err(sql_err(path, "read redirects"))?;
     if map.is_empty() {
         return Ok(());
@@ -238,9 +190,7 @@ fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
         .and_then(|mut s| s.query_map([sink.site], |r| r.get(0)).and_then(Iterator::collect))
         .map_err(sql_err(path, "find linked redirects"))?;
     let targets: HashSet<&str> = map.values().map(String::as_str).collect();
-    let (heads, inner): (Vec<&String>, Vec<&String>) = candidates
-        .iter()
-        .partition(|c| !targets.contains(c.as_str()));
+    let (heads, inner): (Vec<&String>, Vec<&String>) = candidates.iter().partition(|c| !targets.contains(c.as_str()));
     let mut covered: HashSet<String> = HashSet::new();
     for start in heads.into_iter().chain(inner) {
         if covered.contains(start) {
@@ -255,12 +205,7 @@ fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
         } else {
             continue;
         };
-        let related: Vec<&str> = walk
-            .chain
-            .iter()
-            .map(String::as_str)
-            .take(RELATED_CAP)
-            .collect();
+        let related: Vec<&str> = walk.chain.iter().map(String::as_str).take(RELATED_CAP).collect();
         sink.emit(code, start, &format!("{hops} hops"), &related)?;
         covered.extend(walk.chain);
     }
@@ -287,9 +232,7 @@ fn duplicates(sink: &Sink<'_>, column: &'static str, code: Code) -> Result<(), D
             "SELECT url FROM pages WHERE site_id = ?1 AND {DUPLICATE_ELIGIBLE} AND {column} = ?2 ORDER BY url"
         ))
         .map_err(sql_err(path, "prepare duplicate members query"))?;
-    let mut rows = groups
-        .query([sink.site])
-        .map_err(sql_err(path, "find duplicates"))?;
+    let mut rows = groups.query([sink.site]).map_err(sql_err(path, "find duplicates"))?;
     while let Some(row) = rows.next().map_err(sql_err(path, "read duplicates"))? {
         let value: String = row.get(0).map_err(sql_err(path, "read duplicates"))?;
         let detail: String = value.chars().take(DUPLICATE_DETAIL_CHARS).collect();
@@ -299,18 +242,11 @@ fn duplicates(sink: &Sink<'_>, column: &'static str, code: Code) -> Result<(), D
             .query_map(params![sink.site, value], |r| r.get(0))
             .and_then(|it| it.take(RELATED_CAP + 1).collect())
             .map_err(sql_err(path, "read duplicate pages"))?;
-        let mut all = members
-            .query(params![sink.site, value])
-            .map_err(sql_err(path, "read duplicate pages"))?;
+        let mut all = members.query(params![sink.site, value]).map_err(sql_err(path, "read duplicate pages"))?;
         // `members` is borrowed by `all`; the head was collected before, so this is one pass.
         while let Some(r) = all.next().map_err(sql_err(path, "read duplicate pages"))? {
             let url: String = r.get(0).map_err(sql_err(path, "read duplicate pages"))?;
-            let related: Vec<&str> = head
-                .iter()
-                .map(String::as_str)
-                .filter(|u| *u != url)
-                .take(RELATED_CAP)
-                .collect();
+            let related: Vec<&str> = head.iter().map(String::as_str).filter(|u| *u != url).take(RELATED_CAP).collect();
             sink.emit(code, &url, &detail, &related)?;
         }
     }

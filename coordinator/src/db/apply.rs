@@ -39,12 +39,7 @@ const UPDATE_PAGE: &str = "UPDATE pages SET kind = ?3, status = ?4, error = ?5, 
 
 impl<'a> Batch<'a> {
     pub(super) fn new(conn: &'a Connection, path: &'a Path) -> Batch<'a> {
-        Batch {
-            conn,
-            path,
-            known: HashMap::new(),
-            deltas: HashMap::new(),
-        }
+        Batch { conn, path, known: HashMap::new(), deltas: HashMap::new() }
     }
 
     /// Applies every event in order, then writes the counters.
@@ -58,7 +53,9 @@ impl<'a> Batch<'a> {
         }
         let mut update = self
             .conn
-            .prepare_cached("UPDATE sites SET pages = pages + ?2, urls = urls + ?3, findings = findings + ?4 WHERE id = ?1")
+            .prepare_cached(
+                "UPDATE sites SET pages = pages + ?2, urls = urls + ?3, findings = findings + ?4 WHERE id = ?1",
+            )
             .map_err(sql_err(self.path, "prepare counter update"))?;
         for (site, d) in &self.deltas {
             update
@@ -79,10 +76,7 @@ impl<'a> Batch<'a> {
                     .and_then(|mut s| s.query_row([int(site.0)], |r| r.get(0)).optional())
                     .map_err(sql_err(self.path, "look up a site"))?;
                 let Some(a) = found else {
-                    return Err(DbError::UnknownSite {
-                        path: self.path.to_owned(),
-                        site,
-                    });
+                    return Err(DbError::UnknownSite { path: self.path.to_owned(), site });
                 };
                 let a = AuditId(uint(a));
                 self.known.insert(site, a);
@@ -90,12 +84,7 @@ impl<'a> Batch<'a> {
             }
         };
         if actual != audit {
-            return Err(DbError::SiteAuditMismatch {
-                path: self.path.to_owned(),
-                site,
-                claimed: audit,
-                actual,
-            });
+            return Err(DbError::SiteAuditMismatch { path: self.path.to_owned(), site, claimed: audit, actual });
         }
         Ok(())
     }
@@ -140,15 +129,8 @@ impl<'a> Batch<'a> {
             .prepare_cached("SELECT kind FROM pages WHERE site_id = ?1 AND url = ?2")
             .and_then(|mut s| s.query_row(params![site, p.url], |r| r.get(0)).optional())
             .map_err(sql_err(path, "look up a page"))?;
-        let sql = if old_kind.is_some() {
-            UPDATE_PAGE
-        } else {
-            INSERT_PAGE
-        };
-        self.conn
-            .prepare_cached(sql)
-            .and_then(|mut s| s.execute(values))
-            .map_err(sql_err(path, "store a page"))?;
+        let sql = if old_kind.is_some() { UPDATE_PAGE } else { INSERT_PAGE };
+        self.conn.prepare_cached(sql).and_then(|mut s| s.execute(values)).map_err(sql_err(path, "store a page"))?;
 
         self.conn
             .prepare_cached("DELETE FROM links WHERE site_id = ?1 AND from_url = ?2")

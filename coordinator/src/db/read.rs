@@ -1,9 +1,7 @@
 //! Reading the audit database back: listings, per-site statistics, and row-by-row iteration for
 //! reports that must not hold a 100,000-page site in memory.
 
-use super::{
-    AuditDb, AuditStatus, AuditSummary, DbError, SiteStatus, SiteSummary, int, sql_err, uint,
-};
+use super::{AuditDb, AuditStatus, AuditSummary, DbError, SiteStatus, SiteSummary, int, sql_err, uint};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use shoal_shared::finding::Code;
 use shoal_shared::ids::{AuditId, SiteId};
@@ -151,26 +149,14 @@ pub struct SiteStats {
 }
 
 fn corrupt(path: &Path, what: &'static str, detail: impl Into<String>) -> DbError {
-    DbError::Corrupt {
-        path: path.to_owned(),
-        what,
-        detail: detail.into(),
-    }
+    DbError::Corrupt { path: path.to_owned(), what, detail: detail.into() }
 }
 
-fn json_list<T: serde::de::DeserializeOwned>(
-    path: &Path,
-    what: &'static str,
-    text: &str,
-) -> Result<Vec<T>, DbError> {
+fn json_list<T: serde::de::DeserializeOwned>(path: &Path, what: &'static str, text: &str) -> Result<Vec<T>, DbError> {
     serde_json::from_str(text).map_err(|e| corrupt(path, what, e.to_string()))
 }
 
-pub(super) fn audits(
-    conn: &Connection,
-    path: &Path,
-    only: Option<AuditId>,
-) -> Result<Vec<AuditSummary>, DbError> {
+pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> Result<Vec<AuditSummary>, DbError> {
     let op = "list audits";
     let mut stmt = conn
         .prepare_cached(
@@ -181,9 +167,7 @@ pub(super) fn audits(
              GROUP BY a.id ORDER BY a.id",
         )
         .map_err(sql_err(path, op))?;
-    let mut rows = stmt
-        .query([only.map(|a| int(a.0))])
-        .map_err(sql_err(path, op))?;
+    let mut rows = stmt.query([only.map(|a| int(a.0))]).map_err(sql_err(path, op))?;
     let mut out = Vec::new();
     while let Some(r) = rows.next().map_err(sql_err(path, op))? {
         let get = |i: usize| r.get::<_, i64>(i).map(uint);
@@ -191,12 +175,8 @@ pub(super) fn audits(
         out.push(AuditSummary {
             id: AuditId(get(0).map_err(sql_err(path, op))?),
             created_at: UnixMs(get(1).map_err(sql_err(path, op))?),
-            finished_at: r
-                .get::<_, Option<i64>>(2)
-                .map_err(sql_err(path, op))?
-                .map(|v| UnixMs(uint(v))),
-            status: AuditStatus::parse(&status)
-                .ok_or_else(|| corrupt(path, "audits.status", status.clone()))?,
+            finished_at: r.get::<_, Option<i64>>(2).map_err(sql_err(path, op))?.map(|v| UnixMs(uint(v))),
+            status: AuditStatus::parse(&status).ok_or_else(|| corrupt(path, "audits.status", status.clone()))?,
             options_json: r.get(4).map_err(sql_err(path, op))?,
             sites: get(5).map_err(sql_err(path, op))?,
             pages: get(6).map_err(sql_err(path, op))?,
@@ -215,30 +195,20 @@ fn site_from_row(r: &Row<'_>, path: &Path) -> Result<SiteSummary, DbError> {
         id: SiteId(get(0)?),
         audit: AuditId(get(1)?),
         start_url: r.get(2).map_err(sql_err(path, op))?,
-        status: SiteStatus::parse(&status)
-            .ok_or_else(|| corrupt(path, "sites.status", status.clone()))?,
+        status: SiteStatus::parse(&status).ok_or_else(|| corrupt(path, "sites.status", status.clone()))?,
         pages: get(4)?,
         urls: get(5)?,
         findings: get(6)?,
-        done_at: r
-            .get::<_, Option<i64>>(7)
-            .map_err(sql_err(path, op))?
-            .map(|v| UnixMs(uint(v))),
+        done_at: r.get::<_, Option<i64>>(7).map_err(sql_err(path, op))?.map(|v| UnixMs(uint(v))),
     })
 }
 
 const SITE_COLUMNS: &str = "id, audit_id, start_url, status, pages, urls, findings, done_at_ms";
 
-pub(super) fn sites(
-    conn: &Connection,
-    path: &Path,
-    audit: AuditId,
-) -> Result<Vec<SiteSummary>, DbError> {
+pub(super) fn sites(conn: &Connection, path: &Path, audit: AuditId) -> Result<Vec<SiteSummary>, DbError> {
     let op = "read sites";
     let mut stmt = conn
-        .prepare_cached(&format!(
-            "SELECT {SITE_COLUMNS} FROM sites WHERE audit_id = ?1 ORDER BY id"
-        ))
+        .prepare_cached(&format!("SELECT {SITE_COLUMNS} FROM sites WHERE audit_id = ?1 ORDER BY id"))
         .map_err(sql_err(path, op))?;
     let mut rows = stmt.query([int(audit.0)]).map_err(sql_err(path, op))?;
     let mut out = Vec::new();
@@ -257,8 +227,7 @@ fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
     let e = || sql_err(path, op);
     let text = |i: usize| r.get::<_, String>(i).map_err(sql_err(path, op));
     let small = |v: Option<i64>, what: &'static str| {
-        v.map(|v| u16::try_from(v).map_err(|_| corrupt(path, what, v.to_string())))
-            .transpose()
+        v.map(|v| u16::try_from(v).map_err(|_| corrupt(path, what, v.to_string()))).transpose()
     };
     Ok(PageRow {
         url: r.get(0).map_err(e())?,
@@ -306,9 +275,7 @@ impl AuditDb {
             .conn
             .prepare_cached(&format!("SELECT {SITE_COLUMNS} FROM sites WHERE id = ?1"))
             .map_err(sql_err(path, "read a site"))?;
-        let mut rows = stmt
-            .query([int(site.0)])
-            .map_err(sql_err(path, "read a site"))?;
+        let mut rows = stmt.query([int(site.0)]).map_err(sql_err(path, "read a site"))?;
         match rows.next().map_err(sql_err(path, "read a site"))? {
             Some(r) => site_from_row(r, path).map(Some),
             None => Ok(None),
@@ -330,9 +297,7 @@ impl AuditDb {
         let op = "read pages";
         let mut stmt = self
             .conn
-            .prepare(&format!(
-                "SELECT {PAGE_COLUMNS} FROM pages WHERE site_id = ?1 ORDER BY url"
-            ))
+            .prepare(&format!("SELECT {PAGE_COLUMNS} FROM pages WHERE site_id = ?1 ORDER BY url"))
             .map_err(sql_err(path, op))?;
         let mut rows = stmt.query([int(site.0)]).map_err(sql_err(path, op))?;
         while let Some(r) = rows.next().map_err(sql_err(path, op))? {
@@ -350,13 +315,9 @@ impl AuditDb {
         let op = "read a page";
         let mut stmt = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT {PAGE_COLUMNS} FROM pages WHERE site_id = ?1 AND url = ?2"
-            ))
+            .prepare_cached(&format!("SELECT {PAGE_COLUMNS} FROM pages WHERE site_id = ?1 AND url = ?2"))
             .map_err(sql_err(path, op))?;
-        let mut rows = stmt
-            .query(params![int(site.0), url])
-            .map_err(sql_err(path, op))?;
+        let mut rows = stmt.query(params![int(site.0), url]).map_err(sql_err(path, op))?;
         match rows.next().map_err(sql_err(path, op))? {
             Some(r) => page_from_row(r, path).map(Some),
             None => Ok(None),
@@ -373,10 +334,7 @@ impl AuditDb {
                 "SELECT from_url, to_url, kind, nofollow, internal, text FROM links
                  WHERE site_id = ?1 AND from_url = ?2 ORDER BY position",
             )
-            .and_then(|mut s| {
-                s.query_map(params![int(site.0), from_url], link_from_row)
-                    .and_then(Iterator::collect)
-            })
+            .and_then(|mut s| s.query_map(params![int(site.0), from_url], link_from_row).and_then(Iterator::collect))
             .map_err(sql_err(&self.path, "read a page's links"))
     }
 
@@ -483,9 +441,7 @@ impl AuditDb {
         let mut stats = SiteStats::default();
         let mut sev = self
             .conn
-            .prepare_cached(
-                "SELECT severity, COUNT(*) FROM findings WHERE site_id = ?1 GROUP BY severity",
-            )
+            .prepare_cached("SELECT severity, COUNT(*) FROM findings WHERE site_id = ?1 GROUP BY severity")
             .map_err(sql_err(path, "count findings"))?;
         let mut rows = sev.query([sid]).map_err(sql_err(path, "count findings"))?;
         while let Some(r) = rows.next().map_err(sql_err(path, "count findings"))? {
@@ -506,9 +462,7 @@ impl AuditDb {
                  FROM pages WHERE site_id = ?1 GROUP BY class",
             )
             .map_err(sql_err(path, "count statuses"))?;
-        let mut rows = classes
-            .query([sid])
-            .map_err(sql_err(path, "count statuses"))?;
+        let mut rows = classes.query([sid]).map_err(sql_err(path, "count statuses"))?;
         while let Some(r) = rows.next().map_err(sql_err(path, "count statuses"))? {
             let class: String = r.get(0).map_err(sql_err(path, "count statuses"))?;
             let n = uint(r.get(1).map_err(sql_err(path, "count statuses"))?);

@@ -34,13 +34,9 @@ const PAGES_HEADER: &[&str] = &[
     "x_robots_tag",
 ];
 
-const LINKS_HEADER: &[&str] = &[
-    "site_id", "from_url", "to_url", "kind", "nofollow", "internal", "text",
-];
+const LINKS_HEADER: &[&str] = &["site_id", "from_url", "to_url", "kind", "nofollow", "internal", "text"];
 
-const FINDINGS_HEADER: &[&str] = &[
-    "site_id", "code", "severity", "family", "url", "detail", "related", "message",
-];
+const FINDINGS_HEADER: &[&str] = &["site_id", "code", "severity", "family", "url", "detail", "related", "message"];
 
 /// Separates the values of list columns (h1s, robots directives, related URLs) within one cell.
 const LIST_SEPARATOR: &str = " | ";
@@ -49,11 +45,7 @@ const LIST_SEPARATOR: &str = " | ";
 /// start) by prefixing `'`, the OWASP advice for CSV injection. Crawled titles and link texts are
 /// written by strangers; opening the report must not run them.
 fn cell(s: &str) -> Cow<'_, str> {
-    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        Cow::Owned(format!("'{s}"))
-    } else {
-        Cow::Borrowed(s)
-    }
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { Cow::Owned(format!("'{s}")) } else { Cow::Borrowed(s) }
 }
 
 fn opt(s: Option<&str>) -> Cow<'_, str> {
@@ -73,10 +65,7 @@ struct Sheet {
 impl Sheet {
     fn create(dir: &Path, name: &str, header: &[&str]) -> Result<Sheet, ReportError> {
         let path = dir.join(name);
-        let w = csv::Writer::from_path(&path).map_err(|source| ReportError::Csv {
-            path: path.clone(),
-            source,
-        })?;
+        let w = csv::Writer::from_path(&path).map_err(|source| ReportError::Csv { path: path.clone(), source })?;
         let mut sheet = Sheet { path, w };
         let header: Vec<Cow<'_, str>> = header.iter().map(|h| Cow::Borrowed(*h)).collect();
         sheet.row(&header)?;
@@ -86,17 +75,11 @@ impl Sheet {
     fn row(&mut self, cells: &[Cow<'_, str>]) -> Result<(), ReportError> {
         self.w
             .write_record(cells.iter().map(|c| c.as_bytes()))
-            .map_err(|source| ReportError::Csv {
-                path: self.path.clone(),
-                source,
-            })
+            .map_err(|source| ReportError::Csv { path: self.path.clone(), source })
     }
 
     fn finish(mut self) -> Result<PathBuf, ReportError> {
-        self.w.flush().map_err(|source| ReportError::File {
-            path: self.path.clone(),
-            source,
-        })?;
+        self.w.flush().map_err(|source| ReportError::File { path: self.path.clone(), source })?;
         Ok(self.path)
     }
 }
@@ -112,21 +95,15 @@ pub fn write_csv(db: &AuditDb, audit: AuditId, dir: &Path) -> Result<Vec<PathBuf
     if db.audit(audit)?.is_none() {
         return Err(ReportError::UnknownAudit { audit });
     }
-    std::fs::create_dir_all(dir).map_err(|source| ReportError::File {
-        path: dir.to_owned(),
-        source,
-    })?;
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::File { path: dir.to_owned(), source })?;
     let sites = db.site_counts(audit)?;
 
     let mut pages = Sheet::create(dir, CSV_FILES[0], PAGES_HEADER)?;
     for site in &sites {
         let id = site.id.0.to_string();
         db.for_each_page(site.id, |p| -> Result<(), ReportError> {
-            let final_url = if p.is_redirect() {
-                db.final_url(site.id, &p.url)?.unwrap_or_default()
-            } else {
-                p.url.clone()
-            };
+            let final_url =
+                if p.is_redirect() { db.final_url(site.id, &p.url)?.unwrap_or_default() } else { p.url.clone() };
             pages.row(&[
                 Cow::Borrowed(id.as_str()),
                 cell(&p.url),

@@ -136,16 +136,8 @@ impl<'a> PageJson<'a> {
             bytes: p.bytes,
             redirect_to: p.redirect_to.as_deref(),
             x_robots_tag: &p.x_robots_tag,
-            hreflang: p
-                .hreflang
-                .iter()
-                .map(|(lang, url)| PairJson { lang, url })
-                .collect(),
-            headers: p
-                .headers
-                .iter()
-                .map(|(name, value)| HeaderJson { name, value })
-                .collect(),
+            hreflang: p.hreflang.iter().map(|(lang, url)| PairJson { lang, url }).collect(),
+            headers: p.headers.iter().map(|(name, value)| HeaderJson { name, value }).collect(),
             fetched_at: rfc3339(p.fetched_at),
             fetched_at_ms: p.fetched_at.0,
             links: links
@@ -214,9 +206,7 @@ fn ms_pair(t: Option<UnixMs>) -> (Option<String>, Option<u64>) {
 /// [`ReportError::UnknownAudit`], [`ReportError::Db`] on a read failure, [`ReportError::Write`] if
 /// `out` fails. On error `out` holds an incomplete document.
 pub fn write_json(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<(), ReportError> {
-    let summary = db
-        .audit(audit)?
-        .ok_or(ReportError::UnknownAudit { audit })?;
+    let summary = db.audit(audit)?.ok_or(ReportError::UnknownAudit { audit })?;
     let mut w = BufWriter::new(out);
     let (finished_at, finished_at_ms) = ms_pair(summary.finished_at);
     let head = AuditJson {
@@ -269,11 +259,7 @@ fn write_site<W: Write>(db: &AuditDb, site: &SiteSummary, w: &mut W) -> Result<(
     w.write_all(b"[")?;
     let mut first = true;
     db.for_each_page(site.id, |page| -> Result<(), ReportError> {
-        let final_url = if page.is_redirect() {
-            db.final_url(site.id, &page.url)?
-        } else {
-            Some(page.url.clone())
-        };
+        let final_url = if page.is_redirect() { db.final_url(site.id, &page.url)? } else { Some(page.url.clone()) };
         let links = db.links_from(site.id, &page.url)?;
         if !std::mem::take(&mut first) {
             w.write_all(b",")?;

@@ -32,35 +32,15 @@ fn worker() -> WorkerId {
 
 /// A seed for `http://{host}/` with the given pace and page budget.
 #[must_use]
-pub fn seed(
-    audit: u64,
-    site: u64,
-    host: &str,
-    in_flight: u32,
-    gap_ms: u64,
-    max_pages: u32,
-) -> SiteSeed {
+pub fn seed(audit: u64, site: u64, host: &str, in_flight: u32, gap_ms: u64, max_pages: u32) -> SiteSeed {
     let start = url(&format!("http://{host}/"));
     let limits = SiteLimits {
         max_pages,
         pace: PaceLimits::new(in_flight, ms(gap_ms)).expect("valid pace"),
         ..SiteLimits::default()
     };
-    let task = Task::new(
-        AuditId(audit),
-        SiteId(site),
-        start.clone(),
-        TaskKind::Page,
-        0,
-        FoundVia::Start,
-    );
-    SiteSeed {
-        audit: AuditId(audit),
-        site: SiteId(site),
-        start,
-        limits,
-        initial: vec![task],
-    }
+    let task = Task::new(AuditId(audit), SiteId(site), start.clone(), TaskKind::Page, 0, FoundVia::Start);
+    SiteSeed { audit: AuditId(audit), site: SiteId(site), start, limits, initial: vec![task] }
 }
 
 /// A page task discovered on `from`.
@@ -72,9 +52,7 @@ pub fn page(audit: u64, site: u64, u: &str, depth: u16) -> Task {
         url(u),
         TaskKind::Page,
         depth,
-        FoundVia::Link {
-            from: url("http://unused.test/"),
-        },
+        FoundVia::Link { from: url("http://unused.test/") },
     )
 }
 
@@ -87,10 +65,7 @@ async fn lease<F: Frontier>(f: &F, now: UnixMs) -> Lease {
 
 async fn no_lease<F: Frontier>(f: &F, now: UnixMs) -> Claim {
     let c = f.claim(&worker(), now).await.expect("claim works");
-    assert!(
-        !matches!(c, Claim::Leased(_)),
-        "expected no lease at {now}, got {c:?}"
-    );
+    assert!(!matches!(c, Claim::Leased(_)), "expected no lease at {now}, got {c:?}");
     c
 }
 
@@ -99,11 +74,7 @@ async fn complete<F: Frontier>(f: &F, l: &Lease, c: Completion, now: UnixMs) -> 
 }
 
 fn robots_ok(ip: Option<IpAddr>) -> Completion {
-    Completion {
-        ip,
-        robots: Some(RobotsOutcome::AllowAll),
-        ..Completion::default()
-    }
+    Completion { ip, robots: Some(RobotsOutcome::AllowAll), ..Completion::default() }
 }
 
 /// Finishes the robots.txt leases of every lane of a fresh seed (start host and twin).
@@ -135,18 +106,10 @@ pub async fn robots_first<F: Frontier>(f: F) {
     let r1 = lease(&f, T0).await;
     assert_eq!(r1.task.kind, TaskKind::Robots);
     let r2 = lease(&f, T0).await;
-    assert_eq!(
-        r2.task.kind,
-        TaskKind::Robots,
-        "the twin's robots.txt, not the start page"
-    );
+    assert_eq!(r2.task.kind, TaskKind::Robots, "the twin's robots.txt, not the start page");
     assert_ne!(r1.host, r2.host);
     no_lease(&f, T0).await;
-    let start_lane = if r1.host.as_str() == "a.test" {
-        &r1
-    } else {
-        &r2
-    };
+    let start_lane = if r1.host.as_str() == "a.test" { &r1 } else { &r2 };
     complete(&f, start_lane, robots_ok(None), T0).await;
     let p = lease(&f, T0).await;
     assert_eq!(p.task.kind, TaskKind::Page);
@@ -155,48 +118,24 @@ pub async fn robots_first<F: Frontier>(f: F) {
 
 /// The gap between starts and the in-flight cap hold to the millisecond.
 pub async fn gap_and_in_flight<F: Frontier>(f: F) {
-    f.seed(seed(1, 1, "a.test", 2, 300, 100))
-        .await
-        .expect("seed");
+    f.seed(seed(1, 1, "a.test", 2, 300, 100)).await.expect("seed");
     pass_robots(&f, T0, 2, None).await;
     // robots.txt started at T0 for a.test: the gap counts from it.
     let first = no_lease(&f, T0.plus(ms(299))).await;
-    assert_eq!(
-        first,
-        Claim::Wait(T0.plus(ms(300))),
-        "waits exactly until the gap is over"
-    );
+    assert_eq!(first, Claim::Wait(T0.plus(ms(300))), "waits exactly until the gap is over");
     let p0 = lease(&f, T0.plus(ms(300))).await;
-    let discovered = (1..6)
-        .map(|i| page(1, 1, &format!("http://a.test/{i}"), 1))
-        .collect();
-    let c = Completion {
-        discovered,
-        ..Completion::default()
-    };
-    assert_eq!(
-        complete(&f, &p0, c, T0.plus(ms(300))).await,
-        Completed::Applied { enqueued: 5 }
-    );
+    let discovered = (1..6).map(|i| page(1, 1, &format!("http://a.test/{i}"), 1)).collect();
+    let c = Completion { discovered, ..Completion::default() };
+    assert_eq!(complete(&f, &p0, c, T0.plus(ms(300))).await, Completed::Applied { enqueued: 5 });
     let a = lease(&f, T0.plus(ms(600))).await;
-    assert_eq!(
-        no_lease(&f, T0.plus(ms(899))).await,
-        Claim::Wait(T0.plus(ms(900)))
-    );
+    assert_eq!(no_lease(&f, T0.plus(ms(899))).await, Claim::Wait(T0.plus(ms(900))));
     let b = lease(&f, T0.plus(ms(900))).await;
     let blocked = no_lease(&f, T0.plus(ms(5000))).await;
-    assert_eq!(
-        blocked,
-        Claim::Idle,
-        "two in flight is the cap: only a completion frees a slot"
-    );
+    assert_eq!(blocked, Claim::Idle, "two in flight is the cap: only a completion frees a slot");
     complete(&f, &a, Completion::default(), T0.plus(ms(5000))).await;
     let _c = lease(&f, T0.plus(ms(5000))).await;
     complete(&f, &b, Completion::default(), T0.plus(ms(5001))).await;
-    assert_eq!(
-        no_lease(&f, T0.plus(ms(5001))).await,
-        Claim::Wait(T0.plus(ms(5300)))
-    );
+    assert_eq!(no_lease(&f, T0.plus(ms(5001))).await, Claim::Wait(T0.plus(ms(5300))));
 }
 
 /// One server IP carries many hosts: its cap holds across them.
@@ -215,19 +154,8 @@ pub async fn per_ip_cap<F: Frontier>(f: F) {
     for l in &leases {
         let h = l.host.as_str();
         let site = l.task.site.0;
-        let discovered = (1..5)
-            .map(|i| page(1, site, &format!("http://{h}/{i}"), 1))
-            .collect();
-        complete(
-            &f,
-            l,
-            Completion {
-                discovered,
-                ..Completion::default()
-            },
-            T0,
-        )
-        .await;
+        let discovered = (1..5).map(|i| page(1, site, &format!("http://{h}/{i}"), 1)).collect();
+        complete(&f, l, Completion { discovered, ..Completion::default() }, T0).await;
     }
     let mut held = Vec::new();
     while let Claim::Leased(l) = f.claim(&worker(), T0).await.expect("claim") {
@@ -256,28 +184,13 @@ pub async fn slow_mode_and_retry<F: Frontier>(f: F) {
     };
     complete(&f, &p, c, T0.plus(ms(10))).await;
     // Slow mode: 3 s from the 429 before anything; then one at a time.
-    assert_eq!(
-        no_lease(&f, T0.plus(ms(2999))).await,
-        Claim::Wait(T0.plus(ms(3010)))
-    );
+    assert_eq!(no_lease(&f, T0.plus(ms(2999))).await, Claim::Wait(T0.plus(ms(3010))));
     let next = lease(&f, T0.plus(ms(3010))).await;
-    assert_eq!(
-        no_lease(&f, T0.plus(ms(9000))).await,
-        Claim::Idle,
-        "slow mode: 1 in flight"
-    );
+    assert_eq!(no_lease(&f, T0.plus(ms(9000))).await, Claim::Idle, "slow mode: 1 in flight");
     complete(&f, &next, Completion::default(), T0.plus(ms(3020))).await;
-    assert_eq!(
-        no_lease(&f, T0.plus(ms(3020))).await,
-        Claim::Wait(T0.plus(ms(6010))),
-        "slow mode: 3 s gap"
-    );
+    assert_eq!(no_lease(&f, T0.plus(ms(3020))).await, Claim::Wait(T0.plus(ms(6010))), "slow mode: 3 s gap");
     let again = lease(&f, T0.plus(ms(6010))).await;
-    assert_eq!(
-        again.task.retries + next.task.retries,
-        1,
-        "the retried task carries its retry count"
-    );
+    assert_eq!(again.task.retries + next.task.retries, 1, "the retried task carries its retry count");
 }
 
 /// Discovered URLs are deduplicated per audit and held to the page and depth budgets.
@@ -294,15 +207,8 @@ pub async fn dedup_and_budgets<F: Frontier>(f: F) {
         page(1, 1, "http://a.test/c", 1),
     ];
     discovered.push(page(1, 1, "http://other.test/", 1));
-    let c = Completion {
-        discovered,
-        ..Completion::default()
-    };
-    assert_eq!(
-        complete(&f, &p, c, T0).await,
-        Completed::Applied { enqueued: 2 },
-        "start seen, dup, budget 3"
-    );
+    let c = Completion { discovered, ..Completion::default() };
+    assert_eq!(complete(&f, &p, c, T0).await, Completed::Applied { enqueued: 2 }, "start seen, dup, budget 3");
     let events = drain_events(&f).await;
     let codes: Vec<Code> = events
         .iter()
@@ -313,14 +219,7 @@ pub async fn dedup_and_budgets<F: Frontier>(f: F) {
         .collect();
     assert!(codes.contains(&Code::DepthLimitReached), "{codes:?}");
     assert!(codes.contains(&Code::PageLimitReached), "{codes:?}");
-    assert_eq!(
-        codes
-            .iter()
-            .filter(|c| **c == Code::PageLimitReached)
-            .count(),
-        1,
-        "reported once"
-    );
+    assert_eq!(codes.iter().filter(|c| **c == Code::PageLimitReached).count(), 1, "reported once");
 }
 
 /// A lease past its deadline is reclaimed; completing it afterwards changes nothing.
@@ -329,33 +228,14 @@ pub async fn lease_expiry<F: Frontier>(f: F) {
     pass_robots(&f, T0, 2, None).await;
     let p = lease(&f, T0).await;
     assert_eq!(no_lease(&f, T0).await, Claim::Idle);
-    assert_eq!(
-        f.reap(p.deadline.plus(ms(0)).plus(ms(1)))
-            .await
-            .expect("reap"),
-        1
-    );
+    assert_eq!(f.reap(p.deadline.plus(ms(0)).plus(ms(1))).await.expect("reap"), 1);
     let later = p.deadline.plus(ms(2));
     let again = lease(&f, later).await;
     assert_eq!(again.task.url, p.task.url, "the URL returned to the queue");
-    assert_eq!(
-        complete(&f, &p, Completion::default(), later).await,
-        Completed::Stale
-    );
-    assert_eq!(
-        no_lease(&f, later).await,
-        Claim::Idle,
-        "the stale completion freed no slot"
-    );
-    assert!(matches!(
-        complete(&f, &again, Completion::default(), later).await,
-        Completed::Applied { .. }
-    ));
-    assert_eq!(
-        complete(&f, &again, Completion::default(), later).await,
-        Completed::Stale,
-        "twice is harmless"
-    );
+    assert_eq!(complete(&f, &p, Completion::default(), later).await, Completed::Stale);
+    assert_eq!(no_lease(&f, later).await, Claim::Idle, "the stale completion freed no slot");
+    assert!(matches!(complete(&f, &again, Completion::default(), later).await, Completed::Applied { .. }));
+    assert_eq!(complete(&f, &again, Completion::default(), later).await, Completed::Stale, "twice is harmless");
 }
 
 /// A site is done exactly once, when nothing is queued or leased; events are delivered until acked.
@@ -371,31 +251,15 @@ pub async fn completion_and_events<F: Frontier>(f: F) {
         0,
         &p.task.found_via,
     );
-    let c = Completion {
-        events: vec![Event::Page(Box::new(rec))],
-        ..Completion::default()
-    };
+    let c = Completion { events: vec![Event::Page(Box::new(rec))], ..Completion::default() };
     complete(&f, &p, c, T0).await;
-    let progress = f
-        .progress(SiteId(1))
-        .await
-        .expect("progress")
-        .expect("site exists");
+    let progress = f.progress(SiteId(1)).await.expect("progress").expect("site exists");
     assert!(progress.done, "{progress:?}");
     let events = drain_events(&f).await;
-    let pages = events
-        .iter()
-        .filter(|e| matches!(e, Event::Page(_)))
-        .count();
-    let done = events
-        .iter()
-        .filter(|e| matches!(e, Event::SiteDone { .. }))
-        .count();
+    let pages = events.iter().filter(|e| matches!(e, Event::Page(_))).count();
+    let done = events.iter().filter(|e| matches!(e, Event::SiteDone { .. })).count();
     assert_eq!((pages, done), (1, 1), "{events:?}");
-    assert!(
-        drain_events(&f).await.is_empty(),
-        "acked events are not delivered again"
-    );
+    assert!(drain_events(&f).await.is_empty(), "acked events are not delivered again");
 }
 
 /// robots.txt unreachable: the lane closes and nothing else of it is leased; a twin that does not
@@ -404,50 +268,20 @@ pub async fn robots_off_limits<F: Frontier>(f: F) {
     f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
     for _ in 0..2 {
         let r = lease(&f, T0).await;
-        let outcome = if r.host.as_str() == "a.test" {
-            RobotsOutcome::OffLimits
-        } else {
-            RobotsOutcome::NotPartOfSite
-        };
-        complete(
-            &f,
-            &r,
-            Completion {
-                robots: Some(outcome),
-                ..Completion::default()
-            },
-            T0,
-        )
-        .await;
+        let outcome = if r.host.as_str() == "a.test" { RobotsOutcome::OffLimits } else { RobotsOutcome::NotPartOfSite };
+        complete(&f, &r, Completion { robots: Some(outcome), ..Completion::default() }, T0).await;
     }
     assert_eq!(no_lease(&f, T0.plus(ms(10_000))).await, Claim::Idle);
-    let progress = f
-        .progress(SiteId(1))
-        .await
-        .expect("progress")
-        .expect("site");
+    let progress = f.progress(SiteId(1)).await.expect("progress").expect("site");
     assert!(progress.done, "{progress:?}");
-    let robots = f
-        .robots(SiteId(1), &HostKey::from_raw("a.test"))
-        .await
-        .expect("robots");
-    assert!(
-        matches!(
-            robots,
-            None | Some(LaneRobots::Known(RobotsOutcome::OffLimits))
-        ),
-        "{robots:?}"
-    );
+    let robots = f.robots(SiteId(1), &HostKey::from_raw("a.test")).await.expect("robots");
+    assert!(matches!(robots, None | Some(LaneRobots::Known(RobotsOutcome::OffLimits))), "{robots:?}");
 }
 
 /// Two audits of one host: one pace, the stricter, across both.
 pub async fn shared_host_one_pace<F: Frontier>(f: F) {
-    f.seed(seed(1, 1, "a.test", 4, 500, 10))
-        .await
-        .expect("seed");
-    f.seed(seed(2, 2, "a.test", 4, 200, 10))
-        .await
-        .expect("seed");
+    f.seed(seed(1, 1, "a.test", 4, 500, 10)).await.expect("seed");
+    f.seed(seed(2, 2, "a.test", 4, 200, 10)).await.expect("seed");
     let mut starts = Vec::new();
     let mut now = T0;
     for _ in 0..4 {
@@ -467,10 +301,7 @@ pub async fn shared_host_one_pace<F: Frontier>(f: F) {
             Claim::Leased(l) => {
                 if l.host.as_str() == "a.test" {
                     if let Some(prev) = last_a {
-                        assert!(
-                            t.since(prev) >= ms(500),
-                            "two audits shortened the gap: {prev} then {t}"
-                        );
+                        assert!(t.since(prev) >= ms(500), "two audits shortened the gap: {prev} then {t}");
                     }
                     last_a = Some(t);
                 }
@@ -488,11 +319,7 @@ pub async fn cancel_drops_queue<F: Frontier>(f: F) {
     f.seed(seed(7, 70, "a.test", 4, 0, 10)).await.expect("seed");
     f.cancel(AuditId(7)).await.expect("cancel");
     assert_eq!(no_lease(&f, T0).await, Claim::Idle);
-    let progress = f
-        .progress(SiteId(70))
-        .await
-        .expect("progress")
-        .expect("site");
+    let progress = f.progress(SiteId(70)).await.expect("progress").expect("site");
     assert!(progress.done && progress.queued == 0, "{progress:?}");
 }
 

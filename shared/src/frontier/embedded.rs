@@ -4,8 +4,8 @@
 //! the arithmetic is the same pure code ([`crate::pace`]) the Redis scripts mirror.
 
 use super::{
-    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots,
-    Lease, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed,
+    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, Lease, RobotsOutcome,
+    SiteInfo, SiteProgress, SiteSeed,
 };
 use crate::finding::Code;
 use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};
@@ -36,10 +36,7 @@ impl Lane {
     }
 
     fn is_closed(&self) -> bool {
-        matches!(
-            self.robots,
-            LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite)
-        )
+        matches!(self.robots, LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite))
     }
 
     fn promote(&mut self, now: UnixMs) {
@@ -61,11 +58,7 @@ impl Lane {
             return None;
         }
         self.promote(now);
-        if self.ready.is_empty() {
-            self.delayed.keys().next().map(|(t, _)| *t)
-        } else {
-            Some(now)
-        }
+        if self.ready.is_empty() { self.delayed.keys().next().map(|(t, _)| *t) } else { Some(now) }
     }
 
     fn pop(&mut self) -> Option<Task> {
@@ -144,18 +137,13 @@ impl EmbeddedFrontier {
     /// An empty frontier.
     #[must_use]
     pub fn new(settings: FrontierSettings) -> EmbeddedFrontier {
-        EmbeddedFrontier {
-            settings,
-            state: Mutex::new(State::default()),
-        }
+        EmbeddedFrontier { settings, state: Mutex::new(State::default()) }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock would be a bug in this file; the state is still
         // consistent per operation, so carry on rather than poison every worker.
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn seed_now(&self, seed: SiteSeed) -> Result<(), FrontierError> {
@@ -186,22 +174,12 @@ impl EmbeddedFrontier {
             st.hosts
                 .entry(host.clone())
                 .and_modify(|h| h.pace.limits = h.pace.limits.stricter(seed.limits.pace))
-                .or_insert_with(|| HostEntry {
-                    pace: HostPace::new(seed.limits.pace),
-                    ip: None,
-                });
+                .or_insert_with(|| HostEntry { pace: HostPace::new(seed.limits.pace), ip: None });
             let scheme = seed.start.as_url().scheme();
-            let robots_url =
-                crate::url::NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt"));
+            let robots_url = crate::url::NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt"));
             let Ok(robots_url) = robots_url else { continue };
-            let mut task = Task::new(
-                seed.audit,
-                seed.site,
-                robots_url,
-                TaskKind::Robots,
-                0,
-                crate::task::FoundVia::Standard,
-            );
+            let mut task =
+                Task::new(seed.audit, seed.site, robots_url, TaskKind::Robots, 0, crate::task::FoundVia::Standard);
             task.priority = Priority(0);
             let key = (seed.site, host.clone());
             st.lanes.insert(
@@ -232,9 +210,7 @@ impl EmbeddedFrontier {
         for i in 0..n {
             let idx = (st.cursor + i) % n;
             let key = st.lane_order[idx].clone();
-            let State {
-                lanes, hosts, ips, ..
-            } = &mut *st;
+            let State { lanes, hosts, ips, .. } = &mut *st;
             let (Some(lane), Some(host)) = (lanes.get_mut(&key), hosts.get(&key.1)) else {
                 continue;
             };
@@ -256,13 +232,7 @@ impl EmbeddedFrontier {
             }
             let Some(task) = lane.pop() else { continue };
             st.cursor = (idx + 1) % n;
-            return Claim::Leased(Box::new(st.lease(
-                worker,
-                key.1,
-                task,
-                now,
-                self.settings.lease_ttl(),
-            )));
+            return Claim::Leased(Box::new(st.lease(worker, key.1, task, now, self.settings.lease_ttl())));
         }
         earliest.map_or(Claim::Idle, Claim::Wait)
     }
@@ -284,18 +254,10 @@ impl EmbeddedFrontier {
             }
         }
         if let Some(robots) = c.robots {
-            if let (
-                RobotsOutcome::Rules {
-                    crawl_delay_ms: Some(d),
-                    ..
-                },
-                Some(h),
-            ) = (&robots, st.hosts.get_mut(&lease.host))
+            if let (RobotsOutcome::Rules { crawl_delay_ms: Some(d), .. }, Some(h)) =
+                (&robots, st.hosts.get_mut(&lease.host))
             {
-                h.pace.set_crawl_delay(
-                    std::time::Duration::from_millis(u64::from(*d)),
-                    lease.started_at,
-                );
+                h.pace.set_crawl_delay(std::time::Duration::from_millis(u64::from(*d)), lease.started_at);
             }
             if let Some(lane) = st.lanes.get_mut(&key) {
                 lane.robots = LaneRobots::Known(robots);
@@ -334,12 +296,7 @@ impl EmbeddedFrontier {
 
     fn reap_now(&self, now: UnixMs) -> usize {
         let mut st = self.lock();
-        let expired: Vec<LeaseId> = st
-            .leases
-            .values()
-            .filter(|l| l.deadline <= now)
-            .map(|l| l.id)
-            .collect();
+        let expired: Vec<LeaseId> = st.leases.values().filter(|l| l.deadline <= now).map(|l| l.id).collect();
         for id in &expired {
             if let Some(lease) = st.leases.remove(id) {
                 st.release(&lease);
@@ -360,18 +317,9 @@ impl EmbeddedFrontier {
 
     fn cancel_now(&self, audit: AuditId) {
         let mut st = self.lock();
-        let sites: Vec<SiteId> = st
-            .sites
-            .iter()
-            .filter(|(_, s)| s.audit == audit)
-            .map(|(id, _)| *id)
-            .collect();
+        let sites: Vec<SiteId> = st.sites.iter().filter(|(_, s)| s.audit == audit).map(|(id, _)| *id).collect();
         for site in sites {
-            let hosts = st
-                .sites
-                .get(&site)
-                .map(|s| s.hosts.clone())
-                .unwrap_or_default();
+            let hosts = st.sites.get(&site).map(|s| s.hosts.clone()).unwrap_or_default();
             let mut dropped = 0u64;
             for h in hosts {
                 if let Some(lane) = st.lanes.get_mut(&(site, h)) {
@@ -388,14 +336,7 @@ impl EmbeddedFrontier {
 }
 
 impl State {
-    fn lease(
-        &mut self,
-        worker: &WorkerId,
-        host: HostKey,
-        task: Task,
-        now: UnixMs,
-        ttl: std::time::Duration,
-    ) -> Lease {
+    fn lease(&mut self, worker: &WorkerId, host: HostKey, task: Task, now: UnixMs, ttl: std::time::Duration) -> Lease {
         let ip = self.hosts.get_mut(&host).and_then(|h| {
             h.pace.start(now);
             h.ip
@@ -471,9 +412,7 @@ impl State {
         let limits = site.limits;
         let over = match task.kind {
             TaskKind::Page if task.depth > limits.max_depth => Some(Code::DepthLimitReached),
-            TaskKind::Page if site.pages_enqueued >= u64::from(limits.max_pages) => {
-                Some(Code::PageLimitReached)
-            }
+            TaskKind::Page if site.pages_enqueued >= u64::from(limits.max_pages) => Some(Code::PageLimitReached),
             TaskKind::Resource if site.resources_enqueued >= u64::from(limits.max_resources) => {
                 Some(Code::ResourceLimitReached)
             }
@@ -521,10 +460,7 @@ impl State {
         site.done = true;
         let audit = site.audit;
         let hosts = site.hosts.clone();
-        self.publish(Event::SiteDone {
-            audit,
-            site: site_id,
-        });
+        self.publish(Event::SiteDone { audit, site: site_id });
         // The site's lanes are finished: drop them so claims stop scanning them.
         for h in hosts {
             self.lanes.remove(&(site_id, h));
@@ -542,11 +478,7 @@ impl Frontier for EmbeddedFrontier {
         ready(self.seed_now(seed))
     }
 
-    fn claim(
-        &self,
-        worker: &WorkerId,
-        now: UnixMs,
-    ) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
+    fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
         ready(Ok(self.claim_now(worker, now)))
     }
 
@@ -569,46 +501,26 @@ impl Frontier for EmbeddedFrontier {
         host: &HostKey,
     ) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send {
         let st = self.lock();
-        ready(Ok(st
-            .lanes
-            .get(&(site, host.clone()))
-            .map(|l| l.robots.clone())))
+        ready(Ok(st.lanes.get(&(site, host.clone())).map(|l| l.robots.clone())))
     }
 
-    fn site_info(
-        &self,
-        site: SiteId,
-    ) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
+    fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
         let st = self.lock();
-        ready(Ok(st.sites.get(&site).map(|s| SiteInfo {
-            audit: s.audit,
-            start: s.start.clone(),
-            limits: s.limits,
-        })))
+        ready(Ok(st.sites.get(&site).map(|s| SiteInfo { audit: s.audit, start: s.start.clone(), limits: s.limits })))
     }
 
-    fn read_events(
-        &self,
-        max: usize,
-    ) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
+    fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
         let mut st = self.lock();
         let from = st.delivered_up_to;
-        let out: Vec<(EventId, Event)> = st
-            .events
-            .range(from + 1..)
-            .take(max)
-            .map(|(id, e)| (EventId(id.to_string()), e.clone()))
-            .collect();
+        let out: Vec<(EventId, Event)> =
+            st.events.range(from + 1..).take(max).map(|(id, e)| (EventId(id.to_string()), e.clone())).collect();
         if let Some((last, _)) = out.last() {
             st.delivered_up_to = last.0.parse().unwrap_or(from);
         }
         ready(Ok(out))
     }
 
-    fn ack_events(
-        &self,
-        ids: &[EventId],
-    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+    fn ack_events(&self, ids: &[EventId]) -> impl Future<Output = Result<(), FrontierError>> + Send {
         let mut st = self.lock();
         for id in ids {
             if let Ok(n) = id.0.parse::<u64>() {
@@ -618,10 +530,7 @@ impl Frontier for EmbeddedFrontier {
         ready(Ok(()))
     }
 
-    fn progress(
-        &self,
-        site: SiteId,
-    ) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
+    fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
         let st = self.lock();
         ready(Ok(st.sites.get(&site).map(|s| SiteProgress {
             queued: s.queued,

@@ -32,10 +32,7 @@ pub struct FrontierSettings {
 
 impl Default for FrontierSettings {
     fn default() -> Self {
-        FrontierSettings {
-            max_in_flight_per_ip: crate::pace::DEFAULT_MAX_IN_FLIGHT_PER_IP,
-            lease_ttl_ms: 60_000,
-        }
+        FrontierSettings { max_in_flight_per_ip: crate::pace::DEFAULT_MAX_IN_FLIGHT_PER_IP, lease_ttl_ms: 60_000 }
     }
 }
 
@@ -235,11 +232,7 @@ pub trait Frontier: Send + Sync + 'static {
 
     /// Picks a ready lane and leases its next task: the host's start time has come, its in-flight
     /// count and its IP's are under their caps. Increments both and moves the host's next start.
-    fn claim(
-        &self,
-        worker: &WorkerId,
-        now: UnixMs,
-    ) -> impl Future<Output = Result<Claim, FrontierError>> + Send;
+    fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send;
 
     /// Releases the lease's slot and applies what the fetch taught, atomically. Completing a lease
     /// that was reclaimed or completed already changes nothing.
@@ -261,27 +254,17 @@ pub trait Frontier: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send;
 
     /// The site's start URL and limits.
-    fn site_info(
-        &self,
-        site: SiteId,
-    ) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send;
+    fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send;
 
     /// Up to `max` unacknowledged events, oldest first; an event read but not acknowledged is
     /// delivered again by the next read of a new reader (after a crash).
-    fn read_events(
-        &self,
-        max: usize,
-    ) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send;
+    fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send;
 
     /// Acknowledges events after they are safely stored.
-    fn ack_events(&self, ids: &[EventId])
-    -> impl Future<Output = Result<(), FrontierError>> + Send;
+    fn ack_events(&self, ids: &[EventId]) -> impl Future<Output = Result<(), FrontierError>> + Send;
 
     /// A site's progress.
-    fn progress(
-        &self,
-        site: SiteId,
-    ) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send;
+    fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send;
 
     /// Drops every queued task of the audit's sites; leased ones finish but discover nothing more.
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
@@ -303,10 +286,7 @@ pub fn limit_finding(
             format!("links deeper than {} were not followed", limits.max_depth)
         }
         Code::PageLimitReached => format!("the page budget of {} was reached", limits.max_pages),
-        _ => format!(
-            "the resource-check budget of {} was reached",
-            limits.max_resources
-        ),
+        _ => format!("the resource-check budget of {} was reached", limits.max_resources),
     };
     crate::finding::Finding::new(audit, site, code, start.as_str(), detail)
 }
@@ -332,10 +312,7 @@ mod serde_bytes_compat {
             fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
                 Ok(v)
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<Vec<u8>, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Vec<u8>, A::Error> {
                 let mut out = Vec::new();
                 while let Some(b) = a.next_element::<u8>()? {
                     out.push(b);

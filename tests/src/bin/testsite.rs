@@ -52,9 +52,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .map(|i| Site::generated(&format!("site{i}.test"), args.pages, args.links).latency(delay))
         .collect();
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
-    let server = TestServer::start_on(addr, sites)
-        .await
-        .with_context(|| format!("binding {addr}"))?;
+    let server = TestServer::start_on(addr, sites).await.with_context(|| format!("binding {addr}"))?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening {}", server.addr())?;
     stdout.flush()?;
@@ -65,8 +63,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let log = server.shutdown().await;
 
     if let Some(path) = &args.log_json {
-        std::fs::write(path, log.to_json_lines(started_at))
-            .with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, log.to_json_lines(started_at)).with_context(|| format!("writing {}", path.display()))?;
     }
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(summary(&log).as_bytes())?;
@@ -94,29 +91,14 @@ async fn wait_for_stop(limit: Duration) -> anyhow::Result<()> {
 /// Key figures of the run, one `key value` pair per line.
 fn summary(log: &RequestLog) -> String {
     let by_host = log.by_host();
-    let max_in_flight_per_host = by_host
-        .values()
-        .map(|rs| max_in_flight_of(rs.iter().copied()))
-        .max()
-        .unwrap_or(0);
-    let min_gap = by_host
-        .values()
-        .flat_map(|rs| gaps_of(rs.iter().copied()))
-        .min();
+    let max_in_flight_per_host = by_host.values().map(|rs| max_in_flight_of(rs.iter().copied())).max().unwrap_or(0);
+    let min_gap = by_host.values().flat_map(|rs| gaps_of(rs.iter().copied())).min();
     let unfinished = log.all().iter().filter(|r| r.end.is_none()).count();
     let mut statuses = std::collections::BTreeMap::new();
     for r in log.all() {
-        *statuses
-            .entry(
-                r.status
-                    .map_or_else(|| "none".to_owned(), |s| s.to_string()),
-            )
-            .or_insert(0usize) += 1;
+        *statuses.entry(r.status.map_or_else(|| "none".to_owned(), |s| s.to_string())).or_insert(0usize) += 1;
     }
-    let statuses: Vec<String> = statuses
-        .into_iter()
-        .map(|(s, n)| format!("{s}={n}"))
-        .collect();
+    let statuses: Vec<String> = statuses.into_iter().map(|(s, n)| format!("{s}={n}")).collect();
     format!(
         "requests {}\nhosts_seen {}\nstatuses {}\nunfinished {unfinished}\nmax_in_flight_per_host {max_in_flight_per_host}\n\
          max_in_flight_total {}\nmin_gap_ms {}\n",
@@ -124,9 +106,6 @@ fn summary(log: &RequestLog) -> String {
         by_host.len(),
         statuses.join(" "),
         log.max_in_flight_where(|_| true),
-        min_gap.map_or_else(
-            || "none".to_owned(),
-            |g| format!("{:.1}", g.as_secs_f64() * 1000.0)
-        ),
+        min_gap.map_or_else(|| "none".to_owned(), |g| format!("{:.1}", g.as_secs_f64() * 1000.0)),
     )
 }

@@ -31,8 +31,7 @@ pub(crate) struct GzipBomb {
 impl GzipBomb {
     /// A bomb that inflates to exactly `decompressed` bytes of spaces.
     pub(crate) fn new(decompressed: u64) -> GzipBomb {
-        Self::build(decompressed)
-            .unwrap_or_else(|e| panic!("building a gzip bomb in memory failed: {e}"))
+        Self::build(decompressed).unwrap_or_else(|e| panic!("building a gzip bomb in memory failed: {e}"))
     }
 
     fn build(decompressed: u64) -> io::Result<GzipBomb> {
@@ -46,12 +45,7 @@ impl GzipBomb {
             }
             encoder.write_all(&run[..(decompressed % RUN as u64) as usize])?;
             let all = Bytes::from(encoder.finish()?);
-            return Ok(GzipBomb {
-                head: all,
-                middle: Bytes::new(),
-                repeats: 0,
-                tail: Bytes::new(),
-            });
+            return Ok(GzipBomb { head: all, middle: Bytes::new(), repeats: 0, tail: Bytes::new() });
         }
         let rest = &run[..(decompressed % RUN as u64) as usize];
         let mut deflate = DeflateEncoder::new(Vec::new(), Compression::best());
@@ -118,9 +112,7 @@ mod tests {
         let (mut total, mut all_spaces) = (0u64, true);
         let mut buf = vec![0u8; 256 * 1024];
         loop {
-            let n = decoder
-                .read(&mut buf)
-                .expect("bomb must be valid gzip with a correct CRC");
+            let n = decoder.read(&mut buf).expect("bomb must be valid gzip with a correct CRC");
             if n == 0 {
                 break;
             }
@@ -136,11 +128,7 @@ mod tests {
         for size in [0, 1, 1000, mib, 2 * mib, 2 * mib + 12_345, 5 * mib] {
             let bomb = GzipBomb::new(size);
             assert_eq!(inflate(&bomb), (size, true), "size {size}");
-            assert!(
-                bomb.wire_len() < size / 500 + 200,
-                "size {size} wire {}",
-                bomb.wire_len()
-            );
+            assert!(bomb.wire_len() < size / 500 + 200, "size {size} wire {}", bomb.wire_len());
         }
     }
 }

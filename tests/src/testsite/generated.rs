@@ -17,10 +17,7 @@ pub(crate) struct Generated {
 
 impl Generated {
     pub(crate) fn new(pages: usize, links_per_page: usize) -> Generated {
-        Generated {
-            pages,
-            links: links_per_page.max(1),
-        }
+        Generated { pages, links: links_per_page.max(1) }
     }
 
     /// The page number a path names, if it is one of this site's pages.
@@ -54,19 +51,11 @@ impl Generated {
         let first_child = i.saturating_mul(self.links).saturating_add(1);
         let children = first_child..first_child.saturating_add(self.links).min(self.pages);
         for child in children {
-            let _ = write!(
-                links,
-                "<li><a href=\"{}\">Page {child}</a></li>",
-                page_path(child)
-            );
+            let _ = write!(links, "<li><a href=\"{}\">Page {child}</a></li>", page_path(child));
         }
         if i > 0 {
             let parent = (i - 1) / self.links;
-            let _ = write!(
-                links,
-                "<li><a href=\"{}\">Up to page {parent}</a></li>",
-                page_path(parent)
-            );
+            let _ = write!(links, "<li><a href=\"{}\">Up to page {parent}</a></li>", page_path(parent));
             if parent != 0 {
                 links.push_str("<li><a href=\"/\">Home</a></li>");
             }
@@ -84,11 +73,7 @@ impl Generated {
 
 /// The path of generated page `i`.
 pub(crate) fn page_path(i: usize) -> String {
-    if i == 0 {
-        "/".to_owned()
-    } else {
-        format!("/p/{i}")
-    }
+    if i == 0 { "/".to_owned() } else { format!("/p/{i}") }
 }
 
 #[cfg(test)]
@@ -101,15 +86,7 @@ mod tests {
         for i in 0..20 {
             assert_eq!(site.page_of(&page_path(i)), Some(i));
         }
-        for other in [
-            "/p/20",
-            "/p/01",
-            "/p/",
-            "/p/1/",
-            "/p/+1",
-            "/q/1",
-            "/index.html",
-        ] {
+        for other in ["/p/20", "/p/01", "/p/", "/p/1/", "/p/+1", "/q/1", "/index.html"] {
             assert_eq!(site.page_of(other), None, "{other}");
         }
     }

@@ -10,10 +10,7 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 
 /// gzip of a whole body.
 pub(crate) fn compress(body: &[u8]) -> Bytes {
-    let mut encoder = GzEncoder::new(
-        Vec::with_capacity(body.len() / 4 + 64),
-        Compression::default(),
-    );
+    let mut encoder = GzEncoder::new(Vec::with_capacity(body.len() / 4 + 64), Compression::default());
     // Writing into a Vec cannot fail.
     match encoder.write_all(body).and_then(|()| encoder.finish()) {
         Ok(out) => Bytes::from(out),
@@ -22,9 +19,7 @@ pub(crate) fn compress(body: &[u8]) -> Bytes {
 }
 
 /// gzip of a stream, emitted as the compressor produces output; errors of the inner stream pass through.
-pub(crate) fn compress_stream(
-    chunks: BoxStream<'static, io::Result<Bytes>>,
-) -> BoxStream<'static, io::Result<Bytes>> {
+pub(crate) fn compress_stream(chunks: BoxStream<'static, io::Result<Bytes>>) -> BoxStream<'static, io::Result<Bytes>> {
     let encoder = GzEncoder::new(Vec::new(), Compression::fast());
     stream::unfold(Some((chunks, encoder)), |state| async move {
         let (mut chunks, mut encoder) = state?;

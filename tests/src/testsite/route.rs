@@ -40,30 +40,18 @@ pub struct Route {
 
 #[derive(Clone, Debug)]
 enum Kind {
-    Fixed {
-        status: StatusCode,
-        headers: Vec<(HeaderName, HeaderValue)>,
-        body: Bytes,
-    },
-    Huge {
-        bytes: u64,
-    },
+    Fixed { status: StatusCode, headers: Vec<(HeaderName, HeaderValue)>, body: Bytes },
+    Huge { bytes: u64 },
     Bomb(Arc<GzipBomb>),
     Hang,
     HangBody,
-    CutOff {
-        bytes: usize,
-    },
+    CutOff { bytes: usize },
     Slow(Duration, Box<Route>),
     Header(HeaderName, HeaderValue, Box<Route>),
     Status(StatusCode, Box<Route>),
     Gzip(Box<Route>),
     NoContentLength(Box<Route>),
-    Times {
-        times: u32,
-        first: Box<Route>,
-        then: Box<Route>,
-    },
+    Times { times: u32, first: Box<Route>, then: Box<Route> },
     Sequence(Vec<Route>),
 }
 
@@ -77,19 +65,12 @@ fn header_name(name: &str) -> HeaderName {
 
 fn header_value(value: &[u8]) -> HeaderValue {
     // from_bytes accepts obs-text (bytes >= 0x80), so tests can send raw UTF-8 in Location etc.
-    HeaderValue::from_bytes(value).unwrap_or_else(|_| {
-        panic!(
-            "{:?} is not a valid header value",
-            String::from_utf8_lossy(value)
-        )
-    })
+    HeaderValue::from_bytes(value)
+        .unwrap_or_else(|_| panic!("{:?} is not a valid header value", String::from_utf8_lossy(value)))
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 impl Route {
@@ -202,11 +183,7 @@ impl Route {
     /// `first` for the first `times` requests to this path, then `then`; the general form of
     /// [`Route::too_many`] and [`Route::fail`].
     pub fn first(times: u32, first: Route, then: Route) -> Route {
-        Route::new(Kind::Times {
-            times,
-            first: Box::new(first),
-            then: Box::new(then),
-        })
+        Route::new(Kind::Times { times, first: Box::new(first), then: Box::new(then) })
     }
 
     /// The nth request to this path gets the nth route; the last one repeats forever after.
@@ -214,10 +191,7 @@ impl Route {
     /// # Panics
     /// If `routes` is empty.
     pub fn sequence(routes: Vec<Route>) -> Route {
-        assert!(
-            !routes.is_empty(),
-            "Route::sequence needs at least one route"
-        );
+        assert!(!routes.is_empty(), "Route::sequence needs at least one route");
         Route::new(Kind::Sequence(routes))
     }
 
@@ -273,14 +247,9 @@ impl Route {
     /// A 200 page declared `text/html; charset=utf-8` that is neither valid UTF-8 nor well-formed
     /// HTML: unclosed tags, stray bytes, a truncated attribute. Parsing it must not fail the crawl.
     pub fn malformed() -> Route {
-        let mut body =
-            b"<!doctype html><html><head><title>Broken \xff\xfe title</head><body>".to_vec();
-        body.extend_from_slice(
-            b"<h1>Unclosed <b>bold <p>text \xc3\x28 and \xe2\x82 half a char</span></div>",
-        );
-        body.extend_from_slice(
-            b"<a href=\"/ok\">fine link</a> <a href=\"/broken\xff\">bad byte</a> <a href=\"/trunc",
-        );
+        let mut body = b"<!doctype html><html><head><title>Broken \xff\xfe title</head><body>".to_vec();
+        body.extend_from_slice(b"<h1>Unclosed <b>bold <p>text \xc3\x28 and \xe2\x82 half a char</span></div>");
+        body.extend_from_slice(b"<a href=\"/ok\">fine link</a> <a href=\"/broken\xff\">bad byte</a> <a href=\"/trunc");
         body.extend_from_slice(b"\x00\x01<img src=x alt=<<<>>> <script>var x = '</p>';</scr");
         Route::bytes(HTML, body)
     }
@@ -370,12 +339,7 @@ impl Route {
     }
 
     /// Answers the `n`th (0-based) request to this path. `extra_delay` is the site's latency.
-    pub(crate) async fn respond(
-        &self,
-        n: u32,
-        extra_delay: Duration,
-        cancel: &CancellationToken,
-    ) -> Response {
+    pub(crate) async fn respond(&self, n: u32, extra_delay: Duration, cancel: &CancellationToken) -> Response {
         let plan = self.plan(n);
         let delay = plan.delay + extra_delay;
         if !delay.is_zero() {
@@ -437,10 +401,7 @@ enum Wrap<'a> {
 /// A response body: fixed bytes, or a stream with an optional declared length.
 pub(crate) enum Payload {
     Full(Bytes),
-    Stream {
-        chunks: BoxStream<'static, io::Result<Bytes>>,
-        len: Option<u64>,
-    },
+    Stream { chunks: BoxStream<'static, io::Result<Bytes>>, len: Option<u64> },
 }
 
 /// A response under construction.
@@ -454,40 +415,25 @@ impl Reply {
     fn html_stream(chunks: BoxStream<'static, io::Result<Bytes>>, len: Option<u64>) -> Reply {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(HTML));
-        Reply {
-            status: StatusCode::OK,
-            headers,
-            payload: Payload::Stream { chunks, len },
-        }
+        Reply { status: StatusCode::OK, headers, payload: Payload::Stream { chunks, len } }
     }
 
     fn from_leaf(leaf: &Kind, cancel: &CancellationToken) -> Reply {
         match leaf {
-            Kind::Fixed {
-                status,
-                headers,
-                body,
-            } => Reply {
+            Kind::Fixed { status, headers, body } => Reply {
                 status: *status,
                 headers: headers.iter().cloned().collect(),
                 payload: Payload::Full(body.clone()),
             },
-            Kind::Huge { bytes } => {
-                Reply::html_stream(huge_stream(*bytes, cancel.clone()), Some(*bytes))
-            }
+            Kind::Huge { bytes } => Reply::html_stream(huge_stream(*bytes, cancel.clone()), Some(*bytes)),
             Kind::Bomb(bomb) => {
-                let mut reply = Reply::html_stream(
-                    until_cancelled(bomb.stream(), cancel.clone()),
-                    Some(bomb.wire_len()),
-                );
-                reply
-                    .headers
-                    .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                let mut reply =
+                    Reply::html_stream(until_cancelled(bomb.stream(), cancel.clone()), Some(bomb.wire_len()));
+                reply.headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
                 reply
             }
             Kind::HangBody => {
-                let head =
-                    Bytes::from_static(b"<!doctype html><html lang=\"en\"><head><title>Stalled");
+                let head = Bytes::from_static(b"<!doctype html><html lang=\"en\"><head><title>Stalled");
                 let cancel = cancel.clone();
                 let stall = stream::once(async move {
                     cancel.cancelled().await;
@@ -518,14 +464,10 @@ impl Reply {
 
     fn gzip(mut self) -> Reply {
         self.headers.remove(CONTENT_LENGTH);
-        self.headers
-            .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        self.headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         self.payload = match self.payload {
             Payload::Full(body) => Payload::Full(gzip::compress(&body)),
-            Payload::Stream { chunks, .. } => Payload::Stream {
-                chunks: gzip::compress_stream(chunks),
-                len: None,
-            },
+            Payload::Stream { chunks, .. } => Payload::Stream { chunks: gzip::compress_stream(chunks), len: None },
         };
         self
     }
@@ -533,21 +475,14 @@ impl Reply {
     fn chunked(mut self) -> Reply {
         self.headers.remove(CONTENT_LENGTH);
         self.payload = match self.payload {
-            Payload::Full(body) => Payload::Stream {
-                chunks: stream::once(async { Ok(body) }).boxed(),
-                len: None,
-            },
+            Payload::Full(body) => Payload::Stream { chunks: stream::once(async { Ok(body) }).boxed(), len: None },
             Payload::Stream { chunks, .. } => Payload::Stream { chunks, len: None },
         };
         self
     }
 
     fn into_response(self) -> Response {
-        let Reply {
-            status,
-            mut headers,
-            payload,
-        } = self;
+        let Reply { status, mut headers, payload } = self;
         let body = match payload {
             Payload::Full(bytes) => Body::from(bytes),
             Payload::Stream { chunks, len } => {
@@ -567,23 +502,19 @@ impl Reply {
 /// What a request gets when the server shuts down while it waits.
 fn shutting_down() -> Response {
     let mut response = Route::status(503).respond_ready(0);
-    response.headers_mut().insert(
-        axum::http::header::CONNECTION,
-        HeaderValue::from_static("close"),
-    );
+    response.headers_mut().insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 
-const HUGE_HEAD: &[u8] = b"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Huge page</title></head><body>\n";
+const HUGE_HEAD: &[u8] =
+    b"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Huge page</title></head><body>\n";
 const HUGE_TAIL: &[u8] = b"</body></html>\n";
 const FILLER: &[u8] = b"<p>Shoal test filler: a deliberately enormous page, streamed.</p>\n";
 
 /// 64 KiB (rounded down to whole paragraphs) of filler paragraphs, built once and sliced.
 fn filler_chunk() -> Bytes {
     static CHUNK_BYTES: OnceLock<Bytes> = OnceLock::new();
-    CHUNK_BYTES
-        .get_or_init(|| Bytes::from(FILLER.repeat(CHUNK / FILLER.len())))
-        .clone()
+    CHUNK_BYTES.get_or_init(|| Bytes::from(FILLER.repeat(CHUNK / FILLER.len()))).clone()
 }
 
 /// `len` bytes of filler paragraphs (the last one may be cut).
@@ -595,12 +526,7 @@ fn html_filler(len: usize) -> Vec<u8> {
 fn huge_stream(total: u64, cancel: CancellationToken) -> BoxStream<'static, io::Result<Bytes>> {
     let frame = (HUGE_HEAD.len() + HUGE_TAIL.len()) as u64;
     if total <= frame {
-        let all: Vec<u8> = HUGE_HEAD
-            .iter()
-            .chain(HUGE_TAIL)
-            .copied()
-            .take(total as usize)
-            .collect();
+        let all: Vec<u8> = HUGE_HEAD.iter().chain(HUGE_TAIL).copied().take(total as usize).collect();
         return stream::once(async { Ok(Bytes::from(all)) }).boxed();
     }
     let chunk = filler_chunk();
@@ -626,13 +552,7 @@ fn until_cancelled(
     cancel: CancellationToken,
 ) -> BoxStream<'static, io::Result<Bytes>> {
     chunks
-        .map(move |chunk| {
-            if cancel.is_cancelled() {
-                Err(io::Error::other("server shutting down"))
-            } else {
-                chunk
-            }
-        })
+        .map(move |chunk| if cancel.is_cancelled() { Err(io::Error::other("server shutting down")) } else { chunk })
         .boxed()
 }
 
@@ -651,43 +571,28 @@ mod tests {
     fn counting_combinators_pick_by_request_number() {
         let ok = || Route::html("ok");
         let cases: Vec<(Route, Vec<u16>)> = vec![
-            (
-                Route::too_many(Some("1"), 2, ok()),
-                vec![429, 429, 200, 200],
-            ),
+            (Route::too_many(Some("1"), 2, ok()), vec![429, 429, 200, 200]),
             (Route::fail(503, 1, ok()), vec![503, 200, 200]),
-            (
-                Route::sequence(vec![Route::status(500), Route::status(404), ok()]),
-                vec![500, 404, 200, 200],
-            ),
+            (Route::sequence(vec![Route::status(500), Route::status(404), ok()]), vec![500, 404, 200, 200]),
             (Route::sequence(vec![ok()]), vec![200, 200]),
-            (
-                Route::sequence(vec![Route::status(500), Route::fail(502, 2, ok())]),
-                vec![500, 502, 502, 200, 200],
-            ),
+            (Route::sequence(vec![Route::status(500), Route::fail(502, 2, ok())]), vec![500, 502, 502, 200, 200]),
             (Route::too_many(None, 0, ok()), vec![200]),
         ];
         for (route, want) in cases {
-            let got: Vec<u16> = (0..want.len() as u32)
-                .map(|n| status_of(&route, n).as_u16())
-                .collect();
+            let got: Vec<u16> = (0..want.len() as u32).map(|n| status_of(&route, n).as_u16()).collect();
             assert_eq!(got, want, "{route:?}");
         }
     }
 
     #[test]
     fn huge_pages_have_exactly_the_requested_size() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime");
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
         for total in [0u64, 10, 120, 64 * 1024 + 7, 300_000] {
             let got = rt.block_on(async {
                 let mut sum = 0u64;
                 let mut s = huge_stream(total, CancellationToken::new());
                 while let Some(chunk) = s.next().await {
-                    sum += chunk
-                        .expect("huge stream never fails before shutdown")
-                        .len() as u64;
+                    sum += chunk.expect("huge stream never fails before shutdown").len() as u64;
                 }
                 sum
             });

@@ -1,10 +1,7 @@
 //! Shared helpers for the end-to-end tests: run `shoal audit` in-process against a test server and
 //! read the audit database back.
 
-#![allow(
-    dead_code,
-    reason = "each test binary uses a different subset of the helpers"
-)]
+#![allow(dead_code, reason = "each test binary uses a different subset of the helpers")]
 
 use clap::Parser;
 use shoal_coordinator::cli::Cli;
@@ -26,22 +23,12 @@ pub struct Audited {
 
 /// Runs `shoal audit START... --db TMP --allow-private --no-dns --no-progress --resolve H=127.0.0.1
 /// (for every host given; their www twins do not resolve) EXTRA...` in this process.
-pub async fn audit(
-    server: &TestServer,
-    hosts: &[&str],
-    starts: &[String],
-    extra: &[&str],
-) -> Audited {
+pub async fn audit(server: &TestServer, hosts: &[&str], starts: &[String], extra: &[&str]) -> Audited {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("audit.db");
     let mut args: Vec<String> = vec!["shoal".into(), "audit".into()];
     args.extend(starts.iter().cloned());
-    args.extend([
-        "--db".into(),
-        db.display().to_string(),
-        "--no-dns".into(),
-        "--no-progress".into(),
-    ]);
+    args.extend(["--db".into(), db.display().to_string(), "--no-dns".into(), "--no-progress".into()]);
     if !extra.contains(&"--deny-private") {
         args.push("--allow-private".into());
     }
@@ -49,12 +36,7 @@ pub async fn audit(
         args.push("--resolve".into());
         args.push(format!("{h}=127.0.0.1"));
     }
-    args.extend(
-        extra
-            .iter()
-            .filter(|a| **a != "--deny-private")
-            .map(|s| (*s).to_owned()),
-    );
+    args.extend(extra.iter().filter(|a| **a != "--deny-private").map(|s| (*s).to_owned()));
     let _ = server;
     let cli = Cli::try_parse_from(&args).expect("arguments parse");
     let shutdown = CancellationToken::new();
@@ -62,19 +44,13 @@ pub async fn audit(
         .await
         .expect("audit finished within the deadline")
         .unwrap_or_else(|f| panic!("audit failed: {:#}", f.error));
-    Audited {
-        exit,
-        db,
-        _dir: dir,
-    }
+    Audited { exit, db, _dir: dir }
 }
 
 /// The findings of the latest audit: (code, url, detail).
 pub fn findings(db: &Path) -> Vec<(String, String, String)> {
     let conn = rusqlite::Connection::open(db).expect("open db");
-    let mut stmt = conn
-        .prepare("SELECT code, url, detail FROM findings ORDER BY code, url")
-        .expect("prepare");
+    let mut stmt = conn.prepare("SELECT code, url, detail FROM findings ORDER BY code, url").expect("prepare");
     stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .expect("query")
         .collect::<Result<_, _>>()
@@ -89,9 +65,7 @@ pub fn codes(db: &Path) -> Vec<String> {
 /// Pages recorded: (url, kind, status).
 pub fn pages(db: &Path) -> Vec<(String, String, Option<i64>)> {
     let conn = rusqlite::Connection::open(db).expect("open db");
-    let mut stmt = conn
-        .prepare("SELECT url, kind, status FROM pages ORDER BY url")
-        .expect("prepare");
+    let mut stmt = conn.prepare("SELECT url, kind, status FROM pages ORDER BY url").expect("prepare");
     stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .expect("query")
         .collect::<Result<_, _>>()

@@ -1,0 +1,312 @@
+//! End-to-end through the real `shoal` binary as a child process: signals, exit statuses, `--file`,
+//! log format. The test server runs in the test's own runtime and logs every request.
+
+use serde_json::Value;
+use shoal_tests::testsite::{Site, TestServer};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// How long building the binary may take (the shared target directory may be locked by another
+/// build for a while).
+const BUILD_DEADLINE: Duration = Duration::from_secs(900);
+
+/// The `shoal` binary of this build, built once per test process with the same profile and target
+/// directory as this test.
+fn shoal_bin() -> PathBuf {
+    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BIN.get_or_init(build_shoal).clone().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn build_shoal() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    // .../target/<profile>/deps/<test>
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .ok_or_else(|| format!("unexpected test binary location {}", exe.display()))?;
+    let target_dir =
+        profile_dir.parent().ok_or_else(|| format!("unexpected test binary location {}", exe.display()))?;
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev".to_owned(),
+        Some(other) => other.to_owned(),
+    };
+    let bin = profile_dir.join("shoal");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let log = tempfile::NamedTempFile::new().map_err(|e| format!("temp file: {e}"))?;
+    let stderr = log.reopen().map_err(|e| format!("temp file: {e}"))?;
+    let mut child = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "shoal-coordinator", "--bin", "shoal"])
+        .arg("--profile")
+        .arg(&profile)
+        .arg("--target-dir")
+        .arg(target_dir)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("cannot run cargo to build shoal: {e}"))?;
+    let status = wait_deadline(&mut child, BUILD_DEADLINE);
+    let output = std::fs::read_to_string(log.path()).unwrap_or_default();
+    match status {
+        Some(s) if s.success() && bin.exists() => Ok(bin),
+        Some(s) => Err(format!(
+            "`cargo build -p shoal-coordinator --bin shoal` failed ({s}); run it yourself to see why:\n{output}"
+        )),
+        None => Err(format!(
+            "`cargo build -p shoal-coordinator --bin shoal` took over {BUILD_DEADLINE:?}; run it first:\n{output}"
+        )),
+    }
+}
+
+/// Waits for a child at most `deadline`; kills it (this child, by its handle) if it overruns.
+fn wait_deadline(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
+    let until = Instant::now() + deadline;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// Async twin of [`wait_deadline`], so the test server keeps serving while the child runs.
+async fn wait_child(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
+    let until = Instant::now() + deadline;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < until => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// A `shoal` command with a clean environment (no `SHOAL_*` settings from the caller) whose
+/// standard output and error go to files in `dir`.
+fn shoal(dir: &Path) -> Command {
+    let mut cmd = Command::new(shoal_bin());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("SHOAL_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(dir.join("stdout")).expect("stdout file"))
+        .stderr(std::fs::File::create(dir.join("stderr")).expect("stderr file"));
+    cmd
+}
+
+fn stderr_of(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
+}
+
+/// Pages recorded so far, read while the audit runs; 0 while the database is not there yet.
+fn pages_so_far(db: &Path) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+        return 0;
+    };
+    let _ = conn.busy_timeout(Duration::from_millis(200));
+    conn.query_row("SELECT count(*) FROM pages", [], |r| r.get(0)).unwrap_or(0)
+}
+
+fn query_strings(db: &Path, sql: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).expect("open the audit database");
+    let mut stmt = conn.prepare(sql).expect("prepare");
+    stmt.query_map([], |r| r.get(0)).expect("query").collect::<Result<_, _>>().expect("rows")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_cleanly_keeps_pages_marks_cancelled_and_exits_130() {
+    let bin_ready = tokio::task::spawn_blocking(shoal_bin);
+    bin_ready.await.expect("build task");
+    let server = TestServer::start(vec![Site::generated("slow.test", 200, 4).latency(Duration::from_millis(50))])
+        .await
+        .expect("server starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("audit.db");
+    let mut child = shoal(dir.path())
+        .args(["audit", &server.url("slow.test", "/"), "--db"])
+        .arg(&db)
+        .args(["--allow-private", "--no-dns", "--no-progress", "--gap-ms", "50"])
+        .args(["--resolve", &server.resolve_arg("slow.test")])
+        .spawn()
+        .expect("shoal starts");
+
+    let until = Instant::now() + Duration::from_secs(15);
+    let mut seen = 0;
+    while seen < 5 {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("shoal ended before it was interrupted ({status}):\n{}", stderr_of(dir.path()));
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no pages in the database after 15 s:\n{}\n{}", stderr_of(dir.path()), server.log().dump());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        seen = pages_so_far(&db);
+    }
+
+    let signalled = Instant::now();
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+    assert!(kill.success(), "kill -INT failed");
+    let status = wait_child(&mut child, Duration::from_secs(25)).await;
+    let took = signalled.elapsed();
+    let port = server.port();
+    let log = server.shutdown().await;
+    let stderr = stderr_of(dir.path());
+    let status = status.unwrap_or_else(|| panic!("shoal did not exit within 25 s of SIGINT:\n{stderr}"));
+    assert_eq!(status.code(), Some(130), "{status} after {took:?}\n{stderr}");
+
+    let status_row = query_strings(&db, "SELECT status FROM audits");
+    assert_eq!(status_row, vec!["cancelled".to_owned()], "{stderr}");
+    let stored = pages_so_far(&db);
+    assert!(stored >= seen, "{stored} pages stored, {seen} seen before the signal");
+    let urls = query_strings(&db, "SELECT url FROM pages");
+    let requested: Vec<String> = log.all().iter().map(|r| format!("http://slow.test:{port}{}", r.path)).collect();
+    // What was crawled is kept: every page the server answered (requests in flight at the signal
+    // were let finish) is in the database.
+    let answered: Vec<String> = log
+        .all()
+        .iter()
+        .filter(|r| r.status.is_some() && r.path != "/robots.txt")
+        .map(|r| format!("http://slow.test:{port}{}", r.path))
+        .collect();
+    let lost: Vec<&String> = answered.iter().filter(|u| !urls.contains(u)).collect();
+    assert!(lost.is_empty(), "answered but not stored: {lost:?}\n{}\n{stderr}", log.dump());
+    for u in &urls {
+        assert!(requested.contains(u), "{u} stored but never requested\n{}", log.dump());
+    }
+    let page_requests = log.paths("slow.test").iter().filter(|p| *p != "/robots.txt").count();
+    assert!(page_requests < 200, "the crawl finished before the signal: the test proves nothing\n{}", log.dump());
+    let late: Vec<String> = log
+        .all()
+        .iter()
+        .filter(|r| r.start > signalled + Duration::from_secs(1))
+        .map(|r| format!("{} {} ({:?} after the signal)", r.method, r.path, r.start - signalled))
+        .collect();
+    assert!(late.is_empty(), "requests started more than 1 s after SIGINT: {late:?}\n{}", log.dump());
+    assert!(log.all().iter().all(|r| r.end.is_some()), "a request was left open\n{}", log.dump());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_of_sites_skips_comments_and_blank_lines() {
+    tokio::task::spawn_blocking(shoal_bin).await.expect("build task");
+    let server = TestServer::start(vec![
+        Site::generated("s1.test", 5, 2),
+        Site::generated("s2.test", 5, 2),
+        Site::generated("s3.test", 5, 2),
+        Site::generated("s4.test", 5, 2),
+    ])
+    .await
+    .expect("server starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("audit.db");
+    let starts: Vec<String> = ["s1.test", "s2.test", "s3.test"].iter().map(|h| server.url(h, "/")).collect();
+    let file = dir.path().join("sites.txt");
+    std::fs::write(
+        &file,
+        format!(
+            "# client sites, one per line\n{}\n\n{}\n   \n{}\n# {}\n",
+            starts[0],
+            starts[1],
+            starts[2],
+            server.url("s4.test", "/")
+        ),
+    )
+    .expect("write sites.txt");
+    let mut cmd = shoal(dir.path());
+    cmd.args(["audit", "--file"]).arg(&file).arg("--db").arg(&db).args([
+        "--allow-private",
+        "--no-dns",
+        "--no-progress",
+        "--gap-ms",
+        "0",
+    ]);
+    for h in ["s1.test", "s2.test", "s3.test", "s4.test"] {
+        cmd.args(["--resolve", &server.resolve_arg(h)]);
+    }
+    let mut child = cmd.spawn().expect("shoal starts");
+    let status = wait_child(&mut child, Duration::from_secs(30)).await;
+    let log = server.shutdown().await;
+    let stderr = stderr_of(dir.path());
+    let status = status.unwrap_or_else(|| panic!("shoal did not finish within 30 s:\n{stderr}"));
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.lines().any(|l| l.contains("3 site(s)")), "summary line:\n{stderr}");
+    assert_eq!(log.hosts(), vec!["s1.test", "s2.test", "s3.test"], "{}", log.dump());
+    for h in ["s1.test", "s2.test", "s3.test"] {
+        assert_eq!(log.for_host(h).len(), 6, "5 pages + robots.txt\n{}", log.dump());
+    }
+    let mut stored = query_strings(&db, "SELECT start_url FROM sites ORDER BY id");
+    stored.sort();
+    assert_eq!(stored, starts);
+    assert_eq!(query_strings(&db, "SELECT status FROM audits"), vec!["done".to_owned()]);
+}
+
+/// Runs `shoal --log-format json audit http://nowhere.test/ --no-dns` (a host that cannot resolve:
+/// no DNS query is sent, nothing is contacted); returns the exit status, the database and stderr.
+fn audit_unresolvable(dir: &Path) -> (ExitStatus, PathBuf, String) {
+    let db = dir.join("audit.db");
+    let mut child = shoal(dir)
+        .args(["--log-format", "json", "audit", "http://nowhere.test/", "--db"])
+        .arg(&db)
+        .args(["--no-dns", "--no-progress"])
+        .spawn()
+        .expect("shoal starts");
+    let status = wait_deadline(&mut child, Duration::from_secs(30));
+    let stderr = stderr_of(dir);
+    let status = status.unwrap_or_else(|| panic!("shoal did not finish within 30 s:\n{stderr}"));
+    (status, db, stderr)
+}
+
+fn is_json_object(line: &str) -> bool {
+    serde_json::from_str::<Value>(line).is_ok_and(|v| v.is_object())
+}
+
+#[test]
+fn unresolvable_start_host_is_a_finding_not_a_failure_and_logs_are_json() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (status, db, stderr) = audit_unresolvable(dir.path());
+    assert_eq!(status.code(), Some(0), "an unreachable site is a finding, not a failure of Shoal\n{stderr}");
+    let codes = query_strings(&db, "SELECT code FROM findings");
+    assert!(codes.contains(&"start_unreachable".to_owned()), "{codes:?}\n{stderr}");
+    let urls = query_strings(&db, "SELECT url FROM findings WHERE code = 'start_unreachable'");
+    assert!(urls.iter().all(|u| u.starts_with("http://nowhere.test/")), "{urls:?}");
+    assert_eq!(query_strings(&db, "SELECT status FROM audits"), vec!["done".to_owned()]);
+
+    let json: Vec<Value> =
+        stderr.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(Value::is_object).collect();
+    assert!(!json.is_empty(), "no JSON log lines on stderr:\n{stderr}");
+    for entry in &json {
+        assert!(
+            entry.get("level").is_some() && entry.get("timestamp").is_some(),
+            "a log line without level or timestamp: {entry}"
+        );
+    }
+}
+
+#[test]
+fn json_log_format_writes_nothing_but_json_lines_to_stderr() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (status, _db, stderr) = audit_unresolvable(dir.path());
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let not_json: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty() && !is_json_object(l)).collect();
+    assert!(
+        not_json.is_empty(),
+        "with --log-format json (\"for log collectors\") every stderr line should be a JSON object, \
+         but these are not: {not_json:#?}"
+    );
+}
