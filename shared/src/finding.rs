@@ -146,6 +146,88 @@ codes! {
     SitemapInvalid = "sitemap_invalid", Warning, "indexing", "A sitemap could not be parsed completely or is over the 50 MB / 50,000 URL caps.";
     /// Page marked noindex.
     Noindex = "noindex", Notice, "indexing", "The page asks search engines not to index it (meta robots or X-Robots-Tag).";
+    /// Page marked nofollow.
+    NofollowPage = "nofollow_page", Notice, "indexing", "The page asks crawlers not to follow any of its links (meta robots or X-Robots-Tag).";
+    /// A URL listed in a sitemap answers with an error.
+    SitemapUrlError = "sitemap_url_error", Warning, "indexing", "A URL listed in a sitemap answers with an error status.";
+    /// A URL listed in a sitemap redirects.
+    SitemapUrlRedirect = "sitemap_url_redirect", Warning, "indexing", "A URL listed in a sitemap redirects; sitemaps should list final URLs.";
+    /// A URL listed in a sitemap is noindex.
+    SitemapUrlNoindex = "sitemap_url_noindex", Warning, "indexing", "A URL listed in a sitemap asks not to be indexed.";
+    /// Found only through a sitemap.
+    OrphanPage = "orphan_page", Warning, "indexing", "The page is listed in a sitemap but no crawled page links to it.";
+    /// Far from the start page.
+    DeepPage = "deep_page", Notice, "indexing", "The page is 4 or more clicks away from the start page.";
+    /// Several canonical links.
+    CanonicalMultiple = "canonical_multiple", Warning, "canonical", "The page declares more than one rel=canonical.";
+    /// Canonical outside head.
+    CanonicalInBody = "canonical_in_body", Warning, "canonical", "The rel=canonical link is outside <head>, where search engines ignore it.";
+    /// Canonical not a URL.
+    CanonicalInvalid = "canonical_invalid", Error, "canonical", "The rel=canonical value is not a valid http(s) URL.";
+    /// Canonical on another site.
+    CanonicalOtherSite = "canonical_other_site", Notice, "canonical", "The rel=canonical points to another site.";
+    /// Canonical target fails.
+    CanonicalBroken = "canonical_broken", Error, "canonical", "The rel=canonical target answers with an error.";
+    /// Canonical target redirects.
+    CanonicalRedirect = "canonical_redirect", Warning, "canonical", "The rel=canonical target redirects; it should be the final URL.";
+    /// The http:// start page does not redirect to https.
+    HttpsRedirectMissing = "https_redirect_missing", Warning, "https", "The http:// form of the start page does not redirect to https://.";
+    /// Site only on http.
+    NoHttps = "no_https", Warning, "https", "The site is audited over plain http; visitors' traffic is not encrypted.";
+    /// http:// resources on an https page.
+    MixedContent = "mixed_content", Warning, "https", "An https page loads resources over plain http (mixed content).";
+    /// Expired certificate.
+    TlsCertificateExpired = "tls_certificate_expired", Error, "https", "The TLS certificate has expired.";
+    /// Certificate expires soon.
+    TlsCertificateExpiring = "tls_certificate_expiring", Warning, "https", "The TLS certificate expires within 30 days.";
+    /// Self-signed.
+    TlsSelfSigned = "tls_self_signed", Error, "https", "The TLS certificate is self-signed.";
+    /// Untrusted issuer or not yet valid.
+    TlsUntrusted = "tls_untrusted", Error, "https", "The TLS certificate is not trusted (unknown issuer, not yet valid or otherwise invalid).";
+    /// Name mismatch.
+    TlsHostnameMismatch = "tls_hostname_mismatch", Error, "https", "The TLS certificate does not cover the host name.";
+    /// Old TLS.
+    TlsOldVersion = "tls_old_version", Warning, "https", "The server negotiated TLS older than 1.2.";
+    /// No HSTS.
+    HstsMissing = "hsts_missing", Warning, "security_headers", "The https start page sends no Strict-Transport-Security header.";
+    /// No CSP.
+    CspMissing = "csp_missing", Notice, "security_headers", "The start page sends no Content-Security-Policy header.";
+    /// No nosniff.
+    ContentTypeOptionsMissing = "content_type_options_missing", Notice, "security_headers", "The start page sends no X-Content-Type-Options: nosniff header.";
+    /// No frame protection.
+    FrameProtectionMissing = "frame_protection_missing", Notice, "security_headers", "The start page sends neither X-Frame-Options nor a CSP frame-ancestors directive.";
+    /// No Referrer-Policy.
+    ReferrerPolicyMissing = "referrer_policy_missing", Notice, "security_headers", "The start page sends no Referrer-Policy header.";
+    /// Soft 404.
+    Soft404 = "soft_404", Warning, "soft_404", "A URL that cannot exist answers 200 instead of 404 (soft 404).";
+    /// No security.txt.
+    SecurityTxtMissing = "security_txt_missing", Notice, "security_txt", "There is no /.well-known/security.txt (RFC 9116).";
+    /// Invalid security.txt.
+    SecurityTxtInvalid = "security_txt_invalid", Warning, "security_txt", "security.txt lacks a required Contact or Expires field or is malformed (RFC 9116).";
+    /// Expired security.txt.
+    SecurityTxtExpired = "security_txt_expired", Warning, "security_txt", "security.txt has expired (its Expires date is past).";
+    /// llms.txt present.
+    LlmsTxtPresent = "llms_txt_present", Notice, "llms_txt", "The site publishes /llms.txt.";
+    /// WordPress REST API open.
+    WpRestApiExposed = "wp_rest_api_exposed", Notice, "wordpress", "The WordPress REST API (/wp-json/) answers publicly.";
+    /// xmlrpc.php open.
+    WpXmlrpcExposed = "wp_xmlrpc_exposed", Warning, "wordpress", "WordPress xmlrpc.php is reachable (a common brute-force and amplification target).";
+    /// Uploads directory listing.
+    WpUploadsListing = "wp_uploads_listing", Warning, "wordpress", "The WordPress uploads directory lists its files.";
+    /// Default post reachable.
+    WpDefaultPost = "wp_default_post", Notice, "wordpress", "The WordPress default post (/?p=1) is still published.";
+    /// Images without alt.
+    ImgMissingAlt = "img_missing_alt", Warning, "accessibility", "Images on the page have no alt attribute.";
+    /// No html lang.
+    HtmlLangMissing = "html_lang_missing", Warning, "accessibility", "The <html> element has no lang attribute.";
+    /// Slow answer.
+    SlowResponse = "slow_response", Warning, "performance", "The response took more than 1 second.";
+    /// Heavy page.
+    HeavyPage = "heavy_page", Warning, "performance", "The HTML of the page is larger than 1 MB.";
+    /// No compression.
+    CompressionMissing = "compression_missing", Notice, "performance", "A text response over 1 KB was sent without compression.";
+    /// No caching headers.
+    CachingHeadersMissing = "caching_headers_missing", Notice, "performance", "A static resource has no caching headers (Cache-Control, Expires, ETag or Last-Modified).";
 }
 
 /// One finding about one URL of one site.

@@ -26,6 +26,11 @@ pub enum LinkKind {
     Media,
     /// Other `<link href>`.
     OtherLink,
+    /// A `<loc>` of a sitemap (recorded on the sitemap's record, so sitemap coverage can be
+    /// checked against what the URLs answer).
+    SitemapEntry,
+    /// The page's rel=canonical target (so canonical targets can be checked).
+    Canonical,
 }
 
 impl LinkKind {
@@ -47,6 +52,8 @@ impl LinkKind {
             LinkKind::Iframe => "iframe",
             LinkKind::Media => "media",
             LinkKind::OtherLink => "other_link",
+            LinkKind::SitemapEntry => "sitemap_entry",
+            LinkKind::Canonical => "canonical",
         }
     }
 }

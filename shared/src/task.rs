@@ -57,6 +57,14 @@ pub enum ProbeKind {
     Soft404,
     /// The `http://` form of an https start page (does it redirect to https?).
     HttpsRedirect,
+    /// `/wp-json/` on a site that looks like WordPress.
+    WpJson,
+    /// `/xmlrpc.php` on a site that looks like WordPress.
+    WpXmlrpc,
+    /// `/wp-content/uploads/` on a site that looks like WordPress.
+    WpUploads,
+    /// `/?p=1` on a site that looks like WordPress.
+    WpP1,
 }
 
 impl ProbeKind {
@@ -68,6 +76,10 @@ impl ProbeKind {
             ProbeKind::SecurityTxt => "probe_security_txt",
             ProbeKind::Soft404 => "probe_soft_404",
             ProbeKind::HttpsRedirect => "probe_https_redirect",
+            ProbeKind::WpJson => "probe_wp_json",
+            ProbeKind::WpXmlrpc => "probe_wp_xmlrpc",
+            ProbeKind::WpUploads => "probe_wp_uploads",
+            ProbeKind::WpP1 => "probe_wp_p1",
         }
     }
 }

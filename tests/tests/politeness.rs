@@ -66,7 +66,7 @@ async fn in_flight_and_gap_hold_per_host() {
     assert_eq!(run.exit, Exit::Ok);
     let log = server.shutdown().await;
     for host in ["a.test", "b.test"] {
-        assert_eq!(log.for_host(host).len(), 31, "30 pages + robots.txt\n{}", log.dump());
+        assert_eq!(common::page_paths(&log, host).len(), 30, "30 pages\n{}", log.dump());
         assert_pace(&log, host, 2, Duration::from_millis(100));
     }
     let recorded = pages(&run.db).into_iter().filter(|p| p.1 == "page").count();
@@ -211,11 +211,11 @@ async fn page_and_depth_limits_are_respected() {
             .await;
     let deep = audit(&server, &["b.test"], &[server.url("b.test", "/")], &["--gap-ms", "0", "--max-depth", "3"]).await;
     let log = server.shutdown().await;
-    let a_pages = log.paths("a.test").iter().filter(|p| *p != "/robots.txt").count();
+    let a_pages = common::page_paths(&log, "a.test").len();
     assert_eq!(a_pages, 7, "{}", log.dump());
     assert!(codes(&run.db).contains(&"page_limit_reached".to_owned()));
     // b.test is a chain: / -> /p/1 -> /p/2 -> ...; depth 3 means 4 pages.
-    let b_pages = log.paths("b.test").iter().filter(|p| *p != "/robots.txt").count();
+    let b_pages = common::page_paths(&log, "b.test").len();
     assert_eq!(b_pages, 4, "{}", log.dump());
     assert!(codes(&deep.db).contains(&"depth_limit_reached".to_owned()));
 }
@@ -279,7 +279,7 @@ async fn crawl_delay_raises_the_gap() {
     )
     .await;
     let log = server.shutdown().await;
-    assert_eq!(log.for_host("a.test").len(), 5);
+    assert_eq!(common::page_paths(&log, "a.test").len(), 4);
     assert_pace(&log, "a.test", 4, Duration::from_secs(1));
     assert_eq!(log.paths("b.test"), vec!["/robots.txt".to_owned()], "Crawl-delay over 60 s: off limits");
     assert!(codes(&run.db).contains(&"crawl_delay_too_high".to_owned()));

@@ -4,6 +4,7 @@
 //! retry); only a failing frontier is an `Err`.
 
 use crate::charset::decode_html;
+use crate::checks;
 use crate::extract::{ExtractCaps, PageFacts, extract};
 use crate::fetch::{FetchError, Fetched, Fetcher, Method};
 use crate::sitemap::{SitemapCaps, SitemapKind, parse_sitemap};
@@ -13,7 +14,7 @@ use shoal_shared::ids::SiteId;
 use shoal_shared::pace::{MAX_GAP, RetryDecision, parse_retry_after, retry_decision};
 use shoal_shared::record::{Event, LinkKind, LinkRecord, PageRecord};
 use shoal_shared::robots::{ProductToken, RobotsRules, Verdict};
-use shoal_shared::task::{FoundVia, Task, TaskKind};
+use shoal_shared::task::{FoundVia, ProbeKind, Task, TaskKind};
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::{HostKey, NormalizedUrl, Scope};
 use std::collections::{HashMap, HashSet};
@@ -28,10 +29,17 @@ pub const MAX_REDIRECTS: usize = 10;
 pub const MAX_ROBOTS_REDIRECTS: usize = 5;
 /// How deep sitemap indexes may nest.
 pub const MAX_SITEMAP_INDEX_DEPTH: u8 = 2;
+/// Probe bodies read at most: enough for security.txt, a directory listing or a JSON index.
+const PROBE_BYTES: u64 = 256 * 1024;
+/// The four WordPress probes (SPEC §2), made only when the start page looks like WordPress.
+const WORDPRESS_PROBES: &[(ProbeKind, &str)] = &[
+    (ProbeKind::WpJson, "/wp-json/"),
+    (ProbeKind::WpXmlrpc, "/xmlrpc.php"),
+    (ProbeKind::WpUploads, "/wp-content/uploads/"),
+    (ProbeKind::WpP1, "/?p=1"),
+];
 /// Resource bodies read after a failed HEAD: enough to see the error, no more.
 const RESOURCE_GET_BYTES: u64 = 64 * 1024;
-/// Invalid links reported per page, at most.
-const MAX_INVALID_LINK_FINDINGS: usize = 10;
 /// Response headers kept in page records (security, caching, compression).
 const KEPT_HEADERS: &[&str] = &[
     "content-type",
@@ -241,7 +249,8 @@ impl<F: Frontier> Crawler<F> {
             Some(Verdict::Allowed) => {}
         }
         match lease.task.kind {
-            TaskKind::Page | TaskKind::Probe(_) => self.page_task(&mut job).await?,
+            TaskKind::Page => self.page_task(&mut job).await?,
+            TaskKind::Probe(kind) => self.probe_task(&mut job, kind).await?,
             TaskKind::Resource => self.resource_task(&mut job).await?,
             TaskKind::Sitemap { index_depth } => self.sitemap_task(&mut job, index_depth).await?,
             TaskKind::Robots => {}
@@ -484,6 +493,10 @@ impl<F: Frontier> Crawler<F> {
         if resp.truncated {
             job.finding(Code::BodyTooLarge, url.as_str(), format!("over {} bytes", self.fetcher.settings().max_body));
         }
+        let html = is_html(&resp);
+        for (code, detail) in checks::response_checks(&resp, html, false) {
+            job.finding(code, url.as_str(), detail);
+        }
         match resp.status {
             300..=399 => self.redirect(job, &mut rec, &resp).await?,
             500..=599 => job.finding(Code::ServerError, url.as_str(), format!("HTTP {}", resp.status)),
@@ -521,6 +534,9 @@ impl<F: Frontier> Crawler<F> {
         if (300..400).contains(&resp.status) {
             self.redirect(job, &mut rec, &resp).await?;
         }
+        for (code, detail) in checks::response_checks(&resp, false, true) {
+            job.finding(code, url.as_str(), detail);
+        }
         job.publish(rec);
         Ok(())
     }
@@ -544,7 +560,7 @@ impl<F: Frontier> Crawler<F> {
         }
         match resp.status {
             300..=399 => self.redirect(job, &mut rec, &resp).await?,
-            200..=299 => self.sitemap_body(job, &url, &resp, index_depth).await?,
+            200..=299 => self.sitemap_body(job, &mut rec, &url, &resp, index_depth).await?,
             s => job.finding(Code::SitemapInvalid, url.as_str(), format!("HTTP {s}")),
         }
         job.publish(rec);
@@ -554,6 +570,7 @@ impl<F: Frontier> Crawler<F> {
     async fn sitemap_body(
         &self,
         job: &mut Job<'_>,
+        rec: &mut PageRecord,
         url: &NormalizedUrl,
         resp: &Fetched,
         index_depth: u8,
@@ -589,7 +606,19 @@ impl<F: Frontier> Crawler<F> {
             let Ok(u) = NormalizedUrl::parse(&loc) else {
                 continue;
             };
-            if !job.scope.contains(u.as_url()) || !self.allowed(job, &u).await? {
+            let internal = job.scope.contains(u.as_url());
+            if kind == TaskKind::Page {
+                // Recorded so the audit can check what every listed URL answers.
+                let entry = LinkRecord {
+                    url: u.to_string(),
+                    kind: LinkKind::SitemapEntry,
+                    nofollow: false,
+                    internal,
+                    text: None,
+                };
+                rec.links.push(entry);
+            }
+            if !internal || !self.allowed(job, &u).await? {
                 continue;
             }
             let t = job.task();
@@ -653,15 +682,36 @@ impl<F: Frontier> Crawler<F> {
         let ct = resp.header("content-type").map(str::to_owned);
         let base = url.as_url().clone();
         let caps = self.settings.extract.clone();
-        let facts = tokio::task::spawn_blocking(move || {
+        let (facts, wordpress) = tokio::task::spawn_blocking(move || {
             let (text, _) = decode_html(&body, ct.as_deref());
-            extract(&text, &base, &caps)
+            (extract(&text, &base, &caps), checks::looks_like_wordpress(&text))
         })
         .await
         .unwrap_or_else(|e| {
             tracing::error!(url = %url, error = %e, "HTML extraction failed; recording the page without facts");
-            PageFacts::default()
+            (PageFacts::default(), false)
         });
+        if job.task().found_via == FoundVia::Start {
+            self.start_page(job, &url, resp, wordpress);
+        }
+        if let Some(c) = facts.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok())
+            && c != url
+        {
+            let internal = job.scope.contains(c.as_url());
+            rec.links.push(LinkRecord {
+                url: c.to_string(),
+                kind: LinkKind::Canonical,
+                nofollow: false,
+                internal,
+                text: None,
+            });
+            if internal && self.allowed(job, &c).await? {
+                let t = job.task();
+                let task =
+                    Task::new(t.audit, t.site, c, TaskKind::Page, t.depth + 1, FoundVia::Link { from: url.clone() });
+                job.out.discovered.push(task);
+            }
+        }
         rec.title.clone_from(&facts.title);
         rec.meta_description.clone_from(&facts.meta_description);
         rec.h1.clone_from(&facts.h1);
@@ -697,42 +747,70 @@ impl<F: Frontier> Crawler<F> {
             let task = Task::new(t.audit, t.site, target, kind, t.depth + 1, FoundVia::Link { from: url.clone() });
             job.out.discovered.push(task);
         }
-        self.page_findings(job, &url, &facts, header_noindex);
+        self.page_findings(job, &url, &facts, header_noindex, header_nofollow);
         Ok(())
     }
 
-    fn page_findings(&self, job: &mut Job<'_>, url: &NormalizedUrl, f: &PageFacts, header_noindex: bool) {
-        let u = url.as_str();
-        match f.title.as_deref() {
-            None => job.finding(Code::TitleMissing, u, ""),
-            Some("") => job.finding(Code::TitleEmpty, u, ""),
-            Some(t) if t.chars().count() > 60 => {
-                job.finding(Code::TitleTooLong, u, format!("{} characters", t.chars().count()))
+    /// Site-wide rules read from the start page: security headers, plain http, and whether the
+    /// WordPress probes are worth making.
+    fn start_page(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched, wordpress: bool) {
+        let https = url.as_url().scheme() == "https";
+        for (code, detail) in checks::security_header_checks(resp, https) {
+            job.finding(code, url.as_str(), detail);
+        }
+        if !https {
+            job.finding(Code::NoHttps, url.as_str(), "");
+        }
+        if wordpress {
+            for (kind, path) in WORDPRESS_PROBES {
+                let Ok(u) = NormalizedUrl::join(url.as_url(), path) else { continue };
+                let t = job.task();
+                job.out.discovered.push(Task::new(t.audit, t.site, u, TaskKind::Probe(*kind), 0, FoundVia::Standard));
             }
-            Some(_) => {}
         }
-        match f.meta_description.as_deref() {
-            None => job.finding(Code::DescriptionMissing, u, ""),
-            Some("") => job.finding(Code::DescriptionEmpty, u, ""),
-            Some(d) if d.chars().count() > 160 => {
-                job.finding(Code::DescriptionTooLong, u, format!("{} characters", d.chars().count()));
+    }
+
+    async fn probe_task(&self, job: &mut Job<'_>, kind: ProbeKind) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let mut rec = job.record();
+        let resp = match self.fetcher.fetch(Method::Get, url.as_url(), Some(PROBE_BYTES)).await {
+            Ok(r) => r,
+            Err(e) => {
+                if self.failure(job, &mut rec, &e) {
+                    job.publish(rec);
+                }
+                return Ok(());
             }
-            Some(_) => {}
+        };
+        job.out.ip = resp.ip;
+        fill_response(&mut rec, &resp);
+        if resp.truncated {
+            rec.error = None; // probes read only the start of a body on purpose
         }
-        match f.h1.len() {
-            0 => job.finding(Code::H1Missing, u, ""),
-            1 => {}
-            n => job.finding(Code::H1Multiple, u, format!("{n} h1 headings")),
+        if !self.transient_status(job, &resp) {
+            return Ok(());
         }
-        if f.robots_noindex() || header_noindex {
-            let source = if header_noindex { "X-Robots-Tag" } else { "meta robots" };
-            job.finding(Code::Noindex, u, format!("noindex via {source}"));
+        let follow = (300..400).contains(&resp.status) && matches!(kind, ProbeKind::SecurityTxt | ProbeKind::LlmsTxt);
+        if follow {
+            // security.txt and llms.txt may live behind a redirect (http to https, say).
+            self.redirect(job, &mut rec, &resp).await?;
+        } else {
+            let body = String::from_utf8_lossy(&resp.body);
+            for (code, detail) in checks::probe_checks(kind, &resp, &body, job.now) {
+                job.finding(code, url.as_str(), detail);
+            }
+            if let Some(to) = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok()) {
+                rec.redirect_to = Some(to.to_string());
+            }
         }
-        if f.links_truncated {
-            job.finding(Code::TooManyLinks, u, format!("more than {} links", self.settings.extract.max_links));
-        }
-        for bad in f.invalid_links.iter().take(MAX_INVALID_LINK_FINDINGS) {
-            job.finding(Code::InvalidLink, u, bad.clone());
+        job.publish(rec);
+        Ok(())
+    }
+
+    fn page_findings(&self, job: &mut Job<'_>, url: &NormalizedUrl, f: &PageFacts, noindex: bool, nofollow: bool) {
+        let max_links = self.settings.extract.max_links;
+        for (code, detail) in checks::page_checks(f, &job.scope, noindex, nofollow, max_links) {
+            job.finding(code, url.as_str(), detail);
         }
     }
 }

@@ -4,9 +4,11 @@
 //! number of workers can run and any of them can be killed at any moment.
 
 pub mod charset;
+pub mod checks;
 pub mod crawl;
 pub mod extract;
 pub mod fetch;
 pub mod guard;
 pub mod run;
 pub mod sitemap;
+pub mod tls;

@@ -86,6 +86,7 @@ pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site:
     redirects(&sink)?;
     duplicates(&sink, "title", Code::TitleDuplicate)?;
     duplicates(&sink, "meta_description", Code::DescriptionDuplicate)?;
+    indexing(&sink)?;
     let removed = conn
         .execute("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1", [sink.site])
         .map_err(sql_err(path, "remove outdated analysis findings"))?;
@@ -101,7 +102,8 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
             "SELECT p.url, p.status, p.error FROM pages p
              WHERE p.site_id = ?1 AND p.kind <> 'robots' AND p.kind NOT GLOB 'probe_*'
                AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))
-               AND EXISTS (SELECT 1 FROM links l WHERE l.site_id = p.site_id AND l.to_url = p.url AND l.internal = 1)
+               AND EXISTS (SELECT 1 FROM links l WHERE l.site_id = p.site_id AND l.to_url = p.url AND l.internal = 1
+                           AND l.kind NOT IN ('sitemap_entry', 'canonical'))
              ORDER BY p.url",
         )
         .map_err(sql_err(path, "prepare broken link query"))?;
@@ -110,12 +112,16 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
         .conn
         .prepare(
             "SELECT DISTINCT from_url FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
+               AND kind NOT IN ('sitemap_entry', 'canonical')
              ORDER BY from_url LIMIT ?3",
         )
         .map_err(sql_err(path, "prepare linking pages query"))?;
     let mut kinds = sink
         .conn
-        .prepare("SELECT DISTINCT kind FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 1")
+        .prepare(
+            "SELECT DISTINCT kind FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
+               AND kind NOT IN ('sitemap_entry', 'canonical')",
+        )
         .map_err(sql_err(path, "prepare link kinds query"))?;
     let cap = int(u64::try_from(RELATED_CAP).unwrap_or(u64::MAX));
     while let Some(row) = rows.next().map_err(sql_err(path, "read broken URLs"))? {
@@ -248,6 +254,79 @@ fn duplicates(sink: &Sink<'_>, column: &'static str, code: Code) -> Result<(), D
             let url: String = r.get(0).map_err(sql_err(path, "read duplicate pages"))?;
             let related: Vec<&str> = head.iter().map(String::as_str).filter(|u| *u != url).take(RELATED_CAP).collect();
             sink.emit(code, &url, &detail, &related)?;
+        }
+    }
+    Ok(())
+}
+
+/// One rule of [`indexing`]: a query returning (url, detail) rows for the site in `?1`.
+struct Rule {
+    code: Code,
+    sql: &'static str,
+}
+
+/// Sitemap coverage, orphans, deep pages and canonical targets, each one SQL query over what was
+/// crawled (sitemap `<loc>`s and canonicals are recorded as links of kinds `sitemap_entry` and
+/// `canonical`).
+const INDEXING_RULES: &[Rule] = &[
+    Rule {
+        code: Code::SitemapUrlError,
+        sql: "SELECT DISTINCT p.url, COALESCE(CAST(p.status AS TEXT), p.error) FROM links l
+              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
+              WHERE l.site_id = ?1 AND l.kind = 'sitemap_entry'
+                AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))",
+    },
+    Rule {
+        code: Code::SitemapUrlRedirect,
+        sql: "SELECT DISTINCT p.url, 'redirects to ' || p.redirect_to FROM links l
+              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
+              WHERE l.site_id = ?1 AND l.kind = 'sitemap_entry' AND p.status BETWEEN 300 AND 399",
+    },
+    Rule {
+        code: Code::SitemapUrlNoindex,
+        sql: "SELECT DISTINCT p.url, 'noindex' FROM links l
+              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
+              WHERE l.site_id = ?1 AND l.kind = 'sitemap_entry' AND p.status BETWEEN 200 AND 299
+                AND (p.meta_robots_json LIKE '%noindex%' OR p.meta_robots_json LIKE '%\"none\"%'
+                     OR lower(p.x_robots_tag_json) LIKE '%noindex%')",
+    },
+    Rule {
+        code: Code::OrphanPage,
+        sql: "SELECT p.url, 'listed in a sitemap, linked from no crawled page' FROM pages p
+              WHERE p.site_id = ?1 AND p.kind = 'page' AND p.found_via = 'sitemap' AND p.status BETWEEN 200 AND 299
+                AND NOT EXISTS (SELECT 1 FROM links l WHERE l.site_id = p.site_id AND l.to_url = p.url
+                                AND l.kind IN ('anchor', 'iframe') AND l.from_url <> p.url)",
+    },
+    Rule {
+        code: Code::DeepPage,
+        sql: "SELECT p.url, 'depth ' || p.depth FROM pages p
+              WHERE p.site_id = ?1 AND p.kind = 'page' AND p.depth >= 4 AND p.found_via = 'link'
+                AND p.status BETWEEN 200 AND 299",
+    },
+    Rule {
+        code: Code::CanonicalBroken,
+        sql: "SELECT DISTINCT l.from_url, l.to_url || ' answers ' || COALESCE(CAST(p.status AS TEXT), p.error) FROM links l
+              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
+              WHERE l.site_id = ?1 AND l.kind = 'canonical'
+                AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))",
+    },
+    Rule {
+        code: Code::CanonicalRedirect,
+        sql: "SELECT DISTINCT l.from_url, l.to_url || ' redirects to ' || p.redirect_to FROM links l
+              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
+              WHERE l.site_id = ?1 AND l.kind = 'canonical' AND p.status BETWEEN 300 AND 399",
+    },
+];
+
+fn indexing(sink: &Sink<'_>) -> Result<(), DbError> {
+    for rule in INDEXING_RULES {
+        let rows: Vec<(String, Option<String>)> = sink
+            .conn
+            .prepare_cached(rule.sql)
+            .and_then(|mut s| s.query_map([sink.site], |r| Ok((r.get(0)?, r.get(1)?))).and_then(Iterator::collect))
+            .map_err(sql_err(sink.path, "run an indexing rule"))?;
+        for (url, detail) in rows {
+            sink.emit(rule.code, &url, detail.as_deref().unwrap_or(""), &[])?;
         }
     }
     Ok(())

@@ -71,3 +71,16 @@ pub fn pages(db: &Path) -> Vec<(String, String, Option<i64>)> {
         .collect::<Result<_, _>>()
         .expect("rows")
 }
+
+/// Paths of the standard probes every audit makes (SPEC §2), besides robots.txt.
+pub fn is_standard_probe(path: &str) -> bool {
+    path == "/robots.txt"
+        || path == "/llms.txt"
+        || path == "/.well-known/security.txt"
+        || path.starts_with("/shoal-soft-404-check-")
+}
+
+/// The paths requested from `host` other than robots.txt and the standard probes.
+pub fn page_paths(log: &shoal_tests::log::RequestLog, host: &str) -> Vec<String> {
+    log.paths(host).into_iter().filter(|p| !is_standard_probe(p)).collect()
+}

@@ -1,0 +1,380 @@
+//! Page-level checks: what one response says about a site, as (code, detail) pairs.
+//!
+//! Pure functions over the fetched response and the extracted page facts, so each rule is
+//! unit-testable without a server. Site-level rules (broken links, duplicates, redirect chains,
+//! sitemap coverage, canonical targets) run in the audit database once a site is done.
+
+use crate::extract::PageFacts;
+use crate::fetch::Fetched;
+use shoal_shared::finding::Code;
+use shoal_shared::task::ProbeKind;
+use shoal_shared::time::UnixMs;
+use shoal_shared::url::{NormalizedUrl, Scope};
+use std::time::Duration;
+
+/// A title longer than this is cut off in search results.
+pub const TITLE_MAX_CHARS: usize = 60;
+/// A description longer than this is cut off in search results.
+pub const DESCRIPTION_MAX_CHARS: usize = 160;
+/// A response slower than this is reported.
+pub const SLOW_RESPONSE: Duration = Duration::from_secs(1);
+/// An HTML document larger than this is reported.
+pub const HEAVY_PAGE_BYTES: u64 = 1024 * 1024;
+/// Text responses larger than this should be compressed.
+pub const COMPRESSIBLE_BYTES: u64 = 1024;
+/// Invalid links reported per page, at most.
+pub const MAX_INVALID_LINK_FINDINGS: usize = 10;
+/// Mixed-content URLs named per page, at most.
+const MAX_MIXED_NAMED: usize = 5;
+
+/// One finding about the URL being checked: its code and detail.
+pub type Check = (Code, String);
+
+/// Content, canonical, indexing, accessibility and mixed-content rules for one HTML page.
+#[must_use]
+pub fn page_checks(
+    f: &PageFacts,
+    scope: &Scope,
+    header_noindex: bool,
+    header_nofollow: bool,
+    max_links: usize,
+) -> Vec<Check> {
+    let mut out = Vec::new();
+    match f.title.as_deref() {
+        None => out.push((Code::TitleMissing, String::new())),
+        Some("") => out.push((Code::TitleEmpty, String::new())),
+        Some(t) if t.chars().count() > TITLE_MAX_CHARS => {
+            out.push((Code::TitleTooLong, format!("{} characters", t.chars().count())));
+        }
+        Some(_) => {}
+    }
+    match f.meta_description.as_deref() {
+        None => out.push((Code::DescriptionMissing, String::new())),
+        Some("") => out.push((Code::DescriptionEmpty, String::new())),
+        Some(d) if d.chars().count() > DESCRIPTION_MAX_CHARS => {
+            out.push((Code::DescriptionTooLong, format!("{} characters", d.chars().count())));
+        }
+        Some(_) => {}
+    }
+    match f.h1.len() {
+        0 => out.push((Code::H1Missing, String::new())),
+        1 => {}
+        n => out.push((Code::H1Multiple, format!("{n} h1 headings"))),
+    }
+    if f.robots_noindex() || header_noindex {
+        let source = if header_noindex { "X-Robots-Tag" } else { "meta robots" };
+        out.push((Code::Noindex, format!("noindex via {source}")));
+    }
+    if f.robots_nofollow() || header_nofollow {
+        let source = if header_nofollow { "X-Robots-Tag" } else { "meta robots" };
+        out.push((Code::NofollowPage, format!("nofollow via {source}")));
+    }
+    if f.links_truncated {
+        out.push((Code::TooManyLinks, format!("more than {max_links} links")));
+    }
+    for bad in f.invalid_links.iter().take(MAX_INVALID_LINK_FINDINGS) {
+        out.push((Code::InvalidLink, bad.clone()));
+    }
+    if f.canonical_count > 1 {
+        out.push((Code::CanonicalMultiple, format!("{} rel=canonical links", f.canonical_count)));
+    }
+    if f.canonical_in_body {
+        out.push((Code::CanonicalInBody, String::new()));
+    }
+    if let Some(c) = f.canonical.as_deref() {
+        match NormalizedUrl::parse(c) {
+            Err(_) => out.push((Code::CanonicalInvalid, c.chars().take(300).collect())),
+            Ok(target) if !scope.contains(target.as_url()) => out.push((Code::CanonicalOtherSite, target.to_string())),
+            Ok(_) => {}
+        }
+    }
+    if !f.mixed_content.is_empty() {
+        let named: Vec<&str> = f.mixed_content.iter().take(MAX_MIXED_NAMED).map(String::as_str).collect();
+        let more = f.mixed_content.len().saturating_sub(MAX_MIXED_NAMED);
+        let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+        out.push((
+            Code::MixedContent,
+            format!("{} http:// resources: {}{tail}", f.mixed_content.len(), named.join(", ")),
+        ));
+    }
+    if f.images_without_alt > 0 {
+        out.push((Code::ImgMissingAlt, format!("{} images without alt", f.images_without_alt)));
+    }
+    if f.html_lang.as_deref().is_none_or(|l| l.trim().is_empty()) {
+        out.push((Code::HtmlLangMissing, String::new()));
+    }
+    out
+}
+
+fn is_text_type(ct: &str) -> bool {
+    let ct = ct.to_ascii_lowercase();
+    ct.starts_with("text/")
+        || ct.contains("javascript")
+        || ct.contains("json")
+        || ct.contains("xml")
+        || ct.contains("svg")
+}
+
+fn is_static_resource_type(ct: &str) -> bool {
+    let ct = ct.to_ascii_lowercase();
+    ct.starts_with("image/")
+        || ct.starts_with("font/")
+        || ct.contains("css")
+        || ct.contains("javascript")
+        || ct.starts_with("video/")
+        || ct.starts_with("audio/")
+}
+
+/// Performance rules for any successful response: slow, heavy, uncompressed, uncached.
+#[must_use]
+pub fn response_checks(resp: &Fetched, is_html_page: bool, is_resource: bool) -> Vec<Check> {
+    let mut out = Vec::new();
+    if !(200..300).contains(&resp.status) {
+        return out;
+    }
+    if resp.elapsed > SLOW_RESPONSE {
+        out.push((Code::SlowResponse, format!("{} ms", resp.elapsed.as_millis())));
+    }
+    let declared: Option<u64> = resp.header("content-length").and_then(|v| v.trim().parse().ok());
+    let size = declared.unwrap_or(resp.body.len() as u64).max(resp.body.len() as u64);
+    if is_html_page && size > HEAVY_PAGE_BYTES {
+        out.push((Code::HeavyPage, format!("{size} bytes")));
+    }
+    let ct = resp.header("content-type").unwrap_or("");
+    // reqwest asks for gzip/br/deflate/zstd and decompresses; the header tells what was sent.
+    let encoded = resp.header("content-encoding").is_some_and(|e| !e.trim().eq_ignore_ascii_case("identity"));
+    if is_text_type(ct) && size > COMPRESSIBLE_BYTES && !encoded {
+        out.push((Code::CompressionMissing, format!("{size} bytes of {ct} sent uncompressed")));
+    }
+    if is_resource && is_static_resource_type(ct) {
+        let cached = ["cache-control", "expires", "etag", "last-modified"].iter().any(|h| resp.header(h).is_some());
+        if !cached {
+            out.push((Code::CachingHeadersMissing, ct.to_owned()));
+        }
+    }
+    out
+}
+
+/// Security-header rules, for the start page.
+#[must_use]
+pub fn security_header_checks(resp: &Fetched, https: bool) -> Vec<Check> {
+    let mut out = Vec::new();
+    let csp = resp.header_all("content-security-policy").join(", ").to_ascii_lowercase();
+    if https && resp.header("strict-transport-security").is_none() {
+        out.push((Code::HstsMissing, String::new()));
+    }
+    if csp.is_empty() {
+        out.push((Code::CspMissing, String::new()));
+    }
+    if !resp.header("x-content-type-options").is_some_and(|v| v.trim().eq_ignore_ascii_case("nosniff")) {
+        out.push((Code::ContentTypeOptionsMissing, String::new()));
+    }
+    if resp.header("x-frame-options").is_none() && !csp.contains("frame-ancestors") {
+        out.push((Code::FrameProtectionMissing, String::new()));
+    }
+    if resp.header("referrer-policy").is_none() {
+        out.push((Code::ReferrerPolicyMissing, String::new()));
+    }
+    out
+}
+
+/// Whether a start page looks like WordPress, so the four WordPress probes are worth making.
+#[must_use]
+pub fn looks_like_wordpress(html: &str) -> bool {
+    let h = html.to_ascii_lowercase();
+    h.contains("/wp-content/") || h.contains("/wp-includes/") || h.contains("content=\"wordpress")
+}
+
+/// What a standard probe's answer means. `body` is the decoded start of the body.
+#[must_use]
+pub fn probe_checks(kind: ProbeKind, resp: &Fetched, body: &str, now: UnixMs) -> Vec<Check> {
+    let ct = resp.header("content-type").unwrap_or("").to_ascii_lowercase();
+    let ok = (200..300).contains(&resp.status);
+    let html = ct.contains("html");
+    let mut out = Vec::new();
+    match kind {
+        ProbeKind::LlmsTxt => {
+            if ok && !html && !body.trim().is_empty() {
+                out.push((Code::LlmsTxtPresent, format!("{} bytes", resp.body.len())));
+            }
+        }
+        ProbeKind::SecurityTxt => {
+            if !ok || html {
+                out.push((Code::SecurityTxtMissing, format!("HTTP {}", resp.status)));
+            } else {
+                match security_txt(body, now) {
+                    SecurityTxt::Valid => {}
+                    SecurityTxt::Invalid(why) => out.push((Code::SecurityTxtInvalid, why)),
+                    SecurityTxt::Expired(when) => out.push((Code::SecurityTxtExpired, format!("expired {when}"))),
+                }
+            }
+        }
+        ProbeKind::Soft404 => {
+            if ok {
+                out.push((Code::Soft404, format!("answered {} for a URL that cannot exist", resp.status)));
+            } else if (300..400).contains(&resp.status) {
+                let to = resp.header("location").unwrap_or("");
+                out.push((Code::Soft404, format!("redirected to {to} instead of answering 404")));
+            }
+        }
+        ProbeKind::HttpsRedirect => {
+            let to_https = (300..400).contains(&resp.status)
+                && resp.header("location").is_some_and(|l| l.trim().to_ascii_lowercase().starts_with("https://"));
+            if !to_https {
+                out.push((Code::HttpsRedirectMissing, format!("http:// answered {}", resp.status)));
+            }
+        }
+        ProbeKind::WpJson => {
+            if ok && ct.contains("json") {
+                out.push((Code::WpRestApiExposed, String::new()));
+            }
+        }
+        ProbeKind::WpXmlrpc => {
+            if (ok || resp.status == 405) && body.contains("XML-RPC") {
+                out.push((Code::WpXmlrpcExposed, format!("HTTP {}", resp.status)));
+            }
+        }
+        ProbeKind::WpUploads => {
+            if ok && body.contains("Index of") {
+                out.push((Code::WpUploadsListing, String::new()));
+            }
+        }
+        ProbeKind::WpP1 => {
+            if ok && html && body.to_ascii_lowercase().contains("hello world") {
+                out.push((Code::WpDefaultPost, String::new()));
+            }
+        }
+    }
+    out
+}
+
+/// What a security.txt says (RFC 9116).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecurityTxt {
+    /// Has Contact and an Expires in the future.
+    Valid,
+    /// Missing or malformed required fields.
+    Invalid(String),
+    /// Expires is in the past.
+    Expired(String),
+}
+
+/// Checks the required fields of RFC 9116 §2.5: at least one `Contact`, exactly one `Expires`
+/// (an RFC 3339 date) that has not passed. A PGP-signed file is read through its signature
+/// armour; the signature itself is not verified.
+#[must_use]
+pub fn security_txt(body: &str, now: UnixMs) -> SecurityTxt {
+    let mut contacts = 0;
+    let mut expires = Vec::new();
+    for line in body.lines() {
+        let line = line.trim();
+        if line.starts_with('#') {
+            continue;
+        }
+        let Some((field, value)) = line.split_once(':') else { continue };
+        match field.trim().to_ascii_lowercase().as_str() {
+            "contact" if !value.trim().is_empty() => contacts += 1,
+            "expires" => expires.push(value.trim().to_owned()),
+            _ => {}
+        }
+    }
+    if contacts == 0 {
+        return SecurityTxt::Invalid("no Contact field".into());
+    }
+    match expires.as_slice() {
+        [] => SecurityTxt::Invalid("no Expires field".into()),
+        [one] => match parse_rfc3339(one) {
+            None => SecurityTxt::Invalid(format!("Expires {one:?} is not an RFC 3339 date")),
+            Some(t) if t <= now => SecurityTxt::Expired(one.clone()),
+            Some(_) => SecurityTxt::Valid,
+        },
+        _ => SecurityTxt::Invalid("more than one Expires field".into()),
+    }
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` to milliseconds since the epoch.
+#[must_use]
+pub fn parse_rfc3339(s: &str) -> Option<UnixMs> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b'T' || b[10] == b't')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, mo, d, h, mi, se) = (n(0..4)?, n(5..7)?, n(8..10)?, n(11..13)?, n(14..16)?, n(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        rest = &frac[digits..];
+    }
+    let offset_min = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let (oh, om) = rest.get(1..)?.split_once(':')?;
+            sign * (oh.parse::<i64>().ok()? * 60 + om.parse::<i64>().ok()?)
+        }
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + se - offset_min * 60;
+    u64::try_from(secs).ok().map(|s| UnixMs(s * 1000))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(UnixMs(0)));
+        assert_eq!(parse_rfc3339("2026-11-30T00:00:00Z"), Some(UnixMs(1_795_996_800_000)));
+        assert_eq!(parse_rfc3339("2026-11-30T02:00:00+02:00"), Some(UnixMs(1_795_996_800_000)));
+        assert_eq!(parse_rfc3339("2026-11-30T00:00:00.123Z"), Some(UnixMs(1_795_996_800_000)));
+        assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("soon"), None);
+    }
+
+    #[test]
+    fn security_txt_rules() {
+        let now = UnixMs(1_795_996_800_000);
+        assert_eq!(security_txt("Contact: mailto:a@b.c\nExpires: 2030-01-01T00:00:00Z\n", now), SecurityTxt::Valid);
+        assert!(matches!(security_txt("Expires: 2030-01-01T00:00:00Z\n", now), SecurityTxt::Invalid(_)));
+        assert!(matches!(security_txt("Contact: mailto:a@b.c\n", now), SecurityTxt::Invalid(_)));
+        assert!(matches!(security_txt("Contact: x\nExpires: 2020-01-01T00:00:00Z\n", now), SecurityTxt::Expired(_)));
+        assert!(matches!(
+            security_txt("Contact: x\nExpires: 2030-01-01T00:00:00Z\nExpires: 2031-01-01T00:00:00Z\n", now),
+            SecurityTxt::Invalid(_)
+        ));
+        assert!(matches!(security_txt("Contact: x\nExpires: tomorrow\n", now), SecurityTxt::Invalid(_)));
+    }
+
+    #[test]
+    fn wordpress_is_recognised() {
+        assert!(looks_like_wordpress(r#"<link rel="stylesheet" href="/wp-content/themes/x/style.css">"#));
+        assert!(looks_like_wordpress(r#"<meta name="generator" content="WordPress 6.4">"#));
+        assert!(!looks_like_wordpress("<html><body>plain</body></html>"));
+    }
+}
