@@ -244,6 +244,10 @@ pub struct CrawlArgs {
     /// Follow rel=nofollow links and links on nofollow pages too.
     #[arg(long, env = "SHOAL_FOLLOW_NOFOLLOW")]
     pub follow_nofollow: bool,
+    /// Extra trusted CA certificates (PEM file) for fetching and for the certificate check, for
+    /// intranets and tests. The certificate check then judges against these roots only.
+    #[arg(long, env = "SHOAL_CA_FILE", value_name = "PATH")]
+    pub ca_file: Option<PathBuf>,
     /// Seconds a worker may hold a URL before it is handed to another worker (must exceed
     /// --timeout-s; a crashed worker's URLs come back after this long).
     #[arg(long, env = "SHOAL_LEASE_TTL_S", default_value_t = 60)]
@@ -261,10 +265,13 @@ pub struct ReportArgs {
     /// Report format.
     #[arg(long, env = "SHOAL_FORMAT", value_enum, default_value_t = ReportFormat::Json)]
     pub format: ReportFormat,
-    /// Output file (json; standard output if omitted) or directory (csv; current directory if
+    /// Output file (json, html; standard output if omitted) or directory (csv; current directory if
     /// omitted).
     #[arg(long, env = "SHOAL_OUT")]
     pub out: Option<PathBuf>,
+    /// Compare two audits instead: new, fixed and remaining findings per site (json or html).
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with = "audit")]
+    pub compare: Option<Vec<u64>>,
 }
 
 /// Report formats.
@@ -274,6 +281,8 @@ pub enum ReportFormat {
     Json,
     /// pages.csv, links.csv and findings.csv.
     Csv,
+    /// One self-contained HTML file with charts (docs/report-html.md).
+    Html,
 }
 
 /// `shoal robots`.
@@ -390,6 +399,15 @@ impl CrawlArgs {
             follow_nofollow: self.follow_nofollow,
         };
         let timeout = Duration::from_secs(self.timeout_s);
+        let (extra_roots_pem, tls_roots) = match &self.ca_file {
+            None => (None, shoal_worker::tls::Roots::webpki()),
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|source| ConfigError::File { path: path.clone(), source })?;
+                let roots = shoal_worker::tls::Roots::from_pem(&pem)
+                    .map_err(|e| ConfigError::Invalid(format!("--ca-file {}: {e}", path.display())))?;
+                (Some(pem), roots)
+            }
+        };
         let fetch = FetchSettings {
             user_agent: self.user_agent.clone(),
             timeout,
@@ -397,6 +415,7 @@ impl CrawlArgs {
             allow_private: self.allow_private,
             resolve,
             no_dns: self.no_dns,
+            extra_roots_pem,
         };
         let crawl = CrawlSettings {
             token: token.clone(),
@@ -405,6 +424,7 @@ impl CrawlArgs {
                 robots_token: Some(token.as_str().to_owned()),
                 ..ExtractCaps::default()
             },
+            tls_roots,
             ..CrawlSettings::default()
         };
         let frontier = FrontierSettings {

@@ -8,6 +8,7 @@ use crate::checks;
 use crate::extract::{ExtractCaps, PageFacts, extract};
 use crate::fetch::{FetchError, Fetched, Fetcher, Method};
 use crate::sitemap::{SitemapCaps, SitemapKind, parse_sitemap};
+use crate::tls;
 use shoal_shared::finding::{Code, Finding};
 use shoal_shared::frontier::{Completion, Frontier, FrontierError, LaneRobots, Lease, RobotsOutcome, SiteInfo};
 use shoal_shared::ids::SiteId;
@@ -69,6 +70,8 @@ pub struct CrawlSettings {
     pub extract: ExtractCaps,
     /// Sitemap caps.
     pub sitemap: SitemapCaps,
+    /// The roots the TLS certificate check judges against.
+    pub tls_roots: tls::Roots,
 }
 
 impl Default for CrawlSettings {
@@ -77,6 +80,7 @@ impl Default for CrawlSettings {
             token: ProductToken::from_agent("ShoalBot"),
             extract: ExtractCaps::default(),
             sitemap: SitemapCaps::default(),
+            tls_roots: tls::Roots::webpki(),
         }
     }
 }
@@ -277,6 +281,9 @@ impl<F: Frontier> Crawler<F> {
             return;
         }
         let url = job.task().url.clone();
+        if url.as_url().scheme() == "https" && job.task().chain.is_empty() {
+            self.certificate_check(job).await;
+        }
         let start_host = job.is_start_host();
         let mut rec = job.record();
         let outcome = match self.fetcher.fetch(Method::Get, url.as_url(), Some(ROBOTS_MAX_BYTES)).await {
@@ -316,6 +323,47 @@ impl<F: Frontier> Crawler<F> {
         };
         job.publish(rec);
         job.out.robots = outcome;
+    }
+
+    /// One TLS handshake per https host (no HTTP request), made under the robots.txt lease: the
+    /// certificate's dates, issuer and names, and the TLS version.
+    async fn certificate_check(&self, job: &mut Job<'_>) {
+        let (Some(ip), Some(host)) = (job.lease.ip, job.task().url.as_url().host_str().map(str::to_owned)) else {
+            return;
+        };
+        let port = job.task().url.as_url().port_or_known_default().unwrap_or(443);
+        let timeout = self.fetcher.settings().timeout;
+        let origin = format!("https://{}/", job.lease.host);
+        match tls::probe(&host, port, ip, timeout, &self.settings.tls_roots, job.now).await {
+            Ok(facts) => {
+                let expiry = facts.not_after.map(|t| format!("expires {}", t.0 / 1000)).unwrap_or_default();
+                match &facts.verdict {
+                    tls::TlsVerdict::Valid => {}
+                    tls::TlsVerdict::Expired => job.finding(Code::TlsCertificateExpired, &origin, expiry.clone()),
+                    tls::TlsVerdict::SelfSigned => {
+                        job.finding(Code::TlsSelfSigned, &origin, facts.issuer.clone().unwrap_or_default());
+                    }
+                    tls::TlsVerdict::WrongHostname => {}
+                    other => job.finding(Code::TlsUntrusted, &origin, format!("{other:?}")),
+                }
+                if !facts.name_matches || facts.verdict == tls::TlsVerdict::WrongHostname {
+                    job.finding(
+                        Code::TlsHostnameMismatch,
+                        &origin,
+                        format!("certificate names: {}", facts.names.join(", ")),
+                    );
+                }
+                if let Some(days) = facts.days_left(job.now)
+                    && (0..30).contains(&days)
+                {
+                    job.finding(Code::TlsCertificateExpiring, &origin, format!("{days} days left"));
+                }
+            }
+            Err(e @ tls::ProbeError::UnsupportedVersion { .. }) => {
+                job.finding(Code::TlsOldVersion, &origin, e.to_string());
+            }
+            Err(e) => tracing::debug!(host = %host, error = %e, "TLS check failed; the robots.txt fetch will tell why"),
+        }
     }
 
     /// The first lease of a host only resolves its name (no HTTP request): the frontier learns the

@@ -34,6 +34,8 @@ pub struct FetchSettings {
     /// Resolve only names in `resolve`; everything else fails as if it did not exist. For tests and
     /// air-gapped runs, so nothing leaves the machine.
     pub no_dns: bool,
+    /// Extra trusted CA certificates (PEM), for intranets and tests.
+    pub extra_roots_pem: Option<Vec<u8>>,
 }
 
 impl Default for FetchSettings {
@@ -45,6 +47,7 @@ impl Default for FetchSettings {
             allow_private: false,
             resolve: HashMap::new(),
             no_dns: false,
+            extra_roots_pem: None,
         }
     }
 }
@@ -227,7 +230,13 @@ impl Fetcher {
             allow_private: settings.allow_private,
             chosen: Mutex::new(HashMap::new()),
         });
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if let Some(pem) = &settings.extra_roots_pem {
+            let certs =
+                reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("reading CA certificates: {e}"))?;
+            builder = builder.tls_certs_merge(certs);
+        }
+        let client = builder
             .user_agent(settings.user_agent.clone())
             .redirect(reqwest::redirect::Policy::none())
             .referer(false)
