@@ -30,5 +30,19 @@ pub async fn aggregate_batch<F: Frontier>(frontier: &F, db: &Arc<Mutex<AuditDb>>
         .await
         .context("database writer")??;
     frontier.ack_events(&ids).await?;
+    let m = shoal_metrics::metrics();
+    for e in &events {
+        match e {
+            Event::Page(_) => {
+                m.pages_stored.inc();
+            }
+            Event::Finding(f) => {
+                m.findings.get_or_create(&shoal_metrics::SeverityLabels { severity: f.severity().as_str() }).inc();
+            }
+            Event::SiteDone { .. } => {
+                m.sites_done.inc();
+            }
+        }
+    }
     Ok(events)
 }

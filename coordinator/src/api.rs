@@ -3,6 +3,7 @@
 //! | method | path | what |
 //! |---|---|---|
 //! | GET | `/healthz` | liveness, no token needed |
+//! | GET | `/metrics` | Prometheus metrics (OpenMetrics text), no token needed |
 //! | POST | `/v1/audits` | submit `{"urls": [...], "options": {...}}` → 201 `{"id": N}` |
 //! | GET | `/v1/audits` | every audit with totals |
 //! | GET | `/v1/audits/{id}` | one audit with per-site progress |
@@ -56,9 +57,30 @@ pub fn router(service: Arc<Service>, token: String) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
+        .route("/metrics", get(metrics))
         .merge(api)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
+}
+
+/// Prometheus scrape endpoint. Unauthenticated like `/healthz`: it carries counts only, never a
+/// host, URL or finding text.
+pub async fn metrics() -> Response {
+    ([(header::CONTENT_TYPE, shoal_metrics::CONTENT_TYPE)], shoal_metrics::metrics().encode()).into_response()
+}
+
+/// Serves `/metrics` (and `/healthz`) on `addr` until `shutdown`, for processes without the API
+/// (workers, `shoal audit`).
+pub async fn serve_metrics(
+    addr: std::net::SocketAddr,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("metrics listener on {addr}"))?;
+    tracing::info!(listen = %addr, "serving /metrics");
+    let app: Router = Router::new().route("/metrics", get(metrics)).route("/healthz", get(|| async { "ok" }));
+    axum::serve(listener, app).with_graceful_shutdown(async move { shutdown.cancelled().await }).await?;
+    Ok(())
 }
 
 /// Compares in constant time, so the token cannot be guessed byte by byte from response times.

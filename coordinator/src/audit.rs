@@ -96,6 +96,7 @@ pub async fn run_audit(req: AuditRequest, shutdown: CancellationToken) -> anyhow
                 tokio::select! {
                     _ = tick.tick() => {
                         if let Ok(n) = frontier.reap(UnixMs::now()).await && n > 0 {
+                            shoal_metrics::metrics().leases_reclaimed.inc_by(n as u64);
                             tracing::warn!(leases = n, "reclaimed expired leases");
                         }
                     }
@@ -123,11 +124,19 @@ pub async fn run_audit(req: AuditRequest, shutdown: CancellationToken) -> anyhow
                 () = shutdown.cancelled() => {}
             }
         }
+        let (mut queued, mut leased) = (0u64, 0u64);
         for site in sites.keys() {
             if let Some(p) = frontier.progress(*site).await? {
                 progress.site_queue(*site, p.queued + p.leased);
+                queued += p.queued;
+                leased += p.leased;
             }
         }
+        let m = shoal_metrics::metrics();
+        m.queue_depth.set(i64::try_from(queued).unwrap_or(i64::MAX));
+        m.leased.set(i64::try_from(leased).unwrap_or(i64::MAX));
+        m.sites_running.set(i64::try_from(sites.len() - done_sites).unwrap_or(0));
+        m.audits_running.set(1);
     };
     // Phase one: stop taking work. Phase two: let fetches in flight finish (bounded), then store
     // everything they produced.
@@ -143,6 +152,8 @@ pub async fn run_audit(req: AuditRequest, shutdown: CancellationToken) -> anyhow
     let _ = reaper.await;
     while aggregate(&*frontier, &db, &progress, &mut totals, &mut done_sites).await? > 0 {}
     progress.finish();
+    shoal_metrics::metrics().audits_running.set(0);
+    shoal_metrics::metrics().sites_running.set(0);
     let status = if interrupted { AuditStatus::Cancelled } else { AuditStatus::Done };
     let dbc = Arc::clone(&db);
     tokio::task::spawn_blocking(move || lock(&dbc).finish_audit(audit, status, UnixMs::now()))

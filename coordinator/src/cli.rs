@@ -101,6 +101,9 @@ pub struct WorkerArgs {
     /// This worker's name in leases and logs (default: host name and process id).
     #[arg(long, env = "SHOAL_WORKER_ID")]
     pub id: Option<String>,
+    /// Serve Prometheus metrics on this address (`/metrics`), e.g. 0.0.0.0:9750. Off if omitted.
+    #[arg(long, env = "SHOAL_METRICS_LISTEN")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// Fetch settings (user agent, robots token, timeouts, caps, address guard). Limits and pace
     /// come with each audit from the coordinator.
     #[command(flatten)]
@@ -187,6 +190,9 @@ pub struct AuditArgs {
     /// Never show a progress bar, even on a terminal (log lines instead).
     #[arg(long, env = "SHOAL_NO_PROGRESS")]
     pub no_progress: bool,
+    /// Serve Prometheus metrics on this address (`/metrics`) while the audit runs. Off if omitted.
+    #[arg(long, env = "SHOAL_METRICS_LISTEN")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// After the audit, write a report in this format (to --out, or standard output for json).
     #[arg(long, env = "SHOAL_REPORT", value_enum)]
     pub report: Option<ReportFormat>,
@@ -244,6 +250,14 @@ pub struct CrawlArgs {
     /// Follow rel=nofollow links and links on nofollow pages too.
     #[arg(long, env = "SHOAL_FOLLOW_NOFOLLOW")]
     pub follow_nofollow: bool,
+    /// Do not check links to other sites (by default each is checked with one HEAD, and one GET
+    /// only if HEAD fails, after that host's robots.txt allows it, under that host's pace).
+    #[arg(long, env = "SHOAL_NO_EXTERNAL")]
+    pub no_external: bool,
+    /// Seconds an external link's result (and another site's robots.txt, at most 24 h) is reused
+    /// across sites and audits.
+    #[arg(long, env = "SHOAL_EXTERNAL_CACHE_S", default_value_t = 21_600)]
+    pub external_cache_s: u64,
     /// Extra trusted CA certificates (PEM file) for fetching and for the certificate check, for
     /// intranets and tests. The certificate check then judges against these roots only.
     #[arg(long, env = "SHOAL_CA_FILE", value_name = "PATH")]
@@ -425,12 +439,13 @@ impl CrawlArgs {
                 ..ExtractCaps::default()
             },
             tls_roots,
+            check_external: !self.no_external,
+            external_cache_ttl: Duration::from_secs(self.external_cache_s),
             ..CrawlSettings::default()
         };
         let frontier = FrontierSettings {
             max_in_flight_per_ip: self.ip_in_flight,
-            // A lease outlives the longest fetch (timeout) by a wide margin.
-            lease_ttl_ms: u64::try_from((timeout * 4).as_millis()).unwrap_or(u64::MAX).max(30_000),
+            lease_ttl_ms: self.lease_ttl_s.saturating_mul(1000),
         };
         Ok(CrawlConfig { limits, fetch, crawl, frontier })
     }

@@ -78,9 +78,17 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
                 concurrency: args.concurrency.max(1),
                 progress: !args.no_progress,
             };
-            let outcome = audit::run_audit(req, shutdown).await?;
+            let metrics_stop = shutdown.child_token();
+            let metrics_task =
+                args.metrics_listen.map(|addr| tokio::spawn(api::serve_metrics(addr, metrics_stop.clone())));
+            let outcome = audit::run_audit(req, shutdown).await;
+            metrics_stop.cancel();
+            if let Some(t) = metrics_task {
+                let _ = t.await;
+            }
+            let outcome = outcome?;
             if let Some(format) = args.report {
-                write_report(&args.db, Some(outcome.audit.0), format, args.out.as_deref())?;
+                write_report(&args.db, Some(outcome.audit.0), format, args.out.as_deref(), None)?;
             }
             let summary = format!(
                 "audit {} {}: {} site(s), {} page(s), {} finding(s); database {}",
@@ -100,7 +108,7 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
             Ok(if outcome.interrupted { Exit::Interrupted } else { Exit::Ok })
         }
         Command::Report(args) => {
-            write_report(&args.db, args.audit, args.format, args.out.as_deref())?;
+            write_report(&args.db, args.audit, args.format, args.out.as_deref(), args.compare.as_deref())?;
             Ok(Exit::Ok)
         }
         Command::Robots(args) => robots(&args),
@@ -148,12 +156,20 @@ async fn worker(args: &cli::WorkerArgs, shutdown: CancellationToken) -> Result<(
     let fetcher = Fetcher::new(config.fetch.clone()).map_err(anyhow::Error::msg)?;
     let crawler = std::sync::Arc::new(Crawler::new(std::sync::Arc::new(frontier), fetcher, config.crawl.clone()));
     tracing::info!(worker = %id, concurrency = args.concurrency, "worker started");
+    let metrics_task = args.metrics_listen.map(|addr| tokio::spawn(api::serve_metrics(addr, shutdown.clone())));
     shoal_worker::run::run(
         crawler,
         shoal_worker::run::WorkerSettings { id: shoal_shared::ids::WorkerId(id), concurrency: args.concurrency.max(1) },
         shutdown,
     )
     .await?;
+    if let Some(t) = metrics_task {
+        match t.await {
+            Ok(Err(e)) => tracing::error!(error = %format!("{e:#}"), "metrics endpoint failed"),
+            Err(e) => tracing::error!(error = %e, "metrics endpoint task failed"),
+            Ok(Ok(())) => {}
+        }
+    }
     tracing::info!("worker stopped");
     Ok(())
 }
@@ -163,11 +179,48 @@ fn write_report(
     audit: Option<u64>,
     format: ReportFormat,
     out: Option<&std::path::Path>,
+    compare: Option<&[u64]>,
 ) -> Result<(), Failure> {
     if !db_path.exists() {
         return Err(input(anyhow::anyhow!("no audit database at {}", db_path.display())));
     }
     let db = db::AuditDb::open(db_path)?;
+    // Writes to --out, or standard output when it is not given (json, html and comparisons).
+    let to_file_or_stdout = |write: &dyn Fn(&mut dyn Write) -> Result<(), report::ReportError>| -> Result<(), Failure> {
+        match out {
+            Some(path) => {
+                let f = std::fs::File::create(path)
+                    .with_context(|| format!("creating {}", path.display()))
+                    .map_err(input)?;
+                let mut w = std::io::BufWriter::new(f);
+                write(&mut w)?;
+                w.flush().with_context(|| format!("writing {}", path.display()))?;
+            }
+            None => {
+                let stdout = std::io::stdout();
+                let mut w = std::io::BufWriter::new(stdout.lock());
+                write(&mut w)?;
+                w.flush().context("writing the report to standard output")?;
+            }
+        }
+        Ok(())
+    };
+    if let Some(ids) = compare {
+        let [old, new] = ids else {
+            return Err(input(anyhow::anyhow!("--compare takes two audit ids: OLD NEW")));
+        };
+        let (old, new) = (AuditId(*old), AuditId(*new));
+        for a in [old, new] {
+            if db.audit(a)?.is_none() {
+                return Err(input(anyhow::anyhow!("no audit {a} in {}", db_path.display())));
+            }
+        }
+        return match format {
+            ReportFormat::Json => to_file_or_stdout(&|w| report::write_compare_json(&db, old, new, w)),
+            ReportFormat::Html => to_file_or_stdout(&|w| report::write_compare_html(&db, old, new, w)),
+            ReportFormat::Csv => Err(input(anyhow::anyhow!("--compare writes json or html, not csv"))),
+        };
+    }
     let audit = match audit {
         Some(a) => AuditId(a),
         None => db
@@ -202,6 +255,7 @@ fn write_report(
                 tracing::info!(file = %f.display(), "wrote");
             }
         }
+        ReportFormat::Html => to_file_or_stdout(&|w| report::write_html(&db, audit, w))?,
     }
     Ok(())
 }

@@ -1,4 +1,6 @@
-//! Reports from the audit database: JSON (`shoal report --format json`) and CSV.
+//! Reports from the audit database: JSON (`shoal report --format json`), CSV, HTML
+//! ([`write_html`], `docs/report-html.md`) and comparisons of two audits ([`write_compare_json`],
+//! [`write_compare_html`], `docs/report-compare.md`).
 //!
 //! Both stream: rows are read one at a time from SQLite and written straight out, so a report of a
 //! 100,000-page audit needs memory for one page (and its links), not for the audit. The JSON
@@ -9,10 +11,14 @@
 //! plain JSON string; CSV cells that a spreadsheet would run as a formula are defused (see
 //! [`write_csv`]).
 
+mod compare;
 mod csv_out;
+mod html;
 mod json;
 
+pub use compare::{COMPARE_SCHEMA, Change, ChangeCounts, SitePairs, for_each_change, pair_sites, write_compare_json};
 pub use csv_out::{CSV_FILES, write_csv};
+pub use html::{write_compare_html, write_html};
 pub use json::{SCHEMA, write_json};
 
 use crate::db::DbError;

@@ -25,6 +25,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// Running sites whose queues are summed into the queue-depth gauge at most.
+pub const GAUGE_SITES: usize = 2_000;
 /// How often expired leases are reclaimed.
 const REAP_EVERY: Duration = Duration::from_secs(1);
 /// How long the aggregator sleeps when there were no events.
@@ -333,7 +335,33 @@ impl Service {
 
     /// Reclaims expired leases.
     pub async fn reap(&self) -> anyhow::Result<usize> {
-        Ok(self.frontier.reap(UnixMs::now()).await?)
+        let n = self.frontier.reap(UnixMs::now()).await?;
+        shoal_metrics::metrics().leases_reclaimed.inc_by(n as u64);
+        Ok(n)
+    }
+
+    /// Updates the gauges: running audits and sites, and the frontier's queued and leased tasks
+    /// summed over the running sites (the first [`GAUGE_SITES`] of them, to bound the cost).
+    pub async fn update_gauges(&self) -> anyhow::Result<()> {
+        let sites: Vec<u64> = {
+            let open = lock_open(&self.open);
+            let m = shoal_metrics::metrics();
+            m.audits_running.set(i64::try_from(open.len()).unwrap_or(i64::MAX));
+            let all: usize = open.values().map(HashSet::len).sum();
+            m.sites_running.set(i64::try_from(all).unwrap_or(i64::MAX));
+            open.values().flat_map(|s| s.iter().copied()).take(GAUGE_SITES).collect()
+        };
+        let (mut queued, mut leased) = (0u64, 0u64);
+        for site in sites {
+            if let Some(p) = self.frontier.progress(shoal_shared::ids::SiteId(site)).await? {
+                queued += p.queued;
+                leased += p.leased;
+            }
+        }
+        let m = shoal_metrics::metrics();
+        m.queue_depth.set(i64::try_from(queued).unwrap_or(i64::MAX));
+        m.leased.set(i64::try_from(leased).unwrap_or(i64::MAX));
+        Ok(())
     }
 }
 
@@ -415,11 +443,16 @@ pub async fn run_coordinator(cfg: CoordinatorConfig, shutdown: CancellationToken
             let mut tick = tokio::time::interval(REAP_EVERY);
             loop {
                 tokio::select! {
-                    _ = tick.tick() => match service.reap().await {
-                        Ok(0) => {}
-                        Ok(n) => tracing::warn!(leases = n, "reclaimed expired leases"),
-                        Err(e) => tracing::error!(error = %format!("{e:#}"), "reaping leases failed"),
-                    },
+                    _ = tick.tick() => {
+                        match service.reap().await {
+                            Ok(0) => {}
+                            Ok(n) => tracing::warn!(leases = n, "reclaimed expired leases"),
+                            Err(e) => tracing::error!(error = %format!("{e:#}"), "reaping leases failed"),
+                        }
+                        if let Err(e) = service.update_gauges().await {
+                            tracing::warn!(error = %format!("{e:#}"), "updating gauges failed");
+                        }
+                    }
                     () = stop.cancelled() => return Ok(()),
                 }
             }

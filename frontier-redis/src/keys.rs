@@ -24,6 +24,7 @@
 //! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
 //! | `…:leaseid`, `…:seq` | string (int) | claim, complete | counters |
 //! | `…:settings` | string | coordinator | frontier-wide settings (rmp `FrontierSettings`: per-IP cap, lease time), read by workers at start |
+//! | `…:cache:{key}` | string (with expiry) | workers | shared results: `x:{url}` an external link check (rmp `PageRecord`), `r:{scheme}://{host}` another site's robots.txt outcome |
 //! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: rmp `Event`); consumer group `coordinator` |
 //!
 //! Lua scripts get the prefix as `KEYS[1]` and build keys with the functions of [`lua_prelude`],
@@ -59,6 +60,7 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_seq", ":seq", false),
     ("k_events", ":events", false),
     ("k_settings", ":settings", false),
+    ("k_cache", ":cache:", true),
 ];
 
 /// Builds the keys of one frontier namespace.
@@ -101,6 +103,12 @@ impl Keys {
     #[must_use]
     pub fn events(&self) -> String {
         self.key("k_events", None)
+    }
+
+    /// One entry of the shared result cache.
+    #[must_use]
+    pub fn cache(&self, key: &str) -> String {
+        self.key("k_cache", Some(key))
     }
 
     /// The frontier-wide settings.

@@ -28,7 +28,7 @@ use shoal_shared::ids::{AuditId, LeaseId, SiteId, WorkerId};
 use shoal_shared::record::Event;
 use shoal_shared::task::{Task, TaskKind};
 use shoal_shared::time::UnixMs;
-use shoal_shared::url::{HostKey, NormalizedUrl};
+use shoal_shared::url::HostKey;
 use std::future::Future;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,11 +70,13 @@ fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> Result<T, Fr
     rmp_serde::from_slice(bytes).map_err(|e| FrontierError::Corrupt { what, detail: e.to_string() })
 }
 
-/// How a discovered task counts against the budgets, as the scripts read it.
+/// How a discovered task counts against the budgets, as the scripts read it: `p` page, `r`
+/// resource, `x` external check (a resource-budget check that may open a lane for its host).
 fn kind_code(kind: TaskKind) -> &'static str {
     match kind {
         TaskKind::Page => "p",
         TaskKind::Resource => "r",
+        TaskKind::External => "x",
         _ => "o",
     }
 }
@@ -165,12 +167,19 @@ impl RedisFrontier {
 
     fn push_task(inv: &mut redis::ScriptInvocation<'_>, t: &Task) {
         inv.arg(t.url.host_key().as_str())
-            .arg(t.url.fingerprint().to_be_bytes().as_slice())
+            .arg(t.seen_key().to_be_bytes().as_slice())
             .arg(kind_code(t.kind))
             .arg(t.depth)
             .arg(t.priority.0)
             .arg(t.not_before.0)
             .arg(encode(t));
+        // An external check may be the first task of its host's lane: the script opens the lane
+        // with this robots.txt task.
+        let robots = match t.kind {
+            TaskKind::External => shoal_shared::frontier::robots_task_for(t).map(|r| encode(&r)).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        inv.arg(robots);
     }
 
     async fn seed_now(&self, seed: SiteSeed) -> Result<(), FrontierError> {
@@ -359,11 +368,7 @@ impl RedisFrontier {
 
 /// The robots.txt task of one host of a seed (with the start URL's scheme).
 fn robots_task(seed: &SiteSeed, host: &HostKey) -> Option<Task> {
-    let scheme = seed.start.as_url().scheme();
-    let url = NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt")).ok()?;
-    let mut t = Task::new(seed.audit, seed.site, url, TaskKind::Robots, 0, shoal_shared::task::FoundVia::Standard);
-    t.priority = shoal_shared::task::Priority(0);
-    Some(t)
+    shoal_shared::frontier::robots_task(seed.audit, seed.site, seed.start.as_url().scheme(), host)
 }
 
 fn first_word(r: &[Value]) -> Option<String> {
@@ -510,6 +515,62 @@ impl Frontier for RedisFrontier {
                 completed: n(3),
                 done: n(4) == 1,
             }))
+        }
+    }
+
+    fn cache_get(
+        &self,
+        key: &str,
+        _now: UnixMs,
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let key = self.keys.cache(key);
+        async move { c.get(&key).await.map_err(store("read cache")) }
+    }
+
+    fn cache_add(
+        &self,
+        key: &str,
+        value: Vec<u8>,
+        _now: UnixMs,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let key = self.keys.cache(key);
+        let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        async move {
+            let r: Option<String> = redis::cmd("SET")
+                .arg(&key)
+                .arg(value)
+                .arg("NX")
+                .arg("PX")
+                .arg(ms)
+                .query_async(&mut c)
+                .await
+                .map_err(store("add to cache"))?;
+            Ok(r.is_some())
+        }
+    }
+
+    fn cache_put(
+        &self,
+        key: &str,
+        value: Vec<u8>,
+        _now: UnixMs,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let key = self.keys.cache(key);
+        let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        async move {
+            redis::cmd("SET")
+                .arg(&key)
+                .arg(value)
+                .arg("PX")
+                .arg(ms)
+                .query_async::<()>(&mut c)
+                .await
+                .map_err(store("write cache"))
         }
     }
 

@@ -82,6 +82,8 @@ codes! {
     BrokenInternalLink = "broken_internal_link", Error, "links", "An internal link leads to a page that answers with an error.";
     /// An image, script, stylesheet or other resource of the site fails.
     BrokenResource = "broken_resource", Error, "links", "A resource used by a page (image, script, stylesheet) answers with an error.";
+    /// A link to another site leads to an error.
+    BrokenExternalLink = "broken_external_link", Warning, "links", "A link to another site leads to an error or does not resolve.";
     /// A page could not be fetched at all (network failure, timeouts, retries exhausted).
     FetchFailed = "fetch_failed", Error, "links", "The URL could not be fetched: network error, timeout or too many retries.";
     /// A link's href could not be turned into a URL.

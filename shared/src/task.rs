@@ -23,6 +23,8 @@ pub enum TaskKind {
     Resource,
     /// One of the fixed standard probes of SPEC §2.
     Probe(ProbeKind),
+    /// A link to another site, checked (one HEAD, one GET only if HEAD fails), never crawled.
+    External,
 }
 
 impl TaskKind {
@@ -30,6 +32,13 @@ impl TaskKind {
     #[must_use]
     pub fn is_page(&self) -> bool {
         matches!(self, TaskKind::Page)
+    }
+
+    /// Whether the task counts against the site's resource-check budget (resources of the site
+    /// and links to other sites).
+    #[must_use]
+    pub fn is_check(&self) -> bool {
+        matches!(self, TaskKind::Resource | TaskKind::External)
     }
 
     /// A short stable name, for the database and reports.
@@ -41,6 +50,7 @@ impl TaskKind {
             TaskKind::Sitemap { .. } => "sitemap",
             TaskKind::Resource => "resource",
             TaskKind::Probe(p) => p.as_str(),
+            TaskKind::External => "external",
         }
     }
 }
@@ -190,6 +200,19 @@ impl Task {
             retries: 0,
             not_before: UnixMs(0),
             chain: Vec::new(),
+        }
+    }
+}
+
+impl Task {
+    /// The key of this task in the audit's seen set. A site's own URLs are seen once per audit;
+    /// a link to another site is checked once per *site* (each linking site gets its own record
+    /// and finding; the frontier's result cache keeps the other host from being asked twice).
+    #[must_use]
+    pub fn seen_key(&self) -> u64 {
+        match self.kind {
+            TaskKind::External => xxhash_rust::xxh3::xxh3_64(format!("{}|{}", self.site, self.url).as_bytes()),
+            _ => self.url.fingerprint(),
         }
     }
 }

@@ -31,6 +31,7 @@ mod bomb;
 mod generated;
 mod gzip;
 mod route;
+mod tls;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -56,6 +57,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
 pub use self::route::Route;
+pub use self::tls::{LeafSpec, PlainHttp, TestCa, TlsCert, TlsConfig};
 use crate::log::{Completion, Recorder};
 pub use crate::log::{LoggedRequest, RequestLog};
 use generated::{Generated, page_path};
@@ -221,6 +223,8 @@ impl Shared {
 #[derive(Debug)]
 pub struct TestServer {
     addr: SocketAddr,
+    /// `"https"` for a server started with [`TestServer::start_tls`], else `"http"`.
+    scheme: &'static str,
     started_at: Instant,
     shared: Arc<Shared>,
     task: Option<JoinHandle<()>>,
@@ -241,6 +245,27 @@ impl TestServer {
     /// If `addr` is not a loopback address (the test server must never be reachable from outside),
     /// if binding fails, or if two sites share a host name.
     pub async fn start_on(addr: SocketAddr, sites: Vec<Site>) -> io::Result<TestServer> {
+        TestServer::start_with(addr, sites, None).await
+    }
+
+    /// Starts serving `sites` over HTTPS on `127.0.0.1` with a free port (see [`TlsConfig`]);
+    /// [`TestServer::url`] then gives `https://` URLs.
+    ///
+    /// # Errors
+    /// As [`TestServer::start`], or if a certificate's key cannot be loaded.
+    pub async fn start_tls(sites: Vec<Site>, tls: TlsConfig) -> io::Result<TestServer> {
+        TestServer::start_tls_on(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), sites, tls).await
+    }
+
+    /// [`TestServer::start_tls`] on a given loopback address (port 0 picks a free port).
+    ///
+    /// # Errors
+    /// As [`TestServer::start_on`], or if a certificate's key cannot be loaded.
+    pub async fn start_tls_on(addr: SocketAddr, sites: Vec<Site>, tls: TlsConfig) -> io::Result<TestServer> {
+        TestServer::start_with(addr, sites, Some(Arc::new(tls.into_tls()?))).await
+    }
+
+    async fn start_with(addr: SocketAddr, sites: Vec<Site>, tls: Option<Arc<tls::Tls>>) -> io::Result<TestServer> {
         if !addr.ip().is_loopback() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -264,8 +289,9 @@ impl TestServer {
             cancel: cancel.clone(),
         });
         let router = Router::new().fallback(handle).with_state(Arc::clone(&shared));
-        let task = tokio::spawn(serve(listener, router, cancel));
-        Ok(TestServer { addr, started_at: Instant::now(), shared, task: Some(task) })
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let task = tokio::spawn(serve(listener, router, cancel, tls));
+        Ok(TestServer { addr, scheme, started_at: Instant::now(), shared, task: Some(task) })
     }
 
     /// The port the server listens on.
@@ -283,10 +309,11 @@ impl TestServer {
         self.started_at
     }
 
-    /// `http://{host}:{port}{path}`; a missing leading `/` on `path` is added.
+    /// `http://{host}:{port}{path}` (`https://` for a TLS server); a missing leading `/` on `path`
+    /// is added.
     pub fn url(&self, host: &str, path: &str) -> String {
         let slash = if path.starts_with('/') { "" } else { "/" };
-        format!("http://{host}:{}{slash}{path}", self.port())
+        format!("{}://{host}:{}{slash}{path}", self.scheme, self.port())
     }
 
     /// The `--resolve` argument that sends `host` to this server: `host=127.0.0.1`.
@@ -320,16 +347,21 @@ impl Drop for TestServer {
 }
 
 /// Accept loop: every connection is a task in one JoinSet, so shutdown can drain and then cut them.
-async fn serve(listener: TcpListener, router: Router, cancel: CancellationToken) {
+async fn serve(listener: TcpListener, router: Router, cancel: CancellationToken, tls: Option<Arc<tls::Tls>>) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             () = cancel.cancelled() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
-                    connections.spawn(serve_connection(stream, router.clone(), cancel.clone()));
-                }
+                Ok((stream, _peer)) => match &tls {
+                    None => {
+                        connections.spawn(serve_connection(stream, router.clone(), cancel.clone()));
+                    }
+                    Some(tls) => {
+                        connections.spawn(tls::serve_connection(Arc::clone(tls), stream, router.clone(), cancel.clone()));
+                    }
+                },
                 Err(e) => {
                     // Typically out of file descriptors; back off instead of spinning.
                     debug!(error = %e, "test server accept failed");

@@ -30,6 +30,12 @@ pub const MAX_REDIRECTS: usize = 10;
 pub const MAX_ROBOTS_REDIRECTS: usize = 5;
 /// How deep sitemap indexes may nest.
 pub const MAX_SITEMAP_INDEX_DEPTH: u8 = 2;
+/// How long external link results and other sites' robots.txt are reused by default.
+pub const DEFAULT_EXTERNAL_CACHE_TTL: Duration = Duration::from_secs(6 * 60 * 60);
+/// When another lane is asking an external host the same thing, look again after this long.
+const ASK_AGAIN: Duration = Duration::from_millis(500);
+/// Never reuse another site's robots.txt longer than this (SPEC §3).
+const ROBOTS_CACHE_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 /// Probe bodies read at most: enough for security.txt, a directory listing or a JSON index.
 const PROBE_BYTES: u64 = 256 * 1024;
 /// The four WordPress probes (SPEC §2), made only when the start page looks like WordPress.
@@ -72,6 +78,10 @@ pub struct CrawlSettings {
     pub sitemap: SitemapCaps,
     /// The roots the TLS certificate check judges against.
     pub tls_roots: tls::Roots,
+    /// Check links to other sites (one HEAD, one GET only if HEAD fails).
+    pub check_external: bool,
+    /// How long an external link's result and another site's robots.txt are reused.
+    pub external_cache_ttl: Duration,
 }
 
 impl Default for CrawlSettings {
@@ -81,6 +91,8 @@ impl Default for CrawlSettings {
             extract: ExtractCaps::default(),
             sitemap: SitemapCaps::default(),
             tls_roots: tls::Roots::webpki(),
+            check_external: true,
+            external_cache_ttl: DEFAULT_EXTERNAL_CACHE_TTL,
         }
     }
 }
@@ -157,10 +169,16 @@ impl Job<'_> {
         self.site.start.host_key() == self.lease.host
     }
 
+    /// A lane opened for links to another site's host.
+    fn is_external_lane(&self) -> bool {
+        !self.scope.contains(self.task().url.as_url())
+    }
+
     /// Schedules a retry or says it is time to give up.
     fn retry(&mut self, retry_after: Option<UnixMs>) -> Option<RetryDecision> {
         let d = retry_decision(self.task().retries, retry_after, self.now);
         if let RetryDecision::RetryAt(at) = d {
+            shoal_metrics::metrics().retries.inc();
             let mut t = self.task().clone();
             t.retries += 1;
             t.not_before = at;
@@ -256,6 +274,7 @@ impl<F: Frontier> Crawler<F> {
             TaskKind::Page => self.page_task(&mut job).await?,
             TaskKind::Probe(kind) => self.probe_task(&mut job, kind).await?,
             TaskKind::Resource => self.resource_task(&mut job).await?,
+            TaskKind::External => self.external_task(&mut job).await?,
             TaskKind::Sitemap { index_depth } => self.sitemap_task(&mut job, index_depth).await?,
             TaskKind::Robots => {}
         }
@@ -263,6 +282,7 @@ impl<F: Frontier> Crawler<F> {
     }
 
     fn disallowed_at_claim(&self, job: &mut Job<'_>, rule: &str) {
+        shoal_metrics::metrics().robots_denials.inc();
         let url = job.task().url.to_string();
         match job.task().found_via.clone() {
             FoundVia::Start => job.finding(Code::StartDisallowed, &url, format!("blocked by rule {rule}")),
@@ -281,7 +301,19 @@ impl<F: Frontier> Crawler<F> {
             return;
         }
         let url = job.task().url.clone();
-        if url.as_url().scheme() == "https" && job.task().chain.is_empty() {
+        let external = job.is_external_lane();
+        let cache_key = format!("r:{}://{}", url.as_url().scheme(), job.lease.host);
+        if external && job.task().chain.is_empty() {
+            let cached = self.frontier.cache_get(&cache_key, job.now).await.ok().flatten();
+            if let Some(outcome) = cached.and_then(|b| rmp_serde::from_slice::<RobotsOutcome>(&b).ok()) {
+                job.out.robots = Some(outcome);
+                return;
+            }
+            if !self.first_to_ask(job, &cache_key).await {
+                return;
+            }
+        }
+        if !external && url.as_url().scheme() == "https" && job.task().chain.is_empty() {
             self.certificate_check(job).await;
         }
         let start_host = job.is_start_host();
@@ -322,6 +354,15 @@ impl<F: Frontier> Crawler<F> {
             }
         };
         job.publish(rec);
+        if external
+            && let Some(o) = &outcome
+            && let Ok(blob) = rmp_serde::to_vec_named(o)
+        {
+            let ttl = self.settings.external_cache_ttl.min(ROBOTS_CACHE_MAX);
+            if let Err(e) = self.frontier.cache_put(&cache_key, blob, job.now, ttl).await {
+                tracing::warn!(error = %e, "could not cache robots.txt of an external host");
+            }
+        }
         job.out.robots = outcome;
     }
 
@@ -376,6 +417,12 @@ impl<F: Frontier> Crawler<F> {
             Ok(ip) => {
                 job.out.ip = Some(ip);
                 job.out.requeue = Some(job.task().clone());
+            }
+            Err(e) if job.is_external_lane() => {
+                // Another site's host that cannot be reached: its links are broken, which the
+                // check of each URL records; there are no rules to read.
+                tracing::debug!(url = %url, error = %e, "external host not reachable");
+                job.out.robots = Some(RobotsOutcome::AllowAll);
             }
             Err(FetchError::Dns(m)) if !job.is_start_host() => {
                 tracing::debug!(url = %url, error = %m, "twin host does not resolve: not part of the site");
@@ -446,6 +493,7 @@ impl<F: Frontier> Crawler<F> {
                 }
             }
             429 => {
+                shoal_metrics::metrics().rate_limited.inc();
                 job.out.rate_limited = true;
                 let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
                 self.robots_retry(job, url, resp.status, ra)
@@ -502,6 +550,7 @@ impl<F: Frontier> Crawler<F> {
         }
         let url = job.task().url.to_string();
         if status == 429 {
+            shoal_metrics::metrics().rate_limited.inc();
             job.out.rate_limited = true;
             let host_root = format!("{}://{}/", job.task().url.as_url().scheme(), job.lease.host);
             job.finding(
@@ -584,6 +633,80 @@ impl<F: Frontier> Crawler<F> {
         }
         for (code, detail) in checks::response_checks(&resp, false, true) {
             job.finding(code, url.as_str(), detail);
+        }
+        job.publish(rec);
+        Ok(())
+    }
+
+    /// Whether this worker may ask another site's host for `key` now. If another lane is asking the
+    /// same thing at this moment, the task goes back to the queue for a moment, to find the answer
+    /// in the cache then.
+    async fn first_to_ask(&self, job: &mut Job<'_>, key: &str) -> bool {
+        let lock = format!("{key}#asking");
+        let ttl = self.fetcher.settings().timeout * 2;
+        match self.frontier.cache_add(&lock, Vec::new(), job.now, ttl).await {
+            Ok(true) | Err(_) => true,
+            Ok(false) => {
+                let mut t = job.task().clone();
+                t.not_before = job.now.plus(ASK_AGAIN);
+                job.out.requeue = Some(t);
+                false
+            }
+        }
+    }
+
+    /// Checks a link to another site: one HEAD, one GET only if HEAD answers with an error, the
+    /// result shared through the frontier's cache so other sites and audits reuse it.
+    async fn external_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let key = format!("x:{url}");
+        if let Some(blob) = self.frontier.cache_get(&key, job.now).await?
+            && let Ok(cached) = rmp_serde::from_slice::<PageRecord>(&blob)
+        {
+            let mut rec = job.record();
+            rec.status = cached.status;
+            rec.error = cached.error;
+            rec.redirect_to = cached.redirect_to;
+            rec.content_type = cached.content_type;
+            rec.response_ms = cached.response_ms;
+            rec.fetched_at = cached.fetched_at;
+            job.publish(rec);
+            return Ok(());
+        }
+        if !self.first_to_ask(job, &key).await {
+            return Ok(());
+        }
+        let mut rec = job.record();
+        let mut result = self.fetcher.fetch(Method::Head, url.as_url(), None).await;
+        if matches!(&result, Ok(r) if r.status >= 400 && !matches!(r.status, 429 | 502 | 503 | 504)) {
+            result = self.fetcher.fetch(Method::Get, url.as_url(), Some(RESOURCE_GET_BYTES)).await;
+        }
+        match result {
+            Ok(resp) => {
+                job.out.ip = resp.ip;
+                fill_response(&mut rec, &resp);
+                rec.error = None;
+                if !self.transient_status(job, &resp) {
+                    return Ok(());
+                }
+                rec.redirect_to = resp
+                    .header("location")
+                    .and_then(|l| NormalizedUrl::join(url.as_url(), l).ok())
+                    .map(|u| u.to_string());
+            }
+            Err(e) => {
+                rec.error = Some(e.kind().to_owned());
+                if e.is_retryable() && job.retry(None).is_none() {
+                    return Ok(());
+                }
+            }
+        }
+        rec.links.clear();
+        rec.headers.clear();
+        if let Ok(blob) = rmp_serde::to_vec_named(&rec)
+            && let Err(e) = self.frontier.cache_put(&key, blob, job.now, self.settings.external_cache_ttl).await
+        {
+            tracing::warn!(error = %e, "could not cache an external link result");
         }
         job.publish(rec);
         Ok(())
@@ -680,7 +803,11 @@ impl<F: Frontier> Crawler<F> {
     /// again when the URL is claimed.
     async fn allowed(&self, job: &Job<'_>, url: &NormalizedUrl) -> Result<bool, FrontierError> {
         let rules = self.lane_rules(job.task().site, &url.host_key()).await?;
-        Ok(!matches!(rules.check(url), Some(Verdict::Disallowed { .. })))
+        let denied = matches!(rules.check(url), Some(Verdict::Disallowed { .. }));
+        if denied {
+            shoal_metrics::metrics().robots_denials.inc();
+        }
+        Ok(!denied)
     }
 
     async fn redirect(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
@@ -784,7 +911,23 @@ impl<F: Frontier> Crawler<F> {
                 internal,
                 text: link.text.clone(),
             });
-            if !internal || (nofollow && !follow_nofollow) || !queued.insert(target.clone()) {
+            if !internal {
+                if self.settings.check_external && queued.insert(target.clone()) {
+                    // Checked, never crawled: its host's robots.txt and pace apply when claimed.
+                    let t = job.task();
+                    let task = Task::new(
+                        t.audit,
+                        t.site,
+                        target,
+                        TaskKind::External,
+                        t.depth + 1,
+                        FoundVia::Link { from: url.clone() },
+                    );
+                    job.out.discovered.push(task);
+                }
+                continue;
+            }
+            if (nofollow && !follow_nofollow) || !queued.insert(target.clone()) {
                 continue;
             }
             if !self.allowed(job, &target).await? {

@@ -289,20 +289,33 @@ impl Fetcher {
             Method::Get => self.client.get(url.clone()),
             Method::Head => self.client.head(url.clone()),
         };
-        let resp = req.send().await.map_err(classify)?;
+        let method_label = match method {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+        };
+        let m = shoal_metrics::metrics();
+        let resp = match req.send().await.map_err(classify) {
+            Ok(r) => r,
+            Err(e) => {
+                m.requests.get_or_create(&shoal_metrics::RequestLabels { method: method_label, class: e.kind() }).inc();
+                return Err(e);
+            }
+        };
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let declared_over = resp.content_length().is_some_and(|n| n > cap) && headers.get("content-encoding").is_none();
         let (body, truncated) =
             if method == Method::Head { (Bytes::new(), false) } else { read_capped(resp, cap).await? };
-        Ok(Fetched {
-            status,
-            headers,
-            body,
-            truncated: truncated || declared_over,
-            elapsed: started.elapsed(),
-            ip: Some(ip),
-        })
+        let elapsed = started.elapsed();
+        m.requests
+            .get_or_create(&shoal_metrics::RequestLabels {
+                method: method_label,
+                class: shoal_metrics::status_class(status),
+            })
+            .inc();
+        m.fetch_seconds.observe(elapsed.as_secs_f64());
+        m.response_bytes.inc_by(body.len() as u64);
+        Ok(Fetched { status, headers, body, truncated: truncated || declared_over, elapsed, ip: Some(ip) })
     }
 }
 

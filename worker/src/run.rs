@@ -68,11 +68,17 @@ pub async fn run<F: Frontier>(
                 let completed = Arc::clone(&completed);
                 fetches.spawn(async move {
                     let lease = *lease;
+                    let m = shoal_metrics::metrics();
+                    m.in_flight.inc();
                     let outcome = crawler.process(&lease).await;
                     let done = match outcome {
                         Ok(c) => complete_with_retries(crawler.frontier().as_ref(), &lease, c).await,
                         Err(e) => Err(e),
                     };
+                    m.in_flight.dec();
+                    if done.is_ok() {
+                        m.leases_completed.inc();
+                    }
                     if let Err(e) = done {
                         tracing::error!(worker = %worker, url = %lease.task.url, error = %e, "could not complete lease; it will expire and be retried");
                     }

@@ -87,6 +87,7 @@ pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site:
     duplicates(&sink, "title", Code::TitleDuplicate)?;
     duplicates(&sink, "meta_description", Code::DescriptionDuplicate)?;
     indexing(&sink)?;
+    broken_external(&sink)?;
     let removed = conn
         .execute("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1", [sink.site])
         .map_err(sql_err(path, "remove outdated analysis findings"))?;
@@ -328,6 +329,36 @@ fn indexing(sink: &Sink<'_>) -> Result<(), DbError> {
         for (url, detail) in rows {
             sink.emit(rule.code, &url, detail.as_deref().unwrap_or(""), &[])?;
         }
+    }
+    Ok(())
+}
+
+/// Links to other sites whose check answered an error (or got no answer), with the pages linking
+/// to them.
+fn broken_external(sink: &Sink<'_>) -> Result<(), DbError> {
+    let path = sink.path;
+    let broken: Vec<(String, String)> = sink
+        .conn
+        .prepare_cached(
+            "SELECT p.url, COALESCE(CAST(p.status AS TEXT), p.error) FROM pages p
+             WHERE p.site_id = ?1 AND p.kind = 'external'
+               AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))
+             ORDER BY p.url",
+        )
+        .and_then(|mut s| s.query_map([sink.site], |r| Ok((r.get(0)?, r.get(1)?))).and_then(Iterator::collect))
+        .map_err(sql_err(path, "find broken external links"))?;
+    let cap = int(u64::try_from(RELATED_CAP).unwrap_or(u64::MAX));
+    for (url, detail) in broken {
+        let from: Vec<String> = sink
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT from_url FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 0
+                 ORDER BY from_url LIMIT ?3",
+            )
+            .and_then(|mut s| s.query_map(params![sink.site, url, cap], |r| r.get(0)).and_then(Iterator::collect))
+            .map_err(sql_err(path, "find pages linking out"))?;
+        let related: Vec<&str> = from.iter().map(String::as_str).collect();
+        sink.emit(Code::BrokenExternalLink, &url, &detail, &related)?;
     }
     Ok(())
 }

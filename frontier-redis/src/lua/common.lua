@@ -111,13 +111,31 @@ end
 -- Queues a discovered task if its lane is open, the URL is new to the audit and within the budgets
 -- (mirrors the embedded frontier's offer). Budget overruns publish the site's pre-encoded limit
 -- finding once. Returns 1 if queued; records the lane in `touched`.
-local function offer(site, audit, host, fp, kind, depth, prio, nb, blob, now, touched)
+local function offer(site, audit, host, fp, kind, depth, prio, nb, blob, rblob, now, touched)
   local lane = site .. '|' .. host
-  local robots = redis.call('HGET', k_lane(lane), 'robots')
-  if not robots or robots == 'c' then return 0 end
   local sk = k_site(site)
-  local s = redis.call('HMGET', sk, 'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res')
+  local s = redis.call('HMGET', sk, 'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res', 'pmax', 'pgap')
   if s[1] == '1' or s[2] == '1' then return 0 end
+  local robots = redis.call('HGET', k_lane(lane), 'robots')
+  if not robots and kind == 'x' and rblob ~= '' then
+    -- The first link of the site to this other host: open its lane, robots.txt first, under the
+    -- host's one pace (the stricter of everyone's limits).
+    local hk = k_host(host)
+    local h = redis.call('HMGET', hk, 'max', 'gap')
+    local max, gap = num(s[8], 4), num(s[9], 300)
+    if h[1] then
+      redis.call('HSET', hk, 'max', math.min(tonumber(h[1]), max), 'gap', math.max(tonumber(h[2]), gap))
+    else
+      redis.call('HSET', hk, 'max', max, 'gap', gap, 'inf', 0, 'next', 0, 'slow', 0)
+    end
+    recompute(host)
+    redis.call('HSET', k_lane(lane), 'host', host, 'site', site, 'robots', 'p', 'rt', rblob, 'rtnb', 0)
+    redis.call('SADD', k_sitelanes(site), lane)
+    redis.call('HINCRBY', sk, 'queued', 1)
+    robots = 'p'
+    touched[lane] = true
+  end
+  if not robots or robots == 'c' then return 0 end
   local seen = k_seen(audit)
   if redis.call('SISMEMBER', seen, fp) == 1 then return 0 end
   local over = nil
@@ -127,7 +145,7 @@ local function offer(site, audit, host, fp, kind, depth, prio, nb, blob, now, to
     elseif num(s[6], 0) >= tonumber(s[3]) then
       over = 'p'
     end
-  elseif kind == 'r' and num(s[7], 0) >= tonumber(s[5]) then
+  elseif (kind == 'r' or kind == 'x') and num(s[7], 0) >= tonumber(s[5]) then
     over = 'r'
   end
   if over then
@@ -139,7 +157,7 @@ local function offer(site, audit, host, fp, kind, depth, prio, nb, blob, now, to
   redis.call('SADD', seen, fp)
   if kind == 'p' then
     redis.call('HINCRBY', sk, 'pages', 1)
-  elseif kind == 'r' then
+  elseif kind == 'r' or kind == 'x' then
     redis.call('HINCRBY', sk, 'res', 1)
   end
   push(lane, blob, '0', prio, nb, now)

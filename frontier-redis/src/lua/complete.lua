@@ -1,6 +1,6 @@
 -- complete: ARGV = now, lease_id, ip, rate_limited, robots_state ('' | 'k' | 'c'), robots_blob,
 --   crawl_delay_ms (''), requeue_blob (''), requeue_is_robots, requeue_prio, requeue_not_before,
---   n_discovered, n_events, then n_discovered x (host, fp, kind, depth, prio, not_before, blob),
+--   n_discovered, n_events, then n_discovered x (host, fp, kind, depth, prio, not_before, blob, robots_blob),
 --   then n_events x blob.
 -- Returns {'stale'} | {'ok', enqueued}.
 local now = tonumber(ARGV[1])
@@ -44,12 +44,12 @@ local touched, enqueued = {}, 0
 touched[lane] = true
 if not cancelled then
   for i = 0, n - 1 do
-    local j = base + i * 7
+    local j = base + i * 8
     enqueued = enqueued + offer(site, audit, ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4],
-      ARGV[j + 5], ARGV[j + 6], now, touched)
+      ARGV[j + 5], ARGV[j + 6], ARGV[j + 7], now, touched)
   end
 end
 for t, _ in pairs(touched) do schedule(t, now) end
-for i = 0, m - 1 do publish(ARGV[base + n * 7 + i]) end
+for i = 0, m - 1 do publish(ARGV[base + n * 8 + i]) end
 check_done(site)
 return {'ok', enqueued}

@@ -1,13 +1,14 @@
 -- seed: ARGV = site, audit, max_pages, max_depth, max_resources, max_in_flight, gap_ms, info_blob,
 --   done_blob, lim_d, lim_p, lim_r, n_hosts, n_initial, then n_hosts x (host, robots_task_blob),
---   then n_initial x (host, fp, kind, depth, prio, not_before, blob).
+--   then n_initial x (host, fp, kind, depth, prio, not_before, blob, robots_blob).
 -- Returns {'ok'} | {'exists'}.
 local site, audit = ARGV[1], ARGV[2]
 local sk = k_site(site)
 if redis.call('EXISTS', sk) == 1 then return {'exists'} end
 redis.call('HSET', sk, 'audit', audit, 'maxp', ARGV[3], 'maxd', ARGV[4], 'maxr', ARGV[5],
   'queued', 0, 'leased', 0, 'pages', 0, 'res', 0, 'completed', 0, 'done', 0, 'cancelled', 0,
-  'info', ARGV[8], 'doneblob', ARGV[9], 'lim_d', ARGV[10], 'lim_p', ARGV[11], 'lim_r', ARGV[12])
+  'info', ARGV[8], 'doneblob', ARGV[9], 'lim_d', ARGV[10], 'lim_p', ARGV[11], 'lim_r', ARGV[12],
+  'pmax', ARGV[6], 'pgap', ARGV[7])
 redis.call('SADD', k_auditsites(audit), site)
 local nh, ni, base = tonumber(ARGV[13]), tonumber(ARGV[14]), 15
 local max, gap = tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -29,8 +30,8 @@ end
 local touched = {}
 base = base + nh * 2
 for i = 0, ni - 1 do
-  local j = base + i * 7
-  offer(site, audit, ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4], ARGV[j + 5], ARGV[j + 6], 0, touched)
+  local j = base + i * 8
+  offer(site, audit, ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4], ARGV[j + 5], ARGV[j + 6], ARGV[j + 7], 0, touched)
 end
 for lane, _ in pairs(touched) do schedule(lane, 0) end
 for _, lane in ipairs(redis.call('SMEMBERS', k_sitelanes(site))) do schedule(lane, 0) end

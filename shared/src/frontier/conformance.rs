@@ -323,6 +323,43 @@ pub async fn cancel_drops_queue<F: Frontier>(f: F) {
     assert!(progress.done && progress.queued == 0, "{progress:?}");
 }
 
+/// A link to another site opens a lane for that host on demand: its robots.txt first, then the
+/// check, counted against the resource budget.
+pub async fn external_lane_opens_on_demand<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let p = lease(&f, T0).await;
+    let ext = Task::new(
+        AuditId(1),
+        SiteId(1),
+        url("http://ext.test/x"),
+        TaskKind::External,
+        1,
+        FoundVia::Link { from: p.task.url.clone() },
+    );
+    let c = Completion { discovered: vec![ext.clone(), ext], ..Completion::default() };
+    assert_eq!(complete(&f, &p, c, T0).await, Completed::Applied { enqueued: 1 });
+    let r = lease(&f, T0).await;
+    assert_eq!((r.task.kind, r.host.as_str()), (TaskKind::Robots, "ext.test"), "robots.txt of the other host first");
+    assert_eq!(no_lease(&f, T0).await, Claim::Idle, "nothing of ext.test before its robots.txt");
+    complete(&f, &r, robots_ok(None), T0).await;
+    let x = lease(&f, T0).await;
+    assert_eq!((x.task.kind, x.task.url.as_str()), (TaskKind::External, "http://ext.test/x"));
+    complete(&f, &x, Completion::default(), T0).await;
+    let progress = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert!(progress.done, "the site waits for its external checks, then is done: {progress:?}");
+}
+
+/// The shared result cache returns what was stored and nothing for unknown keys.
+pub async fn result_cache_round_trip<F: Frontier>(f: F) {
+    assert_eq!(f.cache_get("x:http://e.test/", T0).await.expect("get"), None);
+    f.cache_put("x:http://e.test/", b"value".to_vec(), T0, Duration::from_secs(600)).await.expect("put");
+    assert_eq!(f.cache_get("x:http://e.test/", T0).await.expect("get").as_deref(), Some(&b"value"[..]));
+    assert!(f.cache_add("lock", vec![1], T0, Duration::from_secs(60)).await.expect("add"), "first add wins");
+    assert!(!f.cache_add("lock", vec![2], T0, Duration::from_secs(60)).await.expect("add"), "second add loses");
+    assert_eq!(f.cache_get("lock", T0).await.expect("get"), Some(vec![1]));
+}
+
 /// Runs every check, each on a fresh frontier from `make`.
 pub async fn run_all<F, Fut, M>(mut make: M)
 where
@@ -340,4 +377,6 @@ where
     robots_off_limits(make().await).await;
     shared_host_one_pace(make().await).await;
     cancel_drops_queue(make().await).await;
+    external_lane_opens_on_demand(make().await).await;
+    result_cache_round_trip(make().await).await;
 }

@@ -21,6 +21,10 @@ use std::sync::{Mutex, MutexGuard};
 
 type LaneKey = (SiteId, HostKey);
 
+/// Entries the shared result cache holds at most in one process (external checks, robots.txt of
+/// other sites' hosts); expired ones are dropped first, and past this new results are not cached.
+const MAX_CACHE_ENTRIES: usize = 200_000;
+
 #[derive(Debug)]
 struct Lane {
     robots: LaneRobots,
@@ -121,6 +125,7 @@ struct State {
     sites: HashMap<SiteId, SiteEntry>,
     events: BTreeMap<u64, Event>,
     delivered_up_to: u64,
+    cache: HashMap<String, (Vec<u8>, UnixMs)>,
     next_event: u64,
     next_lease: u64,
     next_seq: u64,
@@ -175,12 +180,9 @@ impl EmbeddedFrontier {
                 .entry(host.clone())
                 .and_modify(|h| h.pace.limits = h.pace.limits.stricter(seed.limits.pace))
                 .or_insert_with(|| HostEntry { pace: HostPace::new(seed.limits.pace), ip: None });
-            let scheme = seed.start.as_url().scheme();
-            let robots_url = crate::url::NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt"));
-            let Ok(robots_url) = robots_url else { continue };
-            let mut task =
-                Task::new(seed.audit, seed.site, robots_url, TaskKind::Robots, 0, crate::task::FoundVia::Standard);
-            task.priority = Priority(0);
+            let Some(task) = super::robots_task(seed.audit, seed.site, seed.start.as_url().scheme(), host) else {
+                continue;
+            };
             let key = (seed.site, host.clone());
             st.lanes.insert(
                 key.clone(),
@@ -393,6 +395,9 @@ impl State {
     /// later can still queue it.
     fn offer(&mut self, task: Task, now: UnixMs) -> bool {
         let key = (task.site, task.url.host_key());
+        if task.kind == TaskKind::External && !self.lanes.contains_key(&key) {
+            self.open_external_lane(&task, now);
+        }
         let Some(lane) = self.lanes.get(&key) else {
             return false;
         };
@@ -405,7 +410,7 @@ impl State {
         if site.cancelled || site.done {
             return false;
         }
-        let fp = task.url.fingerprint();
+        let fp = task.seen_key();
         if self.seen.get(&task.audit).is_some_and(|s| s.contains(&fp)) {
             return false;
         }
@@ -413,7 +418,7 @@ impl State {
         let over = match task.kind {
             TaskKind::Page if task.depth > limits.max_depth => Some(Code::DepthLimitReached),
             TaskKind::Page if site.pages_enqueued >= u64::from(limits.max_pages) => Some(Code::PageLimitReached),
-            TaskKind::Resource if site.resources_enqueued >= u64::from(limits.max_resources) => {
+            _ if task.kind.is_check() && site.resources_enqueued >= u64::from(limits.max_resources) => {
                 Some(Code::ResourceLimitReached)
             }
             _ => None,
@@ -426,12 +431,38 @@ impl State {
         if let Some(site) = self.sites.get_mut(&task.site) {
             match task.kind {
                 TaskKind::Page => site.pages_enqueued += 1,
-                TaskKind::Resource => site.resources_enqueued += 1,
+                _ if task.kind.is_check() => site.resources_enqueued += 1,
                 _ => {}
             }
         }
         self.push(&key, task, now);
         true
+    }
+
+    /// Opens a lane for another site's host, the first time one of the site's pages links to it:
+    /// its robots.txt first, like any host, under that host's one pace.
+    fn open_external_lane(&mut self, task: &Task, now: UnixMs) {
+        let Some(site) = self.sites.get(&task.site) else { return };
+        if site.cancelled || site.done {
+            return;
+        }
+        let Some(robots) = super::robots_task_for(task) else { return };
+        let pace = site.limits.pace;
+        let host = task.url.host_key();
+        self.hosts
+            .entry(host.clone())
+            .and_modify(|h| h.pace.limits = h.pace.limits.stricter(pace))
+            .or_insert_with(|| HostEntry { pace: HostPace::new(pace), ip: None });
+        let key = (task.site, host.clone());
+        self.lanes.insert(
+            key.clone(),
+            Lane { robots: LaneRobots::Pending, robots_task: None, ready: BTreeMap::new(), delayed: BTreeMap::new() },
+        );
+        self.lane_order.push(key.clone());
+        if let Some(s) = self.sites.get_mut(&task.site) {
+            s.hosts.push(host);
+        }
+        self.push(&key, robots, now);
     }
 
     fn report_limit(&mut self, site_id: SiteId, code: Code) {
@@ -543,6 +574,51 @@ impl Frontier for EmbeddedFrontier {
 
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
         self.cancel_now(audit);
+        ready(Ok(()))
+    }
+
+    fn cache_get(&self, key: &str, now: UnixMs) -> impl Future<Output = Result<Option<Vec<u8>>, FrontierError>> + Send {
+        let mut st = self.lock();
+        let hit = match st.cache.get(key) {
+            Some((v, expires)) if *expires > now => Some(v.clone()),
+            Some(_) => {
+                st.cache.remove(key);
+                None
+            }
+            None => None,
+        };
+        ready(Ok(hit))
+    }
+
+    fn cache_add(
+        &self,
+        key: &str,
+        value: Vec<u8>,
+        now: UnixMs,
+        ttl: std::time::Duration,
+    ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
+        let mut st = self.lock();
+        let live = st.cache.get(key).is_some_and(|(_, expires)| *expires > now);
+        if !live {
+            st.cache.insert(key.to_owned(), (value, now.plus(ttl)));
+        }
+        ready(Ok(!live))
+    }
+
+    fn cache_put(
+        &self,
+        key: &str,
+        value: Vec<u8>,
+        now: UnixMs,
+        ttl: std::time::Duration,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let mut st = self.lock();
+        if st.cache.len() >= MAX_CACHE_ENTRIES {
+            st.cache.retain(|_, (_, expires)| *expires > now);
+        }
+        if st.cache.len() < MAX_CACHE_ENTRIES {
+            st.cache.insert(key.to_owned(), (value, now.plus(ttl)));
+        }
         ready(Ok(()))
     }
 }

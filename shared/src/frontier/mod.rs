@@ -268,6 +268,46 @@ pub trait Frontier: Send + Sync + 'static {
 
     /// Drops every queued task of the audit's sites; leased ones finish but discover nothing more.
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
+
+    /// A value of the frontier-wide result cache, if present and not expired. Workers share
+    /// external link results and other sites' robots.txt through it, so a popular external host is
+    /// asked once per cache period, not once per customer site.
+    fn cache_get(&self, key: &str, now: UnixMs) -> impl Future<Output = Result<Option<Vec<u8>>, FrontierError>> + Send;
+
+    /// Stores a value only if the key is absent (or expired); true if it was stored. Workers use
+    /// it as a short lock so two sites' lanes do not ask the same other host the same thing at
+    /// the same moment.
+    fn cache_add(
+        &self,
+        key: &str,
+        value: Vec<u8>,
+        now: UnixMs,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<bool, FrontierError>> + Send;
+
+    /// Stores a value in the result cache until `now + ttl`.
+    fn cache_put(
+        &self,
+        key: &str,
+        value: Vec<u8>,
+        now: UnixMs,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send;
+}
+
+/// The robots.txt task of `host` for a site, fetched with `scheme`: the first task of every lane.
+#[must_use]
+pub fn robots_task(audit: AuditId, site: SiteId, scheme: &str, host: &HostKey) -> Option<Task> {
+    let url = NormalizedUrl::parse(&format!("{scheme}://{host}/robots.txt")).ok()?;
+    let mut t = Task::new(audit, site, url, crate::task::TaskKind::Robots, 0, crate::task::FoundVia::Standard);
+    t.priority = crate::task::Priority(0);
+    Some(t)
+}
+
+/// The robots.txt task that opens the lane of `task`'s host (same scheme and port).
+#[must_use]
+pub fn robots_task_for(task: &Task) -> Option<Task> {
+    robots_task(task.audit, task.site, task.url.as_url().scheme(), &task.url.host_key())
 }
 
 /// The finding published (once per site) when a discovered URL is left out for a budget: the

@@ -47,6 +47,32 @@ pub async fn audit(server: &TestServer, hosts: &[&str], starts: &[String], extra
     Audited { exit, db, _dir: dir }
 }
 
+/// Like [`audit`], for tests that do not hold the server (it is only used for host names).
+pub async fn audit_in_process(hosts: &[&str], starts: &[String], extra: &[&str]) -> Audited {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("audit.db");
+    let mut args: Vec<String> = vec!["shoal".into(), "audit".into()];
+    args.extend(starts.iter().cloned());
+    args.extend([
+        "--db".into(),
+        db.display().to_string(),
+        "--no-dns".into(),
+        "--no-progress".into(),
+        "--allow-private".into(),
+    ]);
+    for h in hosts {
+        args.push("--resolve".into());
+        args.push(format!("{h}=127.0.0.1"));
+    }
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    let cli = Cli::try_parse_from(&args).expect("arguments parse");
+    let exit = tokio::time::timeout(AUDIT_DEADLINE, run(cli, CancellationToken::new()))
+        .await
+        .expect("audit finished within the deadline")
+        .unwrap_or_else(|f| panic!("audit failed: {:#}", f.error));
+    Audited { exit, db, _dir: dir }
+}
+
 /// The findings of the latest audit: (code, url, detail).
 pub fn findings(db: &Path) -> Vec<(String, String, String)> {
     let conn = rusqlite::Connection::open(db).expect("open db");

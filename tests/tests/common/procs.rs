@@ -1,0 +1,367 @@
+//! Real `shoal` processes for the distributed end-to-end tests: the binary (built once per test
+//! process), coordinators and workers as child processes whose standard error goes to files, and
+//! small clients of the coordinator's HTTP API. Every wait has a deadline, and every child is
+//! killed (SIGKILL) when its handle is dropped, so no test leaves a process behind, whatever way it
+//! ends.
+
+#![allow(dead_code, reason = "each test binary uses a different subset of the helpers")]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// How long building the binary may take (the shared target directory may be locked by another
+/// build for a while).
+pub const BUILD_DEADLINE: Duration = Duration::from_secs(900);
+/// How long a coordinator may take to answer `/healthz` after it was started.
+pub const HEALTH_DEADLINE: Duration = Duration::from_secs(30);
+/// How long one API call may take.
+const API_TIMEOUT: Duration = Duration::from_secs(10);
+/// Lines of each process's standard error shown in assertion messages.
+pub const TAIL_LINES: usize = 40;
+
+/// The `shoal` binary of this build, built once per test process with the same profile and target
+/// directory as this test binary.
+pub fn shoal_bin() -> PathBuf {
+    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BIN.get_or_init(build_shoal).clone().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Builds the binary off the async threads.
+pub async fn ensure_built() -> PathBuf {
+    tokio::task::spawn_blocking(shoal_bin).await.expect("the build task ran")
+}
+
+fn build_shoal() -> Result<PathBuf, String> {
+    // The test binary lives in <target>/<profile>/deps/; `shoal` goes to <target>/<profile>/. This
+    // honours CARGO_TARGET_DIR, `build.target-dir` in a config file and the profile alike.
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let profile_dir = exe.parent().and_then(Path::parent).map_or_else(
+        || {
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"), PathBuf::from);
+            target.join("debug")
+        },
+        Path::to_path_buf,
+    );
+    let target_dir =
+        profile_dir.parent().ok_or_else(|| format!("unexpected test binary location {}", exe.display()))?.to_path_buf();
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev".to_owned(),
+        Some(other) => other.to_owned(),
+    };
+    let bin = profile_dir.join("shoal");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let log = tempfile::NamedTempFile::new().map_err(|e| format!("temp file: {e}"))?;
+    let stderr = log.reopen().map_err(|e| format!("temp file: {e}"))?;
+    let mut child = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "shoal-coordinator", "--bin", "shoal"])
+        .arg("--profile")
+        .arg(&profile)
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("cannot run cargo to build shoal: {e}"))?;
+    let status = wait_deadline(&mut child, BUILD_DEADLINE);
+    let output = std::fs::read_to_string(log.path()).unwrap_or_default();
+    match status {
+        Some(s) if s.success() && bin.exists() => Ok(bin),
+        Some(s) => Err(format!("`cargo build -p shoal-coordinator --bin shoal` failed ({s}):\n{output}")),
+        None => Err(format!("`cargo build -p shoal-coordinator --bin shoal` took over {BUILD_DEADLINE:?}:\n{output}")),
+    }
+}
+
+/// Waits for a child at most `deadline`; kills it (by its own handle) if it overruns.
+fn wait_deadline(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
+    let until = Instant::now() + deadline;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// One `shoal` child process. Dropping it kills it (SIGKILL) and reaps it.
+#[derive(Debug)]
+pub struct Proc {
+    name: String,
+    child: Option<Child>,
+    stderr: PathBuf,
+}
+
+impl Proc {
+    /// Starts `shoal ARGS...` in `dir` with a clean environment (no `SHOAL_*` settings from the
+    /// caller); standard error goes to `dir/NAME.stderr` (appended, so a restarted process keeps
+    /// the earlier lines), standard output to `dir/NAME.stdout`.
+    pub fn spawn(dir: &Path, name: &str, args: &[String]) -> Proc {
+        let stderr = dir.join(format!("{name}.stderr"));
+        let open = |p: &Path| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .unwrap_or_else(|e| panic!("log file {}: {e}", p.display()))
+        };
+        let mut cmd = Command::new(shoal_bin());
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("SHOAL_") {
+                cmd.env_remove(key);
+            }
+        }
+        let child = cmd
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(open(&dir.join(format!("{name}.stdout"))))
+            .stderr(open(&stderr))
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {name} (shoal {args:?}): {e}"));
+        Proc { name: name.to_owned(), child: Some(child), stderr }
+    }
+
+    /// Its name in messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Kills it with SIGKILL (`Child::kill`) and reaps it; nothing happens if it already ended.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Its exit status if it has ended (`None` while running or after [`Proc::kill`]).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// Waits (polling, so the test's runtime keeps serving) until it exits, at most `deadline`;
+    /// `None` if it had to be killed.
+    pub async fn wait_exit(&mut self, deadline: Duration) -> Option<ExitStatus> {
+        let until = Instant::now() + deadline;
+        while Instant::now() < until {
+            match self.child.as_mut().map(Child::try_wait) {
+                Some(Ok(Some(status))) => return Some(status),
+                Some(Ok(None)) => tokio::time::sleep(Duration::from_millis(20)).await,
+                Some(Err(_)) | None => return None,
+            }
+        }
+        self.kill();
+        None
+    }
+
+    /// Its standard output so far.
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(self.stderr.with_extension("stdout")).unwrap_or_default()
+    }
+
+    /// The last `n` lines of its standard error.
+    pub fn tail(&self, n: usize) -> String {
+        let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let from = lines.len().saturating_sub(n);
+        format!(
+            "--- {} stderr (last {} of {} lines) ---\n{}\n",
+            self.name,
+            lines.len() - from,
+            lines.len(),
+            lines[from..].join("\n")
+        )
+    }
+
+    /// Every line of its standard error.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The tails of several processes' standard error, for assertion messages.
+pub fn tails<'a>(procs: impl IntoIterator<Item = &'a Proc>) -> String {
+    procs.into_iter().map(|p| p.tail(TAIL_LINES)).collect()
+}
+
+/// A free loopback port: bound, read and released (the coordinator binds it right after).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// The user agent of worker `id`: each worker has its own, so the server's log tells which worker
+/// sent each request.
+pub fn agent_of(id: &str) -> String {
+    format!("ShoalBot/1.0 (+https://shoal.invalid/bot; {id})")
+}
+
+/// `shoal worker --id ID` for the test server: every host resolved to 127.0.0.1, no DNS, private
+/// addresses allowed, 2 s request timeout, its own user agent ([`agent_of`]).
+pub fn worker(dir: &Path, id: &str, redis: &str, ns: &str, hosts: &[String], concurrency: usize) -> Proc {
+    let mut args: Vec<String> = vec![
+        "worker".into(),
+        "--redis".into(),
+        redis.into(),
+        "--namespace".into(),
+        ns.into(),
+        "--allow-private".into(),
+        "--no-dns".into(),
+        "--id".into(),
+        id.into(),
+        "--timeout-s".into(),
+        "2".into(),
+        "--lease-ttl-s".into(),
+        "5".into(),
+        "--concurrency".into(),
+        concurrency.to_string(),
+        "--user-agent".into(),
+        agent_of(id),
+    ];
+    for h in hosts {
+        args.push("--resolve".into());
+        args.push(format!("{h}=127.0.0.1"));
+    }
+    Proc::spawn(dir, id, &args)
+}
+
+/// A running `shoal coordinator` and an HTTP client for its API.
+#[derive(Debug)]
+pub struct Coordinator {
+    /// The process.
+    pub proc: Proc,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    token: String,
+    http: reqwest::Client,
+}
+
+/// The bearer token every test coordinator uses.
+pub const TOKEN: &str = "test-token-0123456789";
+
+impl Coordinator {
+    /// Starts `shoal coordinator --redis REDIS --namespace NS --db DB --listen 127.0.0.1:PORT
+    /// --token T --timeout-s 2 --lease-ttl-s 5 EXTRA...` and waits (bounded) until `/healthz`
+    /// answers 200.
+    pub async fn start(dir: &Path, name: &str, redis: &str, ns: &str, db: &Path, extra: &[&str]) -> Coordinator {
+        let http = reqwest::Client::builder().no_proxy().timeout(API_TIMEOUT).build().expect("an HTTP client");
+        // The port is free when chosen but another process could take it before the coordinator
+        // binds it; then the coordinator exits at once, and we try another port.
+        let mut failures = String::new();
+        for _ in 0..3 {
+            let port = free_port();
+            let mut args: Vec<String> = vec![
+                "coordinator".into(),
+                "--redis".into(),
+                redis.into(),
+                "--namespace".into(),
+                ns.into(),
+                "--db".into(),
+                db.display().to_string(),
+                "--listen".into(),
+                format!("127.0.0.1:{port}"),
+                "--token".into(),
+                TOKEN.into(),
+                "--timeout-s".into(),
+                "2".into(),
+                "--lease-ttl-s".into(),
+                "5".into(),
+            ];
+            args.extend(extra.iter().map(|s| (*s).to_owned()));
+            let proc = Proc::spawn(dir, name, &args);
+            let mut c =
+                Coordinator { proc, base: format!("http://127.0.0.1:{port}"), token: TOKEN.into(), http: http.clone() };
+            let until = Instant::now() + HEALTH_DEADLINE;
+            loop {
+                if let Some(status) = c.proc.exited() {
+                    failures.push_str(&format!("exited with {status}\n{}", c.proc.tail(TAIL_LINES)));
+                    break;
+                }
+                let ok = c
+                    .http
+                    .get(format!("{}/healthz", c.base))
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status() == reqwest::StatusCode::OK);
+                if ok {
+                    return c;
+                }
+                if Instant::now() > until {
+                    let tail = c.proc.tail(TAIL_LINES);
+                    c.proc.kill();
+                    panic!("{name} did not answer /healthz within {HEALTH_DEADLINE:?}\n{tail}");
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        panic!("{name} would not start:\n{failures}");
+    }
+
+    async fn call(&self, req: reqwest::RequestBuilder) -> Result<(u16, Value), String> {
+        let resp =
+            req.bearer_auth(&self.token).send().await.map_err(|e| format!("request to {} failed: {e}", self.base))?;
+        let status = resp.status().as_u16();
+        let body = resp.bytes().await.map_err(|e| format!("reading the answer of {}: {e}", self.base))?;
+        let value = serde_json::from_slice(&body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+        Ok((status, value))
+    }
+
+    /// `POST /v1/audits`: the new audit's id. Panics (with the coordinator's log) on failure.
+    pub async fn submit(&self, urls: &[String], options: Value) -> u64 {
+        let body = serde_json::json!({ "urls": urls, "options": options });
+        let req = self
+            .http
+            .post(format!("{}/v1/audits", self.base))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(&body).expect("JSON body"));
+        match self.call(req).await {
+            Ok((201, v)) => v.get("id").and_then(Value::as_u64).unwrap_or_else(|| panic!("no audit id in {v}")),
+            Ok((status, v)) => panic!("submit answered {status}: {v}\n{}", self.proc.tail(TAIL_LINES)),
+            Err(e) => panic!("{e}\n{}", self.proc.tail(TAIL_LINES)),
+        }
+    }
+
+    /// `GET /v1/audits/ID`.
+    pub async fn status(&self, id: u64) -> Result<Value, String> {
+        match self.call(self.http.get(format!("{}/v1/audits/{id}", self.base))).await? {
+            (200, v) => Ok(v),
+            (status, v) => Err(format!("status answered {status}: {v}")),
+        }
+    }
+
+    /// Polls the audit until it is no longer `running`, for at most `deadline`; returns the last
+    /// answer and how long it took, or the last answer (or error) on timeout.
+    pub async fn wait_finished(&self, id: u64, deadline: Duration) -> Result<(Value, Duration), String> {
+        let start = Instant::now();
+        let mut last = String::from("(no answer yet)");
+        while start.elapsed() < deadline {
+            match self.status(id).await {
+                Ok(v) if v.get("status").and_then(Value::as_str) != Some("running") => {
+                    return Ok((v, start.elapsed()));
+                }
+                Ok(v) => last = v.to_string(),
+                Err(e) => last = e,
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(format!("audit {id} still not finished after {deadline:?}; last answer: {last}"))
+    }
+}

@@ -1,0 +1,54 @@
+//! Links to other sites: checked once per batch (one HEAD, one GET only after a failed HEAD),
+//! after that host's robots.txt, and reported on every site that links to a broken one.
+
+mod common;
+
+use shoal_coordinator::Exit;
+use shoal_tests::testsite::{Route, Site, TestServer};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_popular_external_host_is_asked_once_and_broken_links_are_reported_per_site() {
+    // The pages need the server's port in their absolute links, so bind first, then describe.
+    let probe = TestServer::start(vec![]).await.expect("server starts");
+    let port = probe.port();
+    probe.shutdown().await;
+    let page = |name: &str| {
+        format!(
+            r#"<html lang="en"><head><title>{name}</title><meta name="description" content="d"></head><body><h1>{name}</h1>
+            <a href="http://ext.test:{port}/dead">dead</a> <a href="http://ext.test:{port}/ok">ok</a>
+            <a href="http://ext.test:{port}/private">blocked</a> <a href="http://gone.test:{port}/">gone</a></body></html>"#
+        )
+    };
+    let sites = vec![
+        Site::new("a.test").page("/", &page("A")),
+        Site::new("b.test").page("/", &page("B")),
+        Site::new("ext.test")
+            .robots_txt("User-agent: *\nDisallow: /private\n")
+            .route("/ok", Route::html("<title>ok</title>"))
+            .route("/dead", Route::status(404))
+            .route("/private", Route::html("never")),
+    ];
+    let server = TestServer::start_on(([127, 0, 0, 1], port).into(), sites).await.expect("server starts on the port");
+    let starts = vec![server.url("a.test", "/"), server.url("b.test", "/")];
+    let run = common::audit(&server, &["a.test", "b.test", "ext.test"], &starts, &["--gap-ms", "0"]).await;
+    assert_eq!(run.exit, Exit::Ok);
+    let log = server.shutdown().await;
+
+    let ext = log.for_host("ext.test");
+    assert_eq!(log.first_path("ext.test").as_deref(), Some("/robots.txt"), "{}", log.dump());
+    assert_eq!(log.count("ext.test", "/robots.txt"), 1, "robots.txt of the external host read once\n{}", log.dump());
+    assert_eq!(log.count("ext.test", "/private"), 0, "robots.txt of the external host obeyed\n{}", log.dump());
+    let ok: Vec<_> = ext.iter().filter(|r| r.path == "/ok").collect();
+    assert_eq!(ok.len(), 1, "one HEAD for two linking sites\n{}", log.dump());
+    assert_eq!(ok[0].method, "HEAD");
+    let dead: Vec<&str> = ext.iter().filter(|r| r.path == "/dead").map(|r| r.method.as_str()).collect();
+    assert_eq!(dead, vec!["HEAD", "GET"], "HEAD failed, so one GET, once for both sites\n{}", log.dump());
+
+    let findings = common::findings(&run.db);
+    let broken: Vec<&(String, String, String)> = findings.iter().filter(|f| f.0 == "broken_external_link").collect();
+    let dead_url = format!("http://ext.test:{port}/dead");
+    assert_eq!(broken.iter().filter(|f| f.1 == dead_url).count(), 2, "reported for each linking site: {findings:#?}");
+    let gone_url = format!("http://gone.test:{port}/");
+    assert!(broken.iter().any(|f| f.1 == gone_url && f.2 == "dns"), "a host that does not resolve: {findings:#?}");
+    assert!(!broken.iter().any(|f| f.1.ends_with("/ok")), "{findings:#?}");
+}
