@@ -11,6 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 /// How often `--wait` asks for progress.
 const POLL: Duration = Duration::from_secs(1);
+/// How long `--wait` keeps asking while the coordinator does not answer.
+const WAIT_OUTAGE: Duration = Duration::from_secs(120);
 
 struct Client {
     http: reqwest::Client,
@@ -84,8 +86,28 @@ pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> anyhow::R
         b.set_prefix(id.to_string());
         b
     });
+    let mut failing_since: Option<std::time::Instant> = None;
     loop {
-        let s = client.status(id).await?;
+        // The coordinator or Redis may restart while we wait; the audit goes on, so keep asking
+        // for a while before giving up.
+        let s = match client.status(id).await {
+            Ok(s) => {
+                failing_since = None;
+                s
+            }
+            Err(e) => {
+                let since = *failing_since.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() > WAIT_OUTAGE {
+                    return Err(e.context(format!("no answer about audit {id} for {} s", WAIT_OUTAGE.as_secs())));
+                }
+                tracing::warn!(audit = id, error = %format!("{e:#}"), "status request failed; asking again");
+                tokio::select! {
+                    () = tokio::time::sleep(POLL) => {}
+                    () = shutdown.cancelled() => return Ok(Exit::Interrupted),
+                }
+                continue;
+            }
+        };
         let queued: u64 = s.sites.iter().map(|x| x.queued + x.leased).sum();
         let line = format!(
             "{}: {}/{} sites done, {} pages, {} queued, {} findings",

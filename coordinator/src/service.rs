@@ -161,6 +161,52 @@ impl Service {
         Ok(Service { db: Arc::new(Mutex::new(db)), frontier, defaults, open: Mutex::new(open) })
     }
 
+    /// Settles what a crash can leave half done, at start: an audit whose sites were all done
+    /// but which was not yet marked done (the coordinator died between acknowledging the last
+    /// site's event and writing the audit), and sites recorded in the database but never seeded
+    /// into the frontier (it died during a submit). Seeding is idempotent: a site already in the
+    /// frontier is left as it is.
+    pub async fn recover(&self) -> anyhow::Result<()> {
+        let running: Vec<(AuditId, Vec<u64>)> =
+            lock_open(&self.open).iter().map(|(a, s)| (*a, s.iter().copied().collect())).collect();
+        for (audit, pending) in running {
+            if pending.is_empty() {
+                let db = Arc::clone(&self.db);
+                tokio::task::spawn_blocking(move || lock(&db).finish_audit(audit, AuditStatus::Done, UnixMs::now()))
+                    .await
+                    .context("database writer")??;
+                lock_open(&self.open).remove(&audit);
+                tracing::info!(audit = %audit, "audit done (found finished at start)");
+                continue;
+            }
+            let (options, sites) = {
+                let db = lock(&self.db);
+                let options = db.audit(audit)?.map(|a| a.options_json).unwrap_or_default();
+                (options, db.site_counts(audit)?)
+            };
+            let limits: SiteLimits = serde_json::from_str::<serde_json::Value>(&options)
+                .ok()
+                .and_then(|v| serde_json::from_value(v.get("limits")?.clone()).ok())
+                .unwrap_or(self.defaults.limits);
+            let mut config = self.defaults.clone();
+            config.limits = limits;
+            for site in sites.iter().filter(|s| pending.contains(&s.id.0)) {
+                if self.frontier.progress(site.id).await?.is_some() {
+                    continue;
+                }
+                let Ok(start) = shoal_shared::url::NormalizedUrl::parse(&site.start_url) else { continue };
+                match self.frontier.seed(site_seed(audit, site.id, &start, &config)).await {
+                    Ok(()) => {
+                        tracing::warn!(audit = %audit, site = %site.id, "seeded a site a crash had left unseeded")
+                    }
+                    Err(shoal_shared::frontier::FrontierError::AlreadySeeded(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn limits(&self, o: &AuditOptions) -> Result<SiteLimits, ServiceError> {
         let d = self.defaults.limits;
         let pace = PaceLimits::new(
@@ -394,6 +440,7 @@ pub async fn run_coordinator(cfg: CoordinatorConfig, shutdown: CancellationToken
         .with_context(|| format!("connecting to Redis at {}", redact(&cfg.redis)))?;
     frontier.publish_settings().await?;
     let service = Arc::new(Service::new(db, frontier, cfg.crawl.clone())?);
+    service.recover().await.context("recovering after a restart")?;
     let listener =
         tokio::net::TcpListener::bind(cfg.listen).await.with_context(|| format!("listening on {}", cfg.listen))?;
     tracing::info!(listen = %listener.local_addr().unwrap_or(cfg.listen), db = %cfg.db.display(), "coordinator started");

@@ -17,7 +17,7 @@
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -91,4 +91,14 @@ CREATE TABLE findings (
     stale        INTEGER NOT NULL DEFAULT 0,
     UNIQUE (site_id, code, url, detail)
 ) STRICT;
+";
+
+/// Version 2: indexes for the site-level analysis, which groups and looks pages up by title and
+/// description, and by kind (external checks, sitemap entries). Without them the duplicate rules
+/// scanned every page once per duplicate group (quadratic on large sites).
+const V2: &str = "
+CREATE INDEX pages_by_title ON pages (site_id, title);
+CREATE INDEX pages_by_description ON pages (site_id, meta_description);
+CREATE INDEX pages_by_kind ON pages (site_id, kind);
+CREATE INDEX links_by_kind ON links (site_id, kind, to_url);
 ";

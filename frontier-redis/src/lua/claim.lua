@@ -4,7 +4,8 @@ local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), t
 for _ = 1, 256 do
   local c = redis.call('ZRANGE', k_ready(), 0, 0, 'WITHSCORES')
   if #c == 0 then return {'idle'} end
-  local lane, score = c[1], tonumber(c[2])
+  -- The integer part is the time; the fraction only breaks ties (see below).
+  local lane, score = c[1], math.floor(tonumber(c[2]))
   if score > now then return {'wait', score} end
   local lk = k_lane(lane)
   local l = redis.call('HMGET', lk, 'host', 'robots', 'site', 'rt', 'rtnb')
@@ -61,7 +62,15 @@ for _ = 1, 256 do
       redis.call('ZADD', k_leases(), deadline, id)
       redis.call('HINCRBY', k_site(site), 'queued', -1)
       redis.call('HINCRBY', k_site(site), 'leased', 1)
-      schedule(lane, now)
+      -- Lanes of one host share its next start, so their scores tie; a fraction that grows with
+      -- every lease puts the lane served last behind the others (round robin between the sites
+      -- and audits sharing a host) without moving anyone's time.
+      local s = lane_score(lane, now)
+      if s then
+        redis.call('ZADD', k_ready(), s + (id % 1000) / 1000, lane)
+      else
+        redis.call('ZREM', k_ready(), lane)
+      end
       return {'lease', id, blob, host, ip or '', now, deadline}
     end
   end
