@@ -61,6 +61,11 @@ pub struct AuditOutcome {
 
 /// Runs an audit to completion or until `shutdown` is cancelled.
 pub async fn run_audit(req: AuditRequest, shutdown: CancellationToken) -> anyhow::Result<AuditOutcome> {
+    let span = tracing::info_span!("audit", db = %req.db.display(), sites = req.starts.len());
+    tracing::Instrument::instrument(run_audit_inner(req, shutdown), span).await
+}
+
+async fn run_audit_inner(req: AuditRequest, shutdown: CancellationToken) -> anyhow::Result<AuditOutcome> {
     let db_path = req.db.clone();
     let mut db = AuditDb::open(&db_path)?;
     let options = serde_json::json!({

@@ -70,35 +70,11 @@ pub fn generator() -> String {
     format!("shoal {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// The last millisecond RFC 3339 can show with a four-digit year (9999-12-31T23:59:59.999Z).
-const MAX_RFC3339_MS: u64 = 253_402_300_799_999;
-
-/// Formats a Unix time as RFC 3339 in UTC with milliseconds, e.g. `2024-05-01T12:00:00.250Z`.
-///
-/// Written here rather than pulling in a date crate: reports need exactly this one format. Times
-/// past the year 9999 are clamped to its last millisecond.
+/// Formats milliseconds since the epoch as RFC 3339 UTC with milliseconds; see
+/// [`UnixMs::to_rfc3339`] (one formatter for reports and findings).
 #[must_use]
 pub fn rfc3339(t: UnixMs) -> String {
-    let ms = t.0.min(MAX_RFC3339_MS);
-    let (secs, milli) = (ms / 1000, ms % 1000);
-    let (days, sod) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z", sod / 3600, sod % 3600 / 60, sod % 60)
-}
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar (Howard
-/// Hinnant's `civil_from_days`, for non-negative day counts).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+    t.to_rfc3339()
 }
 
 #[cfg(test)]

@@ -34,10 +34,9 @@ macro_rules! codes {
     ($( $(#[$m:meta])* $variant:ident = $name:literal, $sev:ident, $family:literal, $msg:literal; )*) => {
         /// A finding's stable code.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(rename_all = "snake_case")]
         #[non_exhaustive]
         pub enum Code {
-            $( $(#[$m])* $variant, )*
+            $( $(#[$m])* #[serde(rename = $name)] $variant, )*
         }
 
         impl Code {

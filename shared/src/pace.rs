@@ -305,9 +305,9 @@ mod tests {
         h.start(T0);
         assert!(h.set_crawl_delay(Duration::from_millis(1500), T0));
         assert_eq!(h.gap(), ms(1500));
-        assert_eq!(h.ready_at(), None, "robots.txt still in flight");
-        h.finish();
         assert_eq!(h.ready_at(), Some(T0.plus(ms(1500))), "counted from the robots.txt start");
+        h.finish();
+        assert_eq!(h.ready_at(), Some(T0.plus(ms(1500))));
         assert!(h.set_crawl_delay(ms(100), T0));
         assert_eq!(h.gap(), ms(300), "crawl-delay never lowers the user's gap");
         assert!(!h.set_crawl_delay(Duration::from_secs(61), T0));

@@ -199,8 +199,10 @@ pub fn probe_checks(kind: ProbeKind, resp: &Fetched, body: &str, now: UnixMs) ->
             }
         }
         ProbeKind::SecurityTxt => {
-            if !ok || html {
+            if !ok {
                 out.push((Code::SecurityTxtMissing, format!("HTTP {}", resp.status)));
+            } else if html {
+                out.push((Code::SecurityTxtMissing, format!("answered an HTML page (HTTP {})", resp.status)));
             } else {
                 match security_txt(body, now) {
                     SecurityTxt::Valid => {}
@@ -292,55 +294,10 @@ pub fn security_txt(body: &str, now: UnixMs) -> SecurityTxt {
     }
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` to milliseconds since the epoch.
+/// Parses an RFC 3339 date; see [`UnixMs::parse_rfc3339`].
 #[must_use]
 pub fn parse_rfc3339(s: &str) -> Option<UnixMs> {
-    let s = s.trim();
-    let b = s.as_bytes();
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !(b[10] == b'T' || b[10] == b't')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, mo, d, h, mi, se) = (n(0..4)?, n(5..7)?, n(8..10)?, n(11..13)?, n(14..16)?, n(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
-        return None;
-    }
-    let mut rest = &s[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        rest = &frac[digits..];
-    }
-    let offset_min = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let (oh, om) = rest.get(1..)?.split_once(':')?;
-            sign * (oh.parse::<i64>().ok()? * 60 + om.parse::<i64>().ok()?)
-        }
-    };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y2 = if mo <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + mi * 60 + se - offset_min * 60;
-    u64::try_from(secs).ok().map(|s| UnixMs(s * 1000))
+    UnixMs::parse_rfc3339(s)
 }
 
 #[cfg(test)]

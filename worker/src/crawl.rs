@@ -377,7 +377,7 @@ impl<F: Frontier> Crawler<F> {
         let origin = format!("https://{}/", job.lease.host);
         match tls::probe(&host, port, ip, timeout, &self.settings.tls_roots, job.now).await {
             Ok(facts) => {
-                let expiry = facts.not_after.map(|t| format!("expires {}", t.0 / 1000)).unwrap_or_default();
+                let expiry = facts.not_after.map(|t| format!("expires {}", t.to_rfc3339())).unwrap_or_default();
                 match &facts.verdict {
                     tls::TlsVerdict::Valid => {}
                     tls::TlsVerdict::Expired => job.finding(Code::TlsCertificateExpired, &origin, expiry.clone()),
@@ -430,11 +430,13 @@ impl<F: Frontier> Crawler<F> {
             }
             Err(FetchError::PrivateAddress(ip)) => {
                 let detail = format!("resolves to {ip}; use --allow-private to audit private networks");
-                job.finding(Code::PrivateAddress, url.as_str(), detail);
+                let about = if job.is_start_host() { job.site.start.to_string() } else { url.to_string() };
+                job.finding(Code::PrivateAddress, &about, detail);
                 job.out.robots = Some(RobotsOutcome::OffLimits);
             }
             Err(e) => {
-                job.finding(Code::StartUnreachable, url.as_str(), e.to_string());
+                let start = job.site.start.to_string();
+                job.finding(Code::StartUnreachable, &start, e.to_string());
                 job.out.robots = Some(RobotsOutcome::OffLimits);
             }
         }
@@ -495,6 +497,12 @@ impl<F: Frontier> Crawler<F> {
             429 => {
                 shoal_metrics::metrics().rate_limited.inc();
                 job.out.rate_limited = true;
+                let host_root = format!("{}://{}/", url.as_url().scheme(), job.lease.host);
+                job.finding(
+                    Code::RateLimited,
+                    &host_root,
+                    "answered 429 Too Many Requests; host slowed to 1 request every 3 s",
+                );
                 let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, job.now));
                 self.robots_retry(job, url, resp.status, ra)
             }
@@ -966,6 +974,14 @@ impl<F: Frontier> Crawler<F> {
         let mut rec = job.record();
         let resp = match self.fetcher.fetch(Method::Get, url.as_url(), Some(PROBE_BYTES)).await {
             Ok(r) => r,
+            Err(e) if kind == ProbeKind::HttpsRedirect => {
+                // Nothing answering on http:// (port 80 closed, TLS only) is no redirect either;
+                // not a failure of the site's pages, so no retries.
+                rec.error = Some(e.kind().to_owned());
+                job.finding(Code::HttpsRedirectMissing, url.as_str(), format!("http:// does not answer: {e}"));
+                job.publish(rec);
+                return Ok(());
+            }
             Err(e) => {
                 if self.failure(job, &mut rec, &e) {
                     job.publish(rec);

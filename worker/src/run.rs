@@ -66,7 +66,14 @@ pub async fn run<F: Frontier>(
                 let crawler = Arc::clone(&crawler);
                 let worker = settings.id.clone();
                 let completed = Arc::clone(&completed);
-                fetches.spawn(async move {
+                let span = tracing::info_span!(
+                    "lease",
+                    audit = %lease.task.audit,
+                    site = %lease.task.site,
+                    host = %lease.host,
+                    kind = lease.task.kind.as_str()
+                );
+                fetches.spawn(tracing::Instrument::instrument(async move {
                     let lease = *lease;
                     let m = shoal_metrics::metrics();
                     m.in_flight.inc();
@@ -84,7 +91,7 @@ pub async fn run<F: Frontier>(
                     }
                     drop(permit);
                     completed.notify_one();
-                });
+                }, span));
                 continue;
             }
             Claim::Wait(until) => until.since(now).min(MAX_WAIT),

@@ -112,7 +112,7 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
     let mut linking = sink
         .conn
         .prepare(
-            "SELECT DISTINCT from_url FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
+            "SELECT DISTINCT from_url FROM links INDEXED BY links_by_target WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
                AND kind NOT IN ('sitemap_entry', 'canonical')
              ORDER BY from_url LIMIT ?3",
         )
@@ -120,7 +120,7 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
     let mut kinds = sink
         .conn
         .prepare(
-            "SELECT DISTINCT kind FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
+            "SELECT DISTINCT kind FROM links INDEXED BY links_by_target WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
                AND kind NOT IN ('sitemap_entry', 'canonical')",
         )
         .map_err(sql_err(path, "prepare link kinds query"))?;
@@ -306,14 +306,16 @@ const INDEXING_RULES: &[Rule] = &[
     },
     Rule {
         code: Code::CanonicalBroken,
-        sql: "SELECT DISTINCT l.from_url, l.to_url || ' answers ' || COALESCE(CAST(p.status AS TEXT), p.error) FROM links l
+        sql: "SELECT DISTINCT l.from_url, l.to_url || ' answers ' || COALESCE(CAST(p.status AS TEXT), p.error)
+              FROM links l INDEXED BY links_by_kind
               JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
               WHERE l.site_id = ?1 AND l.kind = 'canonical'
                 AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))",
     },
     Rule {
         code: Code::CanonicalRedirect,
-        sql: "SELECT DISTINCT l.from_url, l.to_url || ' redirects to ' || p.redirect_to FROM links l
+        sql: "SELECT DISTINCT l.from_url, l.to_url || ' redirects to ' || p.redirect_to
+              FROM links l INDEXED BY links_by_kind
               JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
               WHERE l.site_id = ?1 AND l.kind = 'canonical' AND p.status BETWEEN 300 AND 399",
     },
@@ -352,7 +354,7 @@ fn broken_external(sink: &Sink<'_>) -> Result<(), DbError> {
         let from: Vec<String> = sink
             .conn
             .prepare_cached(
-                "SELECT DISTINCT from_url FROM links WHERE site_id = ?1 AND to_url = ?2 AND internal = 0
+                "SELECT DISTINCT from_url FROM links INDEXED BY links_by_target WHERE site_id = ?1 AND to_url = ?2 AND internal = 0
                  ORDER BY from_url LIMIT ?3",
             )
             .and_then(|mut s| s.query_map(params![sink.site, url, cap], |r| r.get(0)).and_then(Iterator::collect))
