@@ -9,6 +9,7 @@
 //! | GET | `/v1/audits/{id}` | one audit with per-site progress |
 //! | POST | `/v1/audits/{id}/cancel` | cancel; answers the audit's state |
 //! | GET | `/v1/audits/{id}/report?format=json` | the JSON report (docs/report-json.md) |
+//! | GET, POST | `/`, `/ui/...` | the web dashboard ([`crate::dashboard`], docs/dashboard.md) |
 
 use crate::service::{Service, ServiceError, SubmitRequest};
 use axum::Json;
@@ -49,6 +50,7 @@ impl IntoResponse for ServiceError {
 /// `/healthz`.
 pub fn router(service: Arc<Service>, token: String) -> Router {
     let state = AppState { service, token: Arc::from(token) };
+    let dashboard = crate::dashboard::router(Arc::clone(&state.service), Arc::clone(&state.token));
     let api = Router::new()
         .route("/v1/audits", post(submit).get(list))
         .route("/v1/audits/{id}", get(status))
@@ -61,6 +63,7 @@ pub fn router(service: Arc<Service>, token: String) -> Router {
         .merge(api)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
+        .merge(dashboard)
 }
 
 /// Prometheus scrape endpoint. Unauthenticated like `/healthz`: it carries counts only, never a
@@ -84,18 +87,23 @@ pub async fn serve_metrics(
 }
 
 /// Compares in constant time, so the token cannot be guessed byte by byte from response times.
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn require_token(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    let given = req
-        .headers()
+/// Whether `headers` carry `Authorization: Bearer <token>` (constant-time; an empty `token` never
+/// matches). Shared with the dashboard, which also accepts the header.
+pub(crate) fn bearer_ok(headers: &axum::http::HeaderMap, token: &str) -> bool {
+    let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
-    if !st.token.is_empty() && same(given.as_bytes(), st.token.as_bytes()) {
+    !token.is_empty() && same(given.as_bytes(), token.as_bytes())
+}
+
+async fn require_token(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    if bearer_ok(req.headers(), &st.token) {
         next.run(req).await
     } else {
         (

@@ -24,6 +24,10 @@ pub struct Cli {
     /// Log format: `human` on a terminal, `json` for log collectors.
     #[arg(long, global = true, env = "SHOAL_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human)]
     pub log_format: LogFormat,
+    /// A TOML configuration file (docs/config.md). Its values count where neither a flag nor a
+    /// SHOAL_* environment variable gives one: defaults < file < environment < flags.
+    #[arg(long, global = true, env = "SHOAL_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -56,6 +60,74 @@ pub enum Command {
     Submit(SubmitArgs),
     /// Show audits on a coordinator.
     Status(StatusArgs),
+    /// Check a configuration file.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Write the page for site owners (shoalbot.md, shoalbot.html) from the settings the crawler
+    /// uses, so it says what the crawler does.
+    Botpage(Box<BotpageArgs>),
+}
+
+/// `shoal config`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate a configuration file together with the environment, and print every setting of
+    /// one command with its value and where it came from (default, file, env, flag).
+    Check(ConfigCheckArgs),
+}
+
+/// `shoal config check`.
+#[derive(Debug, Args)]
+pub struct ConfigCheckArgs {
+    /// The file to check (default: --config or SHOAL_CONFIG; without any, only the environment).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The command whose effective settings are shown and validated.
+    #[arg(long = "for", value_enum, default_value_t = ConfigTarget::Audit)]
+    pub target: ConfigTarget,
+    /// Flags of that command, after `--`, to see what they change (`-- --max-pages 50`).
+    #[arg(last = true, value_name = "FLAGS")]
+    pub flags: Vec<String>,
+}
+
+/// The commands a configuration file configures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfigTarget {
+    /// `shoal audit`.
+    Audit,
+    /// `shoal coordinator`.
+    Coordinator,
+    /// `shoal worker`.
+    Worker,
+    /// `shoal submit`.
+    Submit,
+    /// `shoal status`.
+    Status,
+    /// `shoal report`.
+    Report,
+    /// `shoal botpage`.
+    Botpage,
+}
+
+/// `shoal botpage`.
+#[derive(Debug, Args)]
+pub struct BotpageArgs {
+    /// Directory to write shoalbot.md and shoalbot.html into (created if missing).
+    #[arg(long, env = "SHOAL_BOTPAGE_OUT", value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Who runs the crawl, as site owners should read it (a company, team or person).
+    #[arg(long, env = "SHOAL_OPERATOR_NAME")]
+    pub operator_name: Option<String>,
+    /// How site owners reach the operator: an email address or an http(s) URL.
+    #[arg(long, env = "SHOAL_OPERATOR_CONTACT")]
+    pub operator_contact: Option<String>,
+    /// Where the page is published (http or https); the User-Agent's +URL should point there.
+    #[arg(long, env = "SHOAL_INFO_URL")]
+    pub info_url: Option<String>,
+    /// The crawl settings the page describes: the same keys, variables and flags the crawling
+    /// commands read.
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
 }
 
 /// Where the shared frontier lives.

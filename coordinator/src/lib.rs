@@ -6,8 +6,11 @@
 pub mod aggregate;
 pub mod api;
 pub mod audit;
+pub mod botpage;
 pub mod cli;
 pub mod client;
+pub mod config;
+pub mod dashboard;
 pub mod db;
 pub mod progress;
 pub mod report;
@@ -134,6 +137,15 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
         }
         Command::Submit(args) => Ok(client::submit(&args, shutdown).await?),
         Command::Status(args) => Ok(client::status(&args).await?),
+        Command::Config(cli::ConfigCommand::Check(args)) => {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            config::check(&args, cli.config.as_deref(), &mut out)
+        }
+        Command::Botpage(args) => {
+            botpage::write(&args)?;
+            Ok(Exit::Ok)
+        }
     }
 }
 

@@ -1,14 +1,22 @@
 //! The `shoal` binary: parse arguments, set up logging and signals, run.
 
-use clap::Parser;
-use shoal_coordinator::cli::{Cli, LogFormat};
+use shoal_coordinator::cli::LogFormat;
+use shoal_coordinator::config::LoadError;
 use shoal_coordinator::{Exit, run};
 use std::io::{IsTerminal, Write};
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    // Flags over SHOAL_* variables over the --config file over defaults (docs/config.md).
+    let cli = match shoal_coordinator::config::load(std::env::args_os()) {
+        Ok(loaded) => loaded.cli,
+        Err(LoadError::Usage(e)) => e.exit(),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "shoal: error: {e}");
+            return std::process::ExitCode::from(Exit::Input as u8);
+        }
+    };
     init_tracing(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
