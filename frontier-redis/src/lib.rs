@@ -245,6 +245,7 @@ impl RedisFrontier {
                     task,
                     started_at: UnixMs(int_at(&r, 5)),
                     deadline: UnixMs(int_at(&r, 6)),
+                    gap_ms: int_at(&r, 7),
                 })))
             }
             Some("wait") => Ok(Claim::Wait(UnixMs(int_at(&r, 1)))),

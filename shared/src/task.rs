@@ -172,6 +172,10 @@ pub struct Task {
     /// For redirect targets: the URLs that redirected here, first first (loop and hop checks).
     #[serde(default)]
     pub chain: Vec<NormalizedUrl>,
+    /// A resource or external check whose HEAD answered with an error: the one GET it is allowed,
+    /// as a request of its own under the host's pace.
+    #[serde(default)]
+    pub get_only: bool,
 }
 
 impl Task {
@@ -200,6 +204,7 @@ impl Task {
             retries: 0,
             not_before: UnixMs(0),
             chain: Vec::new(),
+            get_only: false,
         }
     }
 }

@@ -36,6 +36,8 @@ pub const DEFAULT_EXTERNAL_CACHE_TTL: Duration = Duration::from_secs(6 * 60 * 60
 const ASK_AGAIN: Duration = Duration::from_millis(500);
 /// Never reuse another site's robots.txt longer than this (SPEC §3).
 const ROBOTS_CACHE_MAX: Duration = Duration::from_secs(24 * 60 * 60);
+/// Hosts whose last send time is remembered before old marks are dropped.
+const MAX_SEND_MARKS: usize = 50_000;
 /// Probe bodies read at most: enough for security.txt, a directory listing or a JSON index.
 const PROBE_BYTES: u64 = 256 * 1024;
 /// The four WordPress probes (SPEC §2), made only when the start page looks like WordPress.
@@ -125,6 +127,8 @@ pub struct Crawler<F> {
     settings: CrawlSettings,
     sites: Mutex<HashMap<SiteId, Arc<SiteInfo>>>,
     robots: Mutex<HashMap<(SiteId, HostKey), Arc<LaneRules>>>,
+    /// When this process last sent a request to each host.
+    last_send: Mutex<HashMap<HostKey, std::time::Instant>>,
 }
 
 /// One lease being processed: its context, and the completion being built.
@@ -201,7 +205,14 @@ fn describe_give_up(d: RetryDecision) -> String {
 impl<F: Frontier> Crawler<F> {
     /// A crawler over `frontier` fetching with `fetcher`.
     pub fn new(frontier: Arc<F>, fetcher: Fetcher, settings: CrawlSettings) -> Crawler<F> {
-        Crawler { frontier, fetcher, settings, sites: Mutex::new(HashMap::new()), robots: Mutex::new(HashMap::new()) }
+        Crawler {
+            frontier,
+            fetcher,
+            settings,
+            sites: Mutex::new(HashMap::new()),
+            robots: Mutex::new(HashMap::new()),
+            last_send: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The frontier this crawler works for.
@@ -318,7 +329,7 @@ impl<F: Frontier> Crawler<F> {
         }
         let start_host = job.is_start_host();
         let mut rec = job.record();
-        let outcome = match self.fetcher.fetch(Method::Get, url.as_url(), Some(ROBOTS_MAX_BYTES)).await {
+        let outcome = match self.fetch(job, Method::Get, &url, Some(ROBOTS_MAX_BYTES)).await {
             Err(e) => {
                 rec.error = Some(e.kind().to_owned());
                 match e {
@@ -581,7 +592,7 @@ impl<F: Frontier> Crawler<F> {
     async fn page_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let mut rec = job.record();
-        let resp = match self.fetcher.fetch(Method::Get, url.as_url(), None).await {
+        let resp = match self.fetch(job, Method::Get, &url, None).await {
             Ok(r) => r,
             Err(e) => {
                 if self.failure(job, &mut rec, &e) {
@@ -617,11 +628,7 @@ impl<F: Frontier> Crawler<F> {
     async fn resource_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let mut rec = job.record();
-        let mut result = self.fetcher.fetch(Method::Head, url.as_url(), None).await;
-        if matches!(&result, Ok(r) if r.status >= 400 && !matches!(r.status, 429 | 502 | 503 | 504)) {
-            // One GET, only because HEAD answered with an error (some servers refuse HEAD).
-            result = self.fetcher.fetch(Method::Get, url.as_url(), Some(RESOURCE_GET_BYTES)).await;
-        }
+        let Some(result) = self.check(job, &url).await else { return Ok(()) };
         let resp = match result {
             Ok(r) => r,
             Err(e) => {
@@ -644,6 +651,68 @@ impl<F: Frontier> Crawler<F> {
         }
         job.publish(rec);
         Ok(())
+    }
+
+    /// One request, sent no sooner than the host's gap after this worker's previous request to it.
+    ///
+    /// The frontier spaces *claims* a gap apart; a request delayed between claim and send (a busy
+    /// machine) could otherwise arrive inside the next one's gap, as the site would see it.
+    async fn fetch(
+        &self,
+        job: &Job<'_>,
+        method: Method,
+        url: &NormalizedUrl,
+        cap: Option<u64>,
+    ) -> Result<Fetched, FetchError> {
+        self.wait_turn(&job.lease.host, Duration::from_millis(job.lease.gap_ms)).await;
+        self.fetcher.fetch(method, url.as_url(), cap).await
+    }
+
+    async fn wait_turn(&self, host: &HostKey, gap: Duration) {
+        if gap.is_zero() {
+            return;
+        }
+        loop {
+            let wait = {
+                let mut sent = lock(&self.last_send);
+                let now = std::time::Instant::now();
+                if sent.len() > MAX_SEND_MARKS {
+                    sent.retain(|_, t| now.duration_since(*t) < shoal_shared::pace::MAX_GAP);
+                }
+                match sent.get(host) {
+                    Some(last) if *last + gap > now => Some(*last + gap - now),
+                    _ => {
+                        sent.insert(host.clone(), now);
+                        None
+                    }
+                }
+            };
+            match wait {
+                Some(d) => tokio::time::sleep(d).await,
+                None => return,
+            }
+        }
+    }
+
+    /// A resource or external check: one HEAD; if it answers with an error, the one GET is a
+    /// request of its own, queued again under the host's pace (`None` then: nothing to record yet).
+    async fn check(&self, job: &mut Job<'_>, url: &NormalizedUrl) -> Option<Result<Fetched, FetchError>> {
+        if job.task().get_only {
+            return Some(self.fetch(job, Method::Get, url, Some(RESOURCE_GET_BYTES)).await);
+        }
+        let result = self.fetch(job, Method::Head, url, None).await;
+        if let Ok(r) = &result
+            && r.status >= 400
+            && !matches!(r.status, 429 | 502 | 503 | 504)
+        {
+            job.out.ip = r.ip;
+            let mut t = job.task().clone();
+            t.get_only = true;
+            t.not_before = UnixMs(0);
+            job.out.requeue = Some(t);
+            return None;
+        }
+        Some(result)
     }
 
     /// Whether this worker may ask another site's host for `key` now. If another lane is asking the
@@ -681,14 +750,12 @@ impl<F: Frontier> Crawler<F> {
             job.publish(rec);
             return Ok(());
         }
-        if !self.first_to_ask(job, &key).await {
+        // The GET after a failed HEAD still holds the ask-lock its HEAD took.
+        if !job.task().get_only && !self.first_to_ask(job, &key).await {
             return Ok(());
         }
         let mut rec = job.record();
-        let mut result = self.fetcher.fetch(Method::Head, url.as_url(), None).await;
-        if matches!(&result, Ok(r) if r.status >= 400 && !matches!(r.status, 429 | 502 | 503 | 504)) {
-            result = self.fetcher.fetch(Method::Get, url.as_url(), Some(RESOURCE_GET_BYTES)).await;
-        }
+        let Some(result) = self.check(job, &url).await else { return Ok(()) };
         match result {
             Ok(resp) => {
                 job.out.ip = resp.ip;
@@ -723,7 +790,7 @@ impl<F: Frontier> Crawler<F> {
     async fn sitemap_task(&self, job: &mut Job<'_>, index_depth: u8) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let mut rec = job.record();
-        let resp = match self.fetcher.fetch(Method::Get, url.as_url(), Some(self.settings.sitemap.max_bytes)).await {
+        let resp = match self.fetch(job, Method::Get, &url, Some(self.settings.sitemap.max_bytes)).await {
             Ok(r) => r,
             Err(e) => {
                 if self.failure(job, &mut rec, &e) {
@@ -972,7 +1039,7 @@ impl<F: Frontier> Crawler<F> {
     async fn probe_task(&self, job: &mut Job<'_>, kind: ProbeKind) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let mut rec = job.record();
-        let resp = match self.fetcher.fetch(Method::Get, url.as_url(), Some(PROBE_BYTES)).await {
+        let resp = match self.fetch(job, Method::Get, &url, Some(PROBE_BYTES)).await {
             Ok(r) => r,
             Err(e) if kind == ProbeKind::HttpsRedirect => {
                 // Nothing answering on http:// (port 80 closed, TLS only) is no redirect either;

@@ -1,5 +1,5 @@
 -- claim: ARGV = now, worker, lease_ttl_ms, ip_cap
--- Returns {'lease', id, blob, host, ip, started, deadline} | {'wait', at} | {'idle'}.
+-- Returns {'lease', id, blob, host, ip, started, deadline, gap_ms} | {'wait', at} | {'idle'}.
 local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 for _ = 1, 256 do
   local c = redis.call('ZRANGE', k_ready(), 0, 0, 'WITHSCORES')
@@ -71,7 +71,7 @@ for _ = 1, 256 do
       else
         redis.call('ZREM', k_ready(), lane)
       end
-      return {'lease', id, blob, host, ip or '', now, deadline}
+      return {'lease', id, blob, host, ip or '', now, deadline, gape}
     end
   end
 end

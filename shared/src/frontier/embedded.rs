@@ -339,9 +339,10 @@ impl EmbeddedFrontier {
 
 impl State {
     fn lease(&mut self, worker: &WorkerId, host: HostKey, task: Task, now: UnixMs, ttl: std::time::Duration) -> Lease {
-        let ip = self.hosts.get_mut(&host).and_then(|h| {
+        let (ip, gap) = self.hosts.get_mut(&host).map_or((None, 0), |h| {
+            let gap = u64::try_from(h.pace.gap().as_millis()).unwrap_or(u64::MAX);
             h.pace.start(now);
-            h.ip
+            (h.ip, gap)
         });
         if let Some(ip) = ip {
             self.ips.entry(ip).or_default().in_flight += 1;
@@ -359,6 +360,7 @@ impl State {
             task,
             started_at: now,
             deadline: now.plus(ttl),
+            gap_ms: gap,
         };
         self.leases.insert(lease.id, lease.clone());
         lease

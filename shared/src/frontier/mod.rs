@@ -105,6 +105,11 @@ pub struct Lease {
     pub started_at: UnixMs,
     /// After this, the lease is reclaimed and the task returns to the queue.
     pub deadline: UnixMs,
+    /// The gap in force for the host when the lease was granted, in milliseconds. A worker keeps
+    /// its own requests to the host at least this far apart as they leave, so a request delayed
+    /// between claim and send (a busy machine) cannot arrive inside the next one's gap.
+    #[serde(default)]
+    pub gap_ms: u64,
 }
 
 /// The answer to [`Frontier::claim`].
