@@ -375,6 +375,9 @@ impl Service {
                 .await
                 .context("database writer")??;
             tracing::info!(audit = %audit, "audit done");
+            if let Err(e) = self.frontier.forget(audit).await {
+                tracing::warn!(audit = %audit, error = %e, "could not drop the finished audit's records from Redis");
+            }
         }
         Ok(events.len())
     }

@@ -519,6 +519,19 @@ impl Frontier for RedisFrontier {
         }
     }
 
+    fn forget(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let inv = {
+            let mut i = self.scripts.forget.prepare_invoke();
+            i.key(self.keys.prefix()).arg(audit.0);
+            i
+        };
+        async move {
+            let _: i64 = inv.invoke_async(&mut c).await.map_err(store("forget audit"))?;
+            Ok(())
+        }
+    }
+
     fn cache_get(
         &self,
         key: &str,

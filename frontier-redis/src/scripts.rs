@@ -22,6 +22,8 @@ pub struct Scripts {
     pub seed: Script,
     /// Cancels an audit.
     pub cancel: Script,
+    /// Drops a finished audit's records.
+    pub forget: Script,
 }
 
 fn build(body: &str) -> Script {
@@ -38,6 +40,7 @@ impl Scripts {
             reap: build(include_str!("lua/reap.lua")),
             seed: build(include_str!("lua/seed.lua")),
             cancel: build(include_str!("lua/cancel.lua")),
+            forget: build(include_str!("lua/forget.lua")),
         }
     }
 }

@@ -260,6 +260,9 @@ pub async fn completion_and_events<F: Frontier>(f: F) {
     let done = events.iter().filter(|e| matches!(e, Event::SiteDone { .. })).count();
     assert_eq!((pages, done), (1, 1), "{events:?}");
     assert!(drain_events(&f).await.is_empty(), "acked events are not delivered again");
+    f.forget(AuditId(1)).await.expect("forget");
+    assert_eq!(f.progress(SiteId(1)).await.expect("progress"), None, "a forgotten audit's sites are gone");
+    assert_eq!(f.site_info(SiteId(1)).await.expect("site info"), None);
 }
 
 /// robots.txt unreachable: the lane closes and nothing else of it is leased; a twin that does not

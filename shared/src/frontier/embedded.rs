@@ -579,6 +579,13 @@ impl Frontier for EmbeddedFrontier {
         ready(Ok(()))
     }
 
+    fn forget(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let mut st = self.lock();
+        st.seen.remove(&audit);
+        st.sites.retain(|_, s| s.audit != audit || !s.done);
+        ready(Ok(()))
+    }
+
     fn cache_get(&self, key: &str, now: UnixMs) -> impl Future<Output = Result<Option<Vec<u8>>, FrontierError>> + Send {
         let mut st = self.lock();
         let hit = match st.cache.get(key) {

@@ -274,6 +274,11 @@ pub trait Frontier: Send + Sync + 'static {
     /// Drops every queued task of the audit's sites; leased ones finish but discover nothing more.
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
 
+    /// Drops what the frontier still keeps of a finished audit (its seen set and site records),
+    /// so memory does not grow with every audit. Only for audits whose sites are all done: a site
+    /// with leases out would lose the records its completions need.
+    fn forget(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
+
     /// A value of the frontier-wide result cache, if present and not expired. Workers share
     /// external link results and other sites' robots.txt through it, so a popular external host is
     /// asked once per cache period, not once per customer site.
