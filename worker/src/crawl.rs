@@ -561,6 +561,28 @@ impl<F: Frontier> Crawler<F> {
         true
     }
 
+    /// The common first step of every fetch: a failure is recorded (or retried), an answer is
+    /// recorded and 429/502/503/504 retried; `Some` only for a final answer to interpret further.
+    fn answered(
+        &self,
+        job: &mut Job<'_>,
+        rec: &mut PageRecord,
+        result: Result<Fetched, FetchError>,
+    ) -> Option<Fetched> {
+        let resp = match result {
+            Ok(r) => r,
+            Err(e) => {
+                if self.failure(job, rec, &e) {
+                    job.publish(rec.clone());
+                }
+                return None;
+            }
+        };
+        job.out.ip = resp.ip;
+        fill_response(rec, &resp);
+        self.transient_status(job, &resp).then_some(resp)
+    }
+
     /// 429 and 502/503/504: retry on the schedule; true when the answer is final.
     fn transient_status(&self, job: &mut Job<'_>, resp: &Fetched) -> bool {
         let status = resp.status;
@@ -592,20 +614,8 @@ impl<F: Frontier> Crawler<F> {
     async fn page_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let mut rec = job.record();
-        let resp = match self.fetch(job, Method::Get, &url, None).await {
-            Ok(r) => r,
-            Err(e) => {
-                if self.failure(job, &mut rec, &e) {
-                    job.publish(rec);
-                }
-                return Ok(());
-            }
-        };
-        job.out.ip = resp.ip;
-        fill_response(&mut rec, &resp);
-        if !self.transient_status(job, &resp) {
-            return Ok(());
-        }
+        let result = self.fetch(job, Method::Get, &url, None).await;
+        let Some(resp) = self.answered(job, &mut rec, result) else { return Ok(()) };
         if resp.truncated {
             job.finding(Code::BodyTooLarge, url.as_str(), format!("over {} bytes", self.fetcher.settings().max_body));
         }
@@ -629,20 +639,7 @@ impl<F: Frontier> Crawler<F> {
         let url = job.task().url.clone();
         let mut rec = job.record();
         let Some(result) = self.check(job, &url).await else { return Ok(()) };
-        let resp = match result {
-            Ok(r) => r,
-            Err(e) => {
-                if self.failure(job, &mut rec, &e) {
-                    job.publish(rec);
-                }
-                return Ok(());
-            }
-        };
-        job.out.ip = resp.ip;
-        fill_response(&mut rec, &resp);
-        if !self.transient_status(job, &resp) {
-            return Ok(());
-        }
+        let Some(resp) = self.answered(job, &mut rec, result) else { return Ok(()) };
         if (300..400).contains(&resp.status) {
             self.redirect(job, &mut rec, &resp).await?;
         }
@@ -790,20 +787,8 @@ impl<F: Frontier> Crawler<F> {
     async fn sitemap_task(&self, job: &mut Job<'_>, index_depth: u8) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let mut rec = job.record();
-        let resp = match self.fetch(job, Method::Get, &url, Some(self.settings.sitemap.max_bytes)).await {
-            Ok(r) => r,
-            Err(e) => {
-                if self.failure(job, &mut rec, &e) {
-                    job.publish(rec);
-                }
-                return Ok(());
-            }
-        };
-        job.out.ip = resp.ip;
-        fill_response(&mut rec, &resp);
-        if !self.transient_status(job, &resp) {
-            return Ok(());
-        }
+        let result = self.fetch(job, Method::Get, &url, Some(self.settings.sitemap.max_bytes)).await;
+        let Some(resp) = self.answered(job, &mut rec, result) else { return Ok(()) };
         match resp.status {
             300..=399 => self.redirect(job, &mut rec, &resp).await?,
             200..=299 => self.sitemap_body(job, &mut rec, &url, &resp, index_depth).await?,
