@@ -18,6 +18,8 @@ use super::html::reader::{FindingCursor, Reader};
 use super::{ReportError, generator, rfc3339};
 use crate::db::{AuditDb, AuditSummary, DbError, FindingRow, SiteSummary};
 use serde::Serialize;
+
+use super::json::{FindingJson, key as key_json, value};
 use shoal_shared::ids::{AuditId, SiteId};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -237,45 +239,6 @@ struct SiteRefJson<'a> {
     id: u64,
     start_url: &'a str,
     status: &'a str,
-}
-
-#[derive(Serialize)]
-struct FindingJson<'a> {
-    code: &'a str,
-    severity: &'a str,
-    family: Option<&'static str>,
-    message: Option<&'static str>,
-    url: &'a str,
-    detail: &'a str,
-    related: &'a [String],
-}
-
-impl<'a> FindingJson<'a> {
-    fn of(f: &'a FindingRow) -> FindingJson<'a> {
-        let code = f.known_code();
-        FindingJson {
-            code: &f.code,
-            severity: &f.severity,
-            family: code.map(|c| c.family()),
-            message: code.map(|c| c.message()),
-            url: &f.url,
-            detail: &f.detail,
-            related: &f.related,
-        }
-    }
-}
-
-fn value<W: Write, T: Serialize + ?Sized>(w: &mut W, v: &T) -> Result<(), ReportError> {
-    serde_json::to_writer(w, v).map_err(|e| ReportError::Write { source: e.into() })
-}
-
-fn key_json<W: Write>(w: &mut W, first: bool, name: &str) -> Result<(), ReportError> {
-    if !first {
-        w.write_all(b",")?;
-    }
-    value(w, name)?;
-    w.write_all(b":")?;
-    Ok(())
 }
 
 fn site_ref(s: &SiteSummary) -> SiteRefJson<'_> {

@@ -154,8 +154,9 @@ impl<'a> PageJson<'a> {
     }
 }
 
+/// One finding as the JSON reports write it (the audit report and the comparison share it).
 #[derive(Serialize)]
-struct FindingJson<'a> {
+pub(super) struct FindingJson<'a> {
     code: &'a str,
     severity: &'a str,
     family: Option<&'static str>,
@@ -166,7 +167,7 @@ struct FindingJson<'a> {
 }
 
 impl<'a> FindingJson<'a> {
-    fn of(f: &'a FindingRow) -> FindingJson<'a> {
+    pub(super) fn of(f: &'a FindingRow) -> FindingJson<'a> {
         let code = f.known_code();
         FindingJson {
             code: &f.code,
@@ -181,12 +182,12 @@ impl<'a> FindingJson<'a> {
 }
 
 /// Writes one JSON value.
-fn value<W: Write, T: Serialize + ?Sized>(w: &mut W, v: &T) -> Result<(), ReportError> {
+pub(super) fn value<W: Write, T: Serialize + ?Sized>(w: &mut W, v: &T) -> Result<(), ReportError> {
     serde_json::to_writer(w, v).map_err(|e| ReportError::Write { source: e.into() })
 }
 
 /// Writes `"key":` (preceded by a comma unless it is the object's first key).
-fn key<W: Write>(w: &mut W, first: bool, name: &str) -> Result<(), ReportError> {
+pub(super) fn key<W: Write>(w: &mut W, first: bool, name: &str) -> Result<(), ReportError> {
     if !first {
         w.write_all(b",")?;
     }
