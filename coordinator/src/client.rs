@@ -22,6 +22,7 @@ struct Client {
 
 impl Client {
     fn new(args: &ClientArgs) -> anyhow::Result<Client> {
+        shoal_worker::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
             .no_proxy()

@@ -12,6 +12,7 @@ pub mod client;
 pub mod config;
 pub mod dashboard;
 pub mod db;
+pub mod entry;
 pub mod progress;
 pub mod report;
 pub mod service;

@@ -230,6 +230,7 @@ impl Fetcher {
             allow_private: settings.allow_private,
             chosen: Mutex::new(HashMap::new()),
         });
+        crate::tls::install_crypto_provider();
         let mut builder = reqwest::Client::builder();
         if let Some(pem) = &settings.extra_roots_pem {
             let certs =

@@ -189,6 +189,16 @@ pub enum RootsError {
     Empty,
 }
 
+/// Makes `ring` the process's TLS crypto provider, once; later calls do nothing.
+///
+/// reqwest is built without a provider of its own (`rustls-no-provider`: the default, aws-lc-rs,
+/// costs minutes of C build on every fresh machine) and panics when it builds a client in a
+/// process that has none, so everything that builds a `reqwest::Client` calls this first.
+pub fn install_crypto_provider() {
+    // Err means a provider is already installed (ours, or the embedding program's): keep it.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// The trust anchors verdicts are computed against, with the crypto used to check signatures.
 /// Cheap to clone (`Arc` inside); build once and share.
 #[derive(Debug, Clone)]
@@ -238,7 +248,7 @@ impl Roots {
 
     fn from_store(store: rustls::RootCertStore) -> Result<Roots, String> {
         let anchors = store.len();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
         let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(store), Arc::clone(&provider))
             .build()
             .map_err(|e| e.to_string())?;

@@ -268,7 +268,7 @@ impl TlsConfig {
 
     /// The running form: the rustls acceptor and the rest.
     pub(super) fn into_tls(self) -> io::Result<Tls> {
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
         let default = self.default.certified(&provider)?;
         let by_host = self
             .by_host

@@ -173,7 +173,7 @@ fn sitemaps_in_file_order() {
 
 #[test]
 fn fixture_realistic_site() {
-    let rules = RobotsRules::parse(include_bytes!("fixtures/robots/realistic.txt"), &shoalbot());
+    let rules = RobotsRules::parse(include_bytes!("../fixtures/robots/realistic.txt"), &shoalbot());
     assert_eq!(rules.group(), "shoalbot");
     assert_eq!(rules.crawl_delay(), Some(Duration::from_millis(2500)));
     assert!(!allowed(&rules, "https://www.example.org/private/notes"));
@@ -189,7 +189,7 @@ fn fixture_realistic_site() {
     );
 
     let other = RobotsRules::parse(
-        include_bytes!("fixtures/robots/realistic.txt"),
+        include_bytes!("../fixtures/robots/realistic.txt"),
         &ProductToken::from_agent("SomeOtherBot/1.0"),
     );
     assert_eq!(other.group(), "*");
@@ -200,7 +200,7 @@ fn fixture_realistic_site() {
 
 #[test]
 fn fixture_bom_and_crlf() {
-    let rules = RobotsRules::parse(include_bytes!("fixtures/robots/bom_crlf.txt"), &shoalbot());
+    let rules = RobotsRules::parse(include_bytes!("../fixtures/robots/bom_crlf.txt"), &shoalbot());
     assert_eq!(rules.group(), "shoalbot");
     assert!(!allowed(&rules, "https://bom.example/drafts/1"));
     assert!(allowed(&rules, "https://bom.example/tmp/1"));
@@ -210,11 +210,12 @@ fn fixture_bom_and_crlf() {
 
 #[test]
 fn fixture_cr_only_line_ends() {
-    let rules = RobotsRules::parse(include_bytes!("fixtures/robots/cr_only.txt"), &shoalbot());
+    let rules = RobotsRules::parse(include_bytes!("../fixtures/robots/cr_only.txt"), &shoalbot());
     assert!(!allowed(&rules, "https://a.test/old/page"));
     assert!(allowed(&rules, "https://a.test/old/keep/page"));
     assert!(allowed(&rules, "https://a.test/new"));
-    let other = RobotsRules::parse(include_bytes!("fixtures/robots/cr_only.txt"), &ProductToken::from_agent("Other"));
+    let other =
+        RobotsRules::parse(include_bytes!("../fixtures/robots/cr_only.txt"), &ProductToken::from_agent("Other"));
     assert!(!allowed(&other, "https://a.test/new"));
 }
 

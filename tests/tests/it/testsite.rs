@@ -16,6 +16,7 @@ fn ms(n: u64) -> Duration {
 
 /// A client that sends the given host names to the test server, never via a proxy.
 fn client_for(server: &TestServer, hosts: &[&str]) -> reqwest::ClientBuilder {
+    shoal_worker::tls::install_crypto_provider();
     hosts.iter().fold(
         reqwest::Client::builder()
             .no_proxy()
@@ -435,6 +436,7 @@ async fn binary_serves_generated_hosts_and_writes_its_log_on_sigterm() {
     tokio::io::AsyncBufReadExt::read_line(&mut lines, &mut first).await.expect("first line");
     let addr: SocketAddr = first.trim().strip_prefix("listening ").expect("listening line").parse().expect("address");
     assert!(addr.ip().is_loopback());
+    shoal_worker::tls::install_crypto_provider();
 
     let http = reqwest::Client::builder().no_proxy().resolve("site1.test", addr).build().expect("client builds");
     let page = get(&http, &format!("http://site1.test:{}/p/2", addr.port())).await;

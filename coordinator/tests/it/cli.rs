@@ -4,6 +4,10 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+#[path = "../../../shared/tests/support/robots_corpus.rs"]
+mod robots_corpus;
+use robots_corpus::{Case, load_corpus};
+
 fn shoal(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_shoal")).args(args).env_remove("SHOAL_DB").output().expect("shoal runs")
 }
@@ -115,28 +119,91 @@ fn robots_cli_prints_one_verdict_per_url() {
     assert_eq!(out.status.code(), Some(3));
 }
 
-/// The 256 crawler-profile cases of ../shared/robots-conformance through the real binary, with the
-/// corpus's own runner. Fails (never skips) when the corpus or python3 is missing.
+/// The 256 crawler-profile cases of the project's robots.txt corpus (`shared/tests/data/robots/`)
+/// through the real binary, as a batch caller uses it: one `shoal robots` call per (body, agent)
+/// with all its URLs, verdict lines in order; then `--sitemaps` and `--crawl-delay` on the cases
+/// that state them. Fails (never skips) when the corpus is missing.
 #[test]
 fn robots_conformance_corpus_crawler_profile_passes_in_full() {
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/robots-conformance");
-    let runner = corpus.join("run_cli.py");
-    assert!(runner.exists(), "conformance runner missing at {}", runner.display());
-    let bin = env!("CARGO_BIN_EXE_shoal");
-    let out = Command::new("python3")
-        .arg(&runner)
-        .arg("--batch")
-        .arg("--profile")
-        .arg("crawler")
-        .arg("--sitemaps-cmd")
-        .arg(format!("{bin} robots --sitemaps --file {{robots_file}}"))
-        .arg("--crawl-delay-cmd")
-        .arg(format!("{bin} robots --crawl-delay --file {{robots_file}} --agent {{agent}}"))
-        .arg(format!("{bin} robots --file {{robots_file}} --agent {{agent}} {{url}}"))
-        .output()
-        .expect("python3 runs the conformance runner");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().last().unwrap_or_default();
-    assert!(out.status.success(), "{stdout}\n{}", stderr(&out));
-    assert_eq!(last, "256 passed, 0 failed", "{stdout}");
+    let cases: Vec<Case> = load_corpus().into_iter().filter(Case::is_crawler).collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut files: Vec<(Vec<u8>, PathBuf)> = Vec::new();
+    let mut file_for = |body: Vec<u8>| -> PathBuf {
+        if let Some((_, path)) = files.iter().find(|(b, _)| *b == body) {
+            return path.clone();
+        }
+        let path = dir.path().join(format!("robots-{}.txt", files.len()));
+        std::fs::write(&path, &body).expect("write robots.txt");
+        files.push((body, path.clone()));
+        path
+    };
+    // Groups of cases sharing a body and an agent, in corpus order.
+    let mut groups: Vec<(PathBuf, &str, Vec<&Case>)> = Vec::new();
+    for case in &cases {
+        let path = file_for(case.body());
+        match groups.iter_mut().find(|(p, agent, _)| *p == path && *agent == case.agent) {
+            Some((_, _, group)) => group.push(case),
+            None => groups.push((path, &case.agent, vec![case])),
+        }
+    }
+
+    let mut failed: Vec<String> = Vec::new();
+    for (path, agent, group) in &groups {
+        let file = path.to_str().expect("UTF-8 temp path");
+        let mut args = vec!["robots", "--file", file, "--agent", agent];
+        args.extend(group.iter().map(|c| c.url.as_str()));
+        let out = shoal(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let verdicts: Vec<bool> = stdout
+            .lines()
+            .filter_map(|line| match line.split_whitespace().next() {
+                Some("allowed") => Some(true),
+                Some("disallowed") => Some(false),
+                _ => None,
+            })
+            .collect();
+        if verdicts.len() != group.len() {
+            let ids: Vec<&str> = group.iter().map(|c| c.id.as_str()).collect();
+            failed.push(format!(
+                "{ids:?}: expected {} verdict lines, got {}; exit {:?}; stdout {stdout:?}; stderr {:?}",
+                group.len(),
+                verdicts.len(),
+                out.status.code(),
+                stderr(&out)
+            ));
+            continue;
+        }
+        for (case, allowed) in group.iter().zip(verdicts) {
+            if allowed != case.allowed {
+                failed.push(format!("{}: expected allowed={}, got allowed={allowed}", case.id, case.allowed));
+            }
+            if let Some(expected) = &case.sitemaps {
+                let out = shoal(&["robots", "--sitemaps", "--file", file]);
+                let got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(String::from)
+                    .collect();
+                if &got != expected {
+                    failed.push(format!("{}: sitemaps: expected {expected:?}, got {got:?}", case.id));
+                }
+            }
+            if let Some(expected) = case.crawl_delay {
+                let out = shoal(&["robots", "--crawl-delay", "--file", file, "--agent", agent]);
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                let first = stdout.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+                if first.parse::<f64>().map_or(true, |got| (got - expected).abs() > 1e-6) {
+                    failed.push(format!("{}: crawl-delay: expected {expected}, got {first:?}", case.id));
+                }
+            }
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "crawler profile through `shoal robots`: {} of {} cases failed:\n{}",
+        failed.len(),
+        cases.len(),
+        failed.join("\n")
+    );
 }

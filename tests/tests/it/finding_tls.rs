@@ -5,8 +5,8 @@
 //! raises nothing at all. Plus what the `http://` probe of an https site reports when the port
 //! serves the page, redirects, or speaks only TLS.
 
-mod common;
-mod finding_support;
+use crate::common;
+use crate::finding_support;
 
 use common::audit;
 use finding_support::{Row, TLS_HOSTS, TlsSites, clean_page, page_rows, rows, with_code};

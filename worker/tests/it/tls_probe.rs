@@ -106,7 +106,7 @@ impl Drop for Server {
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+    Arc::new(rustls::crypto::ring::default_provider())
 }
 
 /// A TLS server that completes handshakes with `cert` and then waits for the client to close.

@@ -2,7 +2,7 @@
 //! server's request log (what was and was not requested) and from the audit database (what was
 //! recorded and reported), then the reports written from that database.
 
-mod common;
+use crate::common;
 
 use clap::Parser;
 use common::audit;

@@ -118,7 +118,7 @@ fn the_page_lists_what_site_seed_requests() {
 
 #[test]
 fn wordpress_probes_match_the_worker() {
-    let source = include_str!("../../worker/src/crawl.rs");
+    let source = include_str!("../../../worker/src/crawl.rs");
     let list = source.split("WORDPRESS_PROBES").nth(1).expect("the worker has a WORDPRESS_PROBES list");
     let list = &list[..list.find("];").expect("list ends")];
     let paths: Vec<&str> = list.split('"').skip(1).step_by(2).collect();

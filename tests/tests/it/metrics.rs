@@ -1,6 +1,6 @@
 //! Prometheus metrics scraped while an audit runs: the values move as pages are crawled.
 
-mod common;
+use crate::common;
 
 use shoal_tests::testsite::{Site, TestServer};
 use std::time::Duration;
@@ -34,6 +34,7 @@ async fn metrics_move_while_an_audit_runs() {
         }
     };
     let scraper = async {
+        shoal_worker::tls::install_crypto_provider();
         let client = reqwest::Client::builder().no_proxy().build().expect("client");
         let mut samples = Vec::new();
         for _ in 0..60 {

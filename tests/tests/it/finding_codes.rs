@@ -17,8 +17,8 @@
 //! Each audit is bounded ([`AUDIT_BOUND`]): one that hangs fails the codes it was to raise, with
 //! that reason, and the others are still checked.
 
-mod common;
-mod finding_support;
+use crate::common;
+use crate::finding_support;
 
 use common::audit;
 use finding_support::{PIXEL, Row, TLS_HOSTS, TlsSites, Where, clean_page, doc, free_port, rows, with_code};

@@ -5,59 +5,9 @@ use serde_json::Value;
 use shoal_tests::testsite::{Site, TestServer};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// How long building the binary may take (the shared target directory may be locked by another
-/// build for a while).
-const BUILD_DEADLINE: Duration = Duration::from_secs(900);
-
-/// The `shoal` binary of this build, built once per test process with the same profile and target
-/// directory as this test.
-fn shoal_bin() -> PathBuf {
-    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    BIN.get_or_init(build_shoal).clone().unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn build_shoal() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    // .../target/<profile>/deps/<test>
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or_else(|| format!("unexpected test binary location {}", exe.display()))?;
-    let target_dir =
-        profile_dir.parent().ok_or_else(|| format!("unexpected test binary location {}", exe.display()))?;
-    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-        Some("debug") | None => "dev".to_owned(),
-        Some(other) => other.to_owned(),
-    };
-    let bin = profile_dir.join("shoal");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-    let log = tempfile::NamedTempFile::new().map_err(|e| format!("temp file: {e}"))?;
-    let stderr = log.reopen().map_err(|e| format!("temp file: {e}"))?;
-    let mut child = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "shoal-coordinator", "--bin", "shoal"])
-        .arg("--profile")
-        .arg(&profile)
-        .arg("--target-dir")
-        .arg(target_dir)
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| format!("cannot run cargo to build shoal: {e}"))?;
-    let status = wait_deadline(&mut child, BUILD_DEADLINE);
-    let output = std::fs::read_to_string(log.path()).unwrap_or_default();
-    match status {
-        Some(s) if s.success() && bin.exists() => Ok(bin),
-        Some(s) => Err(format!(
-            "`cargo build -p shoal-coordinator --bin shoal` failed ({s}); run it yourself to see why:\n{output}"
-        )),
-        None => Err(format!(
-            "`cargo build -p shoal-coordinator --bin shoal` took over {BUILD_DEADLINE:?}; run it first:\n{output}"
-        )),
-    }
-}
+use crate::procs::shoal_bin;
 
 /// Waits for a child at most `deadline`; kills it (this child, by its handle) if it overruns.
 fn wait_deadline(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
@@ -130,8 +80,6 @@ fn query_strings(db: &Path, sql: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_cleanly_keeps_pages_marks_cancelled_and_exits_130() {
-    let bin_ready = tokio::task::spawn_blocking(shoal_bin);
-    bin_ready.await.expect("build task");
     let server = TestServer::start(vec![Site::generated("slow.test", 200, 4).latency(Duration::from_millis(50))])
         .await
         .expect("server starts");
@@ -204,7 +152,6 @@ async fn ctrl_c_stops_cleanly_keeps_pages_marks_cancelled_and_exits_130() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_of_sites_skips_comments_and_blank_lines() {
-    tokio::task::spawn_blocking(shoal_bin).await.expect("build task");
     let server = TestServer::start(vec![
         Site::generated("s1.test", 5, 2),
         Site::generated("s2.test", 5, 2),

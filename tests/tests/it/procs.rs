@@ -1,5 +1,5 @@
-//! Real `shoal` processes for the distributed end-to-end tests: the binary (built once per test
-//! process), coordinators and workers as child processes whose standard error goes to files, and
+//! Real `shoal` processes for the distributed end-to-end tests: the binary (built by `cargo test`
+//! itself), coordinators and workers as child processes whose standard error goes to files, and
 //! small clients of the coordinator's HTTP API. Every wait has a deadline, and every child is
 //! killed (SIGKILL) when its handle is dropped, so no test leaves a process behind, whatever way it
 //! ends.
@@ -9,12 +9,8 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// How long building the binary may take (the shared target directory may be locked by another
-/// build for a while).
-pub const BUILD_DEADLINE: Duration = Duration::from_secs(900);
 /// How long a coordinator may take to answer `/healthz` after it was started.
 pub const HEALTH_DEADLINE: Duration = Duration::from_secs(30);
 /// How long one API call may take.
@@ -22,74 +18,15 @@ const API_TIMEOUT: Duration = Duration::from_secs(10);
 /// Lines of each process's standard error shown in assertion messages.
 pub const TAIL_LINES: usize = 40;
 
-/// The `shoal` binary of this build, built once per test process with the same profile and target
-/// directory as this test binary.
+/// The `shoal` program of this build (`shoal-under-test`, a binary of the test crate that runs
+/// `shoal_coordinator::entry::main`, built by the same `cargo test`).
 pub fn shoal_bin() -> PathBuf {
-    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    BIN.get_or_init(build_shoal).clone().unwrap_or_else(|e| panic!("{e}"))
+    PathBuf::from(env!("CARGO_BIN_EXE_shoal-under-test"))
 }
 
-/// Builds the binary off the async threads.
+/// The `shoal` program; kept async for the callers that await it.
 pub async fn ensure_built() -> PathBuf {
-    tokio::task::spawn_blocking(shoal_bin).await.expect("the build task ran")
-}
-
-fn build_shoal() -> Result<PathBuf, String> {
-    // The test binary lives in <target>/<profile>/deps/; `shoal` goes to <target>/<profile>/. This
-    // honours CARGO_TARGET_DIR, `build.target-dir` in a config file and the profile alike.
-    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    let profile_dir = exe.parent().and_then(Path::parent).map_or_else(
-        || {
-            let target = std::env::var_os("CARGO_TARGET_DIR")
-                .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"), PathBuf::from);
-            target.join("debug")
-        },
-        Path::to_path_buf,
-    );
-    let target_dir =
-        profile_dir.parent().ok_or_else(|| format!("unexpected test binary location {}", exe.display()))?.to_path_buf();
-    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-        Some("debug") | None => "dev".to_owned(),
-        Some(other) => other.to_owned(),
-    };
-    let bin = profile_dir.join("shoal");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-    let log = tempfile::NamedTempFile::new().map_err(|e| format!("temp file: {e}"))?;
-    let stderr = log.reopen().map_err(|e| format!("temp file: {e}"))?;
-    let mut child = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "shoal-coordinator", "--bin", "shoal"])
-        .arg("--profile")
-        .arg(&profile)
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| format!("cannot run cargo to build shoal: {e}"))?;
-    let status = wait_deadline(&mut child, BUILD_DEADLINE);
-    let output = std::fs::read_to_string(log.path()).unwrap_or_default();
-    match status {
-        Some(s) if s.success() && bin.exists() => Ok(bin),
-        Some(s) => Err(format!("`cargo build -p shoal-coordinator --bin shoal` failed ({s}):\n{output}")),
-        None => Err(format!("`cargo build -p shoal-coordinator --bin shoal` took over {BUILD_DEADLINE:?}:\n{output}")),
-    }
-}
-
-/// Waits for a child at most `deadline`; kills it (by its own handle) if it overruns.
-fn wait_deadline(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
-    let until = Instant::now() + deadline;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
+    shoal_bin()
 }
 
 /// One `shoal` child process. Dropping it kills it (SIGKILL) and reaps it.
@@ -261,6 +198,7 @@ impl Coordinator {
     /// --token T --timeout-s 2 --lease-ttl-s 5 EXTRA...` and waits (bounded) until `/healthz`
     /// answers 200.
     pub async fn start(dir: &Path, name: &str, redis: &str, ns: &str, db: &Path, extra: &[&str]) -> Coordinator {
+        shoal_worker::tls::install_crypto_provider();
         let http = reqwest::Client::builder().no_proxy().timeout(API_TIMEOUT).build().expect("an HTTP client");
         // The port is free when chosen but another process could take it before the coordinator
         // binds it; then the coordinator exits at once, and we try another port.

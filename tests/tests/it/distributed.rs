@@ -8,9 +8,8 @@
 //! are about milliseconds); each is bounded in time, and every child process is killed by its
 //! handle's `Drop` whatever way the test ends.
 
-mod common;
-#[path = "common/procs.rs"]
-mod procs;
+use crate::common;
+use crate::procs;
 
 use procs::{Coordinator, Proc, agent_of, ensure_built, tails, worker};
 use rusqlite::OptionalExtension;

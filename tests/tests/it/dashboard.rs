@@ -6,8 +6,7 @@
 //! Two audits are submitted before the worker starts, so the "running" state is seen for certain:
 //! audit A is then crawled to the end, audit B is cancelled from the dashboard's form.
 
-#[path = "common/procs.rs"]
-mod procs;
+use crate::procs;
 
 use procs::{Coordinator, TOKEN, ensure_built, tails, worker};
 use serde_json::json;
@@ -46,6 +45,7 @@ impl Answer {
 /// A client that shows redirects instead of following them, and keeps no cookies (the test sends
 /// the `Cookie` header itself: reqwest's cookie store is not enabled in the workspace).
 fn client() -> reqwest::Client {
+    shoal_worker::tls::install_crypto_provider();
     reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())

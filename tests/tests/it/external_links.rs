@@ -1,7 +1,7 @@
 //! Links to other sites: checked once per batch (one HEAD, one GET only after a failed HEAD),
 //! after that host's robots.txt, and reported on every site that links to a broken one.
 
-mod common;
+use crate::common;
 
 use shoal_coordinator::Exit;
 use shoal_tests::testsite::{Route, Site, TestServer};

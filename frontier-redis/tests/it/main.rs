@@ -1,0 +1,3 @@
+//! The frontier-redis crate's integration tests, one binary (one link step) for the whole crate.
+
+mod conformance;
