@@ -125,10 +125,16 @@ codes! {
     CrawlDelayTooHigh = "crawl_delay_too_high", Warning, "robots", "robots.txt asks for a Crawl-delay above 60 s, so the host was not crawled.";
     /// The start URL itself is disallowed.
     StartDisallowed = "start_disallowed", Warning, "robots", "robots.txt disallows the start URL, so the site was not crawled.";
+    /// robots.txt over the 500 KiB cap: rules after the cut are ignored.
+    RobotsTxtTooLarge = "robots_txt_too_large", Warning, "robots", "robots.txt is over 500 KiB; only the first 500 KiB were parsed and any rules after that were ignored.";
     /// A response over the body size cap.
     BodyTooLarge = "body_too_large", Warning, "safety", "The response body is over the size cap; only the first part was read.";
+    /// A response whose headers are over the header cap.
+    HeadersTooLarge = "headers_too_large", Warning, "safety", "The response has more than 200 header fields or more than 256 KiB of headers; it was not read.";
     /// More links than the per-page cap.
     TooManyLinks = "too_many_links", Notice, "safety", "The page has more links than the per-page cap; the rest were not followed.";
+    /// HTML nested deeper than browsers build, or too costly to parse: only the part before was read.
+    HtmlTooComplex = "html_too_complex", Warning, "safety", "The page's HTML is nested deeper than 512 elements or is too costly to parse; only the part before that point was read.";
     /// A host that resolves to a private or loopback address.
     PrivateAddress = "private_address", Error, "safety", "The host resolves to a private, loopback or otherwise non-public address and was not contacted.";
     /// The start host does not resolve or is unreachable.

@@ -4,6 +4,7 @@
 //! parameter ([`time::UnixMs`]), which is what lets the politeness rules be unit-tested to the
 //! millisecond and lets the embedded and the Redis frontier share one meaning.
 
+pub mod address;
 pub mod finding;
 pub mod frontier;
 pub mod ids;

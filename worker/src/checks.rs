@@ -6,6 +6,7 @@
 
 use crate::extract::PageFacts;
 use crate::fetch::Fetched;
+use crate::parse::{CutReason, ParseCut};
 use shoal_shared::finding::Code;
 use shoal_shared::task::ProbeKind;
 use shoal_shared::time::UnixMs;
@@ -27,6 +28,15 @@ pub const MAX_INVALID_LINK_FINDINGS: usize = 10;
 /// Mixed-content URLs named per page, at most.
 const MAX_MIXED_NAMED: usize = 5;
 
+/// What `html_too_complex` says about where and why parsing stopped.
+fn parse_cut_detail(cut: &ParseCut) -> String {
+    let why = match cut.reason {
+        CutReason::Depth => format!("elements nested more than {} deep", cut.limit),
+        CutReason::Work => format!("markup that would take more than {} parser steps", cut.limit),
+    };
+    format!("{why}: parsing stopped at byte {} of {}", cut.at_byte, cut.total_bytes)
+}
+
 /// One finding about the URL being checked: its code and detail.
 pub type Check = (Code, String);
 
@@ -40,8 +50,11 @@ pub fn page_checks(
     max_links: usize,
 ) -> Vec<Check> {
     let mut out = Vec::new();
+    // On a page whose parse was cut (`html_too_complex`), what is missing may be after the cut.
+    let whole = f.parse_cut.is_none();
     match f.title.as_deref() {
-        None => out.push((Code::TitleMissing, String::new())),
+        None if whole => out.push((Code::TitleMissing, String::new())),
+        None => {}
         Some("") => out.push((Code::TitleEmpty, String::new())),
         Some(t) if t.chars().count() > TITLE_MAX_CHARS => {
             out.push((Code::TitleTooLong, format!("{} characters", t.chars().count())));
@@ -49,7 +62,8 @@ pub fn page_checks(
         Some(_) => {}
     }
     match f.meta_description.as_deref() {
-        None => out.push((Code::DescriptionMissing, String::new())),
+        None if whole => out.push((Code::DescriptionMissing, String::new())),
+        None => {}
         Some("") => out.push((Code::DescriptionEmpty, String::new())),
         Some(d) if d.chars().count() > DESCRIPTION_MAX_CHARS => {
             out.push((Code::DescriptionTooLong, format!("{} characters", d.chars().count())));
@@ -57,8 +71,8 @@ pub fn page_checks(
         Some(_) => {}
     }
     match f.h1.len() {
-        0 => out.push((Code::H1Missing, String::new())),
-        1 => {}
+        0 if whole => out.push((Code::H1Missing, String::new())),
+        0 | 1 => {}
         n => out.push((Code::H1Multiple, format!("{n} h1 headings"))),
     }
     if f.robots_noindex() || header_noindex {
@@ -71,6 +85,9 @@ pub fn page_checks(
     }
     if f.links_truncated {
         out.push((Code::TooManyLinks, format!("more than {max_links} links")));
+    }
+    if let Some(cut) = &f.parse_cut {
+        out.push((Code::HtmlTooComplex, parse_cut_detail(cut)));
     }
     for bad in f.invalid_links.iter().take(MAX_INVALID_LINK_FINDINGS) {
         out.push((Code::InvalidLink, bad.clone()));
@@ -326,6 +343,23 @@ mod tests {
             SecurityTxt::Invalid(_)
         ));
         assert!(matches!(security_txt("Contact: x\nExpires: tomorrow\n", now), SecurityTxt::Invalid(_)));
+    }
+
+    #[test]
+    fn cut_parse_is_reported_and_absences_are_not_claimed() {
+        let start = url::Url::parse("https://example.com/").expect("valid URL");
+        let scope = Scope::of(&start);
+        let cut = ParseCut { reason: CutReason::Depth, limit: 512, at_byte: 4096, total_bytes: 5_000_000 };
+        let facts = PageFacts { parse_cut: Some(cut), ..PageFacts::default() };
+        let found = page_checks(&facts, &scope, false, false, 10);
+        let detail = found.iter().find(|(c, _)| *c == Code::HtmlTooComplex).map(|(_, d)| d.as_str());
+        assert_eq!(detail, Some("elements nested more than 512 deep: parsing stopped at byte 4096 of 5000000"));
+        for absent in [Code::TitleMissing, Code::DescriptionMissing, Code::H1Missing] {
+            assert!(!found.iter().any(|(c, _)| *c == absent), "{absent:?} claimed on a cut page: {found:?}");
+        }
+        let whole = page_checks(&PageFacts::default(), &scope, false, false, 10);
+        assert!(!whole.iter().any(|(c, _)| *c == Code::HtmlTooComplex));
+        assert!(whole.iter().any(|(c, _)| *c == Code::H1Missing));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::charset::decode_html;
 use crate::checks;
 use crate::extract::{ExtractCaps, PageFacts, extract};
 use crate::fetch::{FetchError, Fetched, Fetcher, Method};
+use crate::guard::NonPublic;
 use crate::sitemap::{SitemapCaps, SitemapKind, parse_sitemap};
 use crate::tls;
 use shoal_shared::finding::{Code, Finding};
@@ -17,12 +18,13 @@ use shoal_shared::record::{Event, LinkKind, LinkRecord, PageRecord};
 use shoal_shared::robots::{ProductToken, RobotsRules, Verdict};
 use shoal_shared::task::{FoundVia, ProbeKind, Task, TaskKind};
 use shoal_shared::time::UnixMs;
-use shoal_shared::url::{HostKey, NormalizedUrl, Scope};
+use shoal_shared::url::{HostKey, MAX_URL_LEN, NormalizedUrl, Scope, UrlError};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// robots.txt bytes parsed at most (RFC 9309 §2.5).
+/// robots.txt bytes parsed at most (RFC 9309 §2.5: at least 500 KiB). A longer file is cut there
+/// (after its last complete line) and reported as `robots_txt_too_large`.
 pub const ROBOTS_MAX_BYTES: u64 = 500 * 1024;
 /// Redirect hops followed for a page (SPEC §4).
 pub const MAX_REDIRECTS: usize = 10;
@@ -257,10 +259,13 @@ impl<F: Frontier> Crawler<F> {
         let Some(site) = self.site(lease.task.site).await? else {
             return Ok(Completion::default());
         };
-        if let Some(ip) = lease.ip {
-            self.fetcher.pin(lease.host.host_name(), ip);
-        }
         let mut job = Job { lease, site: &site, scope: site.scope(), now: UnixMs::now(), out: Completion::default() };
+        if let Some(ip) = lease.ip
+            && let Err(refused) = self.fetcher.pin(lease.host.host_name(), ip)
+        {
+            self.refused_pin(&mut job, &refused);
+            return Ok(job.out);
+        }
         if lease.task.kind == TaskKind::Robots {
             self.robots_task(&mut job).await;
             return Ok(job.out);
@@ -290,6 +295,31 @@ impl<F: Frontier> Crawler<F> {
             TaskKind::Robots => {}
         }
         Ok(job.out)
+    }
+
+    /// The frontier pinned the lease's host to an address this worker's guard refuses: another
+    /// worker chose it (one started with `--allow-private`), or someone wrote it into the
+    /// frontier. Nothing is requested: the host gets a `private_address` finding from this worker,
+    /// the URL is recorded as refused (never silently lost, never retried), and a robots.txt lease
+    /// closes the lane, as an unreachable robots.txt does.
+    fn refused_pin(&self, job: &mut Job<'_>, refused: &NonPublic) {
+        tracing::warn!(host = %job.lease.host, ip = %refused.ip, "refused an address pinned by the frontier");
+        let host_root = format!("{}://{}/", job.task().url.as_url().scheme(), job.lease.host);
+        job.finding(
+            Code::PrivateAddress,
+            &host_root,
+            format!(
+                "pinned by the frontier to {}: {refused}; this worker refuses non-public addresses \
+                 (start it with --allow-private to audit private networks)",
+                refused.ip
+            ),
+        );
+        let mut rec = job.record();
+        rec.error = Some(FetchError::PrivateAddress(refused.ip).kind().to_owned());
+        job.publish(rec);
+        if job.task().kind == TaskKind::Robots {
+            job.out.robots = Some(RobotsOutcome::OffLimits);
+        }
     }
 
     fn disallowed_at_claim(&self, job: &mut Job<'_>, rule: &str) {
@@ -349,6 +379,12 @@ impl<F: Frontier> Crawler<F> {
                         );
                         Some(RobotsOutcome::OffLimits)
                     }
+                    e @ FetchError::HeadersTooLarge => {
+                        // Over a cap: asking again gets the same answer.
+                        job.finding(Code::HeadersTooLarge, url.as_str(), e.to_string());
+                        job.finding(Code::RobotsUnreachable, url.as_str(), format!("{e}; not retried"));
+                        Some(RobotsOutcome::OffLimits)
+                    }
                     e => match job.retry(None) {
                         None => None,
                         Some(d) => {
@@ -383,6 +419,9 @@ impl<F: Frontier> Crawler<F> {
         let (Some(ip), Some(host)) = (job.lease.ip, job.task().url.as_url().host_str().map(str::to_owned)) else {
             return;
         };
+        if self.fetcher.guard().check(ip).is_err() {
+            return; // never connect to an address this worker's guard refuses (see `refused_pin`)
+        }
         let port = job.task().url.as_url().port_or_known_default().unwrap_or(443);
         let timeout = self.fetcher.settings().timeout;
         let origin = format!("https://{}/", job.lease.host);
@@ -456,7 +495,8 @@ impl<F: Frontier> Crawler<F> {
     fn robots_response(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched) -> Option<RobotsOutcome> {
         match resp.status {
             200..=299 => {
-                let rules = RobotsRules::parse(&resp.body, &self.settings.token);
+                let body = if resp.truncated { robots_cut(job, url, &resp.body) } else { &resp.body[..] };
+                let rules = RobotsRules::parse(body, &self.settings.token);
                 let delay = rules.crawl_delay();
                 if let Some(d) = delay
                     && d > MAX_GAP
@@ -480,7 +520,7 @@ impl<F: Frontier> Crawler<F> {
                     }
                 }
                 Some(RobotsOutcome::Rules {
-                    body: resp.body.to_vec(),
+                    body: body.to_vec(),
                     crawl_delay_ms: delay.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX)),
                 })
             }
@@ -553,6 +593,7 @@ impl<F: Frontier> Crawler<F> {
             let url = job.task().url.to_string();
             let code = match (e, &job.task().found_via) {
                 (FetchError::PrivateAddress(_), _) => Code::PrivateAddress,
+                (FetchError::HeadersTooLarge, _) => Code::HeadersTooLarge,
                 (_, FoundVia::Start) => Code::StartUnreachable,
                 _ => Code::FetchFailed,
             };
@@ -829,14 +870,24 @@ impl<F: Frontier> Crawler<F> {
                 (None, 0)
             }
         };
+        // URLs over the length cap are skipped, and said so (SPEC §7: over a cap is a finding).
+        let mut too_long = parsed.oversized_locs;
+        let mut locs = Vec::with_capacity(parsed.urls.len());
+        for loc in &parsed.urls {
+            match NormalizedUrl::parse(loc) {
+                Ok(u) => locs.push(u),
+                Err(UrlError::TooLong { .. }) => too_long += 1,
+                Err(_) => {}
+            }
+        }
+        if too_long > 0 && kind.is_some() {
+            problems.push(format!("URLs over the {MAX_URL_LEN}-byte URL cap skipped: {too_long}"));
+        }
         if !problems.is_empty() {
             job.finding(Code::SitemapInvalid, url.as_str(), problems.join("; "));
         }
         let Some(kind) = kind else { return Ok(()) };
-        for loc in parsed.urls {
-            let Ok(u) = NormalizedUrl::parse(&loc) else {
-                continue;
-            };
+        for u in locs {
             let internal = job.scope.contains(u.as_url());
             if kind == TaskKind::Page {
                 // Recorded so the audit can check what every listed URL answers.
@@ -872,9 +923,26 @@ impl<F: Frontier> Crawler<F> {
 
     async fn redirect(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
-        let Some(target) = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok()) else {
-            job.finding(Code::RedirectInvalid, url.as_str(), format!("HTTP {} without a usable Location", resp.status));
-            return Ok(());
+        let target = match resp.header("location").map(|l| NormalizedUrl::join(url.as_url(), l)) {
+            Some(Ok(target)) => target,
+            Some(Err(e)) => {
+                // Over the URL length cap, or not a URL at all: say which.
+                let why: String = e.to_string().chars().take(300).collect();
+                job.finding(
+                    Code::RedirectInvalid,
+                    url.as_str(),
+                    format!("HTTP {} without a usable Location: {why}", resp.status),
+                );
+                return Ok(());
+            }
+            None => {
+                job.finding(
+                    Code::RedirectInvalid,
+                    url.as_str(),
+                    format!("HTTP {} without a usable Location", resp.status),
+                );
+                return Ok(());
+            }
         };
         rec.redirect_to = Some(target.to_string());
         if matches!(resp.status, 302 | 303 | 307) && job.task().kind == TaskKind::Page {
@@ -912,7 +980,8 @@ impl<F: Frontier> Crawler<F> {
 
     async fn html_page(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
-        // Parsing is CPU work (and superlinear on hostile nesting): keep it off the async threads.
+        // Parsing is CPU work (bounded, see `crate::parse`, yet up to a second on hostile markup):
+        // keep it off the async threads.
         let body = resp.body.clone();
         let ct = resp.header("content-type").map(str::to_owned);
         let base = url.as_url().clone();
@@ -1090,6 +1159,23 @@ fn is_html(resp: &Fetched) -> bool {
             s.trim_start().starts_with('<') && (s.contains("<html") || s.contains("<!doctype html"))
         }
     }
+}
+
+/// robots.txt cut at [`ROBOTS_MAX_BYTES`]: reported on its URL, and the incomplete last line
+/// dropped, so that a rule cut in the middle (`Disallow: /` of `Disallow: /private`) cannot turn
+/// into a different rule. What is kept is what every worker parses.
+fn robots_cut<'b>(job: &mut Job<'_>, url: &NormalizedUrl, body: &'b [u8]) -> &'b [u8] {
+    let kept = body.iter().rposition(|b| matches!(b, b'\n' | b'\r')).map_or(&body[..0], |i| &body[..=i]);
+    job.finding(
+        Code::RobotsTxtTooLarge,
+        url.as_str(),
+        format!(
+            "over the {} KiB cap: only its first {} bytes were parsed, rules after them were ignored",
+            ROBOTS_MAX_BYTES / 1024,
+            kept.len()
+        ),
+    );
+    kept
 }
 
 fn fill_response(rec: &mut PageRecord, resp: &Fetched) {

@@ -24,10 +24,14 @@
 //! - `srcset` is ignored; `<template>` contents are inert and ignored.
 //! - Page-level `nofollow` (meta robots) is *not* folded into [`Link::nofollow`]; ask
 //!   [`PageFacts::robots_nofollow`].
+//! - Parsing is bounded in work as well as bytes ([`crate::parse`]): a document nested deeper than
+//!   browsers build, or one whose parse would be superlinear, is parsed up to that point only. The
+//!   facts are those of the part before the cut, and [`PageFacts::parse_cut`] says where it was.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Deref;
 
+use crate::parse::{ParseCut, ParseLimits, parse_bounded};
 use scraper::node::Element;
 use scraper::{ElementRef, Html, Node};
 use serde::{Deserialize, Serialize};
@@ -71,6 +75,8 @@ pub struct ExtractCaps {
     /// Besides `<meta name=robots>`, directives from `<meta name=TOKEN>` (ASCII case-insensitive)
     /// apply to us, as they would to a search engine's own token. `None`: generic robots only.
     pub robots_token: Option<String>,
+    /// How deep and how costly the HTML parse may get before it is cut ([`PageFacts::parse_cut`]).
+    pub parse_limits: ParseLimits,
 }
 
 impl Default for ExtractCaps {
@@ -79,6 +85,7 @@ impl Default for ExtractCaps {
             max_links: DEFAULT_MAX_LINKS,
             max_url_len: DEFAULT_MAX_URL_LEN,
             robots_token: Some(DEFAULT_ROBOTS_TOKEN.to_owned()),
+            parse_limits: ParseLimits::default(),
         }
     }
 }
@@ -145,6 +152,10 @@ pub struct PageFacts {
     /// Whitespace-separated words in `<body>` text outside script/style/noscript/textarea.
     /// Approximate: a word split by inline markup counts twice, CJK text counts few words.
     pub word_count: usize,
+    /// The parse stopped before the end of the document (too deeply nested or too costly, see
+    /// [`ExtractCaps::parse_limits`]): every other field describes the part before the cut.
+    #[serde(default)]
+    pub parse_cut: Option<ParseCut>,
 }
 
 impl PageFacts {
@@ -165,8 +176,9 @@ impl PageFacts {
 /// facts. Pure and synchronous; never panics, whatever the input.
 #[must_use]
 pub fn extract(html: &str, base: &Url, caps: &ExtractCaps) -> PageFacts {
-    let doc = Html::parse_document(html);
-    let mut facts = PageFacts::default();
+    let parsed = parse_bounded(html, caps.parse_limits);
+    let doc = parsed.html;
+    let mut facts = PageFacts { parse_cut: parsed.cut, ..PageFacts::default() };
     let base_href = find_base_href(&doc);
     let doc_base = base_href
         .and_then(|href| base.join(href).ok())

@@ -1,8 +1,9 @@
 //! HTTP fetching with Shoal's manners and caps: GET and HEAD only, no cookies, no Referer, no
 //! proxies, redirects returned (never followed here), bodies read through one size-capped helper,
-//! and every connection to an address the private-address guard allows.
+//! response heads capped ([`MAX_RESPONSE_HEADERS`], [`MAX_RESPONSE_HEAD_BYTES`]), and every
+//! connection to an address this worker's [`Guard`] allows, whatever told us the address.
 
-use crate::guard::is_public;
+use crate::guard::{Guard, NonPublic};
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use hickory_resolver::TokioResolver;
@@ -17,6 +18,13 @@ use url::{Host, Url};
 pub const DEFAULT_MAX_BODY: u64 = 5 * 1024 * 1024;
 /// Default time a request may take, body included (SPEC §4).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Header fields an HTTP/1 response may have (SPEC §7 header cap); more is
+/// [`FetchError::HeadersTooLarge`].
+pub const MAX_RESPONSE_HEADERS: usize = 200;
+/// Bytes a response's header fields may take (names, values and separators); more is
+/// [`FetchError::HeadersTooLarge`]. Checked on the parsed headers, so the cap is exact; hyper's
+/// read buffer (about 400 KiB, a soft limit reqwest does not expose) bounds what is read before.
+pub const MAX_RESPONSE_HEAD_BYTES: usize = 256 * 1024;
 
 /// How the fetcher connects and what it accepts.
 #[derive(Debug, Clone)]
@@ -27,7 +35,8 @@ pub struct FetchSettings {
     pub timeout: Duration,
     /// Cap on decompressed body bytes.
     pub max_body: u64,
-    /// Allow loopback and private addresses (tests, intranets).
+    /// Allow loopback and private addresses (tests, intranets). This worker's own setting: an
+    /// address pinned by the frontier (chosen by another worker) passes this worker's guard too.
     pub allow_private: bool,
     /// Fixed name → address overrides (`--resolve HOST=IP`). Still subject to the guard.
     pub resolve: HashMap<String, IpAddr>,
@@ -67,9 +76,13 @@ pub enum FetchError {
     /// The name does not resolve.
     #[error("DNS: {0}")]
     Dns(String),
-    /// The host resolves only to addresses the guard refuses.
+    /// The host resolves only to addresses the guard refuses (or is pinned to one).
     #[error("refused non-public address {0}")]
     PrivateAddress(IpAddr),
+    /// The response's head is over the header cap ([`MAX_RESPONSE_HEADERS`] fields or
+    /// [`MAX_RESPONSE_HEAD_BYTES`] bytes). Not retried: the server would send the same again.
+    #[error("response headers over the cap ({MAX_RESPONSE_HEADERS} fields or {MAX_RESPONSE_HEAD_BYTES} bytes)")]
+    HeadersTooLarge,
     /// Over the time limit.
     #[error("timed out")]
     Timeout,
@@ -88,13 +101,15 @@ impl FetchError {
         match self {
             FetchError::Dns(_) => "dns",
             FetchError::PrivateAddress(_) => "private_address",
+            FetchError::HeadersTooLarge => "headers_too_large",
             FetchError::Timeout => "timeout",
             FetchError::Connect(_) => "connect",
             FetchError::Protocol(_) => "protocol",
         }
     }
 
-    /// Whether SPEC §4 retries it (timeouts and connection errors are; DNS and the guard are not).
+    /// Whether SPEC §4 retries it (timeouts and connection errors are; DNS, the guard and caps are
+    /// not).
     #[must_use]
     pub fn is_retryable(&self) -> bool {
         matches!(self, FetchError::Timeout | FetchError::Connect(_) | FetchError::Protocol(_))
@@ -132,14 +147,16 @@ impl Fetched {
     }
 }
 
-/// The guarded resolver: overrides first, then DNS (unless disabled), then the guard, then one
-/// address is chosen and remembered, so the IP the frontier paces is the IP we connect to.
+/// The guarded resolver: a pin or an earlier choice first, then overrides, then DNS (unless
+/// disabled); whatever the source, the address handed to the connector passes the guard here, at
+/// connect time. One address is chosen and remembered, so the IP the frontier paces is the IP we
+/// connect to.
 #[derive(Debug)]
 struct GuardedResolver {
     dns: Option<TokioResolver>,
     overrides: HashMap<String, IpAddr>,
-    allow_private: bool,
-    /// Name → the address last used, and pins from leases.
+    guard: Guard,
+    /// Name → the address last used, and pins from leases that this worker's guard allows.
     chosen: Mutex<HashMap<String, IpAddr>>,
 }
 
@@ -156,7 +173,11 @@ impl GuardedResolver {
     async fn lookup(&self, name: &str) -> Result<IpAddr, ResolveError> {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
         if let Some(ip) = self.lock().get(&name).copied() {
-            return Ok(ip);
+            // Checked again at every connection: a remembered address is no exception.
+            return match self.guard.check(ip) {
+                Ok(()) => Ok(ip),
+                Err(_) => Err(ResolveError::Private { name, ip }),
+            };
         }
         let candidates: Vec<IpAddr> = if let Some(ip) = self.overrides.get(&name) {
             vec![*ip]
@@ -172,15 +193,11 @@ impl GuardedResolver {
         let Some(first) = candidates.first().copied() else {
             return Err(ResolveError::NoSuchName(name, "no addresses".into()));
         };
-        let ip = if self.allow_private {
-            first
-        } else {
-            candidates
-                .iter()
-                .copied()
-                .find(|ip| is_public(*ip))
-                .ok_or(ResolveError::Private { name: name.clone(), ip: first })?
-        };
+        let ip = candidates
+            .iter()
+            .copied()
+            .find(|ip| self.guard.check(*ip).is_ok())
+            .ok_or(ResolveError::Private { name: name.clone(), ip: first })?;
         self.lock().insert(name, ip);
         Ok(ip)
     }
@@ -227,7 +244,7 @@ impl Fetcher {
         let resolver = Arc::new(GuardedResolver {
             dns,
             overrides: settings.resolve.iter().map(|(k, v)| (k.to_ascii_lowercase(), *v)).collect(),
-            allow_private: settings.allow_private,
+            guard: Guard::new(settings.allow_private),
             chosen: Mutex::new(HashMap::new()),
         });
         crate::tls::install_crypto_provider();
@@ -246,7 +263,7 @@ impl Fetcher {
             .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(16)
-            .http1_max_headers(200)
+            .http1_max_headers(MAX_RESPONSE_HEADERS)
             .dns_resolver(SharedResolver(Arc::clone(&resolver)))
             .build()
             .map_err(|e| format!("building HTTP client: {e}"))?;
@@ -259,9 +276,29 @@ impl Fetcher {
         &self.settings
     }
 
-    /// Pins a host name to the address the frontier paces it under.
-    pub fn pin(&self, host: &str, ip: IpAddr) {
-        self.resolver.lock().insert(host.to_ascii_lowercase(), ip);
+    /// This worker's address guard.
+    #[must_use]
+    pub fn guard(&self) -> Guard {
+        self.resolver.guard
+    }
+
+    /// Pins a host name to the address the frontier paces it under, if this worker's guard allows
+    /// it. The pin may come from another worker (one started with `--allow-private`, say) or from
+    /// anyone who can write to the frontier, so it is checked like any other address: a refused
+    /// pin is not kept (and any earlier address for the name is forgotten), and the caller must
+    /// not fetch anything from the host under that lease.
+    pub fn pin(&self, host: &str, ip: IpAddr) -> Result<(), NonPublic> {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        match self.resolver.guard.check(ip) {
+            Ok(()) => {
+                self.resolver.lock().insert(host, ip);
+                Ok(())
+            }
+            Err(refused) => {
+                self.resolver.lock().remove(&host);
+                Err(refused)
+            }
+        }
     }
 
     /// Resolves a URL's host through the guard (also for IP literals), without connecting.
@@ -278,7 +315,10 @@ impl Fetcher {
     }
 
     fn check_literal(&self, ip: IpAddr) -> Result<IpAddr, FetchError> {
-        if self.settings.allow_private || is_public(ip) { Ok(ip) } else { Err(FetchError::PrivateAddress(ip)) }
+        match self.resolver.guard.check(ip) {
+            Ok(()) => Ok(ip),
+            Err(_) => Err(FetchError::PrivateAddress(ip)),
+        }
     }
 
     /// One request, body read up to `max_body` (or the settings' cap), no redirects followed.
@@ -302,6 +342,12 @@ impl Fetcher {
                 return Err(e);
             }
         };
+        let head_bytes: usize = resp.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum();
+        if head_bytes > MAX_RESPONSE_HEAD_BYTES {
+            let e = FetchError::HeadersTooLarge;
+            m.requests.get_or_create(&shoal_metrics::RequestLabels { method: method_label, class: e.kind() }).inc();
+            return Err(e);
+        }
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let declared_over = resp.content_length().is_some_and(|n| n > cap) && headers.get("content-encoding").is_none();
@@ -337,7 +383,8 @@ async fn read_capped(resp: reqwest::Response, cap: u64) -> Result<(Bytes, bool),
     Ok((buf.freeze(), false))
 }
 
-/// Maps reqwest's error to a website outcome, finding our resolver's verdict in the chain.
+/// Maps reqwest's error to a website outcome, finding our resolver's verdict or hyper's header
+/// cap in the chain.
 fn classify(e: reqwest::Error) -> FetchError {
     let mut src: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(s) = src {
@@ -346,6 +393,9 @@ fn classify(e: reqwest::Error) -> FetchError {
                 ResolveError::NoSuchName(_, m) => FetchError::Dns(m.clone()),
                 ResolveError::Private { ip, .. } => FetchError::PrivateAddress(*ip),
             };
+        }
+        if s.downcast_ref::<hyper::Error>().is_some_and(is_head_too_large) {
+            return FetchError::HeadersTooLarge;
         }
         src = s.source();
     }
@@ -358,6 +408,13 @@ fn classify(e: reqwest::Error) -> FetchError {
     }
 }
 
+/// hyper's parse error for a response head over the header cap (too many fields, or more bytes
+/// than its read buffer holds). `hyper::Error::is_parse_too_large` exists only with hyper's server feature, so the
+/// parse error is recognised by its fixed description; the header-cap tests fail if it changes.
+fn is_head_too_large(e: &hyper::Error) -> bool {
+    e.is_parse() && e.to_string() == "message head is too large"
+}
+
 fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
@@ -367,4 +424,83 @@ fn chain(e: &dyn std::error::Error) -> String {
         src = c.source();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fetcher(allow_private: bool) -> Fetcher {
+        let settings = FetchSettings {
+            allow_private,
+            no_dns: true,
+            resolve: HashMap::from([("override.test".to_owned(), IpAddr::from([127, 0, 0, 1]))]),
+            ..FetchSettings::default()
+        };
+        Fetcher::new(settings).expect("a fetcher without DNS builds")
+    }
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).expect("test URL parses")
+    }
+
+    /// Issue 9: a pin from the frontier skipped the guard. Every source of an address passes it.
+    #[tokio::test]
+    async fn pins_overrides_and_literals_all_pass_the_guard() {
+        let strict = fetcher(false);
+        let loopback = IpAddr::from([127, 0, 55, 1]);
+        let public = IpAddr::from([93, 184, 216, 34]);
+        assert!(strict.pin("pinned.test", public).is_ok());
+        assert_eq!(strict.resolve(&url("http://pinned.test/")).await, Ok(public));
+        // A refused pin is not kept, and it removes the earlier one: the name is not reachable.
+        let refused = strict.pin("pinned.test", loopback).expect_err("loopback pin refused");
+        assert_eq!(refused.ip, loopback);
+        assert!(matches!(strict.resolve(&url("http://pinned.test/")).await, Err(FetchError::Dns(_))));
+        let nat64 = "64:ff9b::7f00:1".parse().expect("parses");
+        assert!(strict.pin("nat64.test", nat64).is_err());
+        assert_eq!(
+            strict.resolve(&url("http://override.test/")).await,
+            Err(FetchError::PrivateAddress(IpAddr::from([127, 0, 0, 1])))
+        );
+        assert_eq!(
+            strict.resolve(&url("http://[::ffff:127.0.0.1]/")).await,
+            Err(FetchError::PrivateAddress("::ffff:127.0.0.1".parse().expect("parses")))
+        );
+
+        let open = fetcher(true);
+        assert!(open.pin("pinned.test", loopback).is_ok());
+        assert_eq!(open.resolve(&url("http://pinned.test/")).await, Ok(loopback));
+        assert_eq!(open.resolve(&url("http://override.test/")).await, Ok(IpAddr::from([127, 0, 0, 1])));
+    }
+
+    /// A raw HTTP/1 server on loopback answering every connection with `head` and a 2-byte body.
+    async fn raw_server(head: String) -> std::net::SocketAddr {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.expect("bind loopback");
+        let addr = listener.local_addr().expect("bound address");
+        tokio::spawn(async move {
+            while let Ok((mut tcp, _)) = listener.accept().await {
+                let head = head.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = tcp.read(&mut buf).await;
+                    let _ = tcp.write_all(format!("{head}Content-Length: 2\r\n\r\nok").as_bytes()).await;
+                });
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn response_heads_over_the_header_cap_are_headers_too_large() {
+        let open = fetcher(true);
+        let big = format!("HTTP/1.1 200 OK\r\nX-Big: {}\r\n", "a".repeat(MAX_RESPONSE_HEAD_BYTES + 1000));
+        let many: String = (0..=MAX_RESPONSE_HEADERS).map(|i| format!("X-Filler-{i}: 1\r\n")).collect();
+        let fine = "HTTP/1.1 200 OK\r\nX-Small: 1\r\n".to_owned();
+        for (head, want) in [(big, true), (format!("HTTP/1.1 200 OK\r\n{many}"), true), (fine, false)] {
+            let addr = raw_server(head).await;
+            let got = open.fetch(Method::Get, &url(&format!("http://{addr}/")), None).await;
+            assert_eq!(matches!(got, Err(FetchError::HeadersTooLarge)), want, "{:?}", got.map(|r| r.status));
+        }
+    }
 }

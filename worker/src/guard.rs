@@ -1,52 +1,41 @@
-//! The private-address guard: which IP addresses Shoal may connect to.
+//! The private-address guard: which IP addresses this worker may connect to.
 //!
-//! Checked after DNS resolution (in [`crate::fetch`]'s resolver) and for IP-literal URLs before
-//! every request and redirect hop, because reqwest never asks the resolver about those.
+//! Every address a worker connects to passes its own guard at connect time, whatever its source:
+//! DNS, a `--resolve` override, an address the frontier pinned for the host (which another worker,
+//! perhaps one started with `--allow-private`, may have chosen, or anyone who can write to Redis),
+//! or a redirect hop. The guard sits in [`crate::fetch`]'s resolver (reqwest asks it for every
+//! new connection), before IP-literal requests (reqwest never asks the resolver about those), and
+//! before the TLS probe's handshake. What is public is decided in
+//! [`shoal_shared::address`]; this module adds the worker's own setting.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
-/// Whether `ip` is a public unicast address: not loopback, private, link-local, carrier-grade NAT,
-/// multicast, unspecified, documentation, benchmarking or otherwise reserved (SPEC §7).
-#[must_use]
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public_v4(v4);
-            }
-            is_public_v6(v6)
-        }
+pub use shoal_shared::address::{NonPublic, is_public};
+
+/// One worker's address policy: public addresses only, unless it was started with
+/// `--allow-private` (tests, intranets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guard {
+    allow_private: bool,
+}
+
+impl Guard {
+    /// The guard of a worker started with (`true`) or without `--allow-private`.
+    #[must_use]
+    pub fn new(allow_private: bool) -> Guard {
+        Guard { allow_private }
     }
-}
 
-fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let o = ip.octets();
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_multicast()
-        || ip.is_broadcast()
-        || ip.is_documentation()
-        || o[0] == 0
-        || (o[0] == 100 && (o[1] & 0xc0) == 64) // 100.64.0.0/10 carrier-grade NAT
-        || (o[0] == 192 && o[1] == 0 && o[2] == 0) // 192.0.0.0/24 IETF protocol assignments
-        || (o[0] == 198 && (o[1] & 0xfe) == 18) // 198.18.0.0/15 benchmarking
-        || o[0] >= 240) // reserved and broadcast
-}
+    /// Whether this worker allows non-public addresses.
+    #[must_use]
+    pub fn allows_private(&self) -> bool {
+        self.allow_private
+    }
 
-fn is_public_v6(ip: Ipv6Addr) -> bool {
-    let s = ip.segments();
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_multicast()
-        || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
-        || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
-        || (s[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
-        || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-        || (s[0] == 0x0064 && s[1] == 0xff9b) // NAT64, may map to private v4
-        || s[0] == 0x0100 && s[1] == 0 && s[2] == 0 && s[3] == 0) // discard-only
+    /// `Ok` if this worker may connect to `ip`; else why not.
+    pub fn check(&self, ip: IpAddr) -> Result<(), NonPublic> {
+        if self.allow_private { Ok(()) } else { shoal_shared::address::check(ip) }
+    }
 }
 
 #[cfg(test)]
@@ -54,42 +43,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn private_and_special_ranges_are_refused() {
-        let refused = [
-            "127.0.0.1",
-            "127.5.5.5",
-            "10.1.2.3",
-            "172.16.0.1",
-            "172.31.255.255",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "100.127.255.255",
-            "0.0.0.0",
-            "0.1.2.3",
-            "224.0.0.1",
-            "255.255.255.255",
-            "240.0.0.1",
-            "192.0.2.1",
-            "198.18.0.1",
-            "::1",
-            "::",
-            "fe80::1",
-            "fc00::1",
-            "fd12:3456::1",
-            "ff02::1",
-            "::ffff:127.0.0.1",
-            "::ffff:10.0.0.1",
-            "2001:db8::1",
-            "64:ff9b::a00:1",
-        ];
-        for s in refused {
-            let ip: IpAddr = s.parse().expect("test address parses");
-            assert!(!is_public(ip), "{s} must be refused");
+    fn allow_private_lets_everything_through_and_the_default_does_not() {
+        let loopback: IpAddr = "127.0.55.1".parse().expect("parses");
+        let nat64: IpAddr = "64:ff9b::7f00:1".parse().expect("parses");
+        let public: IpAddr = "93.184.216.34".parse().expect("parses");
+        let strict = Guard::new(false);
+        let open = Guard::new(true);
+        for ip in [loopback, nat64] {
+            assert!(strict.check(ip).is_err(), "{ip}");
+            assert!(open.check(ip).is_ok(), "{ip}");
         }
-        for s in ["93.184.216.34", "8.8.8.8", "100.128.0.1", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
-            let ip: IpAddr = s.parse().expect("test address parses");
-            assert!(is_public(ip), "{s} is public");
-        }
+        assert!(strict.check(public).is_ok());
+        assert!(!strict.allows_private() && open.allows_private());
     }
 }

@@ -9,6 +9,7 @@ pub mod crawl;
 pub mod extract;
 pub mod fetch;
 pub mod guard;
+pub mod parse;
 pub mod run;
 pub mod sitemap;
 pub mod tls;

@@ -34,7 +34,7 @@ const PAGES: usize = 30;
 const LINKS: usize = 4;
 
 /// One test at a time: see the module comment. A tokio mutex works across the tests' runtimes.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub(crate) static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[expect(clippy::print_stderr, reason = "timings of the runs, shown with --nocapture")]
 fn note(msg: &str) {

@@ -7,8 +7,8 @@
 //! - `main` (`--max-body-bytes 1500000`): `content.test` (one page per page-level defect, redirects,
 //!   a sitemap, canonicals, resources), `wp.test` (looks like WordPress; the four probes find
 //!   something), `soft.test` (unknown paths answer 200), `secinv.test` / `secexp.test`
-//!   (security.txt), `delay.test`, `disallow.test`, `robots500.test` (robots.txt), `busy.test`
-//!   (a 429) and `nowhere.test` (does not resolve);
+//!   (security.txt), `delay.test`, `disallow.test`, `robots500.test`, `bigrobots.test`
+//!   (robots.txt), `busy.test` (a 429) and `nowhere.test` (does not resolve);
 //! - `external`: `linker.test` links to a missing page of another site, `ext.test`;
 //! - `limits` (`--max-links 10 --max-pages 5 --max-depth 2 --max-resources 1`): one site per budget;
 //! - `private` (`--deny-private`): a host on loopback;
@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 /// The hosts of the `main` audit that the test server serves.
-const MAIN_HOSTS: [&str; 9] = [
+const MAIN_HOSTS: [&str; 10] = [
     "content.test",
     "wp.test",
     "soft.test",
@@ -39,6 +39,7 @@ const MAIN_HOSTS: [&str; 9] = [
     "delay.test",
     "disallow.test",
     "robots500.test",
+    "bigrobots.test",
     "busy.test",
 ];
 /// Another site that `linker.test` links to (resolved in the `external` audit, never a start).
@@ -77,6 +78,7 @@ const CONTENT_LINKS: &[&str] = &[
     "/slow",
     "/heavy",
     "/huge",
+    "/many-headers",
     "/big",
     "/deep1",
     "/r-chain",
@@ -86,10 +88,21 @@ const CONTENT_LINKS: &[&str] = &[
     "/r-limit-0",
     "/r-disallowed",
     "/cutoff",
+    "/nested",
 ];
 
 /// Hops of the `/r-limit-N` redirect chain: more than the crawler's 10.
 const LIMIT_HOPS: usize = 12;
+
+/// A page with more header fields than the crawler's cap of 200.
+fn many_headers() -> Route {
+    (0..250).fold(Route::html(clean_page("Many headers", "")), |r, i| r.header(&format!("x-filler-{i}"), "1"))
+}
+
+/// A robots.txt over the 500 KiB cap (comments, then a rule after the cut).
+fn big_robots_txt() -> String {
+    format!("User-agent: *\nAllow: /\n{}Disallow: /after-the-cut\n", "# filler\n".repeat(60_000))
+}
 
 fn head(title: &str, description: &str, extra: &str) -> String {
     format!("<title>{title}</title><meta name=\"description\" content=\"{description}\">{extra}")
@@ -211,6 +224,8 @@ fn content_site(u: &dyn Fn(&str) -> String) -> Site {
         .route("/r-disallowed", Route::redirect(301, "/private/x"))
         .page("/private/x", &clean_page("Private", ""))
         .route("/cutoff", Route::cut_off(100))
+        .route("/many-headers", many_headers())
+        .page("/nested", &clean_page("Nested", &"<div>".repeat(2_000)))
         .page("/final", &clean_page("Final", ""))
         .route("/llms.txt", Route::text("# content.test\n\n> A site for tests.\n"))
         .route("/sitemap.xml", Route::bytes("application/xml", sitemap.into_bytes()))
@@ -268,6 +283,7 @@ fn main_sites(u: &dyn Fn(&str) -> String) -> Vec<Site> {
         Site::generated("delay.test", 2, 1).robots_txt("User-agent: *\nCrawl-delay: 61\n"),
         Site::generated("disallow.test", 2, 1).robots_txt("User-agent: *\nDisallow: /\n"),
         Site::generated("robots500.test", 2, 1).robots(Route::status(500)),
+        Site::generated("bigrobots.test", 2, 1).robots_txt(&big_robots_txt()),
         Site::new("busy.test")
             .page("/", &clean_page("Busy home", "<a href=\"/busy\">busy</a>"))
             .route("/busy", Route::too_many(Some("1"), 1, Route::html(clean_page("Busy", "")))),
@@ -331,8 +347,11 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::RobotsUnreachable, "main", at("robots500.test", "/robots.txt")),
         case(K::CrawlDelayTooHigh, "main", at("delay.test", "/robots.txt")),
         case(K::StartDisallowed, "main", at("disallow.test", "/")),
+        case(K::RobotsTxtTooLarge, "main", at("bigrobots.test", "/robots.txt")),
         case(K::BodyTooLarge, "main", c("/huge")),
+        case(K::HeadersTooLarge, "main", c("/many-headers")),
         case(K::TooManyLinks, "limits", at("links.test", "/")),
+        case(K::HtmlTooComplex, "main", c("/nested")),
         // Host-level: reported before anything is fetched (the crawler names robots.txt).
         case(K::PrivateAddress, "private", host_prefix("private.test")),
         case(K::StartUnreachable, "main", host_prefix("nowhere.test")),

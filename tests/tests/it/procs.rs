@@ -153,13 +153,31 @@ pub fn agent_of(id: &str) -> String {
 /// `shoal worker --id ID` for the test server: every host resolved to 127.0.0.1, no DNS, private
 /// addresses allowed, 2 s request timeout, its own user agent ([`agent_of`]).
 pub fn worker(dir: &Path, id: &str, redis: &str, ns: &str, hosts: &[String], concurrency: usize) -> Proc {
-    let mut args: Vec<String> = vec![
+    let mut args = worker_args(id, redis, ns, concurrency);
+    args.push("--allow-private".into());
+    for h in hosts {
+        args.push("--resolve".into());
+        args.push(format!("{h}=127.0.0.1"));
+    }
+    Proc::spawn(dir, id, &args)
+}
+
+/// `shoal worker --id ID` with the default address guard: no `--allow-private`, no `--resolve`
+/// and no DNS. It can reach a host only through an address the frontier pinned for it (chosen by
+/// another worker), which its own guard must then judge.
+pub fn guarded_worker(dir: &Path, id: &str, redis: &str, ns: &str, concurrency: usize) -> Proc {
+    Proc::spawn(dir, id, &worker_args(id, redis, ns, concurrency))
+}
+
+/// What every test worker is started with: no DNS, 2 s request timeout, 5 s leases, its own user
+/// agent ([`agent_of`]).
+fn worker_args(id: &str, redis: &str, ns: &str, concurrency: usize) -> Vec<String> {
+    vec![
         "worker".into(),
         "--redis".into(),
         redis.into(),
         "--namespace".into(),
         ns.into(),
-        "--allow-private".into(),
         "--no-dns".into(),
         "--id".into(),
         id.into(),
@@ -171,12 +189,7 @@ pub fn worker(dir: &Path, id: &str, redis: &str, ns: &str, hosts: &[String], con
         concurrency.to_string(),
         "--user-agent".into(),
         agent_of(id),
-    ];
-    for h in hosts {
-        args.push("--resolve".into());
-        args.push(format!("{h}=127.0.0.1"));
-    }
-    Proc::spawn(dir, id, &args)
+    ]
 }
 
 /// A running `shoal coordinator` and an HTTP client for its API.

@@ -1,5 +1,6 @@
 //! The worker crate's integration tests, one binary (one link step) for the whole crate.
 
+mod extract_bounded;
 mod extract_cases;
 mod extract_charset;
 mod extract_fixtures;
