@@ -134,7 +134,7 @@ codes! {
     /// More links than the per-page cap.
     TooManyLinks = "too_many_links", Notice, "safety", "The page has more links than the per-page cap; the rest were not followed.";
     /// HTML nested deeper than browsers build, or too costly to parse: only the part before was read.
-    HtmlTooComplex = "html_too_complex", Warning, "safety", "The page's HTML is nested deeper than 512 elements or is too costly to parse; only the part before that point was read.";
+    HtmlTooComplex = "html_too_complex", Warning, "safety", "The page's HTML is nested deeper than 512 elements, has a tag with more than 256 attributes, or is too costly to parse; only the part before that point was read.";
     /// A host that resolves to a private or loopback address.
     PrivateAddress = "private_address", Error, "safety", "The host resolves to a private, loopback or otherwise non-public address and was not contacted.";
     /// The start host does not resolve or is unreachable.

@@ -6,7 +6,7 @@
 //! ```
 //!
 //! CASE is one of `div`, `b`, `table`, `a`, `object-a`, `p-at-depth`, `br-at-depth`, `reformat`,
-//! `attrs`, `ordinary` or `ordinary-deep` (N bytes of ordinary markup, 7 or 37 levels deep) or `fixture` (the blog post fixture repeated to N
+//! `attrs`, `attrs-tags` (N bytes of tags with 256 attributes each), `ordinary` or `ordinary-deep` (N bytes of ordinary markup, 7 or 37 levels deep) or `fixture` (the blog post fixture repeated to N
 //! bytes). `before` times scraper's unbounded `Html::parse_document` (what `extract` did before);
 //! `after` (the default) times `extract` with its default limits and prints where it cut;
 //! `bounded` times the bounded parse alone.
@@ -31,6 +31,11 @@ fn document(case: &str, n: usize) -> Result<String, String> {
         "p-at-depth" => format!("{}{}", "<div>".repeat(500), "<p>x</p>".repeat(n)),
         "reformat" => (0..n).map(|i| format!("<p><b id={i}>x</p>")).collect(),
         "attrs" => format!("<a {}>", (0..n).map(|i| format!("a{i}")).collect::<Vec<_>>().join(" ")),
+        // N bytes of tags with 256 attributes each, the most `attribute_flood` lets through.
+        "attrs-tags" => {
+            let tag = format!("<img{}>", (0..256).map(|i| format!(" a{i}")).collect::<String>());
+            tag.repeat(n / tag.len())
+        }
         "ordinary" => BLOCK.repeat(n / BLOCK.len()),
         "ordinary-deep" => {
             // The same blocks 30 levels down, as in a framework-built page.

@@ -33,6 +33,7 @@ fn parse_cut_detail(cut: &ParseCut) -> String {
     let why = match cut.reason {
         CutReason::Depth => format!("elements nested more than {} deep", cut.limit),
         CutReason::Work => format!("markup that would take more than {} parser steps", cut.limit),
+        CutReason::Attributes => format!("a tag with more than {} attributes", cut.limit),
     };
     format!("{why}: parsing stopped at byte {} of {}", cut.at_byte, cut.total_bytes)
 }

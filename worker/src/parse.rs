@@ -27,9 +27,10 @@
 //! the cut at most one chunk more is tokenised. The tree is what the document before the cut
 //! built, as if it had ended there: links, title and everything else found so far are kept.
 //!
-//! Not bounded here: html5ever's tokenizer checks each attribute of a tag against the tag's
-//! earlier ones, so one tag with N distinct attributes costs N²/2 comparisons before the tree
-//! builder sees it.
+//! The tokenizer has one cost the sink cannot see: it checks each attribute of a tag against the
+//! tag's earlier ones, so one tag with N attributes costs N²/2 comparisons before the tree builder
+//! sees it. [`attribute_flood`] finds the first tag with more than
+//! [`ParseLimits::max_attributes`] by a linear scan first, and the parse stops before that tag.
 
 use std::borrow::Cow;
 use std::cell::{Cell, Ref};
@@ -59,11 +60,13 @@ pub struct ParseLimits {
     pub max_depth: usize,
     /// Most calls the tree builder may make into the sink.
     pub max_work: u64,
+    /// Most attributes one tag may have (see [`DEFAULT_MAX_ATTRIBUTES`]).
+    pub max_attributes: usize,
 }
 
 impl Default for ParseLimits {
     fn default() -> Self {
-        ParseLimits { max_depth: DEFAULT_MAX_DEPTH, max_work: DEFAULT_MAX_WORK }
+        ParseLimits { max_depth: DEFAULT_MAX_DEPTH, max_work: DEFAULT_MAX_WORK, max_attributes: DEFAULT_MAX_ATTRIBUTES }
     }
 }
 
@@ -75,6 +78,8 @@ pub enum CutReason {
     Depth,
     /// The tree builder's work passed [`ParseLimits::max_work`].
     Work,
+    /// A tag had more than [`ParseLimits::max_attributes`] attributes (the parse stops before it).
+    Attributes,
 }
 
 /// Where and why a parse stopped before the end of the document.
@@ -82,7 +87,8 @@ pub enum CutReason {
 pub struct ParseCut {
     /// The limit that was passed.
     pub reason: CutReason,
-    /// Its value ([`ParseLimits::max_depth`] or [`ParseLimits::max_work`]).
+    /// Its value ([`ParseLimits::max_depth`], [`ParseLimits::max_work`] or
+    /// [`ParseLimits::max_attributes`]).
     pub limit: u64,
     /// Bytes fed to the parser when it stopped (the cut is in the last [`CHUNK`] of them).
     pub at_byte: usize,
@@ -115,27 +121,177 @@ pub fn parse_bounded(html: &str, limits: ParseLimits) -> Parsed {
         cut: Cell::new(None),
         last: Cell::new(None),
     };
+    // A tag with too many attributes: parse what comes before it, as if the document ended there.
+    let flood = attribute_flood(html, limits.max_attributes);
+    let text = flood.map_or(html, |at| &html[..at]);
     let mut parser = driver::parse_document(sink, ParseOpts::default());
     let mut fed = 0;
-    while fed < html.len() && parser.tokenizer.sink.sink.cut.get().is_none() {
-        let mut end = fed.saturating_add(CHUNK).min(html.len());
-        while !html.is_char_boundary(end) {
-            end += 1; // ends at html.len() at the latest, which is a boundary
+    while fed < text.len() && parser.tokenizer.sink.sink.cut.get().is_none() {
+        let mut end = fed.saturating_add(CHUNK).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1; // ends at text.len() at the latest, which is a boundary
         }
-        parser.process(StrTendril::from_slice(&html[fed..end]));
+        parser.process(StrTendril::from_slice(&text[fed..end]));
         fed = end;
     }
     let Finished { html: doc, cut: reason, work, depth } = parser.finish();
+    let reason = reason.or(flood.map(|_| CutReason::Attributes));
     let cut = reason.map(|reason| ParseCut {
         reason,
         limit: match reason {
             CutReason::Depth => limits.max_depth as u64,
             CutReason::Work => limits.max_work,
+            CutReason::Attributes => limits.max_attributes as u64,
         },
         at_byte: fed,
         total_bytes: html.len(),
     });
     Parsed { html: doc, cut, work, depth }
+}
+
+/// Default for [`ParseLimits::max_attributes`]. html5ever's tokenizer compares each attribute of a
+/// tag with the tag's earlier ones, so a tag with N attributes costs N²/2 comparisons before the
+/// tree builder (and [`BoundedSink`]) sees it: 50,000 of them took 0.46 s, one 5 MB tag would take
+/// hours. At this many per tag, 5 MB of such tags (distinct names) parse in 0.23 s
+/// (`examples/parse_cost.rs attrs-tags`). Real elements carry a few dozen at most.
+pub const DEFAULT_MAX_ATTRIBUTES: usize = 256;
+
+/// Where the first tag with more than `max` attributes starts (the byte of its `<`), by a linear
+/// scan that follows the HTML tokenizer's tag states closely enough to count attributes: quoted
+/// values may hold `>` and spaces, comments, doctypes and processing instructions hold no tags, and
+/// the text of `script`, `style`, `textarea`, `title`, `xmp`, `iframe`, `noembed` and `noframes`
+/// holds no tags until its own end tag. It can only count too many where the real tokenizer would
+/// not (never too few for start tags), so a page it lets through cannot take the quadratic path.
+#[must_use]
+pub fn attribute_flood(html: &str, max: usize) -> Option<usize> {
+    const RAW_TEXT: [&[u8]; 8] =
+        [b"script", b"style", b"textarea", b"title", b"xmp", b"iframe", b"noembed", b"noframes"];
+    #[derive(Clone, Copy)]
+    enum State {
+        Data,
+        TagName,
+        BeforeName,
+        Name,
+        AfterName,
+        BeforeValue,
+        Quoted(u8),
+        AfterQuoted,
+        Unquoted,
+    }
+    let bytes = html.as_bytes();
+    let mut state = State::Data;
+    let (mut tag_start, mut attrs, mut end_tag) = (0usize, 0usize, false);
+    let mut name = [0u8; 8];
+    let mut name_len = 0usize;
+    let mut i = 0usize;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let space = matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c');
+        // A tag ends: leave the tag states, skip the text of a raw-text element.
+        let mut close = false;
+        state = match state {
+            State::Data => {
+                if c == b'<' {
+                    let rest = &bytes[i + 1..];
+                    if rest.starts_with(b"!--") {
+                        i = find(bytes, i + 4, b"-->").map_or(bytes.len(), |e| e + 3);
+                        continue;
+                    }
+                    if rest.first().is_some_and(|b| *b == b'!' || *b == b'?') {
+                        i = find(bytes, i + 1, b">").map_or(bytes.len(), |e| e + 1);
+                        continue;
+                    }
+                    end_tag = rest.first() == Some(&b'/');
+                    let first = rest.get(usize::from(end_tag)).copied().unwrap_or(0);
+                    if first.is_ascii_alphabetic() {
+                        tag_start = i;
+                        attrs = 0;
+                        name_len = 0;
+                        i += 1 + usize::from(end_tag);
+                        state = State::TagName;
+                        continue;
+                    }
+                }
+                State::Data
+            }
+            State::TagName if space => State::BeforeName,
+            State::TagName if c == b'/' => State::BeforeName,
+            State::TagName if c == b'>' => {
+                close = true;
+                State::Data
+            }
+            State::TagName => {
+                if name_len < name.len() {
+                    name[name_len] = c.to_ascii_lowercase();
+                }
+                name_len += 1;
+                State::TagName
+            }
+            State::BeforeName | State::AfterQuoted if space || c == b'/' => State::BeforeName,
+            State::BeforeName | State::AfterName | State::AfterQuoted | State::Unquoted if c == b'>' => {
+                close = true;
+                State::Data
+            }
+            State::BeforeName | State::AfterQuoted => {
+                attrs += 1;
+                State::Name
+            }
+            State::Name if space => State::AfterName,
+            State::Name if c == b'/' => State::BeforeName,
+            State::Name | State::AfterName if c == b'=' => State::BeforeValue,
+            State::Name if c == b'>' => {
+                close = true;
+                State::Data
+            }
+            State::Name => State::Name,
+            State::AfterName if space => State::AfterName,
+            State::AfterName if c == b'/' => State::BeforeName,
+            State::AfterName => {
+                attrs += 1;
+                State::Name
+            }
+            State::BeforeValue if space => State::BeforeValue,
+            State::BeforeValue if c == b'"' || c == b'\'' => State::Quoted(c),
+            State::BeforeValue if c == b'>' => {
+                close = true;
+                State::Data
+            }
+            State::BeforeValue => State::Unquoted,
+            State::Quoted(q) if c == q => State::AfterQuoted,
+            State::Quoted(q) => State::Quoted(q),
+            State::Unquoted if space => State::BeforeName,
+            State::Unquoted => State::Unquoted,
+        };
+        if attrs > max {
+            return Some(tag_start);
+        }
+        i += 1;
+        if close && !end_tag {
+            let tag = &name[..name_len.min(name.len())];
+            if name_len <= name.len() && RAW_TEXT.contains(&tag) {
+                // Skip to `</name`, where the tokenizer leaves the raw text.
+                let mut j = i;
+                i = loop {
+                    match find(bytes, j, b"</") {
+                        Some(at)
+                            if bytes.len() >= at + 2 + tag.len()
+                                && bytes[at + 2..at + 2 + tag.len()].eq_ignore_ascii_case(tag) =>
+                        {
+                            break at;
+                        }
+                        Some(at) => j = at + 2,
+                        None => break bytes.len(),
+                    }
+                };
+            }
+        }
+    }
+    None
+}
+
+/// The first position of `needle` in `hay` at or after `from`.
+fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    hay.get(from..)?.windows(needle.len()).position(|w| w == needle).map(|p| p + from)
 }
 
 /// What the sink hands back when the parser finishes.
@@ -408,7 +564,55 @@ mod tests {
     use scraper::Node;
 
     fn limits(max_depth: usize, max_work: u64) -> ParseLimits {
-        ParseLimits { max_depth, max_work }
+        ParseLimits { max_depth, max_work, ..ParseLimits::default() }
+    }
+
+    #[test]
+    fn attribute_flood_finds_the_first_tag_over_the_limit() {
+        let many = |n: usize, attr: &str| format!("<div{}>", format!(" {attr}").repeat(n));
+        for attr in ["a", "a=1", "a='1 > 2'", "a=\"x\"", "a = \"x\"/"] {
+            let html = format!("<p>before</p>{}<p>after", many(257, attr));
+            assert_eq!(attribute_flood(&html, 256), html.find("<div"), "{attr}");
+            let html = format!("<p>before</p>{}<p>after", many(256, attr));
+            assert_eq!(attribute_flood(&html, 256), None, "{attr}: exactly the limit is allowed");
+        }
+        // Quoted values run into each other: each is still an attribute of its own to the tokenizer.
+        assert_eq!(attribute_flood(&format!("<i {}>", "a=\"1\"".repeat(300)), 256), Some(0));
+        // Many tags under the limit are fine, however many.
+        assert_eq!(attribute_flood(&many(200, "x=1").repeat(1_000), 256), None);
+    }
+
+    #[test]
+    fn attribute_flood_ignores_what_the_tokenizer_does_not_read_as_tags() {
+        let words = "w ".repeat(10_000);
+        for html in [
+            format!("<script>if (a<b) {{ {words} }} x > y</script><p>x"),
+            format!("<style>a<b {words}</style>"),
+            format!("<title>a<b {words}</title>"),
+            format!("<textarea>a<b {words}</textarea>"),
+            format!("<!-- <a {words} -->"),
+            format!("<!doctype html {words}>"),
+            format!("<?xml {words}?>"),
+            format!("a < b {words} > c"),
+            format!("<p title=\"<a {words}\">"),
+        ] {
+            assert_eq!(attribute_flood(&html, 256), None, "{}", &html[..40]);
+        }
+        // After the raw text ends, tags count again.
+        let html = format!("<script>x<y {words}</script><b{}>", " a".repeat(300));
+        assert_eq!(attribute_flood(&html, 256), html.find("<b"));
+    }
+
+    #[test]
+    fn a_tag_with_too_many_attributes_stops_the_parse_before_it() {
+        let html =
+            format!("<title>t</title><a href=/kept>k</a><div{}>x</div><a href=/lost>l</a>", " a".repeat(100_000));
+        let parsed = parse_bounded(&html, ParseLimits::default());
+        let at = html.find("<div").expect("the div");
+        let want = ParseCut { reason: CutReason::Attributes, limit: 256, at_byte: at, total_bytes: html.len() };
+        assert_eq!(parsed.cut, Some(want));
+        assert_eq!(count(&parsed.html, "a"), 1, "the link before the tag is kept, the one after is not");
+        assert_eq!(count(&parsed.html, "div"), 0);
     }
 
     /// Elements named `name` that are in the tree (reachable from the document).
