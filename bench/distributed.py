@@ -92,7 +92,7 @@ from collections import Counter, defaultdict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOAL = os.path.join(ROOT, "target", "release", "shoal")
 TESTSITE = os.path.join(ROOT, "target", "release", "shoal-testsite")
-TOKEN = "bench-token"
+TOKEN = "bench-token-0123456789"  # at least 16 characters (shoal coordinator --token)
 NS = "bench"
 PREFIX = "shoal:v1:{%s}" % NS
 CLK_TCK = os.sysconf("SC_CLK_TCK")

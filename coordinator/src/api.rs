@@ -86,9 +86,18 @@ pub async fn serve_metrics(
     Ok(())
 }
 
-/// Compares in constant time, so the token cannot be guessed byte by byte from response times.
-pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Whether `given` equals the secret `want`, in time that depends only on `given`'s length: the
+/// token (or a CSRF value) can be guessed neither byte by byte nor by its length from response
+/// times. Every byte of `given` is compared with a byte of `want` (cycling), and the lengths are
+/// compared without a branch.
+pub(crate) fn same(given: &[u8], want: &[u8]) -> bool {
+    let Some(&first) = want.first() else { return given.is_empty() };
+    let mut diff = u8::from(given.len() != want.len());
+    for (i, g) in given.iter().enumerate() {
+        // `want` is not empty, so `get` always finds a byte; `first` keeps the loop branch-free.
+        diff |= g ^ want.get(i % want.len()).copied().unwrap_or(first);
+    }
+    std::hint::black_box(diff) == 0
 }
 
 /// Whether `headers` carry `Authorization: Bearer <token>` (constant-time; an empty `token` never
@@ -159,5 +168,34 @@ async fn report(
             Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
         }
         other => Err(ServiceError::BadRequest(format!("unknown report format {other:?}; use json"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_compares_whole_values() {
+        assert!(same(b"0123456789abcdef", b"0123456789abcdef"));
+        assert!(!same(b"0123456789abcdeF", b"0123456789abcdef"));
+        assert!(!same(b"0123456789abcde", b"0123456789abcdef"), "a prefix");
+        assert!(!same(b"0123456789abcdef0", b"0123456789abcdef"), "longer");
+        assert!(!same(b"01234567", b"0123456701234567"), "the first half of a repeating token");
+        assert!(!same(b"", b"x"));
+        assert!(same(b"", b""));
+        assert!(!same(b"x", b""));
+    }
+
+    #[test]
+    fn bearer_needs_the_exact_token() {
+        let mut h = axum::http::HeaderMap::new();
+        assert!(!bearer_ok(&h, "0123456789abcdef"));
+        h.insert(header::AUTHORIZATION, axum::http::HeaderValue::from_static("Bearer 0123456789abcdef"));
+        assert!(bearer_ok(&h, "0123456789abcdef"));
+        assert!(!bearer_ok(&h, "0123456789abcdeX"));
+        assert!(!bearer_ok(&h, ""), "an empty token never matches");
+        h.insert(header::AUTHORIZATION, axum::http::HeaderValue::from_static("Bearer "));
+        assert!(!bearer_ok(&h, ""), "not even an empty header");
     }
 }

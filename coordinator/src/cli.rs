@@ -3,6 +3,7 @@
 //! Every flag also reads a `SHOAL_*` environment variable (SPEC §1). Defaults are the named
 //! constants of the crates that own them, so `--help` shows what the code does.
 
+use crate::service::MAX_SITES_PER_AUDIT;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
@@ -12,7 +13,7 @@ use shoal_shared::url::NormalizedUrl;
 use shoal_worker::crawl::CrawlSettings;
 use shoal_worker::extract::ExtractCaps;
 use shoal_worker::fetch::{DEFAULT_MAX_BODY, FetchSettings};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -153,7 +154,8 @@ pub struct CoordinatorArgs {
     /// Address the HTTP API listens on.
     #[arg(long, env = "SHOAL_LISTEN", default_value = "127.0.0.1:8750")]
     pub listen: std::net::SocketAddr,
-    /// Bearer token API clients must present (required).
+    /// Bearer token API clients and dashboard logins must present (required; at least 16 visible
+    /// ASCII characters, e.g. from `openssl rand -hex 32`).
     #[arg(long, env = "SHOAL_TOKEN", hide_env_values = true)]
     pub token: String,
     /// Defaults for submitted audits (limits and pace) and the frontier (per-IP cap, lease time).
@@ -188,7 +190,7 @@ pub struct ClientArgs {
     /// The coordinator's base URL.
     #[arg(long, env = "SHOAL_COORDINATOR", default_value = "http://127.0.0.1:8750")]
     pub coordinator: String,
-    /// Bearer token.
+    /// Bearer token: the coordinator's --token.
     #[arg(long, env = "SHOAL_TOKEN", hide_env_values = true)]
     pub token: String,
 }
@@ -199,7 +201,8 @@ pub struct SubmitArgs {
     /// Start URLs, one site each.
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
-    /// A file with one start URL per line.
+    /// A file with one start URL per line (blank lines and lines starting with # are skipped;
+    /// lines up to 8 KiB, at most 100,000 URLs).
     #[arg(long, env = "SHOAL_FILE", value_name = "PATH")]
     pub file: Option<PathBuf>,
     /// Coordinator.
@@ -247,7 +250,8 @@ pub struct AuditArgs {
     /// Start URLs, one site each (e.g. `https://example.com/`).
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
-    /// A file with one start URL per line (blank lines and lines starting with # are skipped).
+    /// A file with one start URL per line (blank lines and lines starting with # are skipped;
+    /// lines up to 8 KiB, at most 100,000 URLs).
     #[arg(long, env = "SHOAL_FILE", value_name = "PATH")]
     pub file: Option<PathBuf>,
     /// The audit database (SQLite), created if missing; every audit is kept in it.
@@ -407,12 +411,26 @@ pub enum ConfigError {
     #[error("no start URL: give URLs as arguments or --file")]
     NoUrls,
     /// --file unreadable.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     File {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (shown in this error's text, so not its source: no repetition with `{:#}`).
+        error: std::io::Error,
+    },
+    /// A line of --file that is refused, or the file is over a cap.
+    #[error("{path}: {error}")]
+    FileLine {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the line number (shown in this error's text, so not its source).
+        error: crate::sitelist::ListError,
+    },
+    /// More start URLs than one audit takes.
+    #[error("more than {max} start URLs in one audit: split the list into several audits")]
+    TooManyUrls {
+        /// The cap ([`MAX_SITES_PER_AUDIT`]).
+        max: usize,
     },
     /// A value out of range.
     #[error("{0}")]
@@ -488,7 +506,7 @@ impl CrawlArgs {
         let (extra_roots_pem, tls_roots) = match &self.ca_file {
             None => (None, shoal_worker::tls::Roots::webpki()),
             Some(path) => {
-                let pem = std::fs::read(path).map_err(|source| ConfigError::File { path: path.clone(), source })?;
+                let pem = std::fs::read(path).map_err(|error| ConfigError::File { path: path.clone(), error })?;
                 let roots = shoal_worker::tls::Roots::from_pem(&pem)
                     .map_err(|e| ConfigError::Invalid(format!("--ca-file {}: {e}", path.display())))?;
                 (Some(pem), roots)
@@ -523,24 +541,88 @@ impl CrawlArgs {
     }
 }
 
+/// The shortest API token accepted (the coordinator's `--token`, also what `submit` and `status`
+/// send, and what the dashboard's login form takes). 16 hex characters are 64 bits: out of reach of
+/// guessing through a throttled login form, and of guessing through the API within any lifetime.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// Checks the API token: at least [`MIN_TOKEN_LEN`] characters, all visible ASCII (letters,
+/// digits, punctuation). Spaces and other characters are refused because they cannot travel
+/// intact in an `Authorization` header: HTTP strips spaces at its ends, and a non-ASCII character
+/// makes the header unreadable, so such a token would never be accepted. The message never shows
+/// the token.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] saying what is wrong and how to make a good token.
+pub fn check_token(token: &str) -> Result<(), ConfigError> {
+    const HOW: &str = "make one with `openssl rand -hex 32`";
+    let len = token.chars().count();
+    if len == 0 {
+        return Err(ConfigError::Invalid(format!("--token (or SHOAL_TOKEN) is required: {HOW}")));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ConfigError::Invalid(format!(
+            "--token (or SHOAL_TOKEN) may hold only visible ASCII characters (letters, digits, punctuation; \
+             no spaces): {HOW}"
+        )));
+    }
+    if len < MIN_TOKEN_LEN {
+        return Err(ConfigError::Invalid(format!(
+            "--token (or SHOAL_TOKEN) is {len} character{} long; it must be at least {MIN_TOKEN_LEN}: {HOW}",
+            if len == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(())
+}
+
 /// Reads start URLs from arguments and `--file`, validated and deduplicated, in order.
+///
+/// The file is streamed ([`crate::sitelist`]): each line is checked as it is read, a bad one is
+/// reported with its line number, and memory holds only the URLs kept. At most
+/// [`MAX_SITES_PER_AUDIT`] start URLs are given in all (arguments and file together).
+///
+/// # Errors
+/// A bad URL, an unreadable file, a line or file over a cap, or no URL at all.
 pub fn start_urls(urls: &[String], file: Option<&PathBuf>) -> Result<Vec<NormalizedUrl>, ConfigError> {
-    let mut raw: Vec<String> = urls.to_vec();
+    let mut list = StartList::default();
+    for u in urls {
+        list.push(u)?;
+    }
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::File { path: path.clone(), source })?;
-        raw.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned));
+        let f = std::fs::File::open(path).map_err(|error| ConfigError::File { path: path.clone(), error })?;
+        let input = std::io::BufReader::with_capacity(64 * 1024, f);
+        crate::sitelist::read_entries(input, crate::sitelist::Caps::default(), |_, entry| {
+            list.push(entry).map_err(|e| e.to_string())
+        })
+        .map_err(|error| ConfigError::FileLine { path: path.clone(), error })?;
     }
-    let mut out: Vec<NormalizedUrl> = Vec::new();
-    for u in raw {
-        let with_scheme = if u.contains("://") { u.clone() } else { format!("https://{u}") };
-        let parsed = NormalizedUrl::parse(&with_scheme)
-            .map_err(|e| ConfigError::BadUrl { url: u.clone(), reason: e.to_string() })?;
-        if !out.contains(&parsed) {
-            out.push(parsed);
-        }
-    }
-    if out.is_empty() {
+    if list.urls.is_empty() {
         return Err(ConfigError::NoUrls);
     }
-    Ok(out)
+    Ok(list.urls)
+}
+
+/// Start URLs in the order given, without duplicates (a set beside the list, so a list of 100,000
+/// is not compared pairwise).
+#[derive(Debug, Default)]
+struct StartList {
+    urls: Vec<NormalizedUrl>,
+    seen: HashSet<NormalizedUrl>,
+    given: usize,
+}
+
+impl StartList {
+    fn push(&mut self, raw: &str) -> Result<(), ConfigError> {
+        self.given += 1;
+        if self.given > MAX_SITES_PER_AUDIT {
+            return Err(ConfigError::TooManyUrls { max: MAX_SITES_PER_AUDIT });
+        }
+        let with_scheme = if raw.contains("://") { raw.to_owned() } else { format!("https://{raw}") };
+        let parsed = NormalizedUrl::parse(&with_scheme)
+            .map_err(|e| ConfigError::BadUrl { url: raw.to_owned(), reason: e.to_string() })?;
+        if self.seen.insert(parsed.clone()) {
+            self.urls.push(parsed);
+        }
+        Ok(())
+    }
 }

@@ -22,6 +22,8 @@ struct Client {
 
 impl Client {
     fn new(args: &ClientArgs) -> anyhow::Result<Client> {
+        // A token the coordinator could never have been started with: say so before sending it.
+        crate::cli::check_token(&args.token)?;
         shoal_worker::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))

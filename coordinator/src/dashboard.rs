@@ -12,6 +12,10 @@
 //!   in constant time. The cookie holds a random session id, never the token, and is `HttpOnly;
 //!   SameSite=Strict; Path=/` (plus `Secure` behind an HTTPS proxy that says so). The JSON API under
 //!   `/v1/` does not accept the cookie: it keeps answering 401 without the header.
+//! - **Logging in.** The token is taken only from a POST body, never from the URL, where it would
+//!   end up in access logs and browser history (`GET /ui/login?token=` is refused with 400). Login
+//!   attempts are throttled per client address and overall, before the token is compared
+//!   (`dashboard::throttle`); a throttled one gets 429 with `Retry-After`.
 //! - **CSRF.** Every state-changing request is a POST. With a session, a POST must carry the
 //!   session's CSRF value in a form field (compared in constant time); SameSite=Strict already keeps
 //!   the cookie off cross-site requests, the field also stops same-site ones (a sibling subdomain).
@@ -25,6 +29,7 @@
 //!   database (WAL mode lets it read while the aggregator writes), off the async threads.
 
 mod session;
+mod throttle;
 mod views;
 
 use crate::api::{bearer_ok, same};
@@ -32,7 +37,7 @@ use crate::db::AuditDb;
 use crate::service::{Service, ServiceError};
 use askama::Template;
 use axum::extract::rejection::FormRejection;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -41,8 +46,11 @@ use axum::{Extension, Form, Router};
 use serde::Deserialize;
 use session::{COOKIE, SESSION_TTL, Sessions};
 use shoal_shared::ids::AuditId;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
+use throttle::{Limited, Throttle};
 use views::{AuditLine, AuditPage, CSS, CSS_PATH, Chrome, ListPage, LoginPage, MessagePage, SiteLine};
 
 /// The policy of every dashboard page: nothing loads but the coordinator's own stylesheet, no
@@ -61,6 +69,8 @@ struct Dash {
     service: Arc<Service>,
     token: Arc<str>,
     sessions: Arc<Sessions>,
+    /// Login attempts per client address and overall.
+    throttle: Arc<Throttle>,
     /// The audit database file, for the report's own read connection.
     db_path: Arc<PathBuf>,
 }
@@ -99,7 +109,13 @@ impl Auth {
 /// under `/ui/`. `token` is the coordinator's bearer token.
 pub fn router(service: Arc<Service>, token: Arc<str>) -> Router {
     let db_path = Arc::new(crate::aggregate::lock(service.db()).path().to_owned());
-    let state = Dash { service, token, sessions: Arc::new(Sessions::default()), db_path };
+    let state = Dash {
+        service,
+        token,
+        sessions: Arc::new(Sessions::default()),
+        throttle: Arc::new(Throttle::default()),
+        db_path,
+    };
     let protected = Router::new()
         .route("/ui/", get(list))
         .route("/ui/audits/{id}", get(audit))
@@ -140,13 +156,25 @@ impl Dash {
         self.sessions.csrf(id).map(|csrf| Auth::Session { csrf })
     }
 
-    /// Checks `given` (from `/ui/login`) and, if right, starts a session and redirects to `next`.
-    fn login(&self, headers: &HeaderMap, given: &str, next: String) -> Response {
-        if self.token.is_empty() || !same(given.as_bytes(), self.token.as_bytes()) {
-            tracing::warn!("dashboard login with a wrong token");
-            let page = LoginPage { chrome: Chrome::new("Log in", None), next, error: Some("Wrong token.".into()) };
-            return render(StatusCode::UNAUTHORIZED, &page);
+    /// Checks `given` (the login form's token) from `client`, unless the throttle refuses the
+    /// attempt first, and, if right, starts a session and redirects to `next`.
+    fn login(&self, headers: &HeaderMap, client: Option<SocketAddr>, given: &str, next: String) -> Response {
+        let ip = client.map(|c| c.ip());
+        if let Err(limited) = self.throttle.attempt(ip, Instant::now()) {
+            // Not a warning each: a guesser would fill the log. The failures that led here were.
+            tracing::debug!(
+                client = ?ip,
+                retry_after_s = limited.retry_after_secs(),
+                overall = limited.overall,
+                "dashboard login throttled"
+            );
+            return throttled(next, limited);
         }
+        if self.token.is_empty() || !same(given.as_bytes(), self.token.as_bytes()) {
+            tracing::warn!(client = ?ip, "dashboard login with a wrong token");
+            return login_form(StatusCode::UNAUTHORIZED, next, Some("Wrong token.".into()));
+        }
+        self.throttle.succeeded(ip, Instant::now());
         let new = match self.sessions.start() {
             Ok(s) => s,
             Err(e) => {
@@ -165,6 +193,22 @@ impl Dash {
         );
         see_other(&next, Some(cookie))
     }
+}
+
+/// The login form, with an error above it if any.
+fn login_form(status: StatusCode, next: String, error: Option<String>) -> Response {
+    render(status, &LoginPage { chrome: Chrome::new("Log in", None), next, error })
+}
+
+/// 429 with `Retry-After` and the login form saying how long to wait.
+fn throttled(next: String, limited: Limited) -> Response {
+    let secs = limited.retry_after_secs();
+    let whose = if limited.overall { "on this coordinator" } else { "from your address" };
+    let text =
+        format!("Too many failed logins {whose}. Try again in {secs} second{}.", if secs == 1 { "" } else { "s" });
+    let mut resp = login_form(StatusCode::TOO_MANY_REQUESTS, next, Some(text));
+    resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    resp
 }
 
 /// Whether a proxy in front says the browser spoke HTTPS (then the cookie gets `Secure`).
@@ -284,18 +328,28 @@ async fn stylesheet() -> Response {
 
 #[derive(Debug, Deserialize)]
 struct LoginQuery {
+    /// Only to refuse it: a token in a URL is kept in access logs and browser history.
     token: Option<String>,
     next: Option<String>,
 }
 
-/// `GET /ui/login`: the form; with `?token=`, the login itself (for automation and bookmarks: the
-/// redirect that follows drops the token from the address bar).
-async fn login_page(State(d): State<Dash>, headers: HeaderMap, Query(q): Query<LoginQuery>) -> Response {
+/// `GET /ui/login`: the form. A `?token=` is refused (400), not used: the token is taken only from
+/// the form's POST body.
+async fn login_page(Query(q): Query<LoginQuery>) -> Response {
     let next = safe_next(q.next.as_deref());
-    match q.token {
-        Some(token) => d.login(&headers, &token, next),
-        None => render(StatusCode::OK, &LoginPage { chrome: Chrome::new("Log in", None), next, error: None }),
+    if q.token.is_some() {
+        tracing::warn!("dashboard login refused: the token was in the URL, not the form");
+        return login_form(
+            StatusCode::BAD_REQUEST,
+            next,
+            Some(
+                "The token is not accepted in the address (it would be kept in logs and browser history). \
+                 Type it into this form."
+                    .into(),
+            ),
+        );
     }
+    login_form(StatusCode::OK, next, None)
 }
 
 #[derive(Debug, Deserialize)]
@@ -306,8 +360,10 @@ struct LoginForm {
     next: Option<String>,
 }
 
+/// `POST /ui/login`: the login form (throttled, see [`throttle`]).
 async fn login_submit(
     State(d): State<Dash>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     form: Result<Form<LoginForm>, FormRejection>,
 ) -> Response {
@@ -317,7 +373,8 @@ async fn login_submit(
     if !post_allowed(None, &headers, "") {
         return refused();
     }
-    d.login(&headers, &form.token, safe_next(form.next.as_deref()))
+    let client = peer.map(|Extension(ConnectInfo(addr))| addr);
+    d.login(&headers, client, &form.token, safe_next(form.next.as_deref()))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -16,6 +16,7 @@ pub mod entry;
 pub mod progress;
 pub mod report;
 pub mod service;
+pub mod sitelist;
 
 use anyhow::Context;
 use cli::{Cli, Command, ReportFormat};
@@ -118,9 +119,7 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
         Command::Robots(args) => robots(&args),
         Command::Coordinator(args) => {
             let crawl = args.crawl.validate().map_err(input)?;
-            if args.token.trim().is_empty() {
-                return Err(input(anyhow::anyhow!("--token (or SHOAL_TOKEN) must not be empty")));
-            }
+            cli::check_token(&args.token).map_err(input)?;
             let cfg = service::CoordinatorConfig {
                 redis: args.redis.redis.clone(),
                 namespace: args.redis.namespace.clone(),

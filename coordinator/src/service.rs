@@ -437,6 +437,8 @@ pub struct CoordinatorConfig {
 
 /// Runs the coordinator until `shutdown`: API, aggregation and lease reaping.
 pub async fn run_coordinator(cfg: CoordinatorConfig, shutdown: CancellationToken) -> anyhow::Result<()> {
+    // Refuse to start with a token too short to keep the API and the dashboard closed.
+    crate::cli::check_token(&cfg.token)?;
     let db = AuditDb::open(&cfg.db)?;
     let frontier = RedisFrontier::connect(&cfg.redis, &cfg.namespace, cfg.crawl.frontier, "coordinator")
         .await
@@ -452,7 +454,8 @@ pub async fn run_coordinator(cfg: CoordinatorConfig, shutdown: CancellationToken
     {
         let stop = shutdown.clone();
         tasks.spawn(async move {
-            axum::serve(listener, app)
+            // The peer address is what the dashboard's login throttle counts per client.
+            axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
                 .with_graceful_shutdown(async move { stop.cancelled().await })
                 .await
                 .context("HTTP API")

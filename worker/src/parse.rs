@@ -151,7 +151,7 @@ pub fn parse_bounded(html: &str, limits: ParseLimits) -> Parsed {
 
 /// Default for [`ParseLimits::max_attributes`]. html5ever's tokenizer compares each attribute of a
 /// tag with the tag's earlier ones, so a tag with N attributes costs N²/2 comparisons before the
-/// tree builder (and [`BoundedSink`]) sees it: 50,000 of them took 0.46 s, one 5 MB tag would take
+/// tree builder (and the bounded sink) sees it: 50,000 of them took 0.46 s, one 5 MB tag would take
 /// hours. At this many per tag, 5 MB of such tags (distinct names) parse in 0.23 s
 /// (`examples/parse_cost.rs attrs-tags`). Real elements carry a few dozen at most.
 pub const DEFAULT_MAX_ATTRIBUTES: usize = 256;

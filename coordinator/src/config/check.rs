@@ -93,9 +93,7 @@ fn input_failure(message: String) -> Failure {
 
 /// Validates the typed settings the way the command itself does before it starts.
 fn validate(cli: &Cli) -> Result<(), String> {
-    let token = |t: &str| {
-        if t.trim().is_empty() { Err("--token (or SHOAL_TOKEN) must not be empty".to_owned()) } else { Ok(()) }
-    };
+    let token = |t: &str| crate::cli::check_token(t).map_err(|e| e.to_string());
     match &cli.command {
         Sub::Audit(a) => a.crawl.validate().map(drop).map_err(|e| e.to_string()),
         Sub::Coordinator(c) => {

@@ -155,6 +155,10 @@ fn config_check_reports_a_missing_required_setting() {
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).contains("`token` is required by `shoal coordinator`"), "{}", stderr(&out));
     let out = shoal(&["config", "check", f, "--for", "coordinator", "--", "--token", "t0ken"]);
+    assert_eq!(out.status.code(), Some(3), "a 5-character token is refused: {}", stderr(&out));
+    assert!(stderr(&out).contains("is 5 characters long; it must be at least 16"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("t0ken"), "{}", stderr(&out));
+    let out = shoal(&["config", "check", f, "--for", "coordinator", "--", "--token", "t0ken-0123456789"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("redis = \"redis://:***@r:6379/0\""), "passwords are masked: {text}");

@@ -80,7 +80,9 @@ fn example_lists_every_long_flag_of_the_crawling_commands() {
 fn example_values_are_the_built_in_defaults() {
     let example = repo_file("shoal.example.toml");
     let example = example.to_str().expect("utf-8 path");
-    for (command, extra) in [("audit", None), ("worker", None), ("coordinator", Some("--token=t")), ("botpage", None)] {
+    for (command, extra) in
+        [("audit", None), ("worker", None), ("coordinator", Some("--token=t0ken-0123456789abcdef")), ("botpage", None)]
+    {
         let mut plain = vec!["shoal", command];
         plain.extend(extra);
         let mut with_file = vec!["shoal", "--config", example, command];

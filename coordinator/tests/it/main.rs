@@ -7,5 +7,6 @@ mod config_example;
 mod config_precedence;
 mod db_report;
 mod db_store;
+mod input_caps;
 mod report_compare;
 mod report_html;

@@ -214,7 +214,8 @@ fn fixture_cr_only_line_ends() {
     assert!(!allowed(&rules, "https://a.test/old/page"));
     assert!(allowed(&rules, "https://a.test/old/keep/page"));
     assert!(allowed(&rules, "https://a.test/new"));
-    let other = RobotsRules::parse(include_bytes!("../fixtures/robots/cr_only.txt"), &ProductToken::from_agent("Other"));
+    let other =
+        RobotsRules::parse(include_bytes!("../fixtures/robots/cr_only.txt"), &ProductToken::from_agent("Other"));
     assert!(!allowed(&other, "https://a.test/new"));
 }
 

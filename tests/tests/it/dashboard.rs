@@ -4,7 +4,8 @@
 //! person sees: the audits list, live per-site progress, the report with its charts).
 //!
 //! Two audits are submitted before the worker starts, so the "running" state is seen for certain:
-//! audit A is then crawled to the end, audit B is cancelled from the dashboard's form.
+//! audit A is then crawled to the end, audit B is cancelled from the dashboard's form. Last, the
+//! login throttle: wrong tokens until 429, and then even the right one is refused.
 
 use crate::procs;
 
@@ -194,19 +195,74 @@ fn run_chromium(bin: &Path, profile: &Path, args: &[&str]) -> (bool, String, Str
     (status.is_some_and(|s| s.success()), read(&out_path), read(&err_path))
 }
 
+/// Fills in the dashboard's login form for a fresh Chromium profile: on its own port of 127.0.0.1
+/// (another origin, the same site as the coordinator), `GET /login?next=PAGE` answers a copy of the
+/// coordinator's real login form for PAGE, with the token filled in and the form's action made
+/// absolute, and a script that submits it: what a person does in the form. The token travels only
+/// in the POST body; the coordinator sets the session cookie and redirects to PAGE, which the
+/// browser then loads with the cookie.
+struct LoginHelper {
+    base: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl LoginHelper {
+    async fn start(coordinator: &str) -> LoginHelper {
+        use axum::extract::{Query, State};
+        use axum::response::Html;
+        #[derive(serde::Deserialize)]
+        struct Next {
+            next: String,
+        }
+        async fn page(State(coordinator): State<String>, Query(q): Query<Next>) -> Html<String> {
+            let next: String = url::form_urlencoded::byte_serialize(q.next.as_bytes()).collect();
+            let a = get(&client(), &format!("{coordinator}/ui/login?next={next}"), As::Nobody).await;
+            assert_eq!(a.status, 200, "the login form: {}", a.body);
+            let start = a.body.find("<form").expect("a form on the login page");
+            let end = a.body[start..].find("</form>").expect("the form ends") + start + "</form>".len();
+            let form = a.body[start..end]
+                .replacen(r#"action="/ui/login""#, &format!(r#"action="{coordinator}/ui/login""#), 1)
+                .replacen(r#"name="token""#, &format!(r#"name="token" value="{TOKEN}""#), 1);
+            assert!(
+                form.contains(&format!(r#"action="{coordinator}/ui/login""#)),
+                "the form posts to /ui/login: {form}"
+            );
+            assert!(form.contains(r#"method="post""#), "the form is a POST: {form}");
+            Html(format!("<!DOCTYPE html><html><body>{form}<script>document.forms[0].submit()</script></body></html>"))
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port for the login helper");
+        let base = format!("http://{}", listener.local_addr().expect("its address"));
+        let app = axum::Router::new().route("/login", axum::routing::get(page)).with_state(coordinator.to_owned());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        LoginHelper { base, task }
+    }
+}
+
+impl Drop for LoginHelper {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// Drives Chromium against one coordinator. Every run is a fresh browser profile, so a page behind
-/// the login is opened through `/ui/login?token=…&next=PAGE`: the coordinator sets the session
-/// cookie and redirects to PAGE, which the browser then loads with the cookie.
+/// the login is opened through the [`LoginHelper`].
 struct Browser {
     bin: PathBuf,
     dir: tempfile::TempDir,
-    base: String,
+    login: LoginHelper,
     runs: usize,
 }
 
 impl Browser {
-    fn new(base: &str) -> Browser {
-        Browser { bin: chromium(), dir: tempfile::tempdir().expect("temp dir"), base: base.to_owned(), runs: 0 }
+    async fn new(base: &str) -> Browser {
+        Browser {
+            bin: chromium(),
+            dir: tempfile::tempdir().expect("temp dir"),
+            login: LoginHelper::start(base).await,
+            runs: 0,
+        }
     }
 
     fn profile(&mut self) -> PathBuf {
@@ -216,7 +272,7 @@ impl Browser {
 
     fn login_url(&self, page: &str) -> String {
         let next: String = url::form_urlencoded::byte_serialize(page.as_bytes()).collect();
-        format!("{}/ui/login?token={TOKEN}&next={next}", self.base)
+        format!("{}/login?next={next}", self.login.base)
     }
 
     /// The DOM of `url` after it loaded (and, with `budget_ms`, after that much virtual time).
@@ -311,9 +367,14 @@ async fn dashboard_lists_shows_progress_opens_the_report_and_refuses_without_the
     assert_eq!(a.status, 401, "a wrong token");
     assert!(a.header("set-cookie").is_empty(), "no cookie for a wrong token");
     assert!(a.body.contains("Wrong token"), "{}", a.body);
-    let a = get(&http, &format!("{base}/ui/login?token=wrong"), As::Nobody).await;
-    assert_eq!(a.status, 401, "a wrong token in the query");
-    let a = get(&http, &format!("{base}/ui/login?token={TOKEN}&next=%2F%2Fevil.test%2F"), As::Nobody).await;
+    // The token in a URL is refused, even the right one: it would be kept in logs and history.
+    let a = get(&http, &format!("{base}/ui/login?token={TOKEN}&next=%2Fui%2F"), As::Nobody).await;
+    assert_eq!(a.status, 400, "a token in the query: {}", a.body);
+    assert!(a.header("set-cookie").is_empty(), "no cookie for a token in the query");
+    assert!(a.body.contains("not accepted in the address") && a.body.contains(r#"name="token""#), "{}", a.body);
+    assert!(!a.body.contains(TOKEN), "the token is not echoed");
+    let evil = [("token", TOKEN), ("next", "//evil.test/")];
+    let a = post_form(&http, &format!("{base}/ui/login"), As::Nobody, &evil, &[]).await;
     assert_eq!((a.status, a.header("location")), (303, "/ui/"), "no open redirect");
 
     // --- Logging in with the form.
@@ -352,7 +413,7 @@ async fn dashboard_lists_shows_progress_opens_the_report_and_refuses_without_the
     assert_eq!(coord.status(audit_b).await.expect("status")["status"], "cancelled");
 
     // --- Chromium, while audit A runs: per-site progress, live.
-    let mut browser = Browser::new(&base);
+    let mut browser = Browser::new(&base).await;
     let (dom, _) = browser.dom(&format!("{base}/ui/"), None).await;
     assert!(dom.contains(r#"name="token""#), "Chromium without the token sees the login form:\n{dom}");
     assert!(!dom.contains("data-audit="), "and no audit:\n{dom}");
@@ -430,6 +491,30 @@ async fn dashboard_lists_shows_progress_opens_the_report_and_refuses_without_the
     assert!(a.header("set-cookie").contains("Max-Age=0"), "the cookie is cleared");
     let a = get(&http, &format!("{base}/ui/"), me).await;
     assert_eq!(a.status, 303, "the old cookie no longer opens the dashboard");
+
+    // --- The login throttle (5 failures per address at once, coordinator/src/dashboard/throttle.rs):
+    // wrong tokens from this address until 429. Successful logins took nothing; the one wrong token
+    // above may still count or may have been forgiven (one per 12 s), so the 5th or 6th is refused.
+    let login = format!("{base}/ui/login");
+    let mut refused_after = None;
+    for i in 1..=10 {
+        let a =
+            post_form(&http, &login, As::Nobody, &[("token", "wrong-token-0123456789"), ("next", "/ui/")], &[]).await;
+        if a.status == 429 {
+            let retry: u64 = a.header("retry-after").parse().expect("Retry-After in seconds");
+            assert!((1..=12).contains(&retry), "Retry-After {retry}");
+            assert!(a.body.contains("Too many failed logins from your address"), "{}", a.body);
+            refused_after = Some(i);
+            break;
+        }
+        assert_eq!(a.status, 401, "wrong token {i}: {}", a.body);
+    }
+    assert!(refused_after.is_some_and(|n| n >= 5), "at least 4 wrong tokens, then 429: {refused_after:?}");
+    let a = post_form(&http, &login, As::Nobody, &[("token", TOKEN), ("next", "/ui/")], &[]).await;
+    assert_eq!(a.status, 429, "a throttled login is refused before the token is compared: {}", a.body);
+    assert!(a.header("set-cookie").is_empty(), "no session while throttled");
+    let a = get(&http, &format!("{base}/ui/"), As::Bearer(TOKEN)).await;
+    assert_eq!(a.status, 200, "the bearer header is not throttled");
 
     drop(w);
     drop(coord);
