@@ -953,7 +953,10 @@ impl<F: Frontier> Crawler<F> {
         if chain.contains(&target) {
             return Ok(()); // a loop: the audit database reports it from the page records
         }
-        if chain.len() >= MAX_REDIRECTS {
+        // `chain` holds every URL that redirected so far, this one included: its length is the
+        // number of the hop at hand. Hops 1..=MAX_REDIRECTS are followed (the 10th hop's target
+        // is requested); the one after is the limit.
+        if chain.len() > MAX_REDIRECTS {
             let related = chain.iter().map(ToString::to_string).chain([target.to_string()]).collect();
             let first = chain[0].to_string();
             job.finding_related(Code::RedirectLimit, &first, format!("more than {MAX_REDIRECTS} redirects"), related);

@@ -177,9 +177,10 @@ async fn redirect_hops_over_the_cap_are_reported() {
     let found = rows(&run.db);
 
     finding(&found, "redirect_limit", &r0);
-    // /r/0 → … → /r/9 are 10 requests, 9 hops followed; the 10th redirect (to /r/10) is not.
-    assert_eq!(log.count("hops.test", "/r/9"), 1, "{}", log.dump());
-    assert_eq!(log.count("hops.test", "/r/10"), 0, "an 11th request in the chain\n{}", log.dump());
+    // /r/0 → … → /r/10 are 11 requests, 10 hops followed; the 11th redirect (to /r/11) is not.
+    // (Regression: `>=` stopped after 9 hops, so a legitimate 10-hop chain was `redirect_limit`.)
+    assert_eq!(log.count("hops.test", "/r/10"), 1, "the 10th hop is followed\n{}", log.dump());
+    assert_eq!(log.count("hops.test", "/r/11"), 0, "a 12th request in the chain\n{}", log.dump());
     let f = finding(&found, "robots_unreachable", &robots_url);
     assert!(f.detail.contains("more than 5"), "{f}");
     assert_eq!(log.count("robohops.test", "/rr/4"), 1, "{}", log.dump());
