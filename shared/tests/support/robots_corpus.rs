@@ -1,14 +1,17 @@
 //! Loads the robots.txt conformance corpus, the project's own copy in `shared/tests/data/robots/`
 //! (see the README there). Shared by the library-level test (`shared/tests/it/robots_conformance.rs`)
 //! and the binary-level test (`coordinator/tests/it/cli.rs`), so both read the same cases the same
-//! way. A missing or unreadable corpus panics: these tests fail, never skip.
+//! way. A missing corpus does not compile: these tests fail, never skip.
 
 #![allow(dead_code, reason = "each test binary uses a different subset of the loader")]
 
 use serde::Deserialize;
 
-/// Where the corpus is, inside the repository.
-pub const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/tests/data/robots/cases.jsonl");
+/// Where the corpus is, inside the repository (for messages).
+pub const CORPUS: &str = "shared/tests/data/robots/cases.jsonl";
+/// The corpus itself, compiled into the test binary from beside this file: a missing file is a
+/// build error, so the tests fail, never skip.
+const CORPUS_TEXT: &str = include_str!("../data/robots/cases.jsonl");
 
 /// Tags the `crawler` profile leaves out (see the corpus README).
 pub const NOT_CRAWLER: [&str; 2] = ["google-specific", "api-edge"];
@@ -55,13 +58,7 @@ impl Case {
 
 /// Every case, in file order.
 pub fn load_corpus() -> Vec<Case> {
-    let text = std::fs::read_to_string(CORPUS).unwrap_or_else(|e| {
-        panic!(
-            "robots.txt conformance corpus not readable at {CORPUS}: {e}. It is the project's own test \
-             data (shared/tests/data/robots/); this test must not pass without it."
-        )
-    });
-    let cases: Vec<Case> = text
+    let cases: Vec<Case> = CORPUS_TEXT
         .lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
