@@ -414,14 +414,12 @@ impl<F: Frontier> Crawler<F> {
     }
 
     /// One TLS handshake per https host (no HTTP request), made under the robots.txt lease: the
-    /// certificate's dates, issuer and names, and the TLS version.
+    /// certificate's dates, issuer and names, and the TLS version. The lease's address passed this
+    /// worker's guard in `process` (a refused pin ends the lease before this is reached).
     async fn certificate_check(&self, job: &mut Job<'_>) {
         let (Some(ip), Some(host)) = (job.lease.ip, job.task().url.as_url().host_str().map(str::to_owned)) else {
             return;
         };
-        if self.fetcher.guard().check(ip).is_err() {
-            return; // never connect to an address this worker's guard refuses (see `refused_pin`)
-        }
         let port = job.task().url.as_url().port_or_known_default().unwrap_or(443);
         let timeout = self.fetcher.settings().timeout;
         let origin = format!("https://{}/", job.lease.host);

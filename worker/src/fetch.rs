@@ -173,11 +173,9 @@ impl GuardedResolver {
     async fn lookup(&self, name: &str) -> Result<IpAddr, ResolveError> {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
         if let Some(ip) = self.lock().get(&name).copied() {
-            // Checked again at every connection: a remembered address is no exception.
-            return match self.guard.check(ip) {
-                Ok(()) => Ok(ip),
-                Err(_) => Err(ResolveError::Private { name, ip }),
-            };
+            // `chosen` only ever holds addresses that passed this guard (a pin in `Fetcher::pin`,
+            // a lookup below), and the guard never changes: nothing to check again.
+            return Ok(ip);
         }
         let candidates: Vec<IpAddr> = if let Some(ip) = self.overrides.get(&name) {
             vec![*ip]
@@ -274,12 +272,6 @@ impl Fetcher {
     #[must_use]
     pub fn settings(&self) -> &FetchSettings {
         &self.settings
-    }
-
-    /// This worker's address guard.
-    #[must_use]
-    pub fn guard(&self) -> Guard {
-        self.resolver.guard
     }
 
     /// Pins a host name to the address the frontier paces it under, if this worker's guard allows
