@@ -8,7 +8,7 @@ Prints:
      the shoal process), plus the server's view of politeness (max in flight per host).
 
 Only 127.0.0.1 is used. Every run is bounded (--max-seconds on the server, a timeout on shoal).
-Run from the repository root after `cargo build --release -p shoal-coordinator -p shoal-tests`:
+Run from the repository root after `cargo build --release -p shoal -p shoal-tests`:
     python3 bench/engine.py [--runs N]
 """
 import argparse
@@ -145,7 +145,7 @@ def main():
     args = ap.parse_args()
     for b in (SHOAL, TESTSITE):
         if not os.path.exists(b):
-            raise SystemExit("%s missing: cargo build --release -p shoal-coordinator -p shoal-tests" % b)
+            raise SystemExit("%s missing: cargo build --release -p shoal -p shoal-tests" % b)
     print("machine: %d CPUs; figures are noisy on shared machines, compare ratios" % os.cpu_count())
     figure_one(args.runs)
     figure_two(args.runs)

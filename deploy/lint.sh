@@ -519,8 +519,8 @@ if os.path.exists(df_path):
     check(not any(i == "ADD" for i, r in all_ins), "Dockerfile: COPY, not ADD")
     secretish = [r for i, r in all_ins if i in ("ENV", "ARG") and re.search(r"(TOKEN|PASSWORD|SECRET|PASSWD|API_KEY)\w*\s*=\s*\S", r, re.I)]
     check(not secretish, "Dockerfile: no secret baked in with ENV/ARG", "; ".join(secretish))
-    check(any(i == "RUN" and "cargo build --release" in r and "-p shoal-coordinator" in r for _, _, ins in stages for i, r in ins),
-          "Dockerfile: builds with cargo build --release -p shoal-coordinator")
+    check(any(i == "RUN" and "cargo build --release" in r and "-p shoal" in r for _, _, ins in stages for i, r in ins),
+          "Dockerfile: builds with cargo build --release -p shoal")
     apt_final = " ".join(r for i, r in final if i == "RUN")
     pk = re.findall(r"apt-get install\s+(?:-\S+\s+)*([^;&|]+)", apt_final)
     pkgs = {p for group in pk for p in group.split() if not p.startswith("-")}

@@ -81,6 +81,18 @@ fn kind_code(kind: TaskKind) -> &'static str {
     }
 }
 
+/// A Redis URL without its password, for messages and logs.
+#[must_use]
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
 impl RedisFrontier {
     /// Connects to `url` (`redis://`, `rediss://` for TLS, `redis+unix://`; a password in the URL
     /// is used) and uses namespace `ns` (one per deployment). `consumer` names this process in the

@@ -11,6 +11,8 @@ pub mod ids;
 pub mod pace;
 pub mod record;
 pub mod robots;
+pub mod starts;
 pub mod task;
 pub mod time;
 pub mod url;
+pub mod wire;

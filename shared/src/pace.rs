@@ -210,6 +210,32 @@ pub fn retry_decision(retries_done: u8, retry_after: Option<UnixMs>, now: UnixMs
     RetryDecision::RetryAt(now.plus(wait))
 }
 
+/// What an answer's status means for retries and pace (SPEC §4), before anything reads the answer.
+///
+/// The one place that says which statuses are "try again later": every request kind (page,
+/// resource, external check, sitemap, probe) asks this. robots.txt retries more statuses (see
+/// [`crate::robots::rules_for_status`]) but enters slow mode on the same ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusPace {
+    /// The answer is final: interpret it.
+    Final,
+    /// 502, 503, 504: the server is struggling for now; retry on the [`retry_decision`] schedule.
+    Retry,
+    /// 429: retry on the same schedule, and the host enters slow mode
+    /// ([`HostPace::enter_slow_mode`]) for the rest of the audit.
+    SlowDown,
+}
+
+/// Classifies an answer's status; see [`StatusPace`].
+#[must_use]
+pub const fn status_pace(status: u16) -> StatusPace {
+    match status {
+        429 => StatusPace::SlowDown,
+        502..=504 => StatusPace::Retry,
+        _ => StatusPace::Final,
+    }
+}
+
 /// Parses a Retry-After value (delta seconds or an HTTP date) into an absolute time.
 ///
 /// A date in the past means "now". Garbage gives `None`, which callers treat as no header.
@@ -330,6 +356,27 @@ mod tests {
             RetryDecision::RetryAt(T0.plus(MAX_RETRY_WAIT)),
             "exactly 60 s is still waited for"
         );
+    }
+
+    #[test]
+    fn which_statuses_are_retried_and_which_slow_the_host() {
+        for (status, pace) in [
+            (200, StatusPace::Final),
+            (301, StatusPace::Final),
+            (404, StatusPace::Final),
+            (428, StatusPace::Final),
+            (429, StatusPace::SlowDown),
+            (430, StatusPace::Final),
+            (500, StatusPace::Final),
+            (501, StatusPace::Final),
+            (502, StatusPace::Retry),
+            (503, StatusPace::Retry),
+            (504, StatusPace::Retry),
+            (505, StatusPace::Final),
+            (599, StatusPace::Final),
+        ] {
+            assert_eq!(status_pace(status), pace, "HTTP {status}");
+        }
     }
 
     #[test]

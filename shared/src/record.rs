@@ -2,9 +2,173 @@
 
 use crate::finding::Finding;
 use crate::ids::{AuditId, SiteId};
-use crate::task::{FoundVia, TaskKind};
+use crate::task::{FoundVia, ProbeKind, TaskKind};
 use crate::time::UnixMs;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+use std::fmt;
+
+/// Gives an enum its stable spellings: `ALL`, `as_str`, `parse`, `Display`, and serde as the
+/// spelling itself (a string in JSON and in rmp-serde alike; an unknown spelling is a
+/// deserialisation error naming the known ones).
+macro_rules! spelled {
+    ($ty:ident, $what:literal, { $( $variant:ident $( ( $($inner:tt)+ ) )? => $name:literal, )+ }) => {
+        impl $ty {
+            /// Every value, in documentation order.
+            pub const ALL: &'static [$ty] = &[$( $ty::$variant $( ( $($inner)+ ) )?, )+];
+
+            /// Every spelling, in the order of [`Self::ALL`].
+            const NAMES: &'static [&'static str] = &[$( $name, )+];
+
+            /// The stable spelling, as stored in the audit database and written in reports.
+            #[must_use]
+            pub fn as_str(&self) -> &'static str {
+                match self {
+                    $( $ty::$variant $( ( $($inner)+ ) )? => $name, )+
+                }
+            }
+
+            /// The value spelled `s`, if there is one.
+            #[must_use]
+            pub fn parse(s: &str) -> Option<$ty> {
+                match s {
+                    $( $name => Some($ty::$variant $( ( $($inner)+ ) )?), )+
+                    _ => None,
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<$ty, D::Error> {
+                struct Spelling;
+                impl de::Visitor<'_> for Spelling {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$ty, E> {
+                        $ty::parse(s).ok_or_else(|| E::unknown_variant(s, $ty::NAMES))
+                    }
+                }
+                deserializer.deserialize_str(Spelling)
+            }
+        }
+    };
+}
+
+/// What kind of URL a record is about: its task's kind, without the task's scheduling details
+/// (a sitemap's index depth). `pages.kind` in the audit database and `kind` in the reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum UrlKind {
+    /// `/robots.txt` of a host.
+    Robots,
+    /// An HTML page of the site, or whatever a navigation link points at.
+    #[default]
+    Page,
+    /// A sitemap.
+    Sitemap,
+    /// A resource of the site (image, script, stylesheet, …): checked, not parsed.
+    Resource,
+    /// A link to another site, checked.
+    External,
+    /// One of the fixed standard probes (`probe_*`).
+    Probe(ProbeKind),
+}
+
+spelled!(UrlKind, "a URL kind such as `page` or `resource`", {
+    Robots => "robots",
+    Page => "page",
+    Sitemap => "sitemap",
+    Resource => "resource",
+    External => "external",
+    Probe(ProbeKind::LlmsTxt) => "probe_llms_txt",
+    Probe(ProbeKind::SecurityTxt) => "probe_security_txt",
+    Probe(ProbeKind::Soft404) => "probe_soft_404",
+    Probe(ProbeKind::HttpsRedirect) => "probe_https_redirect",
+    Probe(ProbeKind::WpJson) => "probe_wp_json",
+    Probe(ProbeKind::WpXmlrpc) => "probe_wp_xmlrpc",
+    Probe(ProbeKind::WpUploads) => "probe_wp_uploads",
+    Probe(ProbeKind::WpP1) => "probe_wp_p1",
+});
+
+impl From<TaskKind> for UrlKind {
+    fn from(kind: TaskKind) -> UrlKind {
+        match kind {
+            TaskKind::Robots => UrlKind::Robots,
+            TaskKind::Page => UrlKind::Page,
+            TaskKind::Sitemap { .. } => UrlKind::Sitemap,
+            TaskKind::Resource => UrlKind::Resource,
+            TaskKind::External => UrlKind::External,
+            TaskKind::Probe(p) => UrlKind::Probe(p),
+        }
+    }
+}
+
+/// How a URL came to be requested: [`FoundVia`] without the URL it was found from (that is
+/// [`PageRecord::found_from`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Discovery {
+    /// A start URL given by the user.
+    #[default]
+    Start,
+    /// A link on a crawled page.
+    Link,
+    /// A sitemap.
+    Sitemap,
+    /// The `Location` of a redirect.
+    Redirect,
+    /// robots.txt (its Sitemap lines) or the fixed probes.
+    Standard,
+}
+
+spelled!(Discovery, "how a URL was found, such as `link` or `sitemap`", {
+    Start => "start",
+    Link => "link",
+    Sitemap => "sitemap",
+    Redirect => "redirect",
+    Standard => "standard",
+});
+
+/// Why a request got no usable answer. A website's failure, recorded as data (`pages.error` in the
+/// audit database, `error` in the reports), never an error of Shoal's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FetchFailure {
+    /// The name does not resolve.
+    Dns,
+    /// The host resolves only to addresses the address guard refuses.
+    PrivateAddress,
+    /// The response's head is over the header cap; it was not read.
+    HeadersTooLarge,
+    /// Over the time limit.
+    Timeout,
+    /// Connection refused, reset, TLS failure.
+    Connect,
+    /// The answer could not be read (protocol error, broken body).
+    Protocol,
+    /// The body is over the size cap; only its first part was read (the status is recorded too).
+    BodyTooLarge,
+}
+
+spelled!(FetchFailure, "a fetch failure such as `timeout` or `dns`", {
+    Dns => "dns",
+    PrivateAddress => "private_address",
+    HeadersTooLarge => "headers_too_large",
+    Timeout => "timeout",
+    Connect => "connect",
+    Protocol => "protocol",
+    BodyTooLarge => "body_too_large",
+});
 
 /// Where a link points, as recorded (not all are followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -84,17 +248,18 @@ pub struct PageRecord {
     /// The URL requested.
     pub url: String,
     /// What kind of task it was (`page`, `resource`, `robots`, …).
-    pub kind: String,
+    pub kind: UrlKind,
     /// The HTTP status, if an answer came.
     pub status: Option<u16>,
-    /// Why no answer came (`timeout`, `connect`, `dns`, `private_address`, `body_too_large`, …).
-    pub error: Option<String>,
+    /// Why no answer came (`timeout`, `connect`, `dns`, `private_address`, …), or why it is
+    /// incomplete (`body_too_large`).
+    pub error: Option<FetchFailure>,
     /// For redirects, the resolved Location.
     pub redirect_to: Option<String>,
     /// Link depth from the start page.
     pub depth: u16,
-    /// `start`, `link`, `sitemap`, `redirect`, `standard`.
-    pub found_via: String,
+    /// How it was found: `start`, `link`, `sitemap`, `redirect`, `standard`.
+    pub found_via: Discovery,
     /// The page it was first found on, or the sitemap, or the redirecting URL.
     pub found_from: Option<String>,
     /// Content-Type header.
@@ -138,9 +303,9 @@ impl PageRecord {
             audit,
             site,
             url: url.to_owned(),
-            kind: kind.as_str().to_owned(),
+            kind: kind.into(),
             depth,
-            found_via: via.as_str().to_owned(),
+            found_via: via.discovery(),
             found_from,
             ..PageRecord::default()
         }
@@ -162,4 +327,170 @@ pub enum Event {
         /// The site.
         site: SiteId,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::url::NormalizedUrl;
+
+    /// The spellings the audit database and the reports document (`docs/report-json.md`,
+    /// `store/src/schema.rs`, the site analysis's SQL): these never change.
+    const URL_KINDS: &[(UrlKind, &str)] = &[
+        (UrlKind::Robots, "robots"),
+        (UrlKind::Page, "page"),
+        (UrlKind::Sitemap, "sitemap"),
+        (UrlKind::Resource, "resource"),
+        (UrlKind::External, "external"),
+        (UrlKind::Probe(ProbeKind::LlmsTxt), "probe_llms_txt"),
+        (UrlKind::Probe(ProbeKind::SecurityTxt), "probe_security_txt"),
+        (UrlKind::Probe(ProbeKind::Soft404), "probe_soft_404"),
+        (UrlKind::Probe(ProbeKind::HttpsRedirect), "probe_https_redirect"),
+        (UrlKind::Probe(ProbeKind::WpJson), "probe_wp_json"),
+        (UrlKind::Probe(ProbeKind::WpXmlrpc), "probe_wp_xmlrpc"),
+        (UrlKind::Probe(ProbeKind::WpUploads), "probe_wp_uploads"),
+        (UrlKind::Probe(ProbeKind::WpP1), "probe_wp_p1"),
+    ];
+    const DISCOVERIES: &[(Discovery, &str)] = &[
+        (Discovery::Start, "start"),
+        (Discovery::Link, "link"),
+        (Discovery::Sitemap, "sitemap"),
+        (Discovery::Redirect, "redirect"),
+        (Discovery::Standard, "standard"),
+    ];
+    const FAILURES: &[(FetchFailure, &str)] = &[
+        (FetchFailure::Dns, "dns"),
+        (FetchFailure::PrivateAddress, "private_address"),
+        (FetchFailure::HeadersTooLarge, "headers_too_large"),
+        (FetchFailure::Timeout, "timeout"),
+        (FetchFailure::Connect, "connect"),
+        (FetchFailure::Protocol, "protocol"),
+        (FetchFailure::BodyTooLarge, "body_too_large"),
+    ];
+
+    /// Every value of `all` has the documented spelling in `table`, and the table has nothing
+    /// else; each round-trips through `as_str`/`parse`, `Display`, JSON and rmp-serde's named
+    /// encoding, always as the bare spelling.
+    fn check_spellings<T>(all: &[T], table: &[(T, &str)], as_str: fn(&T) -> &'static str, parse: fn(&str) -> Option<T>)
+    where
+        T: Copy + PartialEq + fmt::Debug + fmt::Display + Serialize + for<'de> Deserialize<'de>,
+    {
+        assert_eq!(all.len(), table.len(), "every value is in the documented table");
+        for (value, name) in table {
+            assert!(all.contains(value), "{value:?} is in ALL");
+            assert_eq!(as_str(value), *name, "{value:?}");
+            assert_eq!(parse(name), Some(*value), "{name}");
+            assert_eq!(value.to_string(), *name, "Display of {value:?}");
+
+            let json = serde_json::to_string(value).expect("encodes as JSON");
+            assert_eq!(json, format!("\"{name}\""), "JSON of {value:?}");
+            assert_eq!(serde_json::from_str::<T>(&json).expect("decodes from JSON"), *value);
+
+            let rmp = rmp_serde::to_vec_named(value).expect("encodes as rmp");
+            let as_string = rmp_serde::to_vec_named(name).expect("encodes as rmp");
+            assert_eq!(rmp, as_string, "rmp of {value:?}: the same bytes as the string it replaced");
+            assert_eq!(rmp_serde::from_slice::<String>(&rmp).expect("a bare string"), *name, "rmp of {value:?}");
+            assert_eq!(rmp_serde::from_slice::<T>(&rmp).expect("decodes from rmp"), *value);
+        }
+        assert_eq!(parse(""), None);
+        assert_eq!(parse("Page"), None, "spellings are exact, not case-insensitive");
+    }
+
+    #[test]
+    fn url_kinds_have_their_documented_spellings() {
+        check_spellings(UrlKind::ALL, URL_KINDS, UrlKind::as_str, UrlKind::parse);
+    }
+
+    #[test]
+    fn discoveries_have_their_documented_spellings() {
+        check_spellings(Discovery::ALL, DISCOVERIES, Discovery::as_str, Discovery::parse);
+    }
+
+    #[test]
+    fn fetch_failures_have_their_documented_spellings() {
+        check_spellings(FetchFailure::ALL, FAILURES, FetchFailure::as_str, FetchFailure::parse);
+    }
+
+    #[test]
+    fn a_task_kind_is_recorded_under_its_own_name() {
+        let mut kinds = vec![
+            TaskKind::Robots,
+            TaskKind::Page,
+            TaskKind::Sitemap { index_depth: 0 },
+            TaskKind::Sitemap { index_depth: 2 },
+            TaskKind::Resource,
+            TaskKind::External,
+        ];
+        kinds.extend(URL_KINDS.iter().filter_map(|(k, _)| match k {
+            UrlKind::Probe(p) => Some(TaskKind::Probe(*p)),
+            _ => None,
+        }));
+        for k in kinds {
+            assert_eq!(UrlKind::from(k).as_str(), k.as_str(), "{k:?}");
+            if let TaskKind::Probe(p) = k {
+                assert_eq!(p.as_str(), k.as_str(), "{p:?}");
+            }
+        }
+        let from = NormalizedUrl::parse("https://a.test/").expect("parses");
+        let vias = [
+            (FoundVia::Start, Discovery::Start),
+            (FoundVia::Link { from: from.clone() }, Discovery::Link),
+            (FoundVia::Sitemap { sitemap: from.clone() }, Discovery::Sitemap),
+            (FoundVia::Redirect { from }, Discovery::Redirect),
+            (FoundVia::Standard, Discovery::Standard),
+        ];
+        for (via, d) in vias {
+            assert_eq!((via.discovery(), via.as_str()), (d, d.as_str()), "{via:?}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_spelling_is_a_clear_decoding_error() {
+        let e = serde_json::from_str::<FetchFailure>("\"teapot\"").expect_err("not a failure");
+        let msg = e.to_string();
+        assert!(msg.contains("unknown variant `teapot`") && msg.contains("`body_too_large`"), "{msg}");
+
+        let e = serde_json::from_str::<UrlKind>("7").expect_err("not a string");
+        assert!(e.to_string().contains("expected a URL kind"), "{e}");
+
+        let rmp = rmp_serde::to_vec_named("sitemap_entry").expect("encodes");
+        let e = rmp_serde::from_slice::<Discovery>(&rmp).expect_err("a link kind, not a discovery");
+        assert!(e.to_string().contains("unknown variant `sitemap_entry`"), "{e}");
+
+        let mut rec = serde_json::to_value(PageRecord::default()).expect("encodes");
+        rec["kind"] = "probe_nothing".into();
+        let e = serde_json::from_value::<PageRecord>(rec).expect_err("unknown kind");
+        assert!(e.to_string().contains("unknown variant `probe_nothing`"), "{e}");
+    }
+
+    #[test]
+    fn a_record_carries_the_spellings_in_json_and_rmp() {
+        let via = FoundVia::Link { from: NormalizedUrl::parse("https://a.test/").expect("parses") };
+        let mut rec = PageRecord::for_task(
+            AuditId(1),
+            SiteId(2),
+            "https://a.test/x",
+            TaskKind::Probe(ProbeKind::Soft404),
+            1,
+            &via,
+        );
+        rec.error = Some(FetchFailure::PrivateAddress);
+        let json_kind = serde_json::Value::from("probe_soft_404");
+        let json_via = serde_json::Value::from("link");
+        let json_error = serde_json::Value::from("private_address");
+        let json = serde_json::to_value(&rec).expect("encodes");
+        assert_eq!((&json["kind"], &json["found_via"], &json["error"]), (&json_kind, &json_via, &json_error));
+        assert_eq!(json["found_from"], "https://a.test/");
+        assert_eq!(serde_json::from_value::<PageRecord>(json).expect("decodes"), rec);
+
+        // The Redis frontier's encoding (events, the external-check cache): map keys and the
+        // same strings.
+        let rmp = rmp_serde::to_vec_named(&rec).expect("encodes");
+        let fields: serde_json::Value = rmp_serde::from_slice(&rmp).expect("a map of named fields");
+        assert_eq!((&fields["kind"], &fields["found_via"], &fields["error"]), (&json_kind, &json_via, &json_error));
+        assert_eq!(rmp_serde::from_slice::<PageRecord>(&rmp).expect("decodes"), rec);
+
+        let none = PageRecord::default();
+        assert_eq!((none.kind, none.found_via, none.error), (UrlKind::Page, Discovery::Start, None));
+    }
 }

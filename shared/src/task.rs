@@ -2,6 +2,7 @@
 
 use crate::ids::{AuditId, SiteId};
 use crate::pace::PaceLimits;
+use crate::record::{Discovery, UrlKind};
 use crate::time::UnixMs;
 use crate::url::NormalizedUrl;
 use serde::{Deserialize, Serialize};
@@ -41,17 +42,10 @@ impl TaskKind {
         matches!(self, TaskKind::Resource | TaskKind::External)
     }
 
-    /// A short stable name, for the database and reports.
+    /// A short stable name, for the database and reports: its [`UrlKind`]'s.
     #[must_use]
     pub fn as_str(&self) -> &'static str {
-        match self {
-            TaskKind::Robots => "robots",
-            TaskKind::Page => "page",
-            TaskKind::Sitemap { .. } => "sitemap",
-            TaskKind::Resource => "resource",
-            TaskKind::Probe(p) => p.as_str(),
-            TaskKind::External => "external",
-        }
+        UrlKind::from(*self).as_str()
     }
 }
 
@@ -78,19 +72,10 @@ pub enum ProbeKind {
 }
 
 impl ProbeKind {
-    /// A short stable name.
+    /// A short stable name (`probe_…`): its [`UrlKind`]'s.
     #[must_use]
     pub fn as_str(&self) -> &'static str {
-        match self {
-            ProbeKind::LlmsTxt => "probe_llms_txt",
-            ProbeKind::SecurityTxt => "probe_security_txt",
-            ProbeKind::Soft404 => "probe_soft_404",
-            ProbeKind::HttpsRedirect => "probe_https_redirect",
-            ProbeKind::WpJson => "probe_wp_json",
-            ProbeKind::WpXmlrpc => "probe_wp_xmlrpc",
-            ProbeKind::WpUploads => "probe_wp_uploads",
-            ProbeKind::WpP1 => "probe_wp_p1",
-        }
+        UrlKind::Probe(*self).as_str()
     }
 }
 
@@ -120,16 +105,22 @@ pub enum FoundVia {
 }
 
 impl FoundVia {
-    /// A short stable name, for the database and reports.
+    /// How it was found, without where from: what a record keeps.
+    #[must_use]
+    pub fn discovery(&self) -> Discovery {
+        match self {
+            FoundVia::Start => Discovery::Start,
+            FoundVia::Link { .. } => Discovery::Link,
+            FoundVia::Sitemap { .. } => Discovery::Sitemap,
+            FoundVia::Redirect { .. } => Discovery::Redirect,
+            FoundVia::Standard => Discovery::Standard,
+        }
+    }
+
+    /// A short stable name, for the database and reports: its [`Discovery`]'s.
     #[must_use]
     pub fn as_str(&self) -> &'static str {
-        match self {
-            FoundVia::Start => "start",
-            FoundVia::Link { .. } => "link",
-            FoundVia::Sitemap { .. } => "sitemap",
-            FoundVia::Redirect { .. } => "redirect",
-            FoundVia::Standard => "standard",
-        }
+        self.discovery().as_str()
     }
 }
 

@@ -23,12 +23,14 @@ impl UnixMs {
     pub fn since(self, earlier: UnixMs) -> Duration {
         Duration::from_millis(self.0.saturating_sub(earlier.0))
     }
+}
 
-    /// The current wall-clock time. The only place the clock is read in this crate, kept here so
-    /// callers outside it (binaries, workers) read it one way; pure code takes `now` as a parameter.
-    #[must_use]
-    pub fn now() -> UnixMs {
-        let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+/// A wall-clock reading as milliseconds since the epoch (0 before it). This crate never reads the
+/// clock; callers do (`UnixMs::from` of the system time) and pass the time in, which is what lets
+/// the pace and lease rules be tested to the millisecond.
+impl From<std::time::SystemTime> for UnixMs {
+    fn from(t: std::time::SystemTime) -> UnixMs {
+        let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         UnixMs(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
     }
 }

@@ -290,6 +290,7 @@ impl TestServer {
         });
         let router = Router::new().fallback(handle).with_state(Arc::clone(&shared));
         let scheme = if tls.is_some() { "https" } else { "http" };
+        #[allow(clippy::disallowed_methods, reason = "owned: the handle is kept in TestServer and awaited on stop")]
         let task = tokio::spawn(serve(listener, router, cancel, tls));
         Ok(TestServer { addr, scheme, started_at: Instant::now(), shared, task: Some(task) })
     }

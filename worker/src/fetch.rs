@@ -8,6 +8,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use hickory_resolver::TokioResolver;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use shoal_shared::record::FetchFailure;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -95,16 +96,16 @@ pub enum FetchError {
 }
 
 impl FetchError {
-    /// Short stable name for records.
+    /// What the record keeps of it.
     #[must_use]
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> FetchFailure {
         match self {
-            FetchError::Dns(_) => "dns",
-            FetchError::PrivateAddress(_) => "private_address",
-            FetchError::HeadersTooLarge => "headers_too_large",
-            FetchError::Timeout => "timeout",
-            FetchError::Connect(_) => "connect",
-            FetchError::Protocol(_) => "protocol",
+            FetchError::Dns(_) => FetchFailure::Dns,
+            FetchError::PrivateAddress(_) => FetchFailure::PrivateAddress,
+            FetchError::HeadersTooLarge => FetchFailure::HeadersTooLarge,
+            FetchError::Timeout => FetchFailure::Timeout,
+            FetchError::Connect(_) => FetchFailure::Connect,
+            FetchError::Protocol(_) => FetchFailure::Protocol,
         }
     }
 
@@ -330,14 +331,16 @@ impl Fetcher {
         let resp = match req.send().await.map_err(classify) {
             Ok(r) => r,
             Err(e) => {
-                m.requests.get_or_create(&shoal_metrics::RequestLabels { method: method_label, class: e.kind() }).inc();
+                let labels = shoal_metrics::RequestLabels { method: method_label, class: e.kind().as_str() };
+                m.requests.get_or_create(&labels).inc();
                 return Err(e);
             }
         };
         let head_bytes: usize = resp.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum();
         if head_bytes > MAX_RESPONSE_HEAD_BYTES {
             let e = FetchError::HeadersTooLarge;
-            m.requests.get_or_create(&shoal_metrics::RequestLabels { method: method_label, class: e.kind() }).inc();
+            let labels = shoal_metrics::RequestLabels { method: method_label, class: e.kind().as_str() };
+            m.requests.get_or_create(&labels).inc();
             return Err(e);
         }
         let status = resp.status().as_u16();
@@ -465,7 +468,9 @@ mod tests {
         assert_eq!(open.resolve(&url("http://override.test/")).await, Ok(IpAddr::from([127, 0, 0, 1])));
     }
 
-    /// A raw HTTP/1 server on loopback answering every connection with `head` and a 2-byte body.
+    /// A raw HTTP/1 server on loopback answering every connection with `head` and a 2-byte body
+    /// (it lives as long as the test's runtime).
+    #[allow(clippy::disallowed_methods, reason = "a test server that ends with the test's runtime")]
     async fn raw_server(head: String) -> std::net::SocketAddr {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.expect("bind loopback");

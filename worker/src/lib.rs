@@ -11,5 +11,6 @@ pub mod fetch;
 pub mod guard;
 pub mod parse;
 pub mod run;
+pub mod service;
 pub mod sitemap;
 pub mod tls;

@@ -49,7 +49,7 @@ pub async fn run<F: Frontier>(
             },
             () = shutdown.cancelled() => break,
         };
-        let now = UnixMs::now();
+        let now = UnixMs::from(std::time::SystemTime::now());
         let claim = match frontier.claim(&settings.id, now).await {
             Ok(c) => c,
             Err(e) => {
@@ -141,10 +141,10 @@ async fn complete_with_retries<F: Frontier>(
 ) -> Result<(), FrontierError> {
     let mut delays = COMPLETE_RETRY.iter();
     loop {
-        match frontier.complete(lease, completion.clone(), UnixMs::now()).await {
+        match frontier.complete(lease, completion.clone(), UnixMs::from(std::time::SystemTime::now())).await {
             Ok(_) => return Ok(()),
             Err(e) => match delays.next() {
-                Some(d) if UnixMs::now().plus(*d) < lease.deadline => {
+                Some(d) if UnixMs::from(std::time::SystemTime::now()).plus(*d) < lease.deadline => {
                     tracing::warn!(url = %lease.task.url, error = %e, "completing a lease failed; retrying");
                     tokio::time::sleep(*d).await;
                 }

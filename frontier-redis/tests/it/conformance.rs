@@ -1,7 +1,7 @@
 //! The frontier conformance suite on the Redis back end, against a real private redis-server.
 
 use shoal_frontier_redis::RedisFrontier;
-use shoal_shared::frontier::conformance;
+use shoal_tests::conformance;
 use shoal_tests::redis::RedisServer;
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -2,13 +2,12 @@
 //!
 //! Two back ends implement [`Frontier`]: [`embedded::EmbeddedFrontier`] (in-process, for
 //! `shoal audit`) and the Redis one (its own crate, for coordinator + workers). Both pass the same
-//! conformance suite ([`conformance`]), so a crawl means the same on either.
+//! conformance suite (`shoal_tests::conformance`), so a crawl means the same on either.
 //!
 //! The unit of scheduling is a *lane*: one host of one site. Pace is per host (shared by every lane
 //! of that host, whatever audit it belongs to) and per server IP; robots.txt is per lane, so each
 //! audit reads it afresh; the queue is per lane.
 
-pub mod conformance;
 pub mod embedded;
 
 use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};

@@ -1,6 +1,6 @@
 //! Loads the robots.txt conformance corpus, the project's own copy in `shared/tests/data/robots/`
 //! (see the README there). Shared by the library-level test (`shared/tests/it/robots_conformance.rs`)
-//! and the binary-level test (`coordinator/tests/it/cli.rs`), so both read the same cases the same
+//! and the binary-level test (`shoal/tests/it/cli.rs`), so both read the same cases the same
 //! way. A missing corpus does not compile: these tests fail, never skip.
 
 #![allow(dead_code, reason = "each test binary uses a different subset of the loader")]

@@ -2,5 +2,5 @@
 //! binary runs.
 
 fn main() -> std::process::ExitCode {
-    shoal_coordinator::entry::main()
+    shoal::entry::main()
 }

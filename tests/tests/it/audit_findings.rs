@@ -3,20 +3,28 @@
 //! recorded and reported), then the reports written from that database.
 
 use crate::common;
+use crate::db;
+use crate::finding_support::{clean_page, titled_page};
+use crate::procs::free_port;
 
 use clap::Parser;
 use common::audit;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use serde_json::Value;
-use shoal_coordinator::Exit;
-use shoal_coordinator::cli::Cli;
+use shoal::Exit;
+use shoal::cli::Cli;
 use shoal_tests::log::RequestLog;
 use shoal_tests::testsite::{Route, Site, TestServer};
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
+
+/// The page fields of the JSON report, the list the report crate's own tests check.
+#[path = "../../../report/tests/it/json_fields.rs"]
+mod json_fields;
+use json_fields::PAGE_FIELDS;
 
 /// One row of the findings table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,16 +58,9 @@ struct LinkRow {
     internal: bool,
 }
 
-fn open(db: &Path) -> rusqlite::Connection {
-    rusqlite::Connection::open(db).expect("open the audit database")
-}
-
 fn finding_rows(db: &Path) -> Vec<FindingRow> {
-    let conn = open(db);
-    let mut stmt = conn
-        .prepare("SELECT code, severity, url, detail, related_json FROM findings ORDER BY code, url, detail")
-        .expect("prepare findings query");
-    stmt.query_map([], |r| {
+    let sql = "SELECT code, severity, url, detail, related_json FROM findings ORDER BY code, url, detail";
+    db::query(db, sql, [], |r| {
         let related: String = r.get(4)?;
         Ok(FindingRow {
             code: r.get(0)?,
@@ -69,17 +70,11 @@ fn finding_rows(db: &Path) -> Vec<FindingRow> {
             related: serde_json::from_str(&related).expect("related_json is a JSON string list"),
         })
     })
-    .expect("query findings")
-    .collect::<Result<_, _>>()
-    .expect("read findings")
 }
 
 fn page_rows(db: &Path) -> Vec<PageRow> {
-    let conn = open(db);
-    let mut stmt = conn
-        .prepare("SELECT url, kind, status, found_via, found_from, redirect_to, title FROM pages ORDER BY url")
-        .expect("prepare pages query");
-    stmt.query_map([], |r| {
+    let sql = "SELECT url, kind, status, found_via, found_from, redirect_to, title FROM pages ORDER BY url";
+    db::query(db, sql, [], |r| {
         Ok(PageRow {
             url: r.get(0)?,
             kind: r.get(1)?,
@@ -90,17 +85,11 @@ fn page_rows(db: &Path) -> Vec<PageRow> {
             title: r.get(6)?,
         })
     })
-    .expect("query pages")
-    .collect::<Result<_, _>>()
-    .expect("read pages")
 }
 
 fn link_rows(db: &Path) -> Vec<LinkRow> {
-    let conn = open(db);
-    let mut stmt = conn
-        .prepare("SELECT from_url, to_url, kind, nofollow, internal FROM links ORDER BY from_url, position")
-        .expect("prepare links query");
-    stmt.query_map([], |r| {
+    let sql = "SELECT from_url, to_url, kind, nofollow, internal FROM links ORDER BY from_url, position";
+    db::query(db, sql, [], |r| {
         Ok(LinkRow {
             from: r.get(0)?,
             to: r.get(1)?,
@@ -109,9 +98,6 @@ fn link_rows(db: &Path) -> Vec<LinkRow> {
             internal: r.get::<_, i64>(4)? != 0,
         })
     })
-    .expect("query links")
-    .collect::<Result<_, _>>()
-    .expect("read links")
 }
 
 fn page<'a>(pages: &'a [PageRow], url: &str) -> Option<&'a PageRow> {
@@ -167,28 +153,10 @@ fn assert_not_crawled(log: &RequestLog, host: &str, checked: &str) {
     }
 }
 
-/// A loopback port that was free a moment ago: for sites whose content names absolute URLs of
-/// the server itself (sitemaps in robots.txt, redirects and links to other hosts).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind(("127.0.0.1", 0))
-        .and_then(|l| l.local_addr())
-        .expect("bind a free loopback port")
-        .port()
-}
-
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut enc = GzEncoder::new(Vec::new(), Compression::default());
     enc.write_all(data).expect("gzip into memory");
     enc.finish().expect("gzip into memory")
-}
-
-/// A complete, finding-free HTML page with this title, a description and one h1, plus `body`.
-fn clean_page(title: &str, body: &str) -> String {
-    format!(
-        "<!doctype html><html lang=\"en\"><head><title>{title}</title>\
-         <meta name=\"description\" content=\"About {title}\"></head>\
-         <body><h1>{title}</h1>{body}</body></html>"
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -376,22 +344,13 @@ async fn titles_descriptions_and_headings() {
                        <a href="/emptydesc">e</a> <a href="/noh1">h</a>"#,
                 ),
             )
-            .page(
-                "/dup1",
-                r#"<html lang="en"><head><title>Same Title</title><meta name="description" content="first"></head><body><h1>One</h1></body></html>"#,
-            )
-            .page(
-                "/dup2",
-                r#"<html lang="en"><head><title>Same Title</title><meta name="description" content="second"></head><body><h1>Two</h1></body></html>"#,
-            )
+            .page("/dup1", &titled_page("Same Title", "first", "One"))
+            .page("/dup2", &titled_page("Same Title", "second", "Two"))
             .page(
                 "/notitle",
                 r#"<html lang="en"><head><meta name="description" content="no title here"></head><body><h1>Untitled</h1></body></html>"#,
             )
-            .page(
-                "/emptydesc",
-                r#"<html lang="en"><head><title>Empty description</title><meta name="description" content=""></head><body><h1>E</h1></body></html>"#,
-            )
+            .page("/emptydesc", &titled_page("Empty description", "", "E"))
             .page(
                 "/noh1",
                 r#"<html lang="en"><head><title>No heading</title><meta name="description" content="no h1"></head><body><h2>Only h2</h2></body></html>"#,
@@ -626,8 +585,7 @@ async fn www_twin_is_in_scope_after_its_own_robots_txt_and_subdomains_are_not() 
 fn run_report(args: &[&str]) -> Exit {
     let cli = Cli::try_parse_from(args).expect("report arguments parse");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime for the report");
-    rt.block_on(shoal_coordinator::run(cli, CancellationToken::new()))
-        .unwrap_or_else(|f| panic!("report failed: {:#}", f.error))
+    rt.block_on(shoal::run(cli, CancellationToken::new())).unwrap_or_else(|f| panic!("report failed: {:#}", f.error))
 }
 
 fn keys(v: &Value) -> Vec<String> {
@@ -708,33 +666,8 @@ async fn json_and_csv_reports_of_the_audit() {
         ["2xx", "3xx", "4xx", "5xx", "failed", "other"].iter().map(|k| classes[*k].as_u64().expect("count")).sum();
     assert_eq!(class_sum, pages.len() as u64);
 
-    let page_fields = [
-        "url",
-        "final_url",
-        "status",
-        "error",
-        "depth",
-        "found_via",
-        "found_from",
-        "kind",
-        "content_type",
-        "title",
-        "meta_description",
-        "h1",
-        "canonical",
-        "meta_robots",
-        "response_ms",
-        "bytes",
-        "redirect_to",
-        "x_robots_tag",
-        "hreflang",
-        "headers",
-        "fetched_at",
-        "fetched_at_ms",
-        "links",
-    ];
     for p in pages {
-        assert_has(p, &page_fields, "page");
+        assert_has(p, &PAGE_FIELDS, "page");
         for l in p["links"].as_array().expect("links array") {
             assert_has(l, &["url", "kind", "nofollow", "internal", "text"], "link");
         }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::procs::shoal_bin;
+use crate::db::{pages_so_far, strings};
+use crate::procs::shoal_command;
 
 /// Waits for a child at most `deadline`; kills it (this child, by its handle) if it overruns.
 fn wait_deadline(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
@@ -46,12 +47,7 @@ async fn wait_child(child: &mut Child, deadline: Duration) -> Option<ExitStatus>
 /// A `shoal` command with a clean environment (no `SHOAL_*` settings from the caller) whose
 /// standard output and error go to files in `dir`.
 fn shoal(dir: &Path) -> Command {
-    let mut cmd = Command::new(shoal_bin());
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("SHOAL_") {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = shoal_command();
     cmd.current_dir(dir)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(dir.join("stdout")).expect("stdout file"))
@@ -61,21 +57,6 @@ fn shoal(dir: &Path) -> Command {
 
 fn stderr_of(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
-}
-
-/// Pages recorded so far, read while the audit runs; 0 while the database is not there yet.
-fn pages_so_far(db: &Path) -> i64 {
-    let Ok(conn) = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
-        return 0;
-    };
-    let _ = conn.busy_timeout(Duration::from_millis(200));
-    conn.query_row("SELECT count(*) FROM pages", [], |r| r.get(0)).unwrap_or(0)
-}
-
-fn query_strings(db: &Path, sql: &str) -> Vec<String> {
-    let conn = rusqlite::Connection::open(db).expect("open the audit database");
-    let mut stmt = conn.prepare(sql).expect("prepare");
-    stmt.query_map([], |r| r.get(0)).expect("query").collect::<Result<_, _>>().expect("rows")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,7 +86,7 @@ async fn ctrl_c_stops_cleanly_keeps_pages_marks_cancelled_and_exits_130() {
             panic!("no pages in the database after 15 s:\n{}\n{}", stderr_of(dir.path()), server.log().dump());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
-        seen = pages_so_far(&db);
+        seen = pages_so_far(&db, None);
     }
 
     let signalled = Instant::now();
@@ -119,11 +100,11 @@ async fn ctrl_c_stops_cleanly_keeps_pages_marks_cancelled_and_exits_130() {
     let status = status.unwrap_or_else(|| panic!("shoal did not exit within 25 s of SIGINT:\n{stderr}"));
     assert_eq!(status.code(), Some(130), "{status} after {took:?}\n{stderr}");
 
-    let status_row = query_strings(&db, "SELECT status FROM audits");
+    let status_row = strings(&db, "SELECT status FROM audits");
     assert_eq!(status_row, vec!["cancelled".to_owned()], "{stderr}");
-    let stored = pages_so_far(&db);
+    let stored = pages_so_far(&db, None);
     assert!(stored >= seen, "{stored} pages stored, {seen} seen before the signal");
-    let urls = query_strings(&db, "SELECT url FROM pages");
+    let urls = strings(&db, "SELECT url FROM pages");
     let requested: Vec<String> = log.all().iter().map(|r| format!("http://slow.test:{port}{}", r.path)).collect();
     // What was crawled is kept: every page the server answered (requests in flight at the signal
     // were let finish) is in the database.
@@ -198,10 +179,10 @@ async fn file_of_sites_skips_comments_and_blank_lines() {
         let pages = log.paths(h).iter().filter(|p| p.starts_with("/p/") || *p == "/").count();
         assert_eq!(pages, 5, "5 pages\n{}", log.dump());
     }
-    let mut stored = query_strings(&db, "SELECT start_url FROM sites ORDER BY id");
+    let mut stored = strings(&db, "SELECT start_url FROM sites ORDER BY id");
     stored.sort();
     assert_eq!(stored, starts);
-    assert_eq!(query_strings(&db, "SELECT status FROM audits"), vec!["done".to_owned()]);
+    assert_eq!(strings(&db, "SELECT status FROM audits"), vec!["done".to_owned()]);
 }
 
 /// Runs `shoal --log-format json audit http://nowhere.test/ --no-dns` (a host that cannot resolve:
@@ -229,11 +210,11 @@ fn unresolvable_start_host_is_a_finding_not_a_failure_and_logs_are_json() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (status, db, stderr) = audit_unresolvable(dir.path());
     assert_eq!(status.code(), Some(0), "an unreachable site is a finding, not a failure of Shoal\n{stderr}");
-    let codes = query_strings(&db, "SELECT code FROM findings");
+    let codes = strings(&db, "SELECT code FROM findings");
     assert!(codes.contains(&"start_unreachable".to_owned()), "{codes:?}\n{stderr}");
-    let urls = query_strings(&db, "SELECT url FROM findings WHERE code = 'start_unreachable'");
+    let urls = strings(&db, "SELECT url FROM findings WHERE code = 'start_unreachable'");
     assert!(urls.iter().all(|u| u.starts_with("http://nowhere.test/")), "{urls:?}");
-    assert_eq!(query_strings(&db, "SELECT status FROM audits"), vec!["done".to_owned()]);
+    assert_eq!(strings(&db, "SELECT status FROM audits"), vec!["done".to_owned()]);
 
     let json: Vec<Value> =
         stderr.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(Value::is_object).collect();

@@ -7,8 +7,9 @@
 //! was (not) requested, and from the audit database the finding and where it is.
 
 use crate::common::{self, audit};
-use crate::finding_support::{Row, clean_page, free_port, rows, with_code};
-use shoal_coordinator::Exit;
+use crate::finding_support::{Row, clean_page, rows, with_code};
+use crate::procs::free_port;
+use shoal::Exit;
 use shoal_tests::log::RequestLog;
 use shoal_tests::testsite::{Route, Site, TestServer};
 
@@ -18,11 +19,8 @@ const URL_CAP: usize = shoal_shared::url::MAX_URL_LEN;
 /// Audits `host`'s start page on a server already running, with `--gap-ms 0` and `extra`; returns
 /// the server's log and the findings.
 async fn audit_one(server: TestServer, host: &str, extra: &[&str]) -> (RequestLog, Vec<Row>) {
-    let mut args = vec!["--gap-ms", "0"];
-    args.extend_from_slice(extra);
-    let run = audit(&server, &[host], &[server.url(host, "/")], &args).await;
+    let (run, log) = common::audit_host(server, host, extra).await;
     assert_eq!(run.exit, Exit::Ok, "a cap is a finding, not a failure of Shoal");
-    let log = server.shutdown().await;
     (log, rows(&run.db))
 }
 

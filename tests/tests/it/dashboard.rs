@@ -11,10 +11,10 @@ use crate::procs;
 
 use procs::{Coordinator, TOKEN, ensure_built, tails, worker};
 use serde_json::json;
+use shoal_tests::chromium::{chromium, run_chromium};
 use shoal_tests::redis::RedisServer;
 use shoal_tests::testsite::{Site, TestServer};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Charts per site in the HTML report: status codes, depth, families, severity, response times.
@@ -143,58 +143,6 @@ fn column(html: &str, col: &str) -> Vec<u64> {
 // ---------------------------------------------------------------------------------------------
 // Headless Chromium
 
-fn chromium() -> PathBuf {
-    for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
-        if Path::new(candidate).exists() {
-            return PathBuf::from(candidate);
-        }
-    }
-    panic!(
-        "headless Chromium is needed for this test and was not found at /usr/bin/chromium: apt-get install chromium"
-    );
-}
-
-/// Runs headless Chromium with a fresh profile and `args`, killing it after [`CHROMIUM_DEADLINE`];
-/// returns (success, stdout, stderr).
-fn run_chromium(bin: &Path, profile: &Path, args: &[&str]) -> (bool, String, String) {
-    let out_path = profile.with_extension("out");
-    let err_path = profile.with_extension("err");
-    let mut child = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--no-proxy-server",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out_path).expect("stdout file"))
-        .stderr(std::fs::File::create(&err_path).expect("stderr file"))
-        .spawn()
-        .expect("chromium starts");
-    let deadline = Instant::now() + CHROMIUM_DEADLINE;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
-    (status.is_some_and(|s| s.success()), read(&out_path), read(&err_path))
-}
-
 /// Fills in the dashboard's login form for a fresh Chromium profile: on its own port of 127.0.0.1
 /// (another origin, the same site as the coordinator), `GET /login?next=PAGE` answers a copy of the
 /// coordinator's real login form for PAGE, with the token filled in and the form's action made
@@ -283,7 +231,7 @@ impl Browser {
             let budget = budget_ms.map(|b| format!("--virtual-time-budget={b}"));
             let mut args: Vec<&str> = budget.iter().map(String::as_str).collect();
             args.extend(["--dump-dom", &url]);
-            run_chromium(&bin, &profile, &args)
+            run_chromium(&bin, &profile, &args, CHROMIUM_DEADLINE)
         })
         .await
         .expect("the chromium task ran");
@@ -300,7 +248,12 @@ impl Browser {
         let shot2 = shot.clone();
         let (ok, _, log) = tokio::task::spawn_blocking(move || {
             let arg = format!("--screenshot={}", shot2.display());
-            run_chromium(&bin, &profile, &[&arg, "--window-size=1280,900", "--hide-scrollbars", &url])
+            run_chromium(
+                &bin,
+                &profile,
+                &[&arg, "--window-size=1280,900", "--hide-scrollbars", &url],
+                CHROMIUM_DEADLINE,
+            )
         })
         .await
         .expect("the chromium task ran");
@@ -492,7 +445,7 @@ async fn dashboard_lists_shows_progress_opens_the_report_and_refuses_without_the
     let a = get(&http, &format!("{base}/ui/"), me).await;
     assert_eq!(a.status, 303, "the old cookie no longer opens the dashboard");
 
-    // --- The login throttle (5 failures per address at once, coordinator/src/dashboard/throttle.rs):
+    // --- The login throttle (5 failures per address at once, server/src/auth/throttle.rs):
     // wrong tokens from this address until 429. Successful logins took nothing; the one wrong token
     // above may still count or may have been forgiven (one per 12 s), so the 5th or 6th is refused.
     let login = format!("{base}/ui/login");

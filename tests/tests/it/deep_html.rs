@@ -7,7 +7,7 @@ use crate::common;
 use crate::finding_support::{clean_page, doc, rows, with_code};
 
 use common::audit;
-use shoal_coordinator::Exit;
+use shoal::Exit;
 use shoal_tests::testsite::{Site, TestServer};
 
 /// Elements in each hostile page: 5,000,000 bytes of `<div>`, under the 5 MiB body cap.

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use shoal_coordinator::Exit;
+use shoal::Exit;
 use shoal_tests::testsite::{Route, Site, TestServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,7 +44,7 @@ async fn a_popular_external_host_is_asked_once_and_broken_links_are_reported_per
     let dead: Vec<&str> = ext.iter().filter(|r| r.path == "/dead").map(|r| r.method.as_str()).collect();
     assert_eq!(dead, vec!["HEAD", "GET"], "HEAD failed, so one GET, once for both sites\n{}", log.dump());
 
-    let findings = common::findings(&run.db);
+    let findings = crate::db::findings(&run.db);
     let broken: Vec<&(String, String, String)> = findings.iter().filter(|f| f.0 == "broken_external_link").collect();
     let dead_url = format!("http://ext.test:{port}/dead");
     assert_eq!(broken.iter().filter(|f| f.1 == dead_url).count(), 2, "reported for each linking site: {findings:#?}");

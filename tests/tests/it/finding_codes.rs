@@ -20,9 +20,10 @@
 use crate::common;
 use crate::finding_support;
 
-use common::audit;
-use finding_support::{PIXEL, Row, TLS_HOSTS, TlsSites, Where, clean_page, doc, free_port, rows, with_code};
-use shoal_coordinator::Exit;
+use crate::procs::free_port;
+use common::{audit, audit_host};
+use finding_support::{PIXEL, Row, TLS_HOSTS, TlsSites, Where, clean_page, doc, rows, with_code};
+use shoal::Exit;
 use shoal_shared::finding::Code;
 use shoal_tests::testsite::{Route, Site, TestServer};
 use std::collections::BTreeMap;
@@ -526,9 +527,8 @@ async fn clean_site_raises_only_no_https_and_deep_page() {
     const FAN_OUT: usize = 2;
     let server = TestServer::start(vec![Site::generated("clean.test", PAGES, FAN_OUT)]).await.expect("server starts");
     let start = server.url("clean.test", "/");
-    let run = audit(&server, &["clean.test"], std::slice::from_ref(&start), &["--gap-ms", "0"]).await;
+    let (run, log) = audit_host(server, "clean.test", &[]).await;
     assert_eq!(run.exit, Exit::Ok);
-    let log = server.shutdown().await;
     assert_eq!(common::page_paths(&log, "clean.test").len(), PAGES, "{}", log.dump());
 
     let found = rows(&run.db);
@@ -567,9 +567,8 @@ async fn robots_txt_answering_429_is_reported_as_rate_limited() {
     let server =
         TestServer::start(vec![Site::generated("r429.test", 2, 1).robots(robots)]).await.expect("server starts");
     let start = server.url("r429.test", "/");
-    let run = audit(&server, &["r429.test"], std::slice::from_ref(&start), &["--gap-ms", "0"]).await;
+    let (run, log) = audit_host(server, "r429.test", &[]).await;
     assert_eq!(run.exit, Exit::Ok);
-    let log = server.shutdown().await;
     let reqs = log.for_host("r429.test");
     assert_eq!(reqs.iter().map(|r| r.status).collect::<Vec<_>>(), vec![Some(429), Some(200)], "{}", log.dump());
     let slowed = reqs[1].start.duration_since(reqs[0].start);

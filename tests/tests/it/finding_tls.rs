@@ -8,9 +8,10 @@
 use crate::common;
 use crate::finding_support;
 
+use crate::db;
 use common::audit;
-use finding_support::{Row, TLS_HOSTS, TlsSites, clean_page, page_rows, rows, with_code};
-use shoal_coordinator::Exit;
+use finding_support::{Row, TLS_HOSTS, TlsSites, clean_page, rows, with_code};
+use shoal::Exit;
 use shoal_tests::testsite::{PlainHttp, Site, TestCa, TestServer, TlsConfig};
 use std::collections::BTreeSet;
 
@@ -70,7 +71,7 @@ async fn each_certificate_problem_raises_its_one_tls_code() {
         assert!(log.for_host(host).is_empty(), "{host} served HTTP over a refused certificate\n{}", log.dump());
     }
     // The expiring certificate is still valid: the site is crawled over https with the test CA.
-    let pages = page_rows(&run.db);
+    let pages = db::pages(&run.db);
     for path in ["/", "/about"] {
         let url = tls.url("expiring.test", path);
         let row = pages.iter().find(|p| p.0 == url).unwrap_or_else(|| panic!("{url} recorded: {pages:#?}"));
@@ -103,7 +104,7 @@ async fn valid_certificate_with_hsts_and_redirect_raises_nothing() {
     let found = rows(&run.db);
     assert!(found.is_empty(), "a valid https site with HSTS and a redirect raised findings:\n{}", dump(&found));
     // The http:// probe was made, on the same port, and answered with the redirect.
-    let pages = page_rows(&run.db);
+    let pages = db::pages(&run.db);
     let probe = pages.iter().find(|p| p.0 == http_form).unwrap_or_else(|| panic!("{http_form} probed: {pages:#?}"));
     assert_eq!((probe.1.as_str(), probe.2), ("probe_https_redirect", Some(301)), "{probe:?}");
 }

@@ -7,6 +7,7 @@
 //! `--allow-private` and one without, sharing the frontier. Asserted from the test server's
 //! request log (which worker sent what, by user agent) and from the audit database.
 
+use crate::db::{self, findings};
 use crate::distributed::SERIAL;
 use crate::procs::{Coordinator, agent_of, ensure_built, guarded_worker, tails, worker};
 use serde_json::json;
@@ -25,23 +26,9 @@ fn note(msg: &str) {
     eprintln!("[fleet_guard] {msg}");
 }
 
-/// The findings of the audit database: (code, url, detail).
-fn findings(db: &std::path::Path) -> Vec<(String, String, String)> {
-    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("open the audit database");
-    let mut stmt = conn.prepare("SELECT code, url, detail FROM findings ORDER BY code, url").expect("prepare");
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .expect("query findings")
-        .collect::<Result<_, _>>()
-        .expect("read findings")
-}
-
 /// Page rows recorded with this error.
 fn pages_with_error(db: &std::path::Path, error: &str) -> Vec<String> {
-    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("open the audit database");
-    let mut stmt = conn.prepare("SELECT url FROM pages WHERE error = ?1 ORDER BY url").expect("prepare");
-    stmt.query_map([error], |r| r.get(0)).expect("query pages").collect::<Result<_, _>>().expect("read pages")
+    db::query(db, "SELECT url FROM pages WHERE error = ?1 ORDER BY url", [error], |r| r.get(0))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

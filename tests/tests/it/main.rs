@@ -1,10 +1,14 @@
 //! Shoal's end-to-end tests against real servers on loopback, one binary (one link step).
 
+// Tests read whole answers and files of our own test servers and fixtures (clippy.toml).
+#![allow(clippy::disallowed_methods)]
+
 mod audit_findings;
 mod audit_process;
 mod caps;
 mod common;
 mod dashboard;
+mod db;
 mod deep_html;
 mod distributed;
 mod external_links;
@@ -12,6 +16,7 @@ mod finding_codes;
 mod finding_support;
 mod finding_tls;
 mod fleet_guard;
+mod frontier_embedded;
 mod metrics;
 mod politeness;
 mod procs;

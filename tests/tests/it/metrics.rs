@@ -1,6 +1,7 @@
 //! Prometheus metrics scraped while an audit runs: the values move as pages are crawled.
 
 use crate::common;
+use crate::procs::free_port;
 
 use shoal_tests::testsite::{Site, TestServer};
 use std::time::Duration;
@@ -11,10 +12,6 @@ fn sum(text: &str, name: &str) -> f64 {
         .filter(|l| l.starts_with(name) && (l[name.len()..].starts_with('{') || l[name.len()..].starts_with(' ')))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -52,7 +49,7 @@ async fn metrics_move_while_an_audit_runs() {
         samples
     };
     let (run, samples) = tokio::join!(audit, scraper);
-    assert_eq!(run.exit, shoal_coordinator::Exit::Ok);
+    assert_eq!(run.exit, shoal::Exit::Ok);
     assert!(samples.len() >= 2, "scraped during the audit: {samples:?}");
     assert!(samples.last() > samples.first(), "request counter moved while crawling: {samples:?}");
     let text = shoal_metrics::metrics().encode();

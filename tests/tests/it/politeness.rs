@@ -2,9 +2,10 @@
 //! request log, the way a site owner would check it.
 
 use crate::common;
+use crate::db::{self, codes, pages};
 
-use common::{audit, codes, pages};
-use shoal_coordinator::Exit;
+use common::{audit, audit_host};
+use shoal::Exit;
 use shoal_tests::log::LoggedRequest;
 use shoal_tests::testsite::{Route, Site, TestServer};
 use std::time::Duration;
@@ -42,10 +43,8 @@ async fn robots_first_and_disallowed_urls_never_requested_not_even_by_redirect()
     ])
     .await
     .expect("server starts");
-    let start = server.url("a.test", "/");
-    let run = audit(&server, &["a.test"], &[start], &["--gap-ms", "0"]).await;
+    let (run, log) = audit_host(server, "a.test", &[]).await;
     assert_eq!(run.exit, Exit::Ok);
-    let log = server.shutdown().await;
     assert_eq!(log.first_path("a.test").as_deref(), Some("/robots.txt"), "{}", log.dump());
     let paths = log.paths("a.test");
     assert!(!paths.iter().any(|p| p.starts_with("/secret")), "disallowed URL requested:\n{}", log.dump());
@@ -104,10 +103,8 @@ async fn after_429_nothing_before_retry_after_then_one_in_flight_and_three_secon
     ])
     .await
     .expect("server starts");
-    let start = server.url("a.test", "/");
-    let run = audit(&server, &["a.test"], &[start], &["--gap-ms", "0"]).await;
+    let (run, log) = audit_host(server, "a.test", &[]).await;
     assert_eq!(run.exit, Exit::Ok);
-    let log = server.shutdown().await;
     let reqs = log.for_host("a.test");
     let first_429 = reqs.iter().position(|r| r.status == Some(429)).expect("a 429 was served");
     let t429 = reqs[first_429].start;
@@ -141,9 +138,7 @@ async fn server_errors_are_retried_twice_then_reported() {
     ])
     .await
     .expect("server starts");
-    let start = server.url("a.test", "/");
-    let run = audit(&server, &["a.test"], &[start], &["--gap-ms", "0"]).await;
-    let log = server.shutdown().await;
+    let (run, log) = audit_host(server, "a.test", &[]).await;
     assert_eq!(run.exit, Exit::Ok);
     assert_eq!(log.count("a.test", "/down"), 3, "one try and two retries\n{}", log.dump());
     let found = codes(&run.db);
@@ -261,7 +256,7 @@ async fn oversized_malformed_and_hanging_responses_become_findings() {
             .await;
     let log = server.shutdown().await;
     assert_eq!(run.exit, Exit::Ok);
-    let found = common::findings(&run.db);
+    let found = db::findings(&run.db);
     let too_large: Vec<_> = found.iter().filter(|f| f.0 == "body_too_large").map(|f| f.1.clone()).collect();
     assert!(too_large.iter().any(|u| u.ends_with("/huge")), "{found:?}");
     assert!(too_large.iter().any(|u| u.ends_with("/bomb")), "{found:?}");

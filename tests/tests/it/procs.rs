@@ -19,9 +19,21 @@ const API_TIMEOUT: Duration = Duration::from_secs(10);
 pub const TAIL_LINES: usize = 40;
 
 /// The `shoal` program of this build (`shoal-under-test`, a binary of the test crate that runs
-/// `shoal_coordinator::entry::main`, built by the same `cargo test`).
+/// `shoal::entry::main`, built by the same `cargo test`).
 pub fn shoal_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_shoal-under-test"))
+}
+
+/// The `shoal` program as a command with a clean environment: none of the caller's `SHOAL_*`
+/// settings.
+pub fn shoal_command() -> Command {
+    let mut cmd = Command::new(shoal_bin());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("SHOAL_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
 }
 
 /// The `shoal` program; kept async for the callers that await it.
@@ -50,13 +62,7 @@ impl Proc {
                 .open(p)
                 .unwrap_or_else(|e| panic!("log file {}: {e}", p.display()))
         };
-        let mut cmd = Command::new(shoal_bin());
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("SHOAL_") {
-                cmd.env_remove(key);
-            }
-        }
-        let child = cmd
+        let child = shoal_command()
             .args(args)
             .current_dir(dir)
             .stdin(Stdio::null())
@@ -136,7 +142,10 @@ pub fn tails<'a>(procs: impl IntoIterator<Item = &'a Proc>) -> String {
     procs.into_iter().map(|p| p.tail(TAIL_LINES)).collect()
 }
 
-/// A free loopback port: bound, read and released (the coordinator binds it right after).
+/// A loopback port that was free a moment ago: bound, read and released. For a coordinator's or
+/// the metrics' `--listen`, and for test sites whose content names absolute URLs of the server
+/// itself (sitemaps in robots.txt, redirects and links to other hosts), which must know their port
+/// before they start.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

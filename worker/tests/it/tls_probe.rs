@@ -14,14 +14,23 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+/// The TLS 1.0 ServerHello, shared with the end-to-end tests' server stuck on TLS 1.0.
+#[path = "../../../tests/src/tls10.rs"]
+mod tls10;
+
 const DAY: i64 = 86_400;
 const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 const BOUND: Duration = Duration::from_secs(5);
 
+/// The clock, read here (the shared core reads none).
+fn now() -> UnixMs {
+    UnixMs::from(std::time::SystemTime::now())
+}
+
 /// The moment every test judges at, in whole seconds (certificates carry seconds only), so
 /// `days_left` comes out exact.
 fn now_secs() -> i64 {
-    i64::try_from(UnixMs::now().0 / 1000).expect("the clock fits in i64 seconds")
+    i64::try_from(now().0 / 1000).expect("the clock fits in i64 seconds")
 }
 
 fn at(secs: i64) -> UnixMs {
@@ -347,7 +356,7 @@ async fn private_ca_is_unknown_to_the_mozilla_roots() {
 async fn plain_tcp_server_is_a_handshake_error() {
     let server = raw_server(Some(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".to_vec())).await;
     let roots = Roots::webpki();
-    let err = probe("a.test", server.addr.port(), LOCALHOST, BOUND, &roots, UnixMs::now())
+    let err = probe("a.test", server.addr.port(), LOCALHOST, BOUND, &roots, now())
         .await
         .expect_err("an HTTP answer is not a TLS handshake");
     assert!(matches!(err, ProbeError::Handshake { .. }), "{err:?}");
@@ -357,7 +366,7 @@ async fn plain_tcp_server_is_a_handshake_error() {
 #[tokio::test]
 async fn server_that_closes_at_once_is_a_handshake_error() {
     let server = raw_server(Some(Vec::new())).await;
-    let err = probe("a.test", server.addr.port(), LOCALHOST, BOUND, &Roots::webpki(), UnixMs::now())
+    let err = probe("a.test", server.addr.port(), LOCALHOST, BOUND, &Roots::webpki(), now())
         .await
         .expect_err("no handshake without a ServerHello");
     assert!(matches!(err, ProbeError::Handshake { .. }), "{err:?}");
@@ -366,17 +375,8 @@ async fn server_that_closes_at_once_is_a_handshake_error() {
 #[tokio::test]
 async fn tls10_only_server_is_an_unsupported_version() {
     // A minimal TLS 1.0 ServerHello, what a server stuck on TLS 1.0 answers our ClientHello with.
-    let mut hello = vec![0x03, 0x01]; // server_version TLS 1.0
-    hello.extend_from_slice(&[0x42; 32]); // random
-    hello.push(0); // empty session id
-    hello.extend_from_slice(&[0x00, 0x2f]); // TLS_RSA_WITH_AES_128_CBC_SHA
-    hello.push(0); // no compression
-    let mut handshake = vec![0x02, 0, 0, u8::try_from(hello.len()).expect("short")];
-    handshake.extend_from_slice(&hello);
-    let mut record = vec![0x16, 0x03, 0x01, 0, u8::try_from(handshake.len()).expect("short")];
-    record.extend_from_slice(&handshake);
-    let server = raw_server(Some(record)).await;
-    let err = probe("a.test", server.addr.port(), LOCALHOST, BOUND, &Roots::webpki(), UnixMs::now())
+    let server = raw_server(Some(tls10::server_hello())).await;
+    let err = probe("a.test", server.addr.port(), LOCALHOST, BOUND, &Roots::webpki(), now())
         .await
         .expect_err("rustls speaks no TLS 1.0");
     assert!(matches!(err, ProbeError::UnsupportedVersion { .. }), "{err:?}");
@@ -385,7 +385,7 @@ async fn tls10_only_server_is_an_unsupported_version() {
 #[tokio::test]
 async fn protocol_version_alert_is_an_unsupported_version() {
     let server = raw_server(Some(vec![0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46])).await;
-    let err = probe("a.test", server.addr.port(), LOCALHOST, BOUND, &Roots::webpki(), UnixMs::now())
+    let err = probe("a.test", server.addr.port(), LOCALHOST, BOUND, &Roots::webpki(), now())
         .await
         .expect_err("the server refused our versions");
     assert!(matches!(err, ProbeError::UnsupportedVersion { .. }), "{err:?}");
@@ -396,7 +396,7 @@ async fn silent_server_times_out_within_the_bound() {
     let server = raw_server(None).await;
     let bound = Duration::from_millis(300);
     let started = Instant::now();
-    let err = probe("a.test", server.addr.port(), LOCALHOST, bound, &Roots::webpki(), UnixMs::now())
+    let err = probe("a.test", server.addr.port(), LOCALHOST, bound, &Roots::webpki(), now())
         .await
         .expect_err("a server that never answers");
     let took = started.elapsed();
@@ -409,7 +409,7 @@ async fn refused_connection_is_a_connect_error() {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.expect("binding a test port");
     let port = listener.local_addr().expect("the bound address").port();
     drop(listener);
-    let err = probe("a.test", port, LOCALHOST, BOUND, &Roots::webpki(), UnixMs::now())
+    let err = probe("a.test", port, LOCALHOST, BOUND, &Roots::webpki(), now())
         .await
         .expect_err("nobody listens there any more");
     assert!(matches!(err, ProbeError::Connect { .. }), "{err:?}");
@@ -417,7 +417,7 @@ async fn refused_connection_is_a_connect_error() {
 
 #[tokio::test]
 async fn invalid_host_name_is_refused_before_connecting() {
-    let err = probe("not a host", 443, LOCALHOST, BOUND, &Roots::webpki(), UnixMs::now())
+    let err = probe("not a host", 443, LOCALHOST, BOUND, &Roots::webpki(), now())
         .await
         .expect_err("spaces are not allowed in a server name");
     assert!(matches!(err, ProbeError::InvalidName { .. }), "{err:?}");

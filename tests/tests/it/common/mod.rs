@@ -1,13 +1,14 @@
-//! Shared helpers for the end-to-end tests: run `shoal audit` in-process against a test server and
-//! read the audit database back.
+//! Shared helpers for the end-to-end tests: run `shoal audit` in-process against a test server
+//! (the audit database is read back with [`crate::db`]).
 
 #![allow(dead_code, reason = "each test binary uses a different subset of the helpers")]
 
 use clap::Parser;
-use shoal_coordinator::cli::Cli;
-use shoal_coordinator::{Exit, run};
+use shoal::cli::Cli;
+use shoal::{Exit, run};
+use shoal_tests::log::RequestLog;
 use shoal_tests::testsite::TestServer;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -23,7 +24,15 @@ pub struct Audited {
 
 /// Runs `shoal audit START... --db TMP --allow-private --no-dns --no-progress --resolve H=127.0.0.1
 /// (for every host given; their www twins do not resolve) EXTRA...` in this process.
+/// `--deny-private` among EXTRA leaves `--allow-private` out. The server is only there for the
+/// host names: see [`audit_in_process`].
 pub async fn audit(server: &TestServer, hosts: &[&str], starts: &[String], extra: &[&str]) -> Audited {
+    let _ = server;
+    audit_in_process(hosts, starts, extra).await
+}
+
+/// [`audit`], for tests that do not hold the server.
+pub async fn audit_in_process(hosts: &[&str], starts: &[String], extra: &[&str]) -> Audited {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("audit.db");
     let mut args: Vec<String> = vec!["shoal".into(), "audit".into()];
@@ -37,34 +46,6 @@ pub async fn audit(server: &TestServer, hosts: &[&str], starts: &[String], extra
         args.push(format!("{h}=127.0.0.1"));
     }
     args.extend(extra.iter().filter(|a| **a != "--deny-private").map(|s| (*s).to_owned()));
-    let _ = server;
-    let cli = Cli::try_parse_from(&args).expect("arguments parse");
-    let shutdown = CancellationToken::new();
-    let exit = tokio::time::timeout(AUDIT_DEADLINE, run(cli, shutdown))
-        .await
-        .expect("audit finished within the deadline")
-        .unwrap_or_else(|f| panic!("audit failed: {:#}", f.error));
-    Audited { exit, db, _dir: dir }
-}
-
-/// Like [`audit`], for tests that do not hold the server (it is only used for host names).
-pub async fn audit_in_process(hosts: &[&str], starts: &[String], extra: &[&str]) -> Audited {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("audit.db");
-    let mut args: Vec<String> = vec!["shoal".into(), "audit".into()];
-    args.extend(starts.iter().cloned());
-    args.extend([
-        "--db".into(),
-        db.display().to_string(),
-        "--no-dns".into(),
-        "--no-progress".into(),
-        "--allow-private".into(),
-    ]);
-    for h in hosts {
-        args.push("--resolve".into());
-        args.push(format!("{h}=127.0.0.1"));
-    }
-    args.extend(extra.iter().map(|s| (*s).to_owned()));
     let cli = Cli::try_parse_from(&args).expect("arguments parse");
     let exit = tokio::time::timeout(AUDIT_DEADLINE, run(cli, CancellationToken::new()))
         .await
@@ -73,29 +54,14 @@ pub async fn audit_in_process(hosts: &[&str], starts: &[String], extra: &[&str])
     Audited { exit, db, _dir: dir }
 }
 
-/// The findings of the latest audit: (code, url, detail).
-pub fn findings(db: &Path) -> Vec<(String, String, String)> {
-    let conn = rusqlite::Connection::open(db).expect("open db");
-    let mut stmt = conn.prepare("SELECT code, url, detail FROM findings ORDER BY code, url").expect("prepare");
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows")
-}
-
-/// Finding codes only.
-pub fn codes(db: &Path) -> Vec<String> {
-    findings(db).into_iter().map(|f| f.0).collect()
-}
-
-/// Pages recorded: (url, kind, status).
-pub fn pages(db: &Path) -> Vec<(String, String, Option<i64>)> {
-    let conn = rusqlite::Connection::open(db).expect("open db");
-    let mut stmt = conn.prepare("SELECT url, kind, status FROM pages ORDER BY url").expect("prepare");
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows")
+/// Audits `host`'s start page on a running server with `--gap-ms 0` and `extra`, then stops the
+/// server: the audit and the server's request log.
+pub async fn audit_host(server: TestServer, host: &str, extra: &[&str]) -> (Audited, RequestLog) {
+    let mut args = vec!["--gap-ms", "0"];
+    args.extend_from_slice(extra);
+    let run = audit(&server, &[host], &[server.url(host, "/")], &args).await;
+    let log = server.shutdown().await;
+    (run, log)
 }
 
 /// Paths of the standard probes every audit makes (SPEC §2), besides robots.txt.
@@ -107,6 +73,6 @@ pub fn is_standard_probe(path: &str) -> bool {
 }
 
 /// The paths requested from `host` other than robots.txt and the standard probes.
-pub fn page_paths(log: &shoal_tests::log::RequestLog, host: &str) -> Vec<String> {
+pub fn page_paths(log: &RequestLog, host: &str) -> Vec<String> {
     log.paths(host).into_iter().filter(|p| !is_standard_probe(p)).collect()
 }

@@ -1,6 +1,7 @@
-//! Shared pieces of the finding-code tests (`finding_codes.rs`, `finding_tls.rs`): reading findings
-//! back, matching them to where they are expected, small HTML builders, and the HTTPS test sites
-//! (a test CA, one TLS port choosing certificates by SNI, a server stuck on TLS 1.0).
+//! Shared pieces of the finding-code tests (`finding_codes.rs`, `finding_tls.rs`): findings read
+//! back as [`Row`]s, matching them to where they are expected, small HTML builders (used by the
+//! other end-to-end tests too), and the HTTPS test sites (a test CA, one TLS port choosing
+//! certificates by SNI, a server stuck on TLS 1.0).
 
 #![allow(dead_code, reason = "each test binary uses a different subset of the helpers")]
 
@@ -34,25 +35,9 @@ impl fmt::Display for Row {
     }
 }
 
-/// Every finding of the database's audits, sorted by code and URL.
+/// Every finding of the database's audits ([`crate::db::findings`]), sorted by code, URL and detail.
 pub fn rows(db: &Path) -> Vec<Row> {
-    let conn = rusqlite::Connection::open(db).expect("open the audit database");
-    let mut stmt =
-        conn.prepare("SELECT code, url, detail FROM findings ORDER BY code, url, detail").expect("prepare findings");
-    stmt.query_map([], |r| Ok(Row { code: r.get(0)?, url: r.get(1)?, detail: r.get(2)? }))
-        .expect("query findings")
-        .collect::<Result<_, _>>()
-        .expect("read findings")
-}
-
-/// Pages recorded: (url, kind, status, error).
-pub fn page_rows(db: &Path) -> Vec<(String, String, Option<i64>, Option<String>)> {
-    let conn = rusqlite::Connection::open(db).expect("open the audit database");
-    let mut stmt = conn.prepare("SELECT url, kind, status, error FROM pages ORDER BY url").expect("prepare pages");
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .expect("query pages")
-        .collect::<Result<_, _>>()
-        .expect("read pages")
+    crate::db::findings(db).into_iter().map(|(code, url, detail)| Row { code, url, detail }).collect()
 }
 
 /// Where a finding is expected.
@@ -96,18 +81,17 @@ pub fn clean_page(title: &str, body: &str) -> String {
     )
 }
 
+/// A page with lang, this title, this meta description and this one h1, and nothing else.
+pub fn titled_page(title: &str, description: &str, h1: &str) -> String {
+    doc(
+        &format!("<title>{title}</title><meta name=\"description\" content=\"{description}\">"),
+        &format!("<h1>{h1}</h1>"),
+    )
+}
+
 /// `<!doctype html><html lang="en"><head>{head}</head><body>{body}</body></html>`.
 pub fn doc(head: &str, body: &str) -> String {
     format!("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">{head}</head><body>{body}</body></html>")
-}
-
-/// A loopback port that was free a moment ago: for sites whose content names absolute URLs of the
-/// server itself (sitemaps in robots.txt).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind(("127.0.0.1", 0))
-        .and_then(|l| l.local_addr())
-        .expect("bind a free loopback port")
-        .port()
 }
 
 /// The HTTPS side of the finding tests: a test CA (written to `ca_file` for `--ca-file`), and one
@@ -139,7 +123,7 @@ impl TlsSites {
         let other_ca = TestCa::new("Somebody Else's CA");
         let ca_file = ca.write_pem(dir.path(), "ca.pem").expect("write the CA certificate");
         // The start page names its own port (the http:// image), so the port is chosen first.
-        let port = free_port();
+        let port = crate::procs::free_port();
         let expiring_home = doc(
             "<title>Expiring</title><meta name=\"description\" content=\"A site whose certificate expires soon\">",
             &format!(
@@ -191,8 +175,8 @@ impl TlsSites {
 }
 
 /// A raw TCP server that answers what a server stuck on TLS 1.0 answers a modern ClientHello
-/// with: a TLS 1.0 ServerHello (rustls servers cannot speak TLS 1.0, so it is made by hand, as in
-/// `worker/tests/tls_probe.rs`). Stopped when dropped.
+/// with: a TLS 1.0 ServerHello ([`shoal_tests::tls10`], also used by `worker/tests/it/tls_probe.rs`).
+/// Stopped when dropped.
 #[derive(Debug)]
 pub struct OldTlsServer {
     pub addr: SocketAddr,
@@ -207,15 +191,7 @@ impl Drop for OldTlsServer {
 
 impl OldTlsServer {
     pub async fn start() -> OldTlsServer {
-        let mut hello = vec![0x03, 0x01]; // server_version TLS 1.0
-        hello.extend_from_slice(&[0x42; 32]); // random
-        hello.push(0); // empty session id
-        hello.extend_from_slice(&[0x00, 0x2f]); // TLS_RSA_WITH_AES_128_CBC_SHA
-        hello.push(0); // no compression
-        let mut handshake = vec![0x02, 0, 0, u8::try_from(hello.len()).expect("short")];
-        handshake.extend_from_slice(&hello);
-        let mut record = vec![0x16, 0x03, 0x01, 0, u8::try_from(handshake.len()).expect("short")];
-        record.extend_from_slice(&handshake);
+        let record = shoal_tests::tls10::server_hello();
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.expect("bind a loopback port");
         let addr = listener.local_addr().expect("the bound address");
         let task = tokio::spawn(async move {

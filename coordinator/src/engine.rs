@@ -1,0 +1,579 @@
+//! The coordinator engine: one implementation of the coordinator role over any [`Frontier`].
+//!
+//! `shoal audit` runs it on the embedded frontier beside in-process workers ([`crate::local`]);
+//! `shoal coordinator` runs it on Redis behind the HTTP server. Either way it submits audits
+//! (database rows, then frontier seeds), moves the workers' events into the audit database,
+//! reclaims expired leases, marks sites and audits done and keeps the gauges, with the same loops,
+//! constants and metrics.
+//!
+//! Crash safety: events are acknowledged only after their SQLite commit and applying them is
+//! idempotent, so a coordinator killed at any moment resumes where it stopped ([`Coordinator::recover`]);
+//! leases expire on their own, so no worker's death loses a URL.
+
+use crate::aggregate::{EVENT_BATCH, lock};
+use crate::config::CrawlConfig;
+use crate::seed::site_seed;
+use shoal_shared::frontier::{Frontier, FrontierError, SiteProgress};
+use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::pace::PaceLimits;
+use shoal_shared::record::Event;
+use shoal_shared::starts::{MAX_SITES_PER_AUDIT, StartList};
+use shoal_shared::task::SiteLimits;
+use shoal_shared::time::UnixMs;
+use shoal_shared::url::NormalizedUrl;
+use shoal_shared::wire::{AuditOptions, AuditView, SiteView, SubmitRequest};
+use shoal_store::{AuditDb, AuditStatus, AuditSummary, DbError, SiteSummary};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// Running sites whose queues are summed into the queue-depth gauge at most.
+pub const GAUGE_SITES: usize = 2_000;
+/// How often expired leases are reclaimed and the gauges refreshed.
+pub const REAP_EVERY: Duration = Duration::from_secs(1);
+/// How long the aggregator sleeps when there were no events.
+pub const AGGREGATE_IDLE: Duration = Duration::from_millis(100);
+/// How long the aggregator waits after a failure before trying again.
+pub const AGGREGATE_RETRY: Duration = Duration::from_secs(1);
+
+/// What can go wrong in the engine, by what failed (the binary maps these to exit statuses and
+/// the server to HTTP statuses).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The request is wrong (a bad start URL, an option out of range).
+    #[error("{0}")]
+    BadRequest(String),
+    /// No such audit.
+    #[error("no audit {0}")]
+    NotFound(AuditId),
+    /// The audit database failed.
+    #[error(transparent)]
+    Store(#[from] DbError),
+    /// The frontier (Redis, or the embedded one) failed.
+    #[error(transparent)]
+    Frontier(#[from] FrontierError),
+    /// The blocking task that owns the database writer panicked or was cancelled.
+    #[error("the database writer task failed: {0}")]
+    Writer(#[from] tokio::task::JoinError),
+    /// The HTTP fetcher could not be built (for the in-process workers of `shoal audit`).
+    #[error("cannot start the fetcher: {0}")]
+    Fetcher(String),
+}
+
+/// Told about what the engine applies, for a progress display. Both methods default to nothing.
+pub trait Observer: Send + Sync + std::fmt::Debug + 'static {
+    /// A batch of events was committed to the database.
+    fn applied(&self, _events: &[Event]) {}
+    /// A running site has `waiting` tasks queued or leased in the frontier now.
+    fn queue(&self, _site: SiteId, _waiting: u64) {}
+    /// The run is over (the display can draw its last state).
+    fn finish(&self) {}
+}
+
+/// The coordinator role: one per process, shared by the loops of [`Coordinator::run`] and by the
+/// server's handlers.
+#[derive(Debug)]
+pub struct Coordinator<F> {
+    db: Arc<Mutex<AuditDb>>,
+    frontier: Arc<F>,
+    defaults: CrawlConfig,
+    /// How audits record where they ran (`"embedded"` or `"distributed"`).
+    mode: &'static str,
+    /// Sites not yet done, per running audit.
+    open: Mutex<HashMap<AuditId, HashSet<SiteId>>>,
+    /// Wakes [`Coordinator::finished`] whenever an audit leaves `open`.
+    changed: tokio::sync::Notify,
+    observer: OnceLock<Arc<dyn Observer>>,
+}
+
+fn view(a: &AuditSummary, sites: &[SiteSummary]) -> AuditView {
+    AuditView {
+        id: a.id.0,
+        status: a.status.as_str().to_owned(),
+        created_at_ms: a.created_at.0,
+        finished_at_ms: a.finished_at.map(|t| t.0),
+        sites_total: a.sites,
+        sites_done: sites.iter().filter(|s| s.status.as_str() == "done").count() as u64,
+        pages: a.pages,
+        findings: a.findings,
+        sites: Vec::new(),
+    }
+}
+
+impl<F: Frontier> Coordinator<F> {
+    /// Opens the engine over a database and a frontier, remembering the audits still running in
+    /// the database (after a restart they resume).
+    ///
+    /// # Errors
+    /// The database cannot be read.
+    pub fn new(
+        db: AuditDb,
+        frontier: Arc<F>,
+        defaults: CrawlConfig,
+        mode: &'static str,
+    ) -> Result<Coordinator<F>, EngineError> {
+        let mut open = HashMap::new();
+        for a in db.audits()? {
+            if a.status == AuditStatus::Running {
+                let pending: HashSet<SiteId> =
+                    db.site_counts(a.id)?.into_iter().filter(|s| s.status.as_str() != "done").map(|s| s.id).collect();
+                open.insert(a.id, pending);
+            }
+        }
+        Ok(Coordinator {
+            db: Arc::new(Mutex::new(db)),
+            frontier,
+            defaults,
+            mode,
+            open: Mutex::new(open),
+            changed: tokio::sync::Notify::new(),
+            observer: OnceLock::new(),
+        })
+    }
+
+    /// Sets the one observer (a second call is ignored).
+    pub fn observe(&self, observer: Arc<dyn Observer>) {
+        let _ = self.observer.set(observer);
+    }
+
+    /// The observer, if one was set.
+    #[must_use]
+    pub fn observer(&self) -> Option<&Arc<dyn Observer>> {
+        self.observer.get()
+    }
+
+    /// The audit database, for readers (reports, the dashboard).
+    #[must_use]
+    pub fn db(&self) -> &Arc<Mutex<AuditDb>> {
+        &self.db
+    }
+
+    /// The frontier.
+    #[must_use]
+    pub fn frontier(&self) -> &Arc<F> {
+        &self.frontier
+    }
+
+    /// The default crawl settings.
+    #[must_use]
+    pub fn defaults(&self) -> &CrawlConfig {
+        &self.defaults
+    }
+
+    /// Runs `f` on the database writer in a blocking task.
+    async fn write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut AuditDb) -> Result<T, DbError> + Send + 'static,
+    ) -> Result<T, EngineError> {
+        let db = Arc::clone(&self.db);
+        Ok(tokio::task::spawn_blocking(move || f(&mut lock(&db))).await??)
+    }
+
+    /// Settles what a crash can leave half done, at start: an audit whose sites were all done
+    /// but which was not yet marked done (the coordinator died between acknowledging the last
+    /// site's event and writing the audit), and sites recorded in the database but never seeded
+    /// into the frontier (it died during a submit). Seeding is idempotent: a site already in the
+    /// frontier is left as it is.
+    ///
+    /// # Errors
+    /// The database or the frontier failed.
+    pub async fn recover(&self) -> Result<(), EngineError> {
+        let running: Vec<(AuditId, HashSet<SiteId>)> =
+            lock_open(&self.open).iter().map(|(a, s)| (*a, s.clone())).collect();
+        for (audit, pending) in running {
+            if pending.is_empty() {
+                self.write(move |db| {
+                    db.finish_audit(audit, AuditStatus::Done, UnixMs::from(std::time::SystemTime::now()))
+                })
+                .await?;
+                lock_open(&self.open).remove(&audit);
+                self.changed.notify_waiters();
+                tracing::info!(audit = %audit, "audit done (found finished at start)");
+                continue;
+            }
+            let (options, sites) = {
+                let db = lock(&self.db);
+                let options = db.audit(audit)?.map(|a| a.options_json).unwrap_or_default();
+                (options, db.site_counts(audit)?)
+            };
+            let limits: SiteLimits = serde_json::from_str::<serde_json::Value>(&options)
+                .ok()
+                .and_then(|v| serde_json::from_value(v.get("limits")?.clone()).ok())
+                .unwrap_or(self.defaults.limits);
+            let mut config = self.defaults.clone();
+            config.limits = limits;
+            for site in sites.iter().filter(|s| pending.contains(&s.id)) {
+                if self.frontier.progress(site.id).await?.is_some() {
+                    continue;
+                }
+                let Ok(start) = NormalizedUrl::parse(&site.start_url) else { continue };
+                match self.frontier.seed(site_seed(audit, site.id, &start, &config)).await {
+                    Ok(()) => {
+                        tracing::warn!(audit = %audit, site = %site.id, "seeded a site a crash had left unseeded")
+                    }
+                    Err(FrontierError::AlreadySeeded(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The limits of an audit: the defaults, narrowed by the request's options.
+    fn limits(&self, o: &AuditOptions) -> Result<SiteLimits, EngineError> {
+        let d = self.defaults.limits;
+        let pace = PaceLimits::new(
+            o.in_flight.unwrap_or(d.pace.max_in_flight()),
+            o.gap_ms.map_or(d.pace.gap(), Duration::from_millis),
+        )
+        .map_err(|e| EngineError::BadRequest(e.to_string()))?;
+        let limits = SiteLimits {
+            max_pages: o.max_pages.unwrap_or(d.max_pages),
+            max_depth: o.max_depth.unwrap_or(d.max_depth),
+            max_resources: o.max_resources.unwrap_or(d.max_resources),
+            pace,
+            follow_nofollow: o.follow_nofollow.unwrap_or(d.follow_nofollow),
+        };
+        if limits.max_pages == 0 {
+            return Err(EngineError::BadRequest("max_pages must be at least 1".into()));
+        }
+        Ok(limits)
+    }
+
+    /// Checks a client's request and starts the audit it asks for.
+    ///
+    /// # Errors
+    /// [`EngineError::BadRequest`] for bad URLs or options; store or frontier failures.
+    pub async fn submit(&self, req: SubmitRequest) -> Result<AuditId, EngineError> {
+        if req.urls.len() > MAX_SITES_PER_AUDIT {
+            return Err(EngineError::BadRequest(format!("more than {MAX_SITES_PER_AUDIT} sites")));
+        }
+        let mut list = StartList::default();
+        for u in &req.urls {
+            list.push(u).map_err(|e| EngineError::BadRequest(e.to_string()))?;
+        }
+        if list.is_empty() {
+            return Err(EngineError::BadRequest("no start URL: give at least one".into()));
+        }
+        let limits = self.limits(&req.options)?;
+        Ok(self.start(list.into_urls(), limits).await?.0)
+    }
+
+    /// Records an audit of `starts` (one site each) and seeds its sites into the frontier.
+    /// Returns the audit and its sites, in the order of `starts`.
+    ///
+    /// # Errors
+    /// Store or frontier failures.
+    pub async fn start(
+        &self,
+        starts: Vec<NormalizedUrl>,
+        limits: SiteLimits,
+    ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
+        let mut config = self.defaults.clone();
+        config.limits = limits;
+        let options = serde_json::json!({
+            "starts": starts.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "limits": limits,
+            "user_agent": config.fetch.user_agent,
+            "robots_token": config.crawl.token.as_str(),
+            "mode": self.mode,
+        });
+        let (audit, sites) = self
+            .write(move |db| {
+                let audit = db.create_audit(&options.to_string(), UnixMs::from(std::time::SystemTime::now()))?;
+                let mut sites = Vec::with_capacity(starts.len());
+                for s in starts {
+                    sites.push((db.add_site(audit, s.as_str())?, s));
+                }
+                Ok((audit, sites))
+            })
+            .await?;
+        lock_open(&self.open).insert(audit, sites.iter().map(|(s, _)| *s).collect());
+        for (site, start) in &sites {
+            self.frontier.seed(site_seed(audit, *site, start, &config)).await?;
+        }
+        tracing::info!(audit = %audit, sites = sites.len(), mode = self.mode, "audit started");
+        Ok((audit, sites))
+    }
+
+    /// Every audit, oldest first.
+    ///
+    /// # Errors
+    /// The database failed.
+    pub async fn list(&self) -> Result<Vec<AuditView>, EngineError> {
+        self.write(|db| {
+            let mut out = Vec::new();
+            for a in db.audits()? {
+                let sites = db.site_counts(a.id)?;
+                out.push(view(&a, &sites));
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    /// One audit with per-site progress.
+    ///
+    /// # Errors
+    /// [`EngineError::NotFound`], or the database or frontier failed.
+    pub async fn status(&self, audit: AuditId) -> Result<AuditView, EngineError> {
+        let (a, sites) = self
+            .write(move |db| {
+                let a = db.audit(audit)?;
+                let sites = match &a {
+                    Some(_) => db.site_counts(audit)?,
+                    None => Vec::new(),
+                };
+                Ok((a, sites))
+            })
+            .await?;
+        let a = a.ok_or(EngineError::NotFound(audit))?;
+        let mut v = view(&a, &sites);
+        for s in &sites {
+            let p = if s.status.as_str() == "done" {
+                SiteProgress::default()
+            } else {
+                self.frontier.progress(s.id).await?.unwrap_or_default()
+            };
+            v.sites.push(SiteView {
+                id: s.id.0,
+                start_url: s.start_url.clone(),
+                status: s.status.as_str().to_owned(),
+                pages: s.pages,
+                urls: s.urls,
+                findings: s.findings,
+                queued: p.queued,
+                leased: p.leased,
+            });
+        }
+        Ok(v)
+    }
+
+    /// Cancels an audit: its queues are dropped, fetches in flight finish (their results are still
+    /// stored), and it ends `cancelled`.
+    ///
+    /// # Errors
+    /// [`EngineError::NotFound`], or the database or frontier failed.
+    pub async fn cancel(&self, audit: AuditId) -> Result<AuditView, EngineError> {
+        let v = self.status(audit).await?;
+        if v.status == "running" {
+            self.frontier.cancel(audit).await?;
+            self.write(move |db| {
+                db.finish_audit(audit, AuditStatus::Cancelled, UnixMs::from(std::time::SystemTime::now()))
+            })
+            .await?;
+            lock_open(&self.open).remove(&audit);
+            self.changed.notify_waiters();
+            tracing::info!(audit = %audit, "audit cancelled");
+        }
+        self.status(audit).await
+    }
+
+    /// Whether `audit` has left the running set (done or cancelled).
+    #[must_use]
+    pub fn is_finished(&self, audit: AuditId) -> bool {
+        !lock_open(&self.open).contains_key(&audit)
+    }
+
+    /// Waits until `audit` is no longer running.
+    pub async fn finished(&self, audit: AuditId) {
+        loop {
+            let notified = self.changed.notified();
+            if self.is_finished(audit) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// One aggregation step: reads a batch of events, commits it, acknowledges it (an event is
+    /// acknowledged only after its commit, so a crash in between replays it), and marks done the
+    /// audits whose sites are all done. Returns how many events were applied.
+    ///
+    /// # Errors
+    /// The database or the frontier failed; nothing was acknowledged that was not committed.
+    pub async fn aggregate(&self) -> Result<usize, EngineError> {
+        let batch = self.frontier.read_events(EVENT_BATCH).await?;
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        let (ids, events): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+        let events = self.write(move |db| db.apply(&events).map(|()| events)).await?;
+        self.frontier.ack_events(&ids).await?;
+        count_events(&events);
+        if let Some(o) = self.observer.get() {
+            o.applied(&events);
+        }
+        let mut finished = Vec::new();
+        {
+            let mut open = lock_open(&self.open);
+            for e in &events {
+                if let Event::SiteDone { audit, site } = e
+                    && let Some(pending) = open.get_mut(audit)
+                {
+                    pending.remove(site);
+                    if pending.is_empty() {
+                        finished.push(*audit);
+                    }
+                }
+            }
+        }
+        for audit in finished {
+            self.write(move |db| db.finish_audit(audit, AuditStatus::Done, UnixMs::from(std::time::SystemTime::now())))
+                .await?;
+            lock_open(&self.open).remove(&audit);
+            self.changed.notify_waiters();
+            tracing::info!(audit = %audit, "audit done");
+            if let Err(e) = self.frontier.forget(audit).await {
+                tracing::warn!(audit = %audit, error = %e, "could not drop the finished audit's records from the frontier");
+            }
+        }
+        Ok(events.len())
+    }
+
+    /// Applies every event the frontier still holds (after the workers stopped).
+    ///
+    /// # Errors
+    /// As [`Coordinator::aggregate`].
+    pub async fn drain(&self) -> Result<(), EngineError> {
+        while self.aggregate().await? > 0 {}
+        Ok(())
+    }
+
+    /// Marks a running audit ended with `status` (used when `shoal audit` is interrupted, after
+    /// [`Coordinator::drain`] stored what was fetched).
+    ///
+    /// # Errors
+    /// The database failed.
+    pub async fn end(&self, audit: AuditId, status: AuditStatus) -> Result<(), EngineError> {
+        self.write(move |db| db.finish_audit(audit, status, UnixMs::from(std::time::SystemTime::now()))).await?;
+        lock_open(&self.open).remove(&audit);
+        self.changed.notify_waiters();
+        Ok(())
+    }
+
+    /// Reclaims expired leases.
+    ///
+    /// # Errors
+    /// The frontier failed.
+    pub async fn reap(&self) -> Result<usize, EngineError> {
+        let n = self.frontier.reap(UnixMs::from(std::time::SystemTime::now())).await?;
+        shoal_metrics::metrics().leases_reclaimed.inc_by(n as u64);
+        Ok(n)
+    }
+
+    /// Updates the gauges: running audits and sites, and the frontier's queued and leased tasks
+    /// summed over the running sites (the first [`GAUGE_SITES`] of them, to bound the cost).
+    ///
+    /// # Errors
+    /// The frontier failed.
+    pub async fn update_gauges(&self) -> Result<(), EngineError> {
+        let sites: Vec<SiteId> = {
+            let open = lock_open(&self.open);
+            let m = shoal_metrics::metrics();
+            m.audits_running.set(i64::try_from(open.len()).unwrap_or(i64::MAX));
+            let all: usize = open.values().map(HashSet::len).sum();
+            m.sites_running.set(i64::try_from(all).unwrap_or(i64::MAX));
+            open.values().flat_map(|s| s.iter().copied()).take(GAUGE_SITES).collect()
+        };
+        let (mut queued, mut leased) = (0u64, 0u64);
+        for site in sites {
+            if let Some(p) = self.frontier.progress(site).await? {
+                queued += p.queued;
+                leased += p.leased;
+                if let Some(o) = self.observer.get() {
+                    o.queue(site, p.queued + p.leased);
+                }
+            }
+        }
+        let m = shoal_metrics::metrics();
+        m.queue_depth.set(i64::try_from(queued).unwrap_or(i64::MAX));
+        m.leased.set(i64::try_from(leased).unwrap_or(i64::MAX));
+        Ok(())
+    }
+
+    /// Runs the engine's loops (aggregation; lease reaping and gauges) until `shutdown`. Failures
+    /// are logged and retried: a database or Redis outage pauses the work, it does not end it.
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+        let mut tasks = JoinSet::new();
+        let me = Arc::clone(&self);
+        let stop = shutdown.clone();
+        tasks.spawn(async move { me.aggregate_loop(stop).await });
+        let me = Arc::clone(&self);
+        let stop = shutdown.clone();
+        tasks.spawn(async move { me.reap_loop(stop).await });
+        while let Some(r) = tasks.join_next().await {
+            if let Err(e) = r {
+                tracing::error!(error = %e, "a coordinator loop failed");
+                shutdown.cancel();
+            }
+        }
+        let m = shoal_metrics::metrics();
+        m.audits_running.set(0);
+        m.sites_running.set(0);
+    }
+
+    async fn aggregate_loop(&self, stop: CancellationToken) {
+        loop {
+            let pause = match self.aggregate().await {
+                Ok(0) => AGGREGATE_IDLE,
+                Ok(_) if stop.is_cancelled() => return,
+                Ok(_) => continue,
+                Err(e) => {
+                    tracing::error!(error = %e, "aggregation failed; retrying in 1 s");
+                    AGGREGATE_RETRY
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(pause) => {}
+                () = stop.cancelled() => return,
+            }
+        }
+    }
+
+    async fn reap_loop(&self, stop: CancellationToken) {
+        let mut tick = tokio::time::interval(REAP_EVERY);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {
+                    match self.reap().await {
+                        Ok(0) => {}
+                        Ok(n) => tracing::warn!(leases = n, "reclaimed expired leases"),
+                        Err(e) => tracing::error!(error = %e, "reaping leases failed"),
+                    }
+                    if let Err(e) = self.update_gauges().await {
+                        tracing::warn!(error = %e, "updating gauges failed");
+                    }
+                }
+                () = stop.cancelled() => return,
+            }
+        }
+    }
+}
+
+/// Counts applied events into the metrics.
+fn count_events(events: &[Event]) {
+    let m = shoal_metrics::metrics();
+    for e in events {
+        match e {
+            Event::Page(_) => {
+                m.pages_stored.inc();
+            }
+            Event::Finding(f) => {
+                m.findings.get_or_create(&shoal_metrics::SeverityLabels { severity: f.severity().as_str() }).inc();
+            }
+            Event::SiteDone { .. } => {
+                m.sites_done.inc();
+            }
+        }
+    }
+}
+
+fn lock_open(
+    m: &Mutex<HashMap<AuditId, HashSet<SiteId>>>,
+) -> std::sync::MutexGuard<'_, HashMap<AuditId, HashSet<SiteId>>> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,38 @@
+//! What an audit queues for a site before anything is fetched.
+
+use crate::config::CrawlConfig;
+use shoal_shared::frontier::SiteSeed;
+use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::task::{FoundVia, ProbeKind, Task, TaskKind};
+use shoal_shared::url::NormalizedUrl;
+
+/// The seed of one site: the start page, then the standard probes (SPEC §2: `/llms.txt`,
+/// `/.well-known/security.txt`, one random never-existing path, and for an https start the
+/// `http://` form of the start page), all behind the robots.txt of its hosts.
+#[must_use]
+pub fn site_seed(audit: AuditId, site: SiteId, start: &NormalizedUrl, config: &CrawlConfig) -> SiteSeed {
+    let mut initial = vec![Task::new(audit, site, start.clone(), TaskKind::Page, 0, FoundVia::Start)];
+    // Random enough that no site has it, stable for one site so a replayed seed is the same.
+    let token = xxhash_rust::xxh3::xxh3_64(format!("{audit}/{site}/{start}").as_bytes());
+    let probes = vec![
+        (ProbeKind::LlmsTxt, "/llms.txt".to_owned()),
+        (ProbeKind::SecurityTxt, "/.well-known/security.txt".to_owned()),
+        (ProbeKind::Soft404, format!("/shoal-soft-404-check-{token:016x}")),
+    ];
+    let mut http_form = None;
+    if start.as_url().scheme() == "https" {
+        let mut u = start.as_url().clone();
+        if u.set_scheme("http").is_ok() {
+            http_form = NormalizedUrl::from_url(u).ok();
+        }
+    }
+    for (kind, path) in probes {
+        if let Ok(u) = NormalizedUrl::join(start.as_url(), &path) {
+            initial.push(Task::new(audit, site, u, TaskKind::Probe(kind), 0, FoundVia::Standard));
+        }
+    }
+    if let Some(u) = http_form {
+        initial.push(Task::new(audit, site, u, TaskKind::Probe(ProbeKind::HttpsRedirect), 0, FoundVia::Standard));
+    }
+    SiteSeed { audit, site, start: start.clone(), limits: config.limits, initial }
+}

@@ -1,0 +1,170 @@
+//! CSV reports: `pages.csv`, `links.csv`, `findings.csv`, one row per stored row, streamed.
+
+use super::{ReportError, rfc3339};
+use shoal_shared::ids::AuditId;
+use shoal_store::AuditDb;
+use std::borrow::Cow;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// The files [`write_csv`] writes, in order.
+pub const CSV_FILES: [&str; 3] = ["pages.csv", "links.csv", "findings.csv"];
+
+const PAGES_HEADER: &[&str] = &[
+    "site_id",
+    "url",
+    "final_url",
+    "kind",
+    "status",
+    "error",
+    "redirect_to",
+    "depth",
+    "found_via",
+    "found_from",
+    "content_type",
+    "bytes",
+    "response_ms",
+    "fetched_at",
+    "title",
+    "meta_description",
+    "h1",
+    "h1_count",
+    "canonical",
+    "meta_robots",
+    "x_robots_tag",
+];
+
+const LINKS_HEADER: &[&str] = &["site_id", "from_url", "to_url", "kind", "nofollow", "internal", "text"];
+
+const FINDINGS_HEADER: &[&str] = &["site_id", "code", "severity", "family", "url", "detail", "related", "message"];
+
+/// Separates the values of list columns (h1s, robots directives, related URLs) within one cell.
+const LIST_SEPARATOR: &str = " | ";
+
+/// Defuses a cell a spreadsheet would evaluate as a formula (`=`, `+`, `-`, `@`, tab, CR at the
+/// start) by prefixing `'`, the OWASP advice for CSV injection. Crawled titles and link texts are
+/// written by strangers; opening the report must not run them.
+fn cell(s: &str) -> Cow<'_, str> {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { Cow::Owned(format!("'{s}")) } else { Cow::Borrowed(s) }
+}
+
+fn opt(s: Option<&str>) -> Cow<'_, str> {
+    s.map_or(Cow::Borrowed(""), cell)
+}
+
+fn list(items: &[String]) -> String {
+    cell(&items.join(LIST_SEPARATOR)).into_owned()
+}
+
+/// One CSV file being written, remembering its path for error messages.
+struct Sheet {
+    path: PathBuf,
+    w: csv::Writer<File>,
+}
+
+impl Sheet {
+    fn create(dir: &Path, name: &str, header: &[&str]) -> Result<Sheet, ReportError> {
+        let path = dir.join(name);
+        let w = csv::Writer::from_path(&path).map_err(|source| ReportError::Csv { path: path.clone(), source })?;
+        let mut sheet = Sheet { path, w };
+        let header: Vec<Cow<'_, str>> = header.iter().map(|h| Cow::Borrowed(*h)).collect();
+        sheet.row(&header)?;
+        Ok(sheet)
+    }
+
+    fn row(&mut self, cells: &[Cow<'_, str>]) -> Result<(), ReportError> {
+        self.w
+            .write_record(cells.iter().map(|c| c.as_bytes()))
+            .map_err(|source| ReportError::Csv { path: self.path.clone(), source })
+    }
+
+    fn finish(mut self) -> Result<PathBuf, ReportError> {
+        self.w.flush().map_err(|source| ReportError::File { path: self.path.clone(), source })?;
+        Ok(self.path)
+    }
+}
+
+/// Writes `pages.csv`, `links.csv` and `findings.csv` for one audit into `dir` (created if
+/// missing, files replaced), streaming row by row. Every file has a header row and a `site_id`
+/// column; list values are joined with `" | "`; empty cells mean "none". Returns the paths written.
+///
+/// # Errors
+/// [`ReportError::UnknownAudit`], [`ReportError::Db`] on a read failure, [`ReportError::File`] /
+/// [`ReportError::Csv`] naming the file that could not be written.
+pub fn write_csv(db: &AuditDb, audit: AuditId, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    if db.audit(audit)?.is_none() {
+        return Err(ReportError::UnknownAudit { audit });
+    }
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::File { path: dir.to_owned(), source })?;
+    let sites = db.site_counts(audit)?;
+
+    let mut pages = Sheet::create(dir, CSV_FILES[0], PAGES_HEADER)?;
+    for site in &sites {
+        let id = site.id.0.to_string();
+        db.for_each_page(site.id, |p| -> Result<(), ReportError> {
+            let final_url =
+                if p.is_redirect() { db.final_url(site.id, &p.url)?.unwrap_or_default() } else { p.url.clone() };
+            pages.row(&[
+                Cow::Borrowed(id.as_str()),
+                cell(&p.url),
+                cell(&final_url),
+                cell(&p.kind),
+                Cow::Owned(p.status.map(|s| s.to_string()).unwrap_or_default()),
+                opt(p.error.as_deref()),
+                opt(p.redirect_to.as_deref()),
+                Cow::Owned(p.depth.to_string()),
+                cell(&p.found_via),
+                opt(p.found_from.as_deref()),
+                opt(p.content_type.as_deref()),
+                Cow::Owned(p.bytes.to_string()),
+                Cow::Owned(p.response_ms.to_string()),
+                Cow::Owned(rfc3339(p.fetched_at)),
+                opt(p.title.as_deref()),
+                opt(p.meta_description.as_deref()),
+                Cow::Owned(list(&p.h1)),
+                Cow::Owned(p.h1.len().to_string()),
+                opt(p.canonical.as_deref()),
+                Cow::Owned(list(&p.meta_robots)),
+                Cow::Owned(list(&p.x_robots_tag)),
+            ])
+        })?;
+    }
+    let mut written = vec![pages.finish()?];
+
+    let mut links = Sheet::create(dir, CSV_FILES[1], LINKS_HEADER)?;
+    for site in &sites {
+        let id = site.id.0.to_string();
+        db.for_each_link(site.id, |l| -> Result<(), ReportError> {
+            links.row(&[
+                Cow::Borrowed(id.as_str()),
+                cell(&l.from_url),
+                cell(&l.to_url),
+                cell(&l.kind),
+                Cow::Borrowed(if l.nofollow { "true" } else { "false" }),
+                Cow::Borrowed(if l.internal { "true" } else { "false" }),
+                opt(l.text.as_deref()),
+            ])
+        })?;
+    }
+    written.push(links.finish()?);
+
+    let mut findings = Sheet::create(dir, CSV_FILES[2], FINDINGS_HEADER)?;
+    for site in &sites {
+        let id = site.id.0.to_string();
+        db.for_each_finding(site.id, |f| -> Result<(), ReportError> {
+            let code = f.known_code();
+            findings.row(&[
+                Cow::Borrowed(id.as_str()),
+                cell(&f.code),
+                cell(&f.severity),
+                Cow::Borrowed(code.map_or("", |c| c.family())),
+                cell(&f.url),
+                cell(&f.detail),
+                Cow::Owned(list(&f.related)),
+                Cow::Borrowed(code.map_or("", |c| c.message())),
+            ])
+        })?;
+    }
+    written.push(findings.finish()?);
+    Ok(written)
+}

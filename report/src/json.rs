@@ -1,0 +1,283 @@
+//! The JSON report, `shoal.report/v1`, written element by element.
+
+use super::{ReportError, generator, rfc3339};
+use serde::Serialize;
+use shoal_shared::ids::AuditId;
+use shoal_shared::time::UnixMs;
+use shoal_store::{AuditDb, FindingRow, LinkRow, PageRow, SiteStats, SiteSummary};
+use std::collections::BTreeMap;
+use std::io::{BufWriter, Write};
+
+/// The `schema` value of every v1 document. Within v1 fields may be added, never removed or renamed.
+pub const SCHEMA: &str = "shoal.report/v1";
+
+#[derive(Serialize)]
+struct AuditJson<'a> {
+    id: u64,
+    created_at: String,
+    created_at_ms: u64,
+    finished_at: Option<String>,
+    finished_at_ms: Option<u64>,
+    status: &'a str,
+    options: serde_json::Value,
+}
+
+#[derive(Serialize)]
+struct StatusClassesJson {
+    #[serde(rename = "2xx")]
+    s2xx: u64,
+    #[serde(rename = "3xx")]
+    s3xx: u64,
+    #[serde(rename = "4xx")]
+    s4xx: u64,
+    #[serde(rename = "5xx")]
+    s5xx: u64,
+    other: u64,
+    failed: u64,
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    pages: u64,
+    errors: u64,
+    warnings: u64,
+    notices: u64,
+    status_classes: StatusClassesJson,
+    kinds: &'a BTreeMap<String, u64>,
+}
+
+impl<'a> SummaryJson<'a> {
+    fn of(stats: &'a SiteStats) -> SummaryJson<'a> {
+        let c = &stats.status_classes;
+        SummaryJson {
+            pages: stats.urls,
+            errors: stats.severities.errors,
+            warnings: stats.severities.warnings,
+            notices: stats.severities.notices,
+            status_classes: StatusClassesJson {
+                s2xx: c.s2xx,
+                s3xx: c.s3xx,
+                s4xx: c.s4xx,
+                s5xx: c.s5xx,
+                other: c.other,
+                failed: c.failed,
+            },
+            kinds: &stats.kinds,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct PairJson<'a> {
+    lang: &'a str,
+    url: &'a str,
+}
+
+#[derive(Serialize)]
+struct HeaderJson<'a> {
+    name: &'a str,
+    value: &'a str,
+}
+
+#[derive(Serialize)]
+struct LinkJson<'a> {
+    url: &'a str,
+    kind: &'a str,
+    nofollow: bool,
+    internal: bool,
+    text: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct PageJson<'a> {
+    url: &'a str,
+    final_url: Option<String>,
+    status: Option<u16>,
+    error: Option<&'a str>,
+    depth: u16,
+    found_via: &'a str,
+    found_from: Option<&'a str>,
+    kind: &'a str,
+    content_type: Option<&'a str>,
+    title: Option<&'a str>,
+    meta_description: Option<&'a str>,
+    h1: &'a [String],
+    canonical: Option<&'a str>,
+    meta_robots: &'a [String],
+    response_ms: u64,
+    bytes: u64,
+    redirect_to: Option<&'a str>,
+    x_robots_tag: &'a [String],
+    hreflang: Vec<PairJson<'a>>,
+    headers: Vec<HeaderJson<'a>>,
+    fetched_at: String,
+    fetched_at_ms: u64,
+    links: Vec<LinkJson<'a>>,
+}
+
+impl<'a> PageJson<'a> {
+    fn of(p: &'a PageRow, final_url: Option<String>, links: &'a [LinkRow]) -> PageJson<'a> {
+        PageJson {
+            url: &p.url,
+            final_url,
+            status: p.status,
+            error: p.error.as_deref(),
+            depth: p.depth,
+            found_via: &p.found_via,
+            found_from: p.found_from.as_deref(),
+            kind: &p.kind,
+            content_type: p.content_type.as_deref(),
+            title: p.title.as_deref(),
+            meta_description: p.meta_description.as_deref(),
+            h1: &p.h1,
+            canonical: p.canonical.as_deref(),
+            meta_robots: &p.meta_robots,
+            response_ms: p.response_ms,
+            bytes: p.bytes,
+            redirect_to: p.redirect_to.as_deref(),
+            x_robots_tag: &p.x_robots_tag,
+            hreflang: p.hreflang.iter().map(|(lang, url)| PairJson { lang, url }).collect(),
+            headers: p.headers.iter().map(|(name, value)| HeaderJson { name, value }).collect(),
+            fetched_at: rfc3339(p.fetched_at),
+            fetched_at_ms: p.fetched_at.0,
+            links: links
+                .iter()
+                .map(|l| LinkJson {
+                    url: &l.to_url,
+                    kind: &l.kind,
+                    nofollow: l.nofollow,
+                    internal: l.internal,
+                    text: l.text.as_deref(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One finding as the JSON reports write it (the audit report and the comparison share it).
+#[derive(Serialize)]
+pub(super) struct FindingJson<'a> {
+    code: &'a str,
+    severity: &'a str,
+    family: Option<&'static str>,
+    message: Option<&'static str>,
+    url: &'a str,
+    detail: &'a str,
+    related: &'a [String],
+}
+
+impl<'a> FindingJson<'a> {
+    pub(super) fn of(f: &'a FindingRow) -> FindingJson<'a> {
+        let code = f.known_code();
+        FindingJson {
+            code: &f.code,
+            severity: &f.severity,
+            family: code.map(|c| c.family()),
+            message: code.map(|c| c.message()),
+            url: &f.url,
+            detail: &f.detail,
+            related: &f.related,
+        }
+    }
+}
+
+/// Writes one JSON value.
+pub(super) fn value<W: Write, T: Serialize + ?Sized>(w: &mut W, v: &T) -> Result<(), ReportError> {
+    serde_json::to_writer(w, v).map_err(|e| ReportError::Write { source: e.into() })
+}
+
+/// Writes `"key":` (preceded by a comma unless it is the object's first key).
+pub(super) fn key<W: Write>(w: &mut W, first: bool, name: &str) -> Result<(), ReportError> {
+    if !first {
+        w.write_all(b",")?;
+    }
+    value(w, name)?;
+    w.write_all(b":")?;
+    Ok(())
+}
+
+fn ms_pair(t: Option<UnixMs>) -> (Option<String>, Option<u64>) {
+    (t.map(rfc3339), t.map(|t| t.0))
+}
+
+/// Writes the `shoal.report/v1` document for one audit to `out`, streaming: one page row (with its
+/// links) and one finding in memory at a time. The output is compact JSON followed by a newline.
+///
+/// # Errors
+/// [`ReportError::UnknownAudit`], [`ReportError::Db`] on a read failure, [`ReportError::Write`] if
+/// `out` fails. On error `out` holds an incomplete document.
+pub fn write_json(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<(), ReportError> {
+    let summary = db.audit(audit)?.ok_or(ReportError::UnknownAudit { audit })?;
+    let mut w = BufWriter::new(out);
+    let (finished_at, finished_at_ms) = ms_pair(summary.finished_at);
+    let head = AuditJson {
+        id: summary.id.0,
+        created_at: rfc3339(summary.created_at),
+        created_at_ms: summary.created_at.0,
+        finished_at,
+        finished_at_ms,
+        status: summary.status.as_str(),
+        options: serde_json::from_str(&summary.options_json).unwrap_or(serde_json::Value::Null),
+    };
+    w.write_all(b"{")?;
+    key(&mut w, true, "schema")?;
+    value(&mut w, SCHEMA)?;
+    key(&mut w, false, "generator")?;
+    value(&mut w, &generator())?;
+    key(&mut w, false, "audit")?;
+    value(&mut w, &head)?;
+    key(&mut w, false, "sites")?;
+    w.write_all(b"[")?;
+    for (i, site) in db.site_counts(audit)?.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        write_site(db, site, &mut w)?;
+    }
+    w.write_all(b"]}\n")?;
+    w.flush()?;
+    Ok(())
+}
+
+fn write_site<W: Write>(db: &AuditDb, site: &SiteSummary, w: &mut W) -> Result<(), ReportError> {
+    let stats = db.site_stats(site.id)?;
+    let (done_at, done_at_ms) = ms_pair(site.done_at);
+    w.write_all(b"{")?;
+    key(w, true, "id")?;
+    value(w, &site.id.0)?;
+    key(w, false, "start_url")?;
+    value(w, &site.start_url)?;
+    key(w, false, "status")?;
+    value(w, site.status.as_str())?;
+    key(w, false, "done_at")?;
+    value(w, &done_at)?;
+    key(w, false, "done_at_ms")?;
+    value(w, &done_at_ms)?;
+    key(w, false, "summary")?;
+    value(w, &SummaryJson::of(&stats))?;
+
+    key(w, false, "pages")?;
+    w.write_all(b"[")?;
+    let mut first = true;
+    db.for_each_page(site.id, |page| -> Result<(), ReportError> {
+        let final_url = if page.is_redirect() { db.final_url(site.id, &page.url)? } else { Some(page.url.clone()) };
+        let links = db.links_from(site.id, &page.url)?;
+        if !std::mem::take(&mut first) {
+            w.write_all(b",")?;
+        }
+        value(w, &PageJson::of(&page, final_url, &links))
+    })?;
+    w.write_all(b"]")?;
+
+    key(w, false, "findings")?;
+    w.write_all(b"[")?;
+    let mut first = true;
+    db.for_each_finding(site.id, |f| -> Result<(), ReportError> {
+        if !std::mem::take(&mut first) {
+            w.write_all(b",")?;
+        }
+        value(w, &FindingJson::of(&f))
+    })?;
+    w.write_all(b"]}")?;
+    Ok(())
+}

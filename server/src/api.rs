@@ -1,0 +1,136 @@
+//! The coordinator's HTTP API (JSON), behind a bearer token.
+//!
+//! | method | path | what |
+//! |---|---|---|
+//! | GET | `/healthz` | liveness, no token needed |
+//! | GET | `/metrics` | Prometheus metrics (OpenMetrics text), no token needed |
+//! | POST | `/v1/audits` | submit `{"urls": [...], "options": {...}}` → 201 `{"id": N}` |
+//! | GET | `/v1/audits` | every audit with totals |
+//! | GET | `/v1/audits/{id}` | one audit with per-site progress |
+//! | POST | `/v1/audits/{id}/cancel` | cancel; answers the audit's state |
+//! | GET | `/v1/audits/{id}/report?format=json` | the JSON report (docs/report-json.md) |
+//! | GET, POST | `/`, `/ui/...` | the web dashboard ([`crate::dashboard`], docs/dashboard.md) |
+
+use crate::ServerError;
+use crate::auth::bearer_ok;
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use shoal_coordinator::Coordinator;
+use shoal_shared::frontier::Frontier;
+use shoal_shared::ids::AuditId;
+use shoal_shared::wire::SubmitRequest;
+use std::sync::Arc;
+
+/// Request bodies larger than this are refused (a submit of 100,000 URLs fits).
+const MAX_BODY: usize = 16 * 1024 * 1024;
+
+struct AppState<F> {
+    engine: Arc<Coordinator<F>>,
+    token: Arc<str>,
+}
+
+// By hand: a derive would ask `F: Clone`, and only the `Arc`s are cloned.
+impl<F> Clone for AppState<F> {
+    fn clone(&self) -> Self {
+        AppState { engine: Arc::clone(&self.engine), token: Arc::clone(&self.token) }
+    }
+}
+
+/// The API's routes over `engine`, requiring `Authorization: Bearer <token>` on everything but
+/// `/healthz`.
+pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String) -> Router {
+    let state = AppState { engine, token: Arc::from(token) };
+    let dashboard = crate::dashboard::router(Arc::clone(&state.engine), Arc::clone(&state.token));
+    let api = Router::new()
+        .route("/v1/audits", post(submit::<F>).get(list::<F>))
+        .route("/v1/audits/{id}", get(status::<F>))
+        .route("/v1/audits/{id}/cancel", post(cancel::<F>))
+        .route("/v1/audits/{id}/report", get(report::<F>))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token::<F>));
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/metrics", get(metrics))
+        .merge(api)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .with_state(state)
+        .merge(dashboard)
+}
+
+/// Prometheus scrape endpoint. Unauthenticated like `/healthz`: it carries counts only, never a
+/// host, URL or finding text.
+pub async fn metrics() -> Response {
+    ([(header::CONTENT_TYPE, shoal_metrics::CONTENT_TYPE)], shoal_metrics::metrics().encode()).into_response()
+}
+
+/// Serves `/metrics` (and `/healthz`) on `addr` until `shutdown`, for processes without the API
+/// (workers, `shoal audit`).
+pub async fn serve_metrics(
+    addr: std::net::SocketAddr,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| std::io::Error::new(e.kind(), format!("metrics listener on {addr}: {e}")))?;
+    tracing::info!(listen = %addr, "serving /metrics");
+    let app: Router = Router::new().route("/metrics", get(metrics)).route("/healthz", get(|| async { "ok" }));
+    axum::serve(listener, app).with_graceful_shutdown(async move { shutdown.cancelled().await }).await
+}
+
+async fn require_token<F: Frontier>(State(st): State<AppState<F>>, req: Request, next: Next) -> Response {
+    if bearer_ok(req.headers(), &st.token) {
+        next.run(req).await
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            Json(serde_json::json!({ "error": "missing or wrong bearer token" })),
+        )
+            .into_response()
+    }
+}
+
+async fn submit<F: Frontier>(
+    State(st): State<AppState<F>>,
+    body: Result<Json<SubmitRequest>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ServerError> {
+    let Json(req) = body.map_err(|e| ServerError::BadRequest(format!("invalid request body: {e}")))?;
+    let id = st.engine.submit(req).await?;
+    Ok((StatusCode::CREATED, Json(serde_json::json!({ "id": id.0 }))).into_response())
+}
+
+async fn list<F: Frontier>(State(st): State<AppState<F>>) -> Result<Response, ServerError> {
+    Ok(Json(st.engine.list().await?).into_response())
+}
+
+async fn status<F: Frontier>(State(st): State<AppState<F>>, Path(id): Path<u64>) -> Result<Response, ServerError> {
+    Ok(Json(st.engine.status(AuditId(id)).await?).into_response())
+}
+
+async fn cancel<F: Frontier>(State(st): State<AppState<F>>, Path(id): Path<u64>) -> Result<Response, ServerError> {
+    Ok(Json(st.engine.cancel(AuditId(id)).await?).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct ReportQuery {
+    format: Option<String>,
+}
+
+async fn report<F: Frontier>(
+    State(st): State<AppState<F>>,
+    Path(id): Path<u64>,
+    Query(q): Query<ReportQuery>,
+) -> Result<Response, ServerError> {
+    match q.format.as_deref().unwrap_or("json") {
+        "json" => {
+            let body = crate::render_report(&st.engine, AuditId(id), shoal_report::write_json).await?;
+            Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+        }
+        other => Err(ServerError::BadRequest(format!("unknown report format {other:?}; use json"))),
+    }
+}

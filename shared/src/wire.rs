@@ -1,0 +1,82 @@
+//! The API's wire types: what a client sends to submit an audit and what the coordinator answers
+//! about audits and sites.
+//!
+//! They live in the core so that the server that answers and the client that asks (the `shoal
+//! submit` and `shoal status` commands) share one definition: a field renamed on one side cannot
+//! silently stop arriving on the other. Plain data with serde, no behaviour.
+
+use serde::{Deserialize, Serialize};
+
+/// Per-audit options a client may set; everything else comes from the coordinator's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditOptions {
+    /// Pages per site.
+    pub max_pages: Option<u32>,
+    /// Link depth.
+    pub max_depth: Option<u16>,
+    /// Resource checks per site.
+    pub max_resources: Option<u32>,
+    /// Requests in flight per host (1-16).
+    pub in_flight: Option<u32>,
+    /// Milliseconds between request starts per host (0-60000).
+    pub gap_ms: Option<u64>,
+    /// Follow nofollow links.
+    pub follow_nofollow: Option<bool>,
+}
+
+/// A request to audit sites.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitRequest {
+    /// Start URLs, one site each.
+    pub urls: Vec<String>,
+    /// Options.
+    #[serde(default)]
+    pub options: AuditOptions,
+}
+
+/// One site's state as the API reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteView {
+    /// Site id.
+    pub id: u64,
+    /// Start URL.
+    pub start_url: String,
+    /// `running` or `done`.
+    pub status: String,
+    /// Pages recorded.
+    pub pages: u64,
+    /// URLs recorded (all kinds).
+    pub urls: u64,
+    /// Findings recorded.
+    pub findings: u64,
+    /// Tasks queued in the frontier now.
+    pub queued: u64,
+    /// Tasks leased to workers now.
+    pub leased: u64,
+}
+
+/// An audit's state as the API reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditView {
+    /// Audit id.
+    pub id: u64,
+    /// `running`, `done`, `cancelled`, `interrupted`.
+    pub status: String,
+    /// Creation time (ms since the epoch).
+    pub created_at_ms: u64,
+    /// End time, if it ended.
+    pub finished_at_ms: Option<u64>,
+    /// Number of sites.
+    pub sites_total: u64,
+    /// Sites finished.
+    pub sites_done: u64,
+    /// Pages recorded.
+    pub pages: u64,
+    /// Findings recorded.
+    pub findings: u64,
+    /// Per-site detail (only in single-audit answers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<SiteView>,
+}

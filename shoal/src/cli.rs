@@ -1,0 +1,602 @@
+//! Command-line interface: argument definitions, validated into typed settings.
+//!
+//! Every flag also reads a `SHOAL_*` environment variable (SPEC §1). Defaults are the named
+//! constants of the crates that own them, so `--help` shows what the code does.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+pub use shoal_coordinator::CrawlConfig;
+use shoal_shared::frontier::FrontierSettings;
+use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
+use shoal_shared::robots::ProductToken;
+use shoal_shared::starts::{StartError, StartList};
+use shoal_shared::task::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, DEFAULT_MAX_RESOURCES, SiteLimits};
+use shoal_shared::url::NormalizedUrl;
+use shoal_worker::crawl::CrawlSettings;
+use shoal_worker::extract::ExtractCaps;
+use shoal_worker::fetch::{DEFAULT_MAX_BODY, FetchSettings};
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Shoal: a polite website-audit crawler.
+#[derive(Debug, Parser)]
+#[command(
+    name = "shoal",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    after_help = "Start here:\n  shoal audit https://example.com/ --report html --out report.html\n\n\
+                  Many sites: shoal audit --file sites.txt. A fleet: shoal coordinator + shoal worker (README).\n\
+                  Site owners: Shoal obeys robots.txt (ShoalBot by default) and waits between requests; see shoal botpage."
+)]
+pub struct Cli {
+    /// Log format: `human` on a terminal, `json` for log collectors.
+    #[arg(long, global = true, env = "SHOAL_LOG_FORMAT", value_enum, default_value_t = LogFormat::Human)]
+    pub log_format: LogFormat,
+    /// A TOML configuration file (docs/config.md). Its values count where neither a flag nor a
+    /// SHOAL_* environment variable gives one: defaults < file < environment < flags.
+    #[arg(long, global = true, env = "SHOAL_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Readable lines.
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Audit one or more sites on this machine (no Redis needed) and store the results in the audit
+    /// database.
+    Audit(Box<AuditArgs>),
+    /// Write a report of an audit from the audit database.
+    Report(ReportArgs),
+    /// Check URLs against a robots.txt file exactly as the crawler would.
+    Robots(RobotsArgs),
+    /// Run the coordinator service: HTTP API, audit database, aggregation of workers' results.
+    Coordinator(Box<CoordinatorArgs>),
+    /// Run a stateless worker that fetches for the coordinator's audits (any number, anywhere).
+    Worker(Box<WorkerArgs>),
+    /// Submit an audit to a coordinator.
+    Submit(SubmitArgs),
+    /// Show audits on a coordinator.
+    Status(StatusArgs),
+    /// Check a configuration file.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Write the page for site owners (shoalbot.md, shoalbot.html) from the settings the crawler
+    /// uses, so it says what the crawler does.
+    Botpage(Box<BotpageArgs>),
+}
+
+/// `shoal config`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate a configuration file together with the environment, and print every setting of
+    /// one command with its value and where it came from (default, file, env, flag).
+    Check(ConfigCheckArgs),
+}
+
+/// `shoal config check`.
+#[derive(Debug, Args)]
+pub struct ConfigCheckArgs {
+    /// The file to check (default: --config or SHOAL_CONFIG; without any, only the environment).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The command whose effective settings are shown and validated.
+    #[arg(long = "for", value_enum, default_value_t = ConfigTarget::Audit)]
+    pub target: ConfigTarget,
+    /// Flags of that command, after `--`, to see what they change (`-- --max-pages 50`).
+    #[arg(last = true, value_name = "FLAGS")]
+    pub flags: Vec<String>,
+}
+
+/// The commands a configuration file configures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfigTarget {
+    /// `shoal audit`.
+    Audit,
+    /// `shoal coordinator`.
+    Coordinator,
+    /// `shoal worker`.
+    Worker,
+    /// `shoal submit`.
+    Submit,
+    /// `shoal status`.
+    Status,
+    /// `shoal report`.
+    Report,
+    /// `shoal botpage`.
+    Botpage,
+}
+
+/// `shoal botpage`.
+#[derive(Debug, Args)]
+pub struct BotpageArgs {
+    /// Directory to write shoalbot.md and shoalbot.html into (created if missing).
+    #[arg(long, env = "SHOAL_BOTPAGE_OUT", value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Who runs the crawl, as site owners should read it (a company, team or person).
+    #[arg(long, env = "SHOAL_OPERATOR_NAME")]
+    pub operator_name: Option<String>,
+    /// How site owners reach the operator: an email address or an http(s) URL.
+    #[arg(long, env = "SHOAL_OPERATOR_CONTACT")]
+    pub operator_contact: Option<String>,
+    /// Where the page is published (http or https); the User-Agent's +URL should point there.
+    #[arg(long, env = "SHOAL_INFO_URL")]
+    pub info_url: Option<String>,
+    /// The crawl settings the page describes: the same keys, variables and flags the crawling
+    /// commands read.
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+}
+
+/// Where the shared frontier lives.
+#[derive(Debug, Args, Clone)]
+pub struct RedisArgs {
+    /// Redis URL: `redis://[:PASSWORD@]HOST:PORT/DB`, `rediss://` for TLS, `redis+unix:///path`.
+    #[arg(long, env = "SHOAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    pub redis: String,
+    /// Key namespace in Redis: one per deployment, so several can share a server.
+    #[arg(long, env = "SHOAL_NAMESPACE", default_value = "default")]
+    pub namespace: String,
+}
+
+/// `shoal coordinator`.
+#[derive(Debug, Args)]
+pub struct CoordinatorArgs {
+    /// Redis.
+    #[command(flatten)]
+    pub redis: RedisArgs,
+    /// The audit database (SQLite).
+    #[arg(long, env = "SHOAL_DB", default_value = "shoal.db")]
+    pub db: PathBuf,
+    /// Address the HTTP API listens on.
+    #[arg(long, env = "SHOAL_LISTEN", default_value = "127.0.0.1:8750")]
+    pub listen: std::net::SocketAddr,
+    /// Bearer token API clients and dashboard logins must present (required; at least 16 visible
+    /// ASCII characters, e.g. from `openssl rand -hex 32`).
+    #[arg(long, env = "SHOAL_TOKEN", hide_env_values = true)]
+    pub token: String,
+    /// Defaults for submitted audits (limits and pace) and the frontier (per-IP cap, lease time).
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+}
+
+/// `shoal worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Redis.
+    #[command(flatten)]
+    pub redis: RedisArgs,
+    /// Fetches in flight at most in this worker.
+    #[arg(long, env = "SHOAL_CONCURRENCY", default_value_t = 32)]
+    pub concurrency: usize,
+    /// This worker's name in leases and logs (default: host name and process id).
+    #[arg(long, env = "SHOAL_WORKER_ID")]
+    pub id: Option<String>,
+    /// Serve Prometheus metrics on this address (`/metrics`), e.g. 0.0.0.0:9750. Off if omitted.
+    #[arg(long, env = "SHOAL_METRICS_LISTEN")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Fetch settings (user agent, robots token, timeouts, caps, address guard). Limits and pace
+    /// come with each audit from the coordinator.
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+}
+
+/// Where a client finds the coordinator.
+#[derive(Debug, Args, Clone)]
+pub struct ClientArgs {
+    /// The coordinator's base URL.
+    #[arg(long, env = "SHOAL_COORDINATOR", default_value = "http://127.0.0.1:8750")]
+    pub coordinator: String,
+    /// Bearer token: the coordinator's --token.
+    #[arg(long, env = "SHOAL_TOKEN", hide_env_values = true)]
+    pub token: String,
+}
+
+/// `shoal submit`.
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// Start URLs, one site each.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+    /// A file with one start URL per line (blank lines and lines starting with # are skipped;
+    /// lines up to 8 KiB, at most 100,000 URLs).
+    #[arg(long, env = "SHOAL_FILE", value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Coordinator.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Wait until the audit ends, showing progress.
+    #[arg(long, env = "SHOAL_WAIT")]
+    pub wait: bool,
+    /// Pages per site (coordinator's default if omitted).
+    #[arg(long)]
+    pub max_pages: Option<u32>,
+    /// Link depth (coordinator's default if omitted).
+    #[arg(long)]
+    pub max_depth: Option<u16>,
+    /// Resource checks per site (coordinator's default if omitted).
+    #[arg(long)]
+    pub max_resources: Option<u32>,
+    /// Requests in flight per host, 1-16 (coordinator's default if omitted).
+    #[arg(long)]
+    pub in_flight: Option<u32>,
+    /// Milliseconds between request starts per host, 0-60000 (coordinator's default if omitted).
+    #[arg(long)]
+    pub gap_ms: Option<u64>,
+    /// Follow nofollow links.
+    #[arg(long)]
+    pub follow_nofollow: bool,
+}
+
+/// `shoal status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// One audit (all if omitted).
+    pub audit: Option<u64>,
+    /// Coordinator.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Print the coordinator's JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `shoal audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Start URLs, one site each (e.g. `https://example.com/`).
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+    /// A file with one start URL per line (blank lines and lines starting with # are skipped;
+    /// lines up to 8 KiB, at most 100,000 URLs).
+    #[arg(long, env = "SHOAL_FILE", value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// The audit database (SQLite), created if missing; every audit is kept in it.
+    #[arg(long, env = "SHOAL_DB", default_value = "shoal.db")]
+    pub db: PathBuf,
+    /// Crawl settings.
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+    /// Fetches in flight at most, across all sites (each host still gets at most --in-flight).
+    #[arg(long, env = "SHOAL_CONCURRENCY", default_value_t = 64)]
+    pub concurrency: usize,
+    /// Never show a progress bar, even on a terminal (log lines instead).
+    #[arg(long, env = "SHOAL_NO_PROGRESS")]
+    pub no_progress: bool,
+    /// Serve Prometheus metrics on this address (`/metrics`) while the audit runs. Off if omitted.
+    #[arg(long, env = "SHOAL_METRICS_LISTEN")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// After the audit, write a report in this format (to --out, or standard output for json).
+    #[arg(long, env = "SHOAL_REPORT", value_enum)]
+    pub report: Option<ReportFormat>,
+    /// Where --report writes (a file for json, a directory for csv).
+    #[arg(long, env = "SHOAL_OUT")]
+    pub out: Option<PathBuf>,
+}
+
+/// Settings shared by every command that crawls.
+#[derive(Debug, Args, Clone)]
+pub struct CrawlArgs {
+    /// Allow crawling loopback, private, link-local and other non-public addresses (tests, intranets).
+    #[arg(long, env = "SHOAL_ALLOW_PRIVATE")]
+    pub allow_private: bool,
+    /// Resolve HOST to IP instead of asking DNS (repeatable). The address guard still applies.
+    #[arg(long = "resolve", value_name = "HOST=IP", env = "SHOAL_RESOLVE", value_delimiter = ',')]
+    pub resolve: Vec<String>,
+    /// Resolve only names given with --resolve; no DNS queries at all (tests, air-gapped runs).
+    #[arg(long, env = "SHOAL_NO_DNS")]
+    pub no_dns: bool,
+    /// The User-Agent header sent with every request.
+    #[arg(long, env = "SHOAL_USER_AGENT", default_value_t = FetchSettings::default().user_agent)]
+    pub user_agent: String,
+    /// The product token matched against robots.txt User-agent lines.
+    #[arg(long, env = "SHOAL_ROBOTS_TOKEN", default_value = "ShoalBot")]
+    pub robots_token: String,
+    /// Pages fetched per site at most.
+    #[arg(long, env = "SHOAL_MAX_PAGES", default_value_t = DEFAULT_MAX_PAGES)]
+    pub max_pages: u32,
+    /// Link depth followed at most (the start page is depth 0).
+    #[arg(long, env = "SHOAL_MAX_DEPTH", default_value_t = DEFAULT_MAX_DEPTH)]
+    pub max_depth: u16,
+    /// Resource checks (images, scripts, stylesheets) per site at most.
+    #[arg(long, env = "SHOAL_MAX_RESOURCES", default_value_t = DEFAULT_MAX_RESOURCES)]
+    pub max_resources: u32,
+    /// Requests in flight to one host at most (1-16).
+    #[arg(long, env = "SHOAL_IN_FLIGHT", default_value_t = 4)]
+    pub in_flight: u32,
+    /// Milliseconds between request starts to one host at least (0-60000). robots.txt Crawl-delay can
+    /// only raise it.
+    #[arg(long, env = "SHOAL_GAP_MS", default_value_t = 300)]
+    pub gap_ms: u64,
+    /// Requests in flight to one server IP at most, across all its hosts.
+    #[arg(long, env = "SHOAL_IP_IN_FLIGHT", default_value_t = DEFAULT_MAX_IN_FLIGHT_PER_IP)]
+    pub ip_in_flight: u16,
+    /// Seconds a request may take, body included.
+    #[arg(long, env = "SHOAL_TIMEOUT_S", default_value_t = 15)]
+    pub timeout_s: u64,
+    /// Decompressed body bytes read per response at most; more is reported.
+    #[arg(long, env = "SHOAL_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY)]
+    pub max_body_bytes: u64,
+    /// Links per page considered at most; more is reported.
+    #[arg(long, env = "SHOAL_MAX_LINKS", default_value_t = shoal_worker::extract::DEFAULT_MAX_LINKS)]
+    pub max_links: usize,
+    /// Follow rel=nofollow links and links on nofollow pages too.
+    #[arg(long, env = "SHOAL_FOLLOW_NOFOLLOW")]
+    pub follow_nofollow: bool,
+    /// Do not check links to other sites (by default each is checked with one HEAD, and one GET
+    /// only if HEAD fails, after that host's robots.txt allows it, under that host's pace).
+    #[arg(long, env = "SHOAL_NO_EXTERNAL")]
+    pub no_external: bool,
+    /// Seconds an external link's result (and another site's robots.txt, at most 24 h) is reused
+    /// across sites and audits.
+    #[arg(long, env = "SHOAL_EXTERNAL_CACHE_S", default_value_t = 21_600)]
+    pub external_cache_s: u64,
+    /// Extra trusted CA certificates (PEM file) for fetching and for the certificate check, for
+    /// intranets and tests. The certificate check then judges against these roots only.
+    #[arg(long, env = "SHOAL_CA_FILE", value_name = "PATH")]
+    pub ca_file: Option<PathBuf>,
+    /// Seconds a worker may hold a URL before it is handed to another worker (must exceed
+    /// --timeout-s; a crashed worker's URLs come back after this long).
+    #[arg(long, env = "SHOAL_LEASE_TTL_S", default_value_t = 60)]
+    pub lease_ttl_s: u64,
+}
+
+/// `shoal report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The audit to report on; the latest if omitted.
+    pub audit: Option<u64>,
+    /// The audit database.
+    #[arg(long, env = "SHOAL_DB", default_value = "shoal.db")]
+    pub db: PathBuf,
+    /// Report format.
+    #[arg(long, env = "SHOAL_FORMAT", value_enum, default_value_t = ReportFormat::Json)]
+    pub format: ReportFormat,
+    /// Output file (json, html; standard output if omitted) or directory (csv; current directory if
+    /// omitted).
+    #[arg(long, env = "SHOAL_OUT")]
+    pub out: Option<PathBuf>,
+    /// Compare two audits instead: new, fixed and remaining findings per site (json or html).
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with = "audit")]
+    pub compare: Option<Vec<u64>>,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// One JSON document (schema in docs/report-json.md).
+    Json,
+    /// pages.csv, links.csv and findings.csv.
+    Csv,
+    /// One self-contained HTML file with charts (docs/report-html.md).
+    Html,
+}
+
+/// `shoal robots`.
+#[derive(Debug, Args)]
+pub struct RobotsArgs {
+    /// The robots.txt file to read.
+    #[arg(long)]
+    pub file: PathBuf,
+    /// The crawler to check for: a bare product token (ShoalBot) or a full User-Agent string.
+    #[arg(long, default_value = "ShoalBot")]
+    pub agent: String,
+    /// Print the file's Sitemap URLs, one per line, instead of verdicts.
+    #[arg(long)]
+    pub sitemaps: bool,
+    /// Print the Crawl-delay in seconds for the agent (or `none`) instead of verdicts.
+    #[arg(long)]
+    pub crawl_delay: bool,
+    /// URLs to check.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+}
+
+/// Settings that are wrong, with what to do about them.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A start URL that cannot be crawled.
+    #[error("start URL {url:?}: {reason}")]
+    BadUrl {
+        /// As given.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// No start URL at all.
+    #[error("no start URL: give URLs as arguments or --file")]
+    NoUrls,
+    /// --file unreadable.
+    #[error("cannot read {path}: {error}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The cause (shown in this error's text, so not its source: no repetition with `{:#}`).
+        error: std::io::Error,
+    },
+    /// A line of --file that is refused, or the file is over a cap.
+    #[error("{path}: {error}")]
+    FileLine {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the line number (shown in this error's text, so not its source).
+        error: crate::sitelist::ListError,
+    },
+    /// More start URLs than one audit takes.
+    #[error("more than {max} start URLs in one audit: split the list into several audits")]
+    TooManyUrls {
+        /// The cap ([`shoal_shared::starts::MAX_SITES_PER_AUDIT`]).
+        max: usize,
+    },
+    /// A value out of range.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl CrawlArgs {
+    /// Validates the flags into settings (the same as `CrawlConfig::try_from`).
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the flag and what is wrong with it.
+    pub fn validate(&self) -> Result<CrawlConfig, ConfigError> {
+        CrawlConfig::try_from(self)
+    }
+}
+
+/// The one validation from raw crawl options (flags over `SHOAL_*` over the config file over
+/// defaults) to the typed settings, used by every command and by `shoal config check`.
+impl TryFrom<&CrawlArgs> for CrawlConfig {
+    type Error = ConfigError;
+
+    fn try_from(args: &CrawlArgs) -> Result<CrawlConfig, ConfigError> {
+        let this = args;
+        let pace = PaceLimits::new(this.in_flight, Duration::from_millis(this.gap_ms))
+            .map_err(|e| ConfigError::Invalid(format!("--in-flight/--gap-ms: {e}")))?;
+        if this.max_pages == 0 {
+            return Err(ConfigError::Invalid("--max-pages must be at least 1".into()));
+        }
+        if this.ip_in_flight == 0 {
+            return Err(ConfigError::Invalid("--ip-in-flight must be at least 1".into()));
+        }
+        if !(1..=300).contains(&this.timeout_s) {
+            return Err(ConfigError::Invalid("--timeout-s must be 1-300".into()));
+        }
+        if this.max_body_bytes < 1024 {
+            return Err(ConfigError::Invalid("--max-body-bytes must be at least 1024".into()));
+        }
+        if this.lease_ttl_s <= this.timeout_s + 1 {
+            return Err(ConfigError::Invalid(format!(
+                "--lease-ttl-s ({}) must be more than --timeout-s ({}) + 1",
+                this.lease_ttl_s, this.timeout_s
+            )));
+        }
+        let token = ProductToken::from_agent(&this.robots_token);
+        if token.as_str().is_empty() {
+            return Err(ConfigError::Invalid(format!(
+                "--robots-token {:?} has no token characters (letters, '-', '_')",
+                this.robots_token
+            )));
+        }
+        if this.user_agent.trim().is_empty() || this.user_agent.chars().any(char::is_control) {
+            return Err(ConfigError::Invalid("--user-agent must be non-empty printable text".into()));
+        }
+        let mut resolve = HashMap::new();
+        for r in &this.resolve {
+            let (host, ip) =
+                r.split_once('=').ok_or_else(|| ConfigError::Invalid(format!("--resolve {r:?}: expected HOST=IP")))?;
+            let ip: IpAddr = ip
+                .trim()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse()
+                .map_err(|e| ConfigError::Invalid(format!("--resolve {r:?}: {e}")))?;
+            resolve.insert(host.trim().to_ascii_lowercase(), ip);
+        }
+        let limits = SiteLimits {
+            max_pages: this.max_pages,
+            max_depth: this.max_depth,
+            max_resources: this.max_resources,
+            pace,
+            follow_nofollow: this.follow_nofollow,
+        };
+        let timeout = Duration::from_secs(this.timeout_s);
+        let (extra_roots_pem, tls_roots) = match &this.ca_file {
+            None => (None, shoal_worker::tls::Roots::webpki()),
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|error| ConfigError::File { path: path.clone(), error })?;
+                let roots = shoal_worker::tls::Roots::from_pem(&pem)
+                    .map_err(|e| ConfigError::Invalid(format!("--ca-file {}: {e}", path.display())))?;
+                (Some(pem), roots)
+            }
+        };
+        let fetch = FetchSettings {
+            user_agent: this.user_agent.clone(),
+            timeout,
+            max_body: this.max_body_bytes,
+            allow_private: this.allow_private,
+            resolve,
+            no_dns: this.no_dns,
+            extra_roots_pem,
+        };
+        let crawl = CrawlSettings {
+            token: token.clone(),
+            extract: ExtractCaps {
+                max_links: this.max_links.max(1),
+                robots_token: Some(token.as_str().to_owned()),
+                ..ExtractCaps::default()
+            },
+            tls_roots,
+            check_external: !this.no_external,
+            external_cache_ttl: Duration::from_secs(this.external_cache_s),
+            ..CrawlSettings::default()
+        };
+        let frontier = FrontierSettings {
+            max_in_flight_per_ip: this.ip_in_flight,
+            lease_ttl_ms: this.lease_ttl_s.saturating_mul(1000),
+        };
+        Ok(CrawlConfig { limits, fetch, crawl, frontier })
+    }
+}
+
+/// The shortest API token accepted (see [`shoal_server::auth::MIN_TOKEN_LEN`]).
+pub const MIN_TOKEN_LEN: usize = shoal_server::auth::MIN_TOKEN_LEN;
+
+/// Checks the API token ([`shoal_server::auth::check_token`]: 16 or more visible ASCII
+/// characters), as a configuration error.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] saying what is wrong and how to make a good token.
+pub fn check_token(token: &str) -> Result<(), ConfigError> {
+    shoal_server::auth::check_token(token).map_err(|e| ConfigError::Invalid(e.0))
+}
+
+/// Reads start URLs from arguments and `--file`, validated and deduplicated, in order.
+///
+/// The file is streamed ([`crate::sitelist`]): each line is checked as it is read, a bad one is
+/// reported with its line number, and memory holds only the URLs kept. At most
+/// [`shoal_shared::starts::MAX_SITES_PER_AUDIT`] start URLs are given in all (arguments and file together).
+///
+/// # Errors
+/// A bad URL, an unreadable file, a line or file over a cap, or no URL at all.
+pub fn start_urls(urls: &[String], file: Option<&PathBuf>) -> Result<Vec<NormalizedUrl>, ConfigError> {
+    let mut list = StartList::default();
+    for u in urls {
+        list.push(u)?;
+    }
+    if let Some(path) = file {
+        let f = std::fs::File::open(path).map_err(|error| ConfigError::File { path: path.clone(), error })?;
+        let input = std::io::BufReader::with_capacity(64 * 1024, f);
+        crate::sitelist::read_entries(input, crate::sitelist::Caps::default(), |_, entry| {
+            list.push(entry).map_err(|e| ConfigError::from(e).to_string())
+        })
+        .map_err(|error| ConfigError::FileLine { path: path.clone(), error })?;
+    }
+    if list.is_empty() {
+        return Err(ConfigError::NoUrls);
+    }
+    Ok(list.into_urls())
+}
+
+impl From<StartError> for ConfigError {
+    fn from(e: StartError) -> ConfigError {
+        match e {
+            StartError::BadUrl { url, reason } => ConfigError::BadUrl { url, reason },
+            StartError::TooMany { max } => ConfigError::TooManyUrls { max },
+            other => ConfigError::Invalid(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! `shoal submit` and `shoal status`: small clients of the coordinator's HTTP API.
+
+use crate::cli::{ClientArgs, StatusArgs, SubmitArgs};
+use crate::{Exit, Failure};
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use shoal_shared::wire::{AuditOptions, AuditView, SubmitRequest};
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How often `--wait` asks for progress.
+const POLL: Duration = Duration::from_secs(1);
+/// How long `--wait` keeps asking while the coordinator does not answer.
+const WAIT_OUTAGE: Duration = Duration::from_secs(120);
+
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Client {
+    fn new(args: &ClientArgs) -> Result<Client, Failure> {
+        // A token the coordinator could never have been started with: say so before sending it.
+        crate::cli::check_token(&args.token)?;
+        shoal_worker::tls::install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .no_proxy()
+            .build()
+            .context("building the HTTP client")?;
+        Ok(Client { http, base: args.coordinator.trim_end_matches('/').to_owned(), token: args.token.clone() })
+    }
+
+    async fn call(&self, req: reqwest::RequestBuilder) -> anyhow::Result<serde_json::Value> {
+        let resp = req
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .with_context(|| format!("cannot reach the coordinator at {}", self.base))?;
+        let status = resp.status();
+        let body = read_capped(resp, MAX_ANSWER).await.context("reading the coordinator's answer")?;
+        let value: serde_json::Value = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+        if !status.is_success() {
+            let msg = value.get("error").and_then(|e| e.as_str()).unwrap_or("no details");
+            bail!("coordinator answered {status}: {msg}");
+        }
+        Ok(value)
+    }
+
+    async fn status(&self, id: u64) -> anyhow::Result<AuditView> {
+        let v = self.call(self.http.get(format!("{}/v1/audits/{id}", self.base))).await?;
+        serde_json::from_value(v).context("unexpected answer from the coordinator")
+    }
+}
+
+/// `shoal submit`: prints the audit id; with `--wait`, follows progress until the audit ends.
+pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> Result<Exit, Failure> {
+    let urls: Vec<String> =
+        crate::cli::start_urls(&args.urls, args.file.as_ref())?.into_iter().map(|u| u.to_string()).collect();
+    let client = Client::new(&args.client)?;
+    let req = SubmitRequest {
+        urls,
+        options: AuditOptions {
+            max_pages: args.max_pages,
+            max_depth: args.max_depth,
+            max_resources: args.max_resources,
+            in_flight: args.in_flight,
+            gap_ms: args.gap_ms,
+            follow_nofollow: args.follow_nofollow.then_some(true),
+        },
+    };
+    let v = client.call(client.http.post(format!("{}/v1/audits", client.base)).json_body(&req)?).await?;
+    let id = v.get("id").and_then(serde_json::Value::as_u64).context("the coordinator gave no audit id")?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{id}").context("writing to standard output")?;
+    }
+    if !args.wait {
+        return Ok(Exit::Ok);
+    }
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
+        b.set_style(
+            ProgressStyle::with_template("{spinner} audit {prefix}: {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        b.set_prefix(id.to_string());
+        b
+    });
+    let mut failing_since: Option<std::time::Instant> = None;
+    loop {
+        // The coordinator or Redis may restart while we wait; the audit goes on, so keep asking
+        // for a while before giving up.
+        let s = match client.status(id).await {
+            Ok(s) => {
+                failing_since = None;
+                s
+            }
+            Err(e) => {
+                let since = *failing_since.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() > WAIT_OUTAGE {
+                    return Err(e
+                        .context(format!("no answer about audit {id} for {} s", WAIT_OUTAGE.as_secs()))
+                        .into());
+                }
+                tracing::warn!(audit = id, error = %format!("{e:#}"), "status request failed; asking again");
+                tokio::select! {
+                    () = tokio::time::sleep(POLL) => {}
+                    () = shutdown.cancelled() => return Ok(Exit::Interrupted),
+                }
+                continue;
+            }
+        };
+        let queued: u64 = s.sites.iter().map(|x| x.queued + x.leased).sum();
+        let line = format!(
+            "{}: {}/{} sites done, {} pages, {} queued, {} findings",
+            s.status, s.sites_done, s.sites_total, s.pages, queued, s.findings
+        );
+        match &bar {
+            Some(b) => b.set_message(line.clone()),
+            None => tracing::info!(audit = id, "{line}"),
+        }
+        if s.status != "running" {
+            if let Some(b) = bar {
+                b.finish_with_message(line);
+            }
+            return Ok(if s.status == "done" { Exit::Ok } else { Exit::Internal });
+        }
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {}
+            () = shutdown.cancelled() => {
+                tracing::warn!(audit = id, "stopped waiting; the audit goes on at the coordinator");
+                return Ok(Exit::Interrupted);
+            }
+        }
+    }
+}
+
+/// `shoal status`: one audit with its sites, or every audit.
+pub async fn status(args: &StatusArgs) -> Result<Exit, Failure> {
+    let client = Client::new(&args.client)?;
+    let mut out = std::io::stdout().lock();
+    match args.audit {
+        Some(id) => {
+            let s = client.status(id).await?;
+            if args.json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
+            } else {
+                writeln!(
+                    out,
+                    "audit {}: {} ({}/{} sites done, {} pages, {} findings)",
+                    s.id, s.status, s.sites_done, s.sites_total, s.pages, s.findings
+                )?;
+                for site in &s.sites {
+                    writeln!(
+                        out,
+                        "  {:>6} {:<8} {:>6} pages {:>6} queued {:>5} findings  {}",
+                        site.id,
+                        site.status,
+                        site.pages,
+                        site.queued + site.leased,
+                        site.findings,
+                        site.start_url
+                    )?;
+                }
+            }
+        }
+        None => {
+            let v = client.call(client.http.get(format!("{}/v1/audits", client.base))).await?;
+            let list: Vec<AuditView> = serde_json::from_value(v).context("unexpected answer from the coordinator")?;
+            if args.json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+            } else {
+                for a in list {
+                    writeln!(
+                        out,
+                        "audit {:>5} {:<10} {:>4}/{:<4} sites {:>7} pages {:>6} findings",
+                        a.id, a.status, a.sites_done, a.sites_total, a.pages, a.findings
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+/// The largest answer read from the coordinator (a status of 100,000 sites is about 20 MB).
+const MAX_ANSWER: usize = 64 * 1024 * 1024;
+
+/// Reads a response body of at most `cap` bytes; a longer one is an error, not a memory spike.
+async fn read_capped(mut resp: reqwest::Response, cap: usize) -> anyhow::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await? {
+        if body.len() + chunk.len() > cap {
+            bail!("the answer is larger than {} MiB", cap / (1024 * 1024));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// JSON bodies without reqwest's `json` feature.
+trait JsonBody {
+    fn json_body<T: serde::Serialize>(self, body: &T) -> anyhow::Result<reqwest::RequestBuilder>;
+}
+
+impl JsonBody for reqwest::RequestBuilder {
+    fn json_body<T: serde::Serialize>(self, body: &T) -> anyhow::Result<reqwest::RequestBuilder> {
+        Ok(self
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(body).context("encoding the request")?))
+    }
+}

@@ -1,0 +1,55 @@
+//! `shoal coordinator`: the engine on the Redis frontier behind the HTTP server, until stopped.
+
+use crate::cli::CoordinatorArgs;
+use crate::{Exit, Failure};
+use anyhow::Context;
+use shoal_coordinator::Coordinator;
+use shoal_frontier_redis::RedisFrontier;
+use shoal_store::AuditDb;
+use std::sync::Arc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// Runs the coordinator until `shutdown`: API and dashboard, aggregation, lease reaping.
+///
+/// # Errors
+/// Bad settings (3), the audit database (4), Redis or the listener (1).
+pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<Exit, Failure> {
+    let crawl = shoal_coordinator::CrawlConfig::try_from(&args.crawl)?;
+    // Refuse to start with a token too short to keep the API and the dashboard closed.
+    crate::cli::check_token(&args.token)?;
+    let db = AuditDb::open(&args.db)?;
+    let frontier = RedisFrontier::connect(&args.redis.redis, &args.redis.namespace, crawl.frontier, "coordinator")
+        .await
+        .with_context(|| format!("connecting to Redis at {}", shoal_frontier_redis::redact(&args.redis.redis)))?;
+    frontier.publish_settings().await?;
+    let engine = Arc::new(Coordinator::new(db, Arc::new(frontier), crawl, "distributed")?);
+    engine.recover().await?;
+    let listener =
+        tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
+    tracing::info!(
+        listen = %listener.local_addr().unwrap_or(args.listen), db = %args.db.display(), "coordinator started"
+    );
+    let mut tasks = JoinSet::new();
+    tasks.spawn(shoal_server::serve(listener, Arc::clone(&engine), args.token.clone(), shutdown.clone()));
+    {
+        let engine = Arc::clone(&engine);
+        let stop = shutdown.clone();
+        tasks.spawn(async move {
+            engine.run(stop).await;
+            Ok(())
+        });
+    }
+    let mut result = Ok(Exit::Ok);
+    while let Some(r) = tasks.join_next().await {
+        let failed = match r {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => Failure::internal(anyhow::Error::new(e).context("HTTP API")),
+            Err(e) => Failure::internal(anyhow::anyhow!("coordinator task failed: {e}")),
+        };
+        shutdown.cancel();
+        result = Err(failed);
+    }
+    tracing::info!("coordinator stopped");
+    result
+}

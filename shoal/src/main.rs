@@ -1,0 +1,5 @@
+//! The `shoal` binary; the program itself is `shoal::entry`.
+
+fn main() -> std::process::ExitCode {
+    shoal::entry::main()
+}

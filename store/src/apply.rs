@@ -1,0 +1,217 @@
+//! Writing one batch of worker events inside the caller's transaction.
+
+use super::{DbError, analysis, int, sql_err, uint};
+use rusqlite::{Connection, OptionalExtension, params};
+use shoal_shared::finding::Finding;
+use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::record::{Event, PageRecord, UrlKind};
+use shoal_shared::time::UnixMs;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Counter changes for one site, written once at the end of the batch instead of once per event.
+#[derive(Debug, Default, Clone, Copy)]
+struct Delta {
+    pages: i64,
+    urls: i64,
+    findings: i64,
+}
+
+/// One batch being applied: the sites already checked and the counter changes so far.
+#[derive(Debug)]
+pub(super) struct Batch<'a> {
+    conn: &'a Connection,
+    path: &'a Path,
+    known: HashMap<SiteId, AuditId>,
+    deltas: HashMap<SiteId, Delta>,
+}
+
+const INSERT_PAGE: &str = "INSERT INTO pages (site_id, url, kind, status, error, redirect_to, depth, found_via,
+    found_from, content_type, bytes, response_ms, fetched_at_ms, title, meta_description, h1_json, canonical,
+    meta_robots_json, x_robots_tag_json, hreflang_json, headers_json)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)";
+
+const UPDATE_PAGE: &str = "UPDATE pages SET kind = ?3, status = ?4, error = ?5, redirect_to = ?6, depth = ?7,
+    found_via = ?8, found_from = ?9, content_type = ?10, bytes = ?11, response_ms = ?12, fetched_at_ms = ?13,
+    title = ?14, meta_description = ?15, h1_json = ?16, canonical = ?17, meta_robots_json = ?18,
+    x_robots_tag_json = ?19, hreflang_json = ?20, headers_json = ?21
+    WHERE site_id = ?1 AND url = ?2";
+
+impl<'a> Batch<'a> {
+    pub(super) fn new(conn: &'a Connection, path: &'a Path) -> Batch<'a> {
+        Batch { conn, path, known: HashMap::new(), deltas: HashMap::new() }
+    }
+
+    /// Applies every event in order, then writes the counters.
+    pub(super) fn run(mut self, events: &[Event], now: UnixMs) -> Result<(), DbError> {
+        for event in events {
+            match event {
+                Event::Page(page) => self.page(page)?,
+                Event::Finding(finding) => self.finding(finding)?,
+                Event::SiteDone { audit, site } => self.site_done(*audit, *site, now)?,
+            }
+        }
+        let mut update = self
+            .conn
+            .prepare_cached(
+                "UPDATE sites SET pages = pages + ?2, urls = urls + ?3, findings = findings + ?4 WHERE id = ?1",
+            )
+            .map_err(sql_err(self.path, "prepare counter update"))?;
+        for (site, d) in &self.deltas {
+            update
+                .execute(params![int(site.0), d.pages, d.urls, d.findings])
+                .map_err(sql_err(self.path, "update site counters"))?;
+        }
+        Ok(())
+    }
+
+    /// Checks that the site exists and belongs to the audit the event names (once per batch).
+    fn check_site(&mut self, audit: AuditId, site: SiteId) -> Result<(), DbError> {
+        let actual = match self.known.get(&site) {
+            Some(a) => *a,
+            None => {
+                let found: Option<i64> = self
+                    .conn
+                    .prepare_cached("SELECT audit_id FROM sites WHERE id = ?1")
+                    .and_then(|mut s| s.query_row([int(site.0)], |r| r.get(0)).optional())
+                    .map_err(sql_err(self.path, "look up a site"))?;
+                let Some(a) = found else {
+                    return Err(DbError::UnknownSite { path: self.path.to_owned(), site });
+                };
+                let a = AuditId(uint(a));
+                self.known.insert(site, a);
+                a
+            }
+        };
+        if actual != audit {
+            return Err(DbError::SiteAuditMismatch { path: self.path.to_owned(), site, claimed: audit, actual });
+        }
+        Ok(())
+    }
+
+    /// Upserts the page row and replaces its links.
+    fn page(&mut self, p: &PageRecord) -> Result<(), DbError> {
+        self.check_site(p.audit, p.site)?;
+        let path = self.path;
+        let site = int(p.site.0);
+        let (h1, robots, xrt, hreflang, headers) = (
+            to_json(&p.h1),
+            to_json(&p.meta_robots),
+            to_json(&p.x_robots_tag),
+            to_json(&p.hreflang),
+            to_json(&p.headers),
+        );
+        let values = params![
+            site,
+            p.url,
+            p.kind.as_str(),
+            p.status,
+            p.error.map(|e| e.as_str()),
+            p.redirect_to,
+            p.depth,
+            p.found_via.as_str(),
+            p.found_from,
+            p.content_type,
+            int(p.bytes),
+            int(p.response_ms),
+            int(p.fetched_at.0),
+            p.title,
+            p.meta_description,
+            h1,
+            p.canonical,
+            robots,
+            xrt,
+            hreflang,
+            headers,
+        ];
+        let old_kind: Option<String> = self
+            .conn
+            .prepare_cached("SELECT kind FROM pages WHERE site_id = ?1 AND url = ?2")
+            .and_then(|mut s| s.query_row(params![site, p.url], |r| r.get(0)).optional())
+            .map_err(sql_err(path, "look up a page"))?;
+        let sql = if old_kind.is_some() { UPDATE_PAGE } else { INSERT_PAGE };
+        self.conn.prepare_cached(sql).and_then(|mut s| s.execute(values)).map_err(sql_err(path, "store a page"))?;
+
+        self.conn
+            .prepare_cached("DELETE FROM links WHERE site_id = ?1 AND from_url = ?2")
+            .and_then(|mut s| s.execute(params![site, p.url]))
+            .map_err(sql_err(path, "replace a page's links"))?;
+        let mut insert = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO links (site_id, from_url, position, to_url, kind, nofollow, internal, text)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .map_err(sql_err(path, "prepare link insert"))?;
+        for (i, link) in p.links.iter().enumerate() {
+            insert
+                .execute(params![
+                    site,
+                    p.url,
+                    int(u64::try_from(i).unwrap_or(u64::MAX)),
+                    link.url,
+                    link.kind.as_str(),
+                    link.nofollow,
+                    link.internal,
+                    link.text,
+                ])
+                .map_err(sql_err(path, "store a link"))?;
+        }
+
+        let delta = self.deltas.entry(p.site).or_default();
+        let was_page = old_kind.as_deref().and_then(UrlKind::parse) == Some(UrlKind::Page);
+        let is_page = p.kind == UrlKind::Page;
+        delta.pages += i64::from(is_page) - i64::from(was_page);
+        delta.urls += i64::from(old_kind.is_none());
+        Ok(())
+    }
+
+    /// Inserts a worker finding unless the same one is already stored.
+    fn finding(&mut self, f: &Finding) -> Result<(), DbError> {
+        self.check_site(f.audit, f.site)?;
+        let inserted = self
+            .conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO findings (site_id, code, severity, url, detail, related_json, origin)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'worker')",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    int(f.site.0),
+                    f.code.as_str(),
+                    f.severity().as_str(),
+                    f.url,
+                    f.detail,
+                    to_json(&f.related),
+                ])
+            })
+            .map_err(sql_err(self.path, "store a finding"))?;
+        self.deltas.entry(f.site).or_default().findings += i64::try_from(inserted).unwrap_or(0);
+        Ok(())
+    }
+
+    /// Runs the site-level analysis, marks the site done and recounts its rows exactly.
+    fn site_done(&mut self, audit: AuditId, site: SiteId, now: UnixMs) -> Result<(), DbError> {
+        self.check_site(audit, site)?;
+        analysis::analyse_site(self.conn, self.path, audit, site)?;
+        self.conn
+            .execute(
+                "UPDATE sites SET status = 'done', done_at_ms = COALESCE(done_at_ms, ?2),
+                    pages = (SELECT COUNT(*) FROM pages WHERE site_id = ?1 AND kind = 'page'),
+                    urls = (SELECT COUNT(*) FROM pages WHERE site_id = ?1),
+                    findings = (SELECT COUNT(*) FROM findings WHERE site_id = ?1)
+                 WHERE id = ?1",
+                params![int(site.0), int(now.0)],
+            )
+            .map_err(sql_err(self.path, "mark a site done"))?;
+        // The recount includes everything this batch wrote for the site so far.
+        self.deltas.remove(&site);
+        Ok(())
+    }
+}
+
+/// JSON text for list columns. Serialising strings and string pairs cannot fail; the fallback
+/// only keeps the column valid JSON.
+pub(super) fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| String::from("[]"))
+}

@@ -1,0 +1,486 @@
+//! The audit database: one SQLite file holding audits, sites, pages, links and findings.
+//!
+//! SPEC §6 keeps everything an audit learns on the machine that runs it, in one file a user can copy,
+//! back up or delete. [`AuditDb`] is its only writer: `shoal audit` and the coordinator service
+//! aggregate worker [`Event`]s into it, and the reports read it back row by row.
+//!
+//! Choices, and why:
+//! - **WAL mode, `busy_timeout`, foreign keys on.** A report or `shoal status` can read while the
+//!   writer commits, and a second process waits instead of failing at once.
+//! - **One transaction per [`AuditDb::apply`] batch, idempotent writes.** Events can be delivered
+//!   twice (a worker retries, the coordinator replays after a crash); a page is an upsert keyed by
+//!   `(site_id, url)` and a finding is `INSERT OR IGNORE` on `(site_id, code, url, detail)`, so a
+//!   replay changes nothing.
+//! - **Site-level analysis on [`Event::SiteDone`]** (broken links, redirect chains and loops,
+//!   duplicate titles and descriptions) needs every page of the site, so it runs in the database, in
+//!   the same transaction that marks the site done. See [`analysis`] for the rules.
+//! - **Migrations are a list** ([`schema::MIGRATIONS`]); `PRAGMA user_version` is how many have run,
+//!   and `PRAGMA application_id` marks the file as Shoal's, so pointing `--db` at some other SQLite
+//!   file fails instead of adding tables to it.
+//!
+//! Times are [`UnixMs`] numbers; unsigned values are stored as SQLite integers (saturating at
+//! `i64::MAX`, which no real size or time reaches).
+
+pub mod analysis;
+mod apply;
+pub mod cursor;
+mod read;
+pub mod schema;
+
+pub use read::{FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::record::Event;
+use shoal_shared::time::UnixMs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a statement waits for another connection's lock before failing with "database is
+/// locked". Long enough for a report reading while the writer commits a large batch.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the audit database could not do what was asked. Every variant names the file, because the
+/// user chose it (`--db`) and is the one who can fix permissions, disk space or a wrong path.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DbError {
+    /// The file could not be opened or created (missing directory, permissions, not a database).
+    #[error("cannot open audit database {}: {source}", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// The path is a directory, not a file.
+    #[error("cannot open audit database {}: it is a directory; give a file name such as {}", path.display(), path.join("shoal.db").display())]
+    IsDirectory {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The file exists but can only be read.
+    #[error("cannot open audit database {}: the file is read-only (check its permissions and those of its directory)", path.display())]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The file is an SQLite database of some other program.
+    #[error("{} is an SQLite database, but not a Shoal audit database; choose another --db file", path.display())]
+    NotAnAuditDb {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The file was written by a newer Shoal whose schema this version does not know.
+    #[error("audit database {} has schema version {found}; this shoal understands up to {supported}, upgrade shoal", path.display())]
+    TooNew {
+        /// The database file.
+        path: PathBuf,
+        /// The file's `user_version`.
+        found: i64,
+        /// The newest version this build can migrate to.
+        supported: i64,
+    },
+    /// A statement failed (disk full, locked too long, I/O error, a constraint).
+    #[error("audit database {}: {op} failed: {source}", path.display())]
+    Sql {
+        /// The database file.
+        path: PathBuf,
+        /// What was being done.
+        op: &'static str,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// `options_json` given to [`AuditDb::create_audit`] is not JSON.
+    #[error("audit database {}: the audit options are not valid JSON: {source}", path.display())]
+    InvalidOptions {
+        /// The database file.
+        path: PathBuf,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// A stored value could not be read back (edited by hand, or a bug).
+    #[error("audit database {}: corrupt value in {what}: {detail}", path.display())]
+    Corrupt {
+        /// The database file.
+        path: PathBuf,
+        /// Table and column.
+        what: &'static str,
+        /// What was wrong.
+        detail: String,
+    },
+    /// No audit with this id.
+    #[error("audit database {}: there is no audit {audit}", path.display())]
+    UnknownAudit {
+        /// The database file.
+        path: PathBuf,
+        /// The id asked for.
+        audit: AuditId,
+    },
+    /// An event names a site the database does not have.
+    #[error("audit database {}: there is no site {site}", path.display())]
+    UnknownSite {
+        /// The database file.
+        path: PathBuf,
+        /// The id in the event.
+        site: SiteId,
+    },
+    /// An event names a site together with an audit the site does not belong to.
+    #[error("audit database {}: site {site} belongs to audit {actual}, not {claimed}", path.display())]
+    SiteAuditMismatch {
+        /// The database file.
+        path: PathBuf,
+        /// The site.
+        site: SiteId,
+        /// The audit the event claimed.
+        claimed: AuditId,
+        /// The audit the site belongs to.
+        actual: AuditId,
+    },
+}
+
+/// Maps an SQLite error to [`DbError::Sql`] naming the file and the operation.
+pub(crate) fn sql_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(rusqlite::Error) -> DbError + 'a {
+    move |source| DbError::Sql { path: path.to_owned(), op, source }
+}
+
+/// Stores an unsigned number as an SQLite integer, saturating (no size or time comes near it).
+pub(crate) fn int(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// Reads back a number stored by [`int`].
+pub(crate) fn uint(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+/// Where an audit stands. Stored as its [`as_str`](AuditStatus::as_str) spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuditStatus {
+    /// Sites are being crawled.
+    Running,
+    /// Every site finished.
+    Done,
+    /// The user stopped it; what was crawled is kept.
+    Cancelled,
+    /// The process running it stopped (crash, shutdown deadline) before it finished.
+    Interrupted,
+}
+
+impl AuditStatus {
+    /// The stable spelling, used in the database and the reports.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AuditStatus::Running => "running",
+            AuditStatus::Done => "done",
+            AuditStatus::Cancelled => "cancelled",
+            AuditStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// Parses the stable spelling.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<AuditStatus> {
+        match s {
+            "running" => Some(AuditStatus::Running),
+            "done" => Some(AuditStatus::Done),
+            "cancelled" => Some(AuditStatus::Cancelled),
+            "interrupted" => Some(AuditStatus::Interrupted),
+            _ => None,
+        }
+    }
+}
+
+/// Where one site of an audit stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SiteStatus {
+    /// Still being crawled (or the audit stopped before it finished).
+    Running,
+    /// The frontier ran out of work for it and the site-level analysis ran.
+    Done,
+}
+
+impl SiteStatus {
+    /// The stable spelling, used in the database and the reports.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SiteStatus::Running => "running",
+            SiteStatus::Done => "done",
+        }
+    }
+
+    /// Parses the stable spelling.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<SiteStatus> {
+        match s {
+            "running" => Some(SiteStatus::Running),
+            "done" => Some(SiteStatus::Done),
+            _ => None,
+        }
+    }
+}
+
+/// One audit with its totals, for listings (`shoal status`, `shoal report` without an id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditSummary {
+    /// The audit.
+    pub id: AuditId,
+    /// When it was created.
+    pub created_at: UnixMs,
+    /// When it finished, if it did.
+    pub finished_at: Option<UnixMs>,
+    /// Where it stands.
+    pub status: AuditStatus,
+    /// The options it was started with, as given to [`AuditDb::create_audit`].
+    pub options_json: String,
+    /// Number of sites.
+    pub sites: u64,
+    /// Fetched URLs of kind `page`, over all sites.
+    pub pages: u64,
+    /// Fetched URLs of any kind (pages, resources, robots.txt, sitemaps, probes), over all sites.
+    pub urls: u64,
+    /// Findings, over all sites.
+    pub findings: u64,
+}
+
+/// One site with its running totals, for progress and reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteSummary {
+    /// The site.
+    pub id: SiteId,
+    /// Its audit.
+    pub audit: AuditId,
+    /// The start URL as given to [`AuditDb::add_site`].
+    pub start_url: String,
+    /// Where it stands.
+    pub status: SiteStatus,
+    /// Fetched URLs of kind `page` (what the page budget counts).
+    pub pages: u64,
+    /// Fetched URLs of any kind.
+    pub urls: u64,
+    /// Findings.
+    pub findings: u64,
+    /// When its `SiteDone` event was first applied.
+    pub done_at: Option<UnixMs>,
+}
+
+/// The audit database. Single writer: open one per process; readers in other processes are fine.
+#[derive(Debug)]
+pub struct AuditDb {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl AuditDb {
+    /// Opens the database file, creating it and running any pending migrations.
+    ///
+    /// # Errors
+    /// [`DbError::IsDirectory`], [`DbError::Open`] (missing directory, permissions, not a database),
+    /// [`DbError::ReadOnly`], [`DbError::NotAnAuditDb`], [`DbError::TooNew`], or [`DbError::Sql`] if
+    /// a migration fails; each names the path.
+    pub fn open(path: &Path) -> Result<AuditDb, DbError> {
+        if path.is_dir() {
+            return Err(DbError::IsDirectory { path: path.to_owned() });
+        }
+        let open_err = |source| DbError::Open { path: path.to_owned(), source };
+        // No SQLITE_OPEN_URI: a file literally named `file:...` is a file, not a URI with options.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(open_err)? {
+            return Err(DbError::ReadOnly { path: path.to_owned() });
+        }
+        // The first statement that touches the file: "file is not a database" surfaces here.
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(open_err)?;
+        if !mode.eq_ignore_ascii_case("wal") && path != Path::new(":memory:") {
+            tracing::warn!(path = %path.display(), mode, "audit database could not switch to WAL mode; readers may wait for the writer");
+        }
+        conn.execute_batch("PRAGMA foreign_keys = ON;").map_err(open_err)?;
+        let mut db = AuditDb { conn, path: path.to_owned() };
+        db.migrate()?;
+        Ok(db)
+    }
+
+    /// The file this database lives in (for messages).
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs every migration the file has not seen, each in its own transaction. The version is
+    /// re-read inside the write lock, so two processes opening a new file at once do not both run
+    /// a migration.
+    fn migrate(&mut self) -> Result<(), DbError> {
+        let path = &self.path;
+        let supported = i64::try_from(schema::MIGRATIONS.len()).unwrap_or(i64::MAX);
+        loop {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_err(path, "lock the database for migration"))?;
+            let app_id: i64 = tx
+                .query_row("PRAGMA application_id", [], |r| r.get(0))
+                .map_err(sql_err(path, "read application_id"))?;
+            let version: i64 =
+                tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql_err(path, "read user_version"))?;
+            if app_id != schema::APPLICATION_ID {
+                let tables: i64 = tx
+                    .query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| r.get(0))
+                    .map_err(sql_err(path, "inspect the schema"))?;
+                if app_id != 0 || version != 0 || tables != 0 {
+                    return Err(DbError::NotAnAuditDb { path: path.clone() });
+                }
+            }
+            if version > supported {
+                return Err(DbError::TooNew { path: path.clone(), found: version, supported });
+            }
+            let Some(sql) = usize::try_from(version).ok().and_then(|v| schema::MIGRATIONS.get(v)) else {
+                return tx.commit().map_err(sql_err(path, "finish migration"));
+            };
+            tx.execute_batch(sql).map_err(sql_err(path, "migrate the schema"))?;
+            tx.execute_batch(&format!(
+                "PRAGMA user_version = {}; PRAGMA application_id = {};",
+                version + 1,
+                schema::APPLICATION_ID
+            ))
+            .map_err(sql_err(path, "record the schema version"))?;
+            tx.commit().map_err(sql_err(path, "commit migration"))?;
+            tracing::info!(path = %path.display(), version = version + 1, "audit database migrated");
+        }
+    }
+
+    /// Starts an audit in state `running`. `options_json` records what the user asked for (limits,
+    /// pace, user agent) so a report can say how the audit was run; it must be valid JSON.
+    ///
+    /// # Errors
+    /// [`DbError::InvalidOptions`] if `options_json` does not parse, [`DbError::Sql`] on a write failure.
+    pub fn create_audit(&mut self, options_json: &str, now: UnixMs) -> Result<AuditId, DbError> {
+        let path = &self.path;
+        serde_json::from_str::<serde::de::IgnoredAny>(options_json)
+            .map_err(|source| DbError::InvalidOptions { path: path.clone(), source })?;
+        self.conn
+            .execute(
+                "INSERT INTO audits (created_at_ms, status, options_json) VALUES (?1, 'running', ?2)",
+                rusqlite::params![int(now.0), options_json],
+            )
+            .map_err(sql_err(path, "create an audit"))?;
+        Ok(AuditId(uint(self.conn.last_insert_rowid())))
+    }
+
+    /// Adds a site to an audit. Site ids are never reused, not even after deletion, so an id is
+    /// unique across every audit the file has held (the frontier keys its work by site id).
+    ///
+    /// # Errors
+    /// [`DbError::UnknownAudit`], or [`DbError::Sql`] on a write failure.
+    pub fn add_site(&mut self, audit: AuditId, start_url: &str) -> Result<SiteId, DbError> {
+        self.require_audit(audit)?;
+        self.conn
+            .execute(
+                "INSERT INTO sites (audit_id, start_url) VALUES (?1, ?2)",
+                rusqlite::params![int(audit.0), start_url],
+            )
+            .map_err(sql_err(&self.path, "add a site"))?;
+        Ok(SiteId(uint(self.conn.last_insert_rowid())))
+    }
+
+    /// Applies a batch of worker events in one transaction: all of them or none.
+    ///
+    /// Idempotent: a page is upserted by `(site, url)` (its links replaced), a finding is ignored if
+    /// the same `(site, code, url, detail)` exists, and `SiteDone` re-runs the site-level
+    /// [`analysis`], which replaces its own earlier findings. Applying a batch twice leaves the same
+    /// rows as applying it once.
+    ///
+    /// # Errors
+    /// [`DbError::UnknownSite`] / [`DbError::SiteAuditMismatch`] for an event about a site this
+    /// database does not hold (a bug upstream: the whole batch is rolled back), [`DbError::Sql`] on
+    /// a write failure.
+    pub fn apply(&mut self, events: &[Event]) -> Result<(), DbError> {
+        self.apply_at(events, UnixMs::from(std::time::SystemTime::now()))
+    }
+
+    /// [`apply`](AuditDb::apply) with the time recorded as a site's `done_at` given by the caller.
+    ///
+    /// # Errors
+    /// As [`apply`](AuditDb::apply).
+    pub fn apply_at(&mut self, events: &[Event], now: UnixMs) -> Result<(), DbError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let path = &self.path;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err(path, "begin a batch"))?;
+        apply::Batch::new(&tx, path).run(events, now)?;
+        tx.commit().map_err(sql_err(path, "commit a batch"))
+    }
+
+    /// Records how an audit ended. `Running` reopens it (clears `finished_at`).
+    ///
+    /// # Errors
+    /// [`DbError::UnknownAudit`], or [`DbError::Sql`] on a write failure.
+    pub fn finish_audit(&mut self, audit: AuditId, status: AuditStatus, now: UnixMs) -> Result<(), DbError> {
+        let finished = (status != AuditStatus::Running).then_some(int(now.0));
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE audits SET status = ?2, finished_at_ms = ?3 WHERE id = ?1",
+                rusqlite::params![int(audit.0), status.as_str(), finished],
+            )
+            .map_err(sql_err(&self.path, "finish an audit"))?;
+        if changed == 0 {
+            return Err(DbError::UnknownAudit { path: self.path.clone(), audit });
+        }
+        Ok(())
+    }
+
+    /// Every audit, oldest first, with totals.
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
+    pub fn audits(&self) -> Result<Vec<AuditSummary>, DbError> {
+        read::audits(&self.conn, &self.path, None)
+    }
+
+    /// One audit with totals, or `None` if there is no such audit.
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
+    pub fn audit(&self, audit: AuditId) -> Result<Option<AuditSummary>, DbError> {
+        Ok(read::audits(&self.conn, &self.path, Some(audit))?.into_iter().next())
+    }
+
+    /// The most recently created audit: what `shoal report` shows when no id is given.
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] on a read failure.
+    pub fn latest_audit(&self) -> Result<Option<AuditId>, DbError> {
+        let id: Option<i64> = self
+            .conn
+            .query_row("SELECT MAX(id) FROM audits", [], |r| r.get(0))
+            .map_err(sql_err(&self.path, "find the latest audit"))?;
+        Ok(id.map(|i| AuditId(uint(i))))
+    }
+
+    /// The sites of an audit in id order, with running totals (progress, status, reports).
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure. An unknown audit has no sites.
+    pub fn site_counts(&self, audit: AuditId) -> Result<Vec<SiteSummary>, DbError> {
+        read::sites(&self.conn, &self.path, audit)
+    }
+
+    fn require_audit(&self, audit: AuditId) -> Result<(), DbError> {
+        let found = self
+            .conn
+            .query_row("SELECT 1 FROM audits WHERE id = ?1", [int(audit.0)], |_| Ok(()))
+            .optional()
+            .map_err(sql_err(&self.path, "look up an audit"))?;
+        match found {
+            Some(()) => Ok(()),
+            None => Err(DbError::UnknownAudit { path: self.path.clone(), audit }),
+        }
+    }
+}

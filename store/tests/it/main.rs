@@ -1,0 +1,3 @@
+//! The audit database's integration tests, one binary for the crate.
+
+mod db_store;

@@ -1,0 +1,385 @@
+//! The conformance suite every frontier back end must pass.
+//!
+//! Each check takes a fresh, empty frontier (built by the caller's factory) and a base time, and
+//! panics with a message on the first violation. Back ends run [`run_all`] from their tests; the
+//! embedded one in this crate, the Redis one against a real `redis-server`.
+
+use shoal_shared::finding::Code;
+use shoal_shared::frontier::{Claim, Completed, Completion, Frontier, LaneRobots, Lease, RobotsOutcome, SiteSeed};
+use shoal_shared::ids::{AuditId, SiteId, WorkerId};
+use shoal_shared::pace::PaceLimits;
+use shoal_shared::record::Event;
+use shoal_shared::task::{FoundVia, SiteLimits, Task, TaskKind};
+use shoal_shared::time::UnixMs;
+use shoal_shared::url::{HostKey, NormalizedUrl};
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+const T0: UnixMs = UnixMs(1_700_000_000_000);
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn url(s: &str) -> NormalizedUrl {
+    NormalizedUrl::parse(s).expect("test URL is valid")
+}
+
+fn worker() -> WorkerId {
+    WorkerId("w1".into())
+}
+
+/// A seed for `http://{host}/` with the given pace and page budget.
+#[must_use]
+pub fn seed(audit: u64, site: u64, host: &str, in_flight: u32, gap_ms: u64, max_pages: u32) -> SiteSeed {
+    let start = url(&format!("http://{host}/"));
+    let limits = SiteLimits {
+        max_pages,
+        pace: PaceLimits::new(in_flight, ms(gap_ms)).expect("valid pace"),
+        ..SiteLimits::default()
+    };
+    let task = Task::new(AuditId(audit), SiteId(site), start.clone(), TaskKind::Page, 0, FoundVia::Start);
+    SiteSeed { audit: AuditId(audit), site: SiteId(site), start, limits, initial: vec![task] }
+}
+
+/// A page task discovered on `from`.
+#[must_use]
+pub fn page(audit: u64, site: u64, u: &str, depth: u16) -> Task {
+    Task::new(
+        AuditId(audit),
+        SiteId(site),
+        url(u),
+        TaskKind::Page,
+        depth,
+        FoundVia::Link { from: url("http://unused.test/") },
+    )
+}
+
+async fn lease<F: Frontier>(f: &F, now: UnixMs) -> Lease {
+    match f.claim(&worker(), now).await.expect("claim works") {
+        Claim::Leased(l) => *l,
+        other => panic!("expected a lease at {now}, got {other:?}"),
+    }
+}
+
+async fn no_lease<F: Frontier>(f: &F, now: UnixMs) -> Claim {
+    let c = f.claim(&worker(), now).await.expect("claim works");
+    assert!(!matches!(c, Claim::Leased(_)), "expected no lease at {now}, got {c:?}");
+    c
+}
+
+async fn complete<F: Frontier>(f: &F, l: &Lease, c: Completion, now: UnixMs) -> Completed {
+    f.complete(l, c, now).await.expect("complete works")
+}
+
+fn robots_ok(ip: Option<IpAddr>) -> Completion {
+    Completion { ip, robots: Some(RobotsOutcome::AllowAll), ..Completion::default() }
+}
+
+/// Finishes the robots.txt leases of every lane of a fresh seed (start host and twin).
+async fn pass_robots<F: Frontier>(f: &F, now: UnixMs, lanes: usize, ip: Option<IpAddr>) {
+    for _ in 0..lanes {
+        let l = lease(f, now).await;
+        assert_eq!(l.task.kind, TaskKind::Robots, "robots.txt comes first");
+        complete(f, &l, robots_ok(ip), now).await;
+    }
+}
+
+async fn drain_events<F: Frontier>(f: &F) -> Vec<Event> {
+    let mut all = Vec::new();
+    loop {
+        let batch = f.read_events(100).await.expect("read events");
+        if batch.is_empty() {
+            return all;
+        }
+        let ids: Vec<_> = batch.iter().map(|(id, _)| id.clone()).collect();
+        f.ack_events(&ids).await.expect("ack");
+        all.extend(batch.into_iter().map(|(_, e)| e));
+    }
+}
+
+/// robots.txt is the first request to each host, and nothing else of the host is leased while it is
+/// in flight.
+pub async fn robots_first<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
+    let r1 = lease(&f, T0).await;
+    assert_eq!(r1.task.kind, TaskKind::Robots);
+    let r2 = lease(&f, T0).await;
+    assert_eq!(r2.task.kind, TaskKind::Robots, "the twin's robots.txt, not the start page");
+    assert_ne!(r1.host, r2.host);
+    no_lease(&f, T0).await;
+    let start_lane = if r1.host.as_str() == "a.test" { &r1 } else { &r2 };
+    complete(&f, start_lane, robots_ok(None), T0).await;
+    let p = lease(&f, T0).await;
+    assert_eq!(p.task.kind, TaskKind::Page);
+    assert_eq!(p.task.url.as_str(), "http://a.test/");
+}
+
+/// The gap between starts and the in-flight cap hold to the millisecond.
+pub async fn gap_and_in_flight<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 2, 300, 100)).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    // robots.txt started at T0 for a.test: the gap counts from it.
+    let first = no_lease(&f, T0.plus(ms(299))).await;
+    assert_eq!(first, Claim::Wait(T0.plus(ms(300))), "waits exactly until the gap is over");
+    let p0 = lease(&f, T0.plus(ms(300))).await;
+    let discovered = (1..6).map(|i| page(1, 1, &format!("http://a.test/{i}"), 1)).collect();
+    let c = Completion { discovered, ..Completion::default() };
+    assert_eq!(complete(&f, &p0, c, T0.plus(ms(300))).await, Completed::Applied { enqueued: 5 });
+    let a = lease(&f, T0.plus(ms(600))).await;
+    assert_eq!(no_lease(&f, T0.plus(ms(899))).await, Claim::Wait(T0.plus(ms(900))));
+    let b = lease(&f, T0.plus(ms(900))).await;
+    let blocked = no_lease(&f, T0.plus(ms(5000))).await;
+    assert_eq!(blocked, Claim::Idle, "two in flight is the cap: only a completion frees a slot");
+    complete(&f, &a, Completion::default(), T0.plus(ms(5000))).await;
+    let _c = lease(&f, T0.plus(ms(5000))).await;
+    complete(&f, &b, Completion::default(), T0.plus(ms(5001))).await;
+    assert_eq!(no_lease(&f, T0.plus(ms(5001))).await, Claim::Wait(T0.plus(ms(5300))));
+}
+
+/// One server IP carries many hosts: its cap holds across them.
+pub async fn per_ip_cap<F: Frontier>(f: F) {
+    let ip = Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 7)));
+    for (site, host) in [(1, "a.test"), (2, "b.test"), (3, "c.test")] {
+        f.seed(seed(1, site, host, 4, 0, 10)).await.expect("seed");
+    }
+    pass_robots(&f, T0, 6, ip).await;
+    // Three hosts, 4 in flight allowed each, but the IP cap (default 8) is what binds once more
+    // pages exist. Give each host 4 pages.
+    let mut leases = Vec::new();
+    for _ in 0..3 {
+        leases.push(lease(&f, T0).await);
+    }
+    for l in &leases {
+        let h = l.host.as_str();
+        let site = l.task.site.0;
+        let discovered = (1..5).map(|i| page(1, site, &format!("http://{h}/{i}"), 1)).collect();
+        complete(&f, l, Completion { discovered, ..Completion::default() }, T0).await;
+    }
+    let mut held = Vec::new();
+    while let Claim::Leased(l) = f.claim(&worker(), T0).await.expect("claim") {
+        held.push(*l);
+        assert!(held.len() <= 8, "more than 8 in flight to one IP");
+    }
+    assert_eq!(held.len(), 8, "the IP cap of 8 binds before the hosts' 3x4");
+    complete(&f, &held[0], Completion::default(), T0).await;
+    lease(&f, T0).await;
+}
+
+/// A 429 puts the host in slow mode; a retry waits for its not-before time.
+pub async fn slow_mode_and_retry<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let p = lease(&f, T0).await;
+    let retry_at = T0.plus(ms(2000));
+    let mut again = p.task.clone();
+    again.retries += 1;
+    again.not_before = retry_at;
+    let c = Completion {
+        rate_limited: true,
+        requeue: Some(again),
+        discovered: vec![page(1, 1, "http://a.test/x", 1)],
+        ..Completion::default()
+    };
+    complete(&f, &p, c, T0.plus(ms(10))).await;
+    // Slow mode: 3 s from the 429 before anything; then one at a time.
+    assert_eq!(no_lease(&f, T0.plus(ms(2999))).await, Claim::Wait(T0.plus(ms(3010))));
+    let next = lease(&f, T0.plus(ms(3010))).await;
+    assert_eq!(no_lease(&f, T0.plus(ms(9000))).await, Claim::Idle, "slow mode: 1 in flight");
+    complete(&f, &next, Completion::default(), T0.plus(ms(3020))).await;
+    assert_eq!(no_lease(&f, T0.plus(ms(3020))).await, Claim::Wait(T0.plus(ms(6010))), "slow mode: 3 s gap");
+    let again = lease(&f, T0.plus(ms(6010))).await;
+    assert_eq!(again.task.retries + next.task.retries, 1, "the retried task carries its retry count");
+}
+
+/// Discovered URLs are deduplicated per audit and held to the page and depth budgets.
+pub async fn dedup_and_budgets<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 0, 3)).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let p = lease(&f, T0).await;
+    let mut discovered = vec![
+        page(1, 1, "http://a.test/", 1),
+        page(1, 1, "http://a.test/a", 1),
+        page(1, 1, "http://a.test/a", 1),
+        page(1, 1, "http://www.a.test/b", 1),
+        page(1, 1, "http://a.test/deep", 6),
+        page(1, 1, "http://a.test/c", 1),
+    ];
+    discovered.push(page(1, 1, "http://other.test/", 1));
+    let c = Completion { discovered, ..Completion::default() };
+    assert_eq!(complete(&f, &p, c, T0).await, Completed::Applied { enqueued: 2 }, "start seen, dup, budget 3");
+    let events = drain_events(&f).await;
+    let codes: Vec<Code> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Finding(f) => Some(f.code),
+            _ => None,
+        })
+        .collect();
+    assert!(codes.contains(&Code::DepthLimitReached), "{codes:?}");
+    assert!(codes.contains(&Code::PageLimitReached), "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == Code::PageLimitReached).count(), 1, "reported once");
+}
+
+/// A lease past its deadline is reclaimed; completing it afterwards changes nothing.
+pub async fn lease_expiry<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 1, 0, 10)).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let p = lease(&f, T0).await;
+    assert_eq!(no_lease(&f, T0).await, Claim::Idle);
+    assert_eq!(f.reap(p.deadline.plus(ms(0)).plus(ms(1))).await.expect("reap"), 1);
+    let later = p.deadline.plus(ms(2));
+    let again = lease(&f, later).await;
+    assert_eq!(again.task.url, p.task.url, "the URL returned to the queue");
+    assert_eq!(complete(&f, &p, Completion::default(), later).await, Completed::Stale);
+    assert_eq!(no_lease(&f, later).await, Claim::Idle, "the stale completion freed no slot");
+    assert!(matches!(complete(&f, &again, Completion::default(), later).await, Completed::Applied { .. }));
+    assert_eq!(complete(&f, &again, Completion::default(), later).await, Completed::Stale, "twice is harmless");
+}
+
+/// A site is done exactly once, when nothing is queued or leased; events are delivered until acked.
+pub async fn completion_and_events<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let p = lease(&f, T0).await;
+    let rec = shoal_shared::record::PageRecord::for_task(
+        AuditId(1),
+        SiteId(1),
+        p.task.url.as_str(),
+        p.task.kind,
+        0,
+        &p.task.found_via,
+    );
+    let c = Completion { events: vec![Event::Page(Box::new(rec))], ..Completion::default() };
+    complete(&f, &p, c, T0).await;
+    let progress = f.progress(SiteId(1)).await.expect("progress").expect("site exists");
+    assert!(progress.done, "{progress:?}");
+    let events = drain_events(&f).await;
+    let pages = events.iter().filter(|e| matches!(e, Event::Page(_))).count();
+    let done = events.iter().filter(|e| matches!(e, Event::SiteDone { .. })).count();
+    assert_eq!((pages, done), (1, 1), "{events:?}");
+    assert!(drain_events(&f).await.is_empty(), "acked events are not delivered again");
+    f.forget(AuditId(1)).await.expect("forget");
+    assert_eq!(f.progress(SiteId(1)).await.expect("progress"), None, "a forgotten audit's sites are gone");
+    assert_eq!(f.site_info(SiteId(1)).await.expect("site info"), None);
+}
+
+/// robots.txt unreachable: the lane closes and nothing else of it is leased; a twin that does not
+/// resolve is simply left out.
+pub async fn robots_off_limits<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
+    for _ in 0..2 {
+        let r = lease(&f, T0).await;
+        let outcome = if r.host.as_str() == "a.test" { RobotsOutcome::OffLimits } else { RobotsOutcome::NotPartOfSite };
+        complete(&f, &r, Completion { robots: Some(outcome), ..Completion::default() }, T0).await;
+    }
+    assert_eq!(no_lease(&f, T0.plus(ms(10_000))).await, Claim::Idle);
+    let progress = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert!(progress.done, "{progress:?}");
+    let robots = f.robots(SiteId(1), &HostKey::from_raw("a.test")).await.expect("robots");
+    assert!(matches!(robots, None | Some(LaneRobots::Known(RobotsOutcome::OffLimits))), "{robots:?}");
+}
+
+/// Two audits of one host: one pace, the stricter, across both.
+pub async fn shared_host_one_pace<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 500, 10)).await.expect("seed");
+    f.seed(seed(2, 2, "a.test", 4, 200, 10)).await.expect("seed");
+    let mut starts = Vec::new();
+    let mut now = T0;
+    for _ in 0..4 {
+        match f.claim(&worker(), now).await.expect("claim") {
+            Claim::Leased(l) => {
+                starts.push((now, l.host.clone()));
+                complete(&f, &l, robots_ok(None), now).await;
+            }
+            Claim::Wait(t) => now = t,
+            Claim::Idle => panic!("idle with work queued"),
+        }
+    }
+    let mut last_a: Option<UnixMs> = None;
+    let mut t = now;
+    for _ in 0..20 {
+        match f.claim(&worker(), t).await.expect("claim") {
+            Claim::Leased(l) => {
+                if l.host.as_str() == "a.test" {
+                    if let Some(prev) = last_a {
+                        assert!(t.since(prev) >= ms(500), "two audits shortened the gap: {prev} then {t}");
+                    }
+                    last_a = Some(t);
+                }
+                complete(&f, &l, Completion::default(), t).await;
+            }
+            Claim::Wait(w) => t = w,
+            Claim::Idle => break,
+        }
+    }
+    assert!(last_a.is_some(), "both start pages were fetched");
+}
+
+/// Cancelling an audit drops its queue and finishes its sites.
+pub async fn cancel_drops_queue<F: Frontier>(f: F) {
+    f.seed(seed(7, 70, "a.test", 4, 0, 10)).await.expect("seed");
+    f.cancel(AuditId(7)).await.expect("cancel");
+    assert_eq!(no_lease(&f, T0).await, Claim::Idle);
+    let progress = f.progress(SiteId(70)).await.expect("progress").expect("site");
+    assert!(progress.done && progress.queued == 0, "{progress:?}");
+}
+
+/// A link to another site opens a lane for that host on demand: its robots.txt first, then the
+/// check, counted against the resource budget.
+pub async fn external_lane_opens_on_demand<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let p = lease(&f, T0).await;
+    let ext = Task::new(
+        AuditId(1),
+        SiteId(1),
+        url("http://ext.test/x"),
+        TaskKind::External,
+        1,
+        FoundVia::Link { from: p.task.url.clone() },
+    );
+    let c = Completion { discovered: vec![ext.clone(), ext], ..Completion::default() };
+    assert_eq!(complete(&f, &p, c, T0).await, Completed::Applied { enqueued: 1 });
+    let r = lease(&f, T0).await;
+    assert_eq!((r.task.kind, r.host.as_str()), (TaskKind::Robots, "ext.test"), "robots.txt of the other host first");
+    assert_eq!(no_lease(&f, T0).await, Claim::Idle, "nothing of ext.test before its robots.txt");
+    complete(&f, &r, robots_ok(None), T0).await;
+    let x = lease(&f, T0).await;
+    assert_eq!((x.task.kind, x.task.url.as_str()), (TaskKind::External, "http://ext.test/x"));
+    complete(&f, &x, Completion::default(), T0).await;
+    let progress = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert!(progress.done, "the site waits for its external checks, then is done: {progress:?}");
+}
+
+/// The shared result cache returns what was stored and nothing for unknown keys.
+pub async fn result_cache_round_trip<F: Frontier>(f: F) {
+    assert_eq!(f.cache_get("x:http://e.test/", T0).await.expect("get"), None);
+    f.cache_put("x:http://e.test/", b"value".to_vec(), T0, Duration::from_secs(600)).await.expect("put");
+    assert_eq!(f.cache_get("x:http://e.test/", T0).await.expect("get").as_deref(), Some(&b"value"[..]));
+    assert!(f.cache_add("lock", vec![1], T0, Duration::from_secs(60)).await.expect("add"), "first add wins");
+    assert!(!f.cache_add("lock", vec![2], T0, Duration::from_secs(60)).await.expect("add"), "second add loses");
+    assert_eq!(f.cache_get("lock", T0).await.expect("get"), Some(vec![1]));
+}
+
+/// Runs every check, each on a fresh frontier from `make`.
+pub async fn run_all<F, Fut, M>(mut make: M)
+where
+    F: Frontier,
+    Fut: Future<Output = F>,
+    M: FnMut() -> Fut,
+{
+    robots_first(make().await).await;
+    gap_and_in_flight(make().await).await;
+    per_ip_cap(make().await).await;
+    slow_mode_and_retry(make().await).await;
+    dedup_and_budgets(make().await).await;
+    lease_expiry(make().await).await;
+    completion_and_events(make().await).await;
+    robots_off_limits(make().await).await;
+    shared_host_one_pace(make().await).await;
+    cancel_drops_queue(make().await).await;
+    external_lane_opens_on_demand(make().await).await;
+    result_cache_round_trip(make().await).await;
+}

@@ -1,0 +1,86 @@
+//! Checking a link to another site: one HEAD (one GET only if HEAD answers with an error), under
+//! that host's robots.txt and pace, with the result shared through the frontier's cache so that
+//! a link many sites and audits share is asked about once.
+
+use super::{Crawler, Job, fill_response};
+use shoal_shared::frontier::{Frontier, FrontierError};
+use shoal_shared::record::PageRecord;
+use shoal_shared::url::NormalizedUrl;
+use std::time::Duration;
+
+/// When another lane is asking an external host the same thing, look again after this long.
+const ASK_AGAIN: Duration = Duration::from_millis(500);
+
+impl<F: Frontier> Crawler<F> {
+    /// Whether this worker may ask another site's host for `key` now. If another lane is asking the
+    /// same thing at this moment, the task goes back to the queue for a moment, to find the answer
+    /// in the cache then.
+    pub(super) async fn first_to_ask(&self, job: &mut Job<'_>, key: &str) -> bool {
+        let lock = format!("{key}#asking");
+        let ttl = self.fetcher.settings().timeout * 2;
+        match self.frontier.cache_add(&lock, Vec::new(), job.now, ttl).await {
+            Ok(true) | Err(_) => true,
+            Ok(false) => {
+                let mut t = job.task().clone();
+                t.not_before = job.now.plus(ASK_AGAIN);
+                job.out.requeue = Some(t);
+                false
+            }
+        }
+    }
+
+    /// Checks a link to another site: one HEAD, one GET only if HEAD answers with an error, the
+    /// result shared through the frontier's cache so other sites and audits reuse it.
+    pub(super) async fn external_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let key = format!("x:{url}");
+        if let Some(blob) = self.frontier.cache_get(&key, job.now).await?
+            && let Ok(cached) = rmp_serde::from_slice::<PageRecord>(&blob)
+        {
+            let mut rec = job.record();
+            rec.status = cached.status;
+            rec.error = cached.error;
+            rec.redirect_to = cached.redirect_to;
+            rec.content_type = cached.content_type;
+            rec.response_ms = cached.response_ms;
+            rec.fetched_at = cached.fetched_at;
+            job.publish(rec);
+            return Ok(());
+        }
+        // The GET after a failed HEAD still holds the ask-lock its HEAD took.
+        if !job.task().get_only && !self.first_to_ask(job, &key).await {
+            return Ok(());
+        }
+        let mut rec = job.record();
+        let Some(result) = self.check(job, &url).await else { return Ok(()) };
+        match result {
+            Ok(resp) => {
+                job.out.ip = resp.ip;
+                fill_response(&mut rec, &resp);
+                rec.error = None;
+                if !self.transient_status(job, &resp) {
+                    return Ok(());
+                }
+                rec.redirect_to = resp
+                    .header("location")
+                    .and_then(|l| NormalizedUrl::join(url.as_url(), l).ok())
+                    .map(|u| u.to_string());
+            }
+            Err(e) => {
+                rec.error = Some(e.kind());
+                if e.is_retryable() && job.retry(None).is_none() {
+                    return Ok(());
+                }
+            }
+        }
+        rec.links.clear();
+        rec.headers.clear();
+        if let Ok(blob) = rmp_serde::to_vec_named(&rec)
+            && let Err(e) = self.frontier.cache_put(&key, blob, job.now, self.settings.external_cache_ttl).await
+        {
+            tracing::warn!(error = %e, "could not cache an external link result");
+        }
+        job.publish(rec);
+        Ok(())
+    }
+}

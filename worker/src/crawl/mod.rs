@@ -1,0 +1,292 @@
+//! Turning one lease into one completion: fetch, interpret, extract, decide what to queue.
+//!
+//! Everything a website does wrong ends up as data in the [`Completion`] (a record, a finding, a
+//! retry); only a failing frontier is an `Err`.
+//!
+//! This module holds what every task kind shares (the crawler, its settings, the job being built)
+//! and dispatches a lease to its task kind: `robots` opens a lane, `page` crawls, `resource` and
+//! `external` check links, `sitemap` lists URLs, `probe` looks for known files. `policy` is the
+//! pacing and retry step every fetch goes through; the rules themselves live in
+//! `shoal_shared::pace` and `shoal_shared::robots`, so that the worker never restates them.
+
+mod external;
+mod page;
+mod policy;
+mod probe;
+mod resource;
+mod robots;
+mod sitemap;
+#[cfg(test)]
+mod testing;
+
+pub use probe::WORDPRESS_PROBES;
+
+use self::robots::LaneRules;
+use crate::extract::ExtractCaps;
+use crate::fetch::{Fetched, Fetcher};
+use crate::guard::NonPublic;
+use crate::sitemap::SitemapCaps;
+use crate::tls;
+use shoal_shared::finding::{Code, Finding};
+use shoal_shared::frontier::{Completion, Frontier, FrontierError, Lease, RobotsOutcome, SiteInfo};
+use shoal_shared::ids::SiteId;
+use shoal_shared::record::{Event, FetchFailure, PageRecord};
+use shoal_shared::robots::{ProductToken, Verdict};
+use shoal_shared::task::{Task, TaskKind};
+use shoal_shared::time::UnixMs;
+use shoal_shared::url::{HostKey, Scope};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// robots.txt bytes parsed at most (RFC 9309 §2.5: at least 500 KiB). A longer file is cut there
+/// (after its last complete line) and reported as `robots_txt_too_large`.
+pub const ROBOTS_MAX_BYTES: u64 = 500 * 1024;
+/// Redirect hops followed for a page (SPEC §4).
+pub const MAX_REDIRECTS: usize = 10;
+/// Redirect hops followed for robots.txt (RFC 9309 §2.3.1.2).
+pub const MAX_ROBOTS_REDIRECTS: usize = 5;
+/// How deep sitemap indexes may nest.
+pub const MAX_SITEMAP_INDEX_DEPTH: u8 = 2;
+/// How long external link results and other sites' robots.txt are reused by default.
+pub const DEFAULT_EXTERNAL_CACHE_TTL: Duration = Duration::from_secs(6 * 60 * 60);
+
+/// Response headers kept in page records (security, caching, compression).
+const KEPT_HEADERS: &[&str] = &[
+    "content-type",
+    "content-length",
+    "content-encoding",
+    "cache-control",
+    "expires",
+    "etag",
+    "last-modified",
+    "strict-transport-security",
+    "content-security-policy",
+    "x-content-type-options",
+    "x-frame-options",
+    "referrer-policy",
+    "x-robots-tag",
+    "location",
+    "retry-after",
+    "server",
+];
+
+/// What the crawler needs besides the fetcher.
+#[derive(Debug, Clone)]
+pub struct CrawlSettings {
+    /// The robots.txt product token.
+    pub token: ProductToken,
+    /// HTML extraction caps.
+    pub extract: ExtractCaps,
+    /// Sitemap caps.
+    pub sitemap: SitemapCaps,
+    /// The roots the TLS certificate check judges against.
+    pub tls_roots: tls::Roots,
+    /// Check links to other sites (one HEAD, one GET only if HEAD fails).
+    pub check_external: bool,
+    /// How long an external link's result and another site's robots.txt are reused.
+    pub external_cache_ttl: Duration,
+}
+
+impl Default for CrawlSettings {
+    fn default() -> Self {
+        CrawlSettings {
+            token: ProductToken::from_agent("ShoalBot"),
+            extract: ExtractCaps::default(),
+            sitemap: SitemapCaps::default(),
+            tls_roots: tls::Roots::webpki(),
+            check_external: true,
+            external_cache_ttl: DEFAULT_EXTERNAL_CACHE_TTL,
+        }
+    }
+}
+
+/// Processes leases for one worker process; caches site info and robots rules.
+#[derive(Debug)]
+pub struct Crawler<F> {
+    frontier: Arc<F>,
+    fetcher: Fetcher,
+    settings: CrawlSettings,
+    sites: Mutex<HashMap<SiteId, Arc<SiteInfo>>>,
+    robots: Mutex<HashMap<(SiteId, HostKey), Arc<LaneRules>>>,
+    /// When this process last sent a request to each host.
+    last_send: Mutex<HashMap<HostKey, std::time::Instant>>,
+}
+
+/// One lease being processed: its context, and the completion being built.
+struct Job<'a> {
+    lease: &'a Lease,
+    site: &'a SiteInfo,
+    scope: Scope,
+    now: UnixMs,
+    out: Completion,
+}
+
+impl Job<'_> {
+    fn task(&self) -> &Task {
+        &self.lease.task
+    }
+
+    fn finding(&mut self, code: Code, url: &str, detail: impl Into<String>) {
+        let t = self.task();
+        let f = Finding::new(t.audit, t.site, code, url, detail);
+        self.out.events.push(Event::Finding(f));
+    }
+
+    fn finding_related(&mut self, code: Code, url: &str, detail: impl Into<String>, related: Vec<String>) {
+        let t = self.task();
+        let mut f = Finding::new(t.audit, t.site, code, url, detail);
+        f.related = related;
+        self.out.events.push(Event::Finding(f));
+    }
+
+    fn record(&self) -> PageRecord {
+        let t = self.task();
+        let mut r = PageRecord::for_task(t.audit, t.site, t.url.as_str(), t.kind, t.depth, &t.found_via);
+        r.fetched_at = self.lease.started_at;
+        r
+    }
+
+    fn publish(&mut self, rec: PageRecord) {
+        self.out.events.push(Event::Page(Box::new(rec)));
+    }
+
+    fn is_start_host(&self) -> bool {
+        self.site.start.host_key() == self.lease.host
+    }
+
+    /// A lane opened for links to another site's host.
+    fn is_external_lane(&self) -> bool {
+        !self.scope.contains(self.task().url.as_url())
+    }
+
+    /// The root of the lease's host, where host-wide findings (rate limits, refused addresses)
+    /// are reported.
+    fn host_root(&self) -> String {
+        format!("{}://{}/", self.task().url.as_url().scheme(), self.lease.host)
+    }
+}
+
+impl<F: Frontier> Crawler<F> {
+    /// A crawler over `frontier` fetching with `fetcher`.
+    pub fn new(frontier: Arc<F>, fetcher: Fetcher, settings: CrawlSettings) -> Crawler<F> {
+        Crawler {
+            frontier,
+            fetcher,
+            settings,
+            sites: Mutex::new(HashMap::new()),
+            robots: Mutex::new(HashMap::new()),
+            last_send: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The frontier this crawler works for.
+    pub fn frontier(&self) -> &Arc<F> {
+        &self.frontier
+    }
+
+    async fn site(&self, id: SiteId) -> Result<Option<Arc<SiteInfo>>, FrontierError> {
+        if let Some(s) = lock(&self.sites).get(&id) {
+            return Ok(Some(Arc::clone(s)));
+        }
+        let Some(info) = self.frontier.site_info(id).await? else {
+            return Ok(None);
+        };
+        let info = Arc::new(info);
+        lock(&self.sites).insert(id, Arc::clone(&info));
+        Ok(Some(info))
+    }
+
+    /// Fetches and interprets one leased task.
+    pub async fn process(&self, lease: &Lease) -> Result<Completion, FrontierError> {
+        let Some(site) = self.site(lease.task.site).await? else {
+            return Ok(Completion::default());
+        };
+        let mut job = Job {
+            lease,
+            site: &site,
+            scope: site.scope(),
+            now: UnixMs::from(std::time::SystemTime::now()),
+            out: Completion::default(),
+        };
+        if let Some(ip) = lease.ip
+            && let Err(refused) = self.fetcher.pin(lease.host.host_name(), ip)
+        {
+            self.refused_pin(&mut job, &refused);
+            return Ok(job.out);
+        }
+        if lease.task.kind == TaskKind::Robots {
+            self.robots_task(&mut job).await;
+            return Ok(job.out);
+        }
+        let rules = self.lane_rules(lease.task.site, &lease.host).await?;
+        match rules.check(&lease.task.url) {
+            None => {
+                // Cannot happen (the frontier leases nothing of a lane before its robots.txt), but
+                // if it does: do not fetch, try again shortly.
+                let mut t = lease.task.clone();
+                t.not_before = job.now.plus(Duration::from_secs(1));
+                job.out.requeue = Some(t);
+                return Ok(job.out);
+            }
+            Some(Verdict::Disallowed { rule }) => {
+                self.disallowed_at_claim(&mut job, &rule);
+                return Ok(job.out);
+            }
+            Some(Verdict::Allowed) => {}
+        }
+        match lease.task.kind {
+            TaskKind::Page => self.page_task(&mut job).await?,
+            TaskKind::Probe(kind) => self.probe_task(&mut job, kind).await?,
+            TaskKind::Resource => self.resource_task(&mut job).await?,
+            TaskKind::External => self.external_task(&mut job).await?,
+            TaskKind::Sitemap { index_depth } => self.sitemap_task(&mut job, index_depth).await?,
+            TaskKind::Robots => {}
+        }
+        Ok(job.out)
+    }
+
+    /// The frontier pinned the lease's host to an address this worker's guard refuses: another
+    /// worker chose it (one started with `--allow-private`), or someone wrote it into the
+    /// frontier. Nothing is requested: the host gets a `private_address` finding from this worker,
+    /// the URL is recorded as refused (never silently lost, never retried), and a robots.txt lease
+    /// closes the lane, as an unreachable robots.txt does.
+    fn refused_pin(&self, job: &mut Job<'_>, refused: &NonPublic) {
+        tracing::warn!(host = %job.lease.host, ip = %refused.ip, "refused an address pinned by the frontier");
+        let host_root = job.host_root();
+        job.finding(
+            Code::PrivateAddress,
+            &host_root,
+            format!(
+                "pinned by the frontier to {}: {refused}; this worker refuses non-public addresses \
+                 (start it with --allow-private to audit private networks)",
+                refused.ip
+            ),
+        );
+        let mut rec = job.record();
+        rec.error = Some(FetchFailure::PrivateAddress);
+        job.publish(rec);
+        if job.task().kind == TaskKind::Robots {
+            job.out.robots = Some(RobotsOutcome::OffLimits);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn fill_response(rec: &mut PageRecord, resp: &Fetched) {
+    rec.status = Some(resp.status);
+    rec.content_type = resp.header("content-type").map(str::to_owned);
+    rec.bytes = resp.body.len() as u64;
+    rec.response_ms = u64::try_from(resp.elapsed.as_millis()).unwrap_or(u64::MAX);
+    rec.x_robots_tag = resp.header_all("x-robots-tag");
+    rec.headers = KEPT_HEADERS
+        .iter()
+        .filter_map(|h| resp.header(h).map(|v| ((*h).to_owned(), v.chars().take(1024).collect())))
+        .collect();
+    if resp.truncated {
+        rec.error = Some(FetchFailure::BodyTooLarge);
+    }
+}

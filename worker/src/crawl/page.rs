@@ -1,0 +1,284 @@
+//! Crawling a page of the site: fetch it, follow its redirect, and read an HTML page for its facts,
+//! its findings and the links to queue next. The start page also sets the site-wide checks.
+
+use super::probe::WORDPRESS_PROBES;
+use super::{Crawler, Job, MAX_REDIRECTS};
+use crate::charset::decode_html;
+use crate::checks;
+use crate::extract::{PageFacts, extract};
+use crate::fetch::{Fetched, Method};
+use shoal_shared::finding::Code;
+use shoal_shared::frontier::{Frontier, FrontierError};
+use shoal_shared::record::{LinkKind, LinkRecord, PageRecord};
+use shoal_shared::robots::Verdict;
+use shoal_shared::task::{FoundVia, Task, TaskKind};
+use shoal_shared::url::NormalizedUrl;
+use std::collections::HashSet;
+
+impl<F: Frontier> Crawler<F> {
+    pub(super) async fn page_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let mut rec = job.record();
+        let result = self.fetch(job, Method::Get, &url, None).await;
+        let Some(resp) = self.answered(job, &mut rec, result) else { return Ok(()) };
+        if resp.truncated {
+            job.finding(Code::BodyTooLarge, url.as_str(), format!("over {} bytes", self.fetcher.settings().max_body));
+        }
+        let html = is_html(&resp);
+        for (code, detail) in checks::response_checks(&resp, html, false) {
+            job.finding(code, url.as_str(), detail);
+        }
+        match resp.status {
+            300..=399 => self.redirect(job, &mut rec, &resp).await?,
+            500..=599 => job.finding(Code::ServerError, url.as_str(), format!("HTTP {}", resp.status)),
+            200..=299 if is_html(&resp) && job.task().kind == TaskKind::Page => {
+                self.html_page(job, &mut rec, &resp).await?;
+            }
+            _ => {}
+        }
+        job.publish(rec);
+        Ok(())
+    }
+
+    /// A 3xx answer of a page, resource, sitemap or probe: the target is queued as the same kind
+    /// of task (within the site, allowed by robots.txt, at most [`MAX_REDIRECTS`] hops, no loop);
+    /// what goes wrong on the way is a finding.
+    pub(super) async fn redirect(
+        &self,
+        job: &mut Job<'_>,
+        rec: &mut PageRecord,
+        resp: &Fetched,
+    ) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let target = match resp.header("location").map(|l| NormalizedUrl::join(url.as_url(), l)) {
+            Some(Ok(target)) => target,
+            Some(Err(e)) => {
+                // Over the URL length cap, or not a URL at all: say which.
+                let why: String = e.to_string().chars().take(300).collect();
+                job.finding(
+                    Code::RedirectInvalid,
+                    url.as_str(),
+                    format!("HTTP {} without a usable Location: {why}", resp.status),
+                );
+                return Ok(());
+            }
+            None => {
+                job.finding(
+                    Code::RedirectInvalid,
+                    url.as_str(),
+                    format!("HTTP {} without a usable Location", resp.status),
+                );
+                return Ok(());
+            }
+        };
+        rec.redirect_to = Some(target.to_string());
+        if matches!(resp.status, 302 | 303 | 307) && job.task().kind == TaskKind::Page {
+            job.finding(Code::RedirectTemporary, url.as_str(), format!("HTTP {} to {target}", resp.status));
+        }
+        let mut chain = job.task().chain.clone();
+        chain.push(url.clone());
+        if chain.contains(&target) {
+            return Ok(()); // a loop: the audit database reports it from the page records
+        }
+        // `chain` holds every URL that redirected so far, this one included: its length is the
+        // number of the hop at hand. Hops 1..=MAX_REDIRECTS are followed (the 10th hop's target
+        // is requested); the one after is the limit.
+        if chain.len() > MAX_REDIRECTS {
+            let related = chain.iter().map(ToString::to_string).chain([target.to_string()]).collect();
+            let first = chain[0].to_string();
+            job.finding_related(Code::RedirectLimit, &first, format!("more than {MAX_REDIRECTS} redirects"), related);
+            return Ok(());
+        }
+        if !job.scope.contains(target.as_url()) {
+            return Ok(()); // another site: recorded as redirect_to, never crawled
+        }
+        let rules = self.lane_rules(job.task().site, &target.host_key()).await?;
+        if let Some(Verdict::Disallowed { rule }) = rules.check(&target) {
+            job.finding(
+                Code::RedirectToDisallowed,
+                url.as_str(),
+                format!("redirects to {target}, blocked by rule {rule}"),
+            );
+            return Ok(());
+        }
+        let t = job.task();
+        let mut next = Task::new(t.audit, t.site, target, t.kind, t.depth, FoundVia::Redirect { from: url });
+        next.chain = chain;
+        job.out.discovered.push(next);
+        Ok(())
+    }
+
+    async fn html_page(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        // Parsing is CPU work (bounded, see `crate::parse`, yet up to a second on hostile markup):
+        // keep it off the async threads.
+        let body = resp.body.clone();
+        let ct = resp.header("content-type").map(str::to_owned);
+        let base = url.as_url().clone();
+        let caps = self.settings.extract.clone();
+        let (facts, wordpress) = tokio::task::spawn_blocking(move || {
+            let (text, _) = decode_html(&body, ct.as_deref());
+            (extract(&text, &base, &caps), checks::looks_like_wordpress(&text))
+        })
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!(url = %url, error = %e, "HTML extraction failed; recording the page without facts");
+            (PageFacts::default(), false)
+        });
+        if job.task().found_via == FoundVia::Start {
+            self.start_page(job, &url, resp, wordpress);
+        }
+        if let Some(c) = facts.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok())
+            && c != url
+        {
+            let internal = job.scope.contains(c.as_url());
+            rec.links.push(LinkRecord {
+                url: c.to_string(),
+                kind: LinkKind::Canonical,
+                nofollow: false,
+                internal,
+                text: None,
+            });
+            if internal && self.allowed(job, &c).await? {
+                let t = job.task();
+                let task =
+                    Task::new(t.audit, t.site, c, TaskKind::Page, t.depth + 1, FoundVia::Link { from: url.clone() });
+                job.out.discovered.push(task);
+            }
+        }
+        rec.title.clone_from(&facts.title);
+        rec.meta_description.clone_from(&facts.meta_description);
+        rec.h1.clone_from(&facts.h1);
+        rec.canonical.clone_from(&facts.canonical);
+        rec.meta_robots.clone_from(&facts.meta_robots);
+        rec.hreflang.clone_from(&facts.hreflang);
+        let header_nofollow = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
+        let header_noindex = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
+        let page_nofollow = facts.robots_nofollow() || header_nofollow;
+        let follow_nofollow = job.site.limits.follow_nofollow;
+        let mut queued = HashSet::new();
+        for link in &facts.links {
+            let Ok(target) = NormalizedUrl::from_url(link.url.clone()) else {
+                continue;
+            };
+            let internal = job.scope.contains(target.as_url());
+            let nofollow = link.nofollow || (page_nofollow && link.kind == LinkKind::Anchor);
+            rec.links.push(LinkRecord {
+                url: target.to_string(),
+                kind: link.kind,
+                nofollow,
+                internal,
+                text: link.text.clone(),
+            });
+            if !internal {
+                if self.settings.check_external && queued.insert(target.clone()) {
+                    // Checked, never crawled: its host's robots.txt and pace apply when claimed.
+                    let t = job.task();
+                    let task = Task::new(
+                        t.audit,
+                        t.site,
+                        target,
+                        TaskKind::External,
+                        t.depth + 1,
+                        FoundVia::Link { from: url.clone() },
+                    );
+                    job.out.discovered.push(task);
+                }
+                continue;
+            }
+            if (nofollow && !follow_nofollow) || !queued.insert(target.clone()) {
+                continue;
+            }
+            if !self.allowed(job, &target).await? {
+                continue;
+            }
+            let kind = if link.kind.is_navigation() { TaskKind::Page } else { TaskKind::Resource };
+            let t = job.task();
+            let task = Task::new(t.audit, t.site, target, kind, t.depth + 1, FoundVia::Link { from: url.clone() });
+            job.out.discovered.push(task);
+        }
+        self.page_findings(job, &url, &facts, header_noindex, header_nofollow);
+        Ok(())
+    }
+
+    /// Site-wide rules read from the start page: security headers, plain http, and whether the
+    /// WordPress probes are worth making.
+    fn start_page(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched, wordpress: bool) {
+        let https = url.as_url().scheme() == "https";
+        for (code, detail) in checks::security_header_checks(resp, https) {
+            job.finding(code, url.as_str(), detail);
+        }
+        if !https {
+            job.finding(Code::NoHttps, url.as_str(), "");
+        }
+        if wordpress {
+            for (kind, path) in WORDPRESS_PROBES {
+                let Ok(u) = NormalizedUrl::join(url.as_url(), path) else { continue };
+                let t = job.task();
+                job.out.discovered.push(Task::new(t.audit, t.site, u, TaskKind::Probe(*kind), 0, FoundVia::Standard));
+            }
+        }
+    }
+
+    fn page_findings(&self, job: &mut Job<'_>, url: &NormalizedUrl, f: &PageFacts, noindex: bool, nofollow: bool) {
+        let max_links = self.settings.extract.max_links;
+        for (code, detail) in checks::page_checks(f, &job.scope, noindex, nofollow, max_links) {
+            job.finding(code, url.as_str(), detail);
+        }
+    }
+}
+
+fn is_html(resp: &Fetched) -> bool {
+    match resp.header("content-type") {
+        Some(ct) => {
+            let ct = ct.to_ascii_lowercase();
+            ct.contains("text/html") || ct.contains("application/xhtml")
+        }
+        None => {
+            let head = &resp.body[..resp.body.len().min(512)];
+            let s = String::from_utf8_lossy(head).to_ascii_lowercase();
+            s.trim_start().starts_with('<') && (s.contains("<html") || s.contains("<!doctype html"))
+        }
+    }
+}
+
+/// Whether X-Robots-Tag values carry `directive` for everyone or for our token
+/// (`noindex`, `shoalbot: noindex`), but not for another crawler (`googlebot: noindex`).
+fn robots_header_has(values: &[String], token: &str, directive: &str) -> bool {
+    values.iter().any(|v| {
+        let (scope, rest) = match v.split_once(':') {
+            Some((ua, rest)) if !ua.contains(',') && !ua.trim().contains(' ') && !is_directive(ua.trim()) => {
+                (Some(ua.trim()), rest)
+            }
+            _ => (None, v.as_str()),
+        };
+        scope.is_none_or(|ua| ua.eq_ignore_ascii_case(token))
+            && rest
+                .split(',')
+                .map(str::trim)
+                .any(|d| d.eq_ignore_ascii_case(directive) || d.eq_ignore_ascii_case("none"))
+    })
+}
+
+fn is_directive(s: &str) -> bool {
+    matches!(
+        s.to_ascii_lowercase().as_str(),
+        "unavailable_after" | "max-snippet" | "max-image-preview" | "max-video-preview"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::robots_header_has;
+
+    #[test]
+    fn x_robots_tag_scoping() {
+        let v = |s: &str| vec![s.to_owned()];
+        assert!(robots_header_has(&v("noindex, nofollow"), "ShoalBot", "nofollow"));
+        assert!(robots_header_has(&v("shoalbot: noindex"), "ShoalBot", "noindex"));
+        assert!(!robots_header_has(&v("googlebot: noindex"), "ShoalBot", "noindex"));
+        assert!(robots_header_has(&v("none"), "ShoalBot", "noindex"));
+        assert!(!robots_header_has(&v("unavailable_after: 25 Jun 2010 15:00:00 PST"), "ShoalBot", "noindex"));
+        assert!(!robots_header_has(&[], "ShoalBot", "noindex"));
+    }
+}

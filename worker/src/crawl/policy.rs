@@ -1,0 +1,233 @@
+//! Pacing and retries: the step every request of every task kind goes through.
+//!
+//! The rules are `shoal_shared::pace`'s ([`status_pace`] says which answers are tried again and
+//! which slow the host, [`retry_decision`] when and how often); this module applies them to a job:
+//! it holds a request until the host's gap has passed, queues the retry, and writes the findings
+//! of a request given up.
+
+use super::{Crawler, Job, fill_response, lock};
+use crate::fetch::{FetchError, Fetched, Method};
+use shoal_shared::finding::Code;
+use shoal_shared::frontier::Frontier;
+use shoal_shared::pace::{
+    MAX_GAP, MAX_RETRIES, MAX_RETRY_WAIT, RetryDecision, SLOW_MODE_GAP, StatusPace, parse_retry_after, retry_decision,
+    status_pace,
+};
+use shoal_shared::record::PageRecord;
+use shoal_shared::task::FoundVia;
+use shoal_shared::time::UnixMs;
+use shoal_shared::url::{HostKey, NormalizedUrl};
+use std::time::Duration;
+
+/// Hosts whose last send time is remembered before old marks are dropped.
+const MAX_SEND_MARKS: usize = 50_000;
+
+impl Job<'_> {
+    /// Schedules a retry or says it is time to give up.
+    pub(super) fn retry(&mut self, retry_after: Option<UnixMs>) -> Option<RetryDecision> {
+        let d = retry_decision(self.task().retries, retry_after, self.now);
+        if let RetryDecision::RetryAt(at) = d {
+            shoal_metrics::metrics().retries.inc();
+            let mut t = self.task().clone();
+            t.retries += 1;
+            t.not_before = at;
+            self.out.requeue = Some(t);
+            return None;
+        }
+        Some(d)
+    }
+
+    /// The answer's Retry-After as a time; a value that does not parse counts as none.
+    pub(super) fn retry_after(&self, resp: &Fetched) -> Option<UnixMs> {
+        resp.header("retry-after").and_then(|v| parse_retry_after(v, self.now))
+    }
+
+    /// A 429 was answered: the completion tells the frontier, which puts the host in slow mode
+    /// for every worker, and the site owner is told why the audit slowed down.
+    pub(super) fn rate_limited(&mut self) {
+        shoal_metrics::metrics().rate_limited.inc();
+        self.out.rate_limited = true;
+        let host_root = self.host_root();
+        self.finding(Code::RateLimited, &host_root, slow_mode_detail());
+    }
+}
+
+/// The detail of a `rate_limited` finding: what slow mode means, from the shared pace rules.
+fn slow_mode_detail() -> String {
+    format!("answered 429 Too Many Requests; host slowed to 1 request every {} s", SLOW_MODE_GAP.as_secs())
+}
+
+/// Why a retry was given up, in words for the finding.
+pub(super) fn describe_give_up(d: RetryDecision) -> String {
+    match d {
+        RetryDecision::GiveUp(shoal_shared::pace::GiveUpReason::WaitTooLong { wait_ms }) => {
+            format!("server asked to wait {} s, over the {} s limit", wait_ms / 1000, MAX_RETRY_WAIT.as_secs())
+        }
+        _ => format!("still failing after {MAX_RETRIES} retries"),
+    }
+}
+
+impl<F: Frontier> Crawler<F> {
+    /// Handles a request that got no answer: retried if the failure may pass, else reported.
+    /// Returns whether the record is to be published (false when the task was requeued).
+    pub(super) fn failure(&self, job: &mut Job<'_>, rec: &mut PageRecord, e: &FetchError) -> bool {
+        rec.error = Some(e.kind());
+        if e.is_retryable() {
+            match job.retry(None) {
+                None => return false,
+                Some(d) => {
+                    let url = job.task().url.to_string();
+                    job.finding(Code::FetchFailed, &url, format!("{e}; {}", describe_give_up(d)));
+                }
+            }
+        } else {
+            let url = job.task().url.to_string();
+            let code = match (e, &job.task().found_via) {
+                (FetchError::PrivateAddress(_), _) => Code::PrivateAddress,
+                (FetchError::HeadersTooLarge, _) => Code::HeadersTooLarge,
+                (_, FoundVia::Start) => Code::StartUnreachable,
+                _ => Code::FetchFailed,
+            };
+            job.finding(code, &url, e.to_string());
+        }
+        true
+    }
+
+    /// The common first step of every fetch: a failure is recorded (or retried), an answer is
+    /// recorded and retried if [`status_pace`] says so; `Some` only for a final answer to
+    /// interpret further.
+    pub(super) fn answered(
+        &self,
+        job: &mut Job<'_>,
+        rec: &mut PageRecord,
+        result: Result<Fetched, FetchError>,
+    ) -> Option<Fetched> {
+        let resp = match result {
+            Ok(r) => r,
+            Err(e) => {
+                if self.failure(job, rec, &e) {
+                    job.publish(rec.clone());
+                }
+                return None;
+            }
+        };
+        job.out.ip = resp.ip;
+        fill_response(rec, &resp);
+        self.transient_status(job, &resp).then_some(resp)
+    }
+
+    /// An answer to try again ([`status_pace`]: 429, 502/503/504): retried on the schedule, a 429
+    /// slowing the host. True when the answer is final, including a retry given up.
+    pub(super) fn transient_status(&self, job: &mut Job<'_>, resp: &Fetched) -> bool {
+        let status = resp.status;
+        let pace = status_pace(status);
+        if pace == StatusPace::Final {
+            return true;
+        }
+        let url = job.task().url.to_string();
+        if pace == StatusPace::SlowDown {
+            job.rate_limited();
+        }
+        let ra = job.retry_after(resp);
+        match job.retry(ra) {
+            None => false,
+            Some(d) => {
+                let code = if pace == StatusPace::SlowDown { Code::FetchFailed } else { Code::ServerError };
+                job.finding(code, &url, format!("HTTP {status}; {}", describe_give_up(d)));
+                true
+            }
+        }
+    }
+
+    /// One request, sent no sooner than the host's gap after this worker's previous request to it.
+    ///
+    /// The frontier spaces *claims* a gap apart; a request delayed between claim and send (a busy
+    /// machine) could otherwise arrive inside the next one's gap, as the site would see it.
+    pub(super) async fn fetch(
+        &self,
+        job: &Job<'_>,
+        method: Method,
+        url: &NormalizedUrl,
+        cap: Option<u64>,
+    ) -> Result<Fetched, FetchError> {
+        self.wait_turn(&job.lease.host, Duration::from_millis(job.lease.gap_ms)).await;
+        self.fetcher.fetch(method, url.as_url(), cap).await
+    }
+
+    async fn wait_turn(&self, host: &HostKey, gap: Duration) {
+        if gap.is_zero() {
+            return;
+        }
+        loop {
+            let wait = {
+                let mut sent = lock(&self.last_send);
+                let now = std::time::Instant::now();
+                if sent.len() > MAX_SEND_MARKS {
+                    sent.retain(|_, t| now.duration_since(*t) < MAX_GAP);
+                }
+                match sent.get(host) {
+                    Some(last) if *last + gap > now => Some(*last + gap - now),
+                    _ => {
+                        sent.insert(host.clone(), now);
+                        None
+                    }
+                }
+            };
+            match wait {
+                Some(d) => tokio::time::sleep(d).await,
+                None => return,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{describe_give_up, slow_mode_detail};
+    use crate::crawl::testing::{crawler, findings, job, lease, response, site};
+    use shoal_shared::finding::Code;
+    use shoal_shared::pace::{GiveUpReason, RetryDecision};
+    use shoal_shared::task::TaskKind;
+
+    /// The words are read from the shared limits now; they must still say what they said.
+    #[test]
+    fn give_up_words_are_unchanged() {
+        assert_eq!(
+            describe_give_up(RetryDecision::GiveUp(GiveUpReason::WaitTooLong { wait_ms: 61_500 })),
+            "server asked to wait 61 s, over the 60 s limit"
+        );
+        assert_eq!(
+            describe_give_up(RetryDecision::GiveUp(GiveUpReason::RetriesExhausted)),
+            "still failing after 2 retries"
+        );
+        assert_eq!(slow_mode_detail(), "answered 429 Too Many Requests; host slowed to 1 request every 3 s");
+    }
+
+    /// What `transient_status` did with one answer: final or not, requeued with how many
+    /// retries, slow mode asked for, findings.
+    fn transient(status: u16, retries: u8) -> (bool, Option<u8>, bool, Vec<(Code, String)>) {
+        let lease = lease("https://a.test/page", TaskKind::Page, retries);
+        let site = site();
+        let mut job = job(&lease, &site);
+        let last = crawler().transient_status(&mut job, &response(status, &[], "", false));
+        (last, job.out.requeue.as_ref().map(|t| t.retries), job.out.rate_limited, findings(&job.out))
+    }
+
+    /// Issue 10 moved "which statuses are retried" to `status_pace`: the same answers are retried,
+    /// slow the host and are given up with the same findings.
+    #[test]
+    fn transient_statuses_keep_their_meaning() {
+        for status in [200, 301, 404, 428, 430, 500, 501, 505] {
+            assert_eq!(transient(status, 0), (true, None, false, vec![]), "HTTP {status}");
+        }
+        for status in [502, 503, 504] {
+            assert_eq!(transient(status, 0), (false, Some(1), false, vec![]), "HTTP {status}");
+            let gave_up = (Code::ServerError, format!("HTTP {status}; still failing after 2 retries"));
+            assert_eq!(transient(status, 2), (true, None, false, vec![gave_up]), "HTTP {status}");
+        }
+        let slowed = (Code::RateLimited, slow_mode_detail());
+        assert_eq!(transient(429, 1), (false, Some(2), true, vec![slowed.clone()]));
+        let gave_up = (Code::FetchFailed, "HTTP 429; still failing after 2 retries".to_owned());
+        assert_eq!(transient(429, 2), (true, None, true, vec![slowed, gave_up]));
+    }
+}

@@ -1,0 +1,496 @@
+//! Opening a lane: the first leases of a host resolve its name, check its certificate and read its
+//! robots.txt, and every later lease of the lane is checked against the rules read then.
+//!
+//! What a robots.txt status means (rules, allow all, retry) is decided by
+//! [`rules_for_status`]; this step adds what a single answer cannot say: redirects followed hop
+//! by hop under the host's pace, the size cap, a Crawl-delay too slow to honour, and the sitemaps
+//! the file lists.
+
+use super::policy::describe_give_up;
+use super::{Crawler, Job, MAX_ROBOTS_REDIRECTS, ROBOTS_MAX_BYTES, fill_response, lock};
+use crate::fetch::{FetchError, Fetched, Method};
+use crate::tls;
+use shoal_shared::finding::Code;
+use shoal_shared::frontier::{Frontier, FrontierError, LaneRobots, RobotsOutcome};
+use shoal_shared::ids::SiteId;
+use shoal_shared::pace::{MAX_GAP, StatusPace, status_pace};
+use shoal_shared::robots::{RobotsRules, RobotsStatus, Verdict, rules_for_status};
+use shoal_shared::task::{FoundVia, Task, TaskKind};
+use shoal_shared::time::UnixMs;
+use shoal_shared::url::{HostKey, NormalizedUrl};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Never reuse another site's robots.txt longer than this (SPEC §3).
+const ROBOTS_CACHE_MAX: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The robots.txt verdict source for one lane, as a worker caches it.
+#[derive(Debug)]
+pub(super) enum LaneRules {
+    Pending,
+    Rules(RobotsRules),
+    AllowAll,
+    Closed,
+}
+
+impl LaneRules {
+    pub(super) fn check(&self, url: &NormalizedUrl) -> Option<Verdict> {
+        match self {
+            LaneRules::Rules(r) => Some(r.check(url.as_url())),
+            LaneRules::AllowAll => Some(Verdict::Allowed),
+            LaneRules::Closed => Some(Verdict::Disallowed { rule: "(host off limits)".into() }),
+            LaneRules::Pending => None,
+        }
+    }
+}
+
+impl<F: Frontier> Crawler<F> {
+    /// The robots rules of a lane; cached once known (they do not change within a site's crawl).
+    pub(super) async fn lane_rules(&self, site: SiteId, host: &HostKey) -> Result<Arc<LaneRules>, FrontierError> {
+        let key = (site, host.clone());
+        if let Some(r) = lock(&self.robots).get(&key) {
+            return Ok(Arc::clone(r));
+        }
+        let rules = match self.frontier.robots(site, host).await? {
+            None => LaneRules::Closed,
+            Some(LaneRobots::Pending) => return Ok(Arc::new(LaneRules::Pending)),
+            Some(LaneRobots::Known(RobotsOutcome::Rules { body, .. })) => {
+                LaneRules::Rules(RobotsRules::parse(&body, &self.settings.token))
+            }
+            Some(LaneRobots::Known(RobotsOutcome::AllowAll)) => LaneRules::AllowAll,
+            Some(LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite)) => LaneRules::Closed,
+        };
+        let rules = Arc::new(rules);
+        lock(&self.robots).insert(key, Arc::clone(&rules));
+        Ok(rules)
+    }
+
+    /// Whether robots.txt allows `url`, when its lane's rules are known; pending rules are checked
+    /// again when the URL is claimed.
+    pub(super) async fn allowed(&self, job: &Job<'_>, url: &NormalizedUrl) -> Result<bool, FrontierError> {
+        let rules = self.lane_rules(job.task().site, &url.host_key()).await?;
+        let denied = matches!(rules.check(url), Some(Verdict::Disallowed { .. }));
+        if denied {
+            shoal_metrics::metrics().robots_denials.inc();
+        }
+        Ok(!denied)
+    }
+
+    pub(super) fn disallowed_at_claim(&self, job: &mut Job<'_>, rule: &str) {
+        shoal_metrics::metrics().robots_denials.inc();
+        let url = job.task().url.to_string();
+        match job.task().found_via.clone() {
+            FoundVia::Start => job.finding(Code::StartDisallowed, &url, format!("blocked by rule {rule}")),
+            FoundVia::Redirect { from } => job.finding(
+                Code::RedirectToDisallowed,
+                from.as_str(),
+                format!("redirects to {url}, blocked by rule {rule}"),
+            ),
+            _ => {}
+        }
+    }
+
+    pub(super) async fn robots_task(&self, job: &mut Job<'_>) {
+        if job.lease.ip.is_none() {
+            self.resolve_host(job).await;
+            return;
+        }
+        let url = job.task().url.clone();
+        let external = job.is_external_lane();
+        let cache_key = format!("r:{}://{}", url.as_url().scheme(), job.lease.host);
+        if external && job.task().chain.is_empty() {
+            let cached = self.frontier.cache_get(&cache_key, job.now).await.ok().flatten();
+            if let Some(outcome) = cached.and_then(|b| rmp_serde::from_slice::<RobotsOutcome>(&b).ok()) {
+                job.out.robots = Some(outcome);
+                return;
+            }
+            if !self.first_to_ask(job, &cache_key).await {
+                return;
+            }
+        }
+        if !external && url.as_url().scheme() == "https" && job.task().chain.is_empty() {
+            self.certificate_check(job).await;
+        }
+        let start_host = job.is_start_host();
+        let mut rec = job.record();
+        let outcome = match self.fetch(job, Method::Get, &url, Some(ROBOTS_MAX_BYTES)).await {
+            Err(e) => {
+                rec.error = Some(e.kind());
+                robots_unreachable(job, &url, e, start_host)
+            }
+            Ok(resp) => {
+                job.out.ip = resp.ip;
+                fill_response(&mut rec, &resp);
+                self.robots_response(job, &url, &resp)
+            }
+        };
+        job.publish(rec);
+        if external
+            && let Some(o) = &outcome
+            && let Ok(blob) = rmp_serde::to_vec_named(o)
+        {
+            let ttl = self.settings.external_cache_ttl.min(ROBOTS_CACHE_MAX);
+            if let Err(e) = self.frontier.cache_put(&cache_key, blob, job.now, ttl).await {
+                tracing::warn!(error = %e, "could not cache robots.txt of an external host");
+            }
+        }
+        job.out.robots = outcome;
+    }
+
+    /// One TLS handshake per https host (no HTTP request), made under the robots.txt lease: the
+    /// certificate's dates, issuer and names, and the TLS version. The lease's address passed this
+    /// worker's guard in `process` (a refused pin ends the lease before this is reached).
+    async fn certificate_check(&self, job: &mut Job<'_>) {
+        let (Some(ip), Some(host)) = (job.lease.ip, job.task().url.as_url().host_str().map(str::to_owned)) else {
+            return;
+        };
+        let port = job.task().url.as_url().port_or_known_default().unwrap_or(443);
+        let timeout = self.fetcher.settings().timeout;
+        let origin = format!("https://{}/", job.lease.host);
+        match tls::probe(&host, port, ip, timeout, &self.settings.tls_roots, job.now).await {
+            Ok(facts) => {
+                let expiry = facts.not_after.map(|t| format!("expires {}", t.to_rfc3339())).unwrap_or_default();
+                match &facts.verdict {
+                    tls::TlsVerdict::Valid => {}
+                    tls::TlsVerdict::Expired => job.finding(Code::TlsCertificateExpired, &origin, expiry.clone()),
+                    tls::TlsVerdict::SelfSigned => {
+                        job.finding(Code::TlsSelfSigned, &origin, facts.issuer.clone().unwrap_or_default());
+                    }
+                    tls::TlsVerdict::WrongHostname => {}
+                    other => job.finding(Code::TlsUntrusted, &origin, format!("{other:?}")),
+                }
+                if !facts.name_matches || facts.verdict == tls::TlsVerdict::WrongHostname {
+                    job.finding(
+                        Code::TlsHostnameMismatch,
+                        &origin,
+                        format!("certificate names: {}", facts.names.join(", ")),
+                    );
+                }
+                if let Some(days) = facts.days_left(job.now)
+                    && (0..30).contains(&days)
+                {
+                    job.finding(Code::TlsCertificateExpiring, &origin, format!("{days} days left"));
+                }
+            }
+            Err(e @ tls::ProbeError::UnsupportedVersion { .. }) => {
+                job.finding(Code::TlsOldVersion, &origin, e.to_string());
+            }
+            Err(e) => tracing::debug!(host = %host, error = %e, "TLS check failed; the robots.txt fetch will tell why"),
+        }
+    }
+
+    /// The first lease of a host only resolves its name (no HTTP request): the frontier learns the
+    /// server IP before anything is fetched, so the per-IP cap holds from the very first request,
+    /// and the address is pinned for the rest of the crawl (no DNS rebinding between check and
+    /// connect). A name that does not resolve ends the lane here, having contacted nobody.
+    async fn resolve_host(&self, job: &mut Job<'_>) {
+        let url = job.task().url.clone();
+        match self.fetcher.resolve(url.as_url()).await {
+            Ok(ip) => {
+                job.out.ip = Some(ip);
+                job.out.requeue = Some(job.task().clone());
+            }
+            Err(e) if job.is_external_lane() => {
+                // Another site's host that cannot be reached: its links are broken, which the
+                // check of each URL records; there are no rules to read.
+                tracing::debug!(url = %url, error = %e, "external host not reachable");
+                job.out.robots = Some(RobotsOutcome::AllowAll);
+            }
+            Err(FetchError::Dns(m)) if !job.is_start_host() => {
+                tracing::debug!(url = %url, error = %m, "twin host does not resolve: not part of the site");
+                job.out.robots = Some(RobotsOutcome::NotPartOfSite);
+            }
+            Err(FetchError::PrivateAddress(ip)) => {
+                let detail = format!("resolves to {ip}; use --allow-private to audit private networks");
+                let about = if job.is_start_host() { job.site.start.to_string() } else { url.to_string() };
+                job.finding(Code::PrivateAddress, &about, detail);
+                job.out.robots = Some(RobotsOutcome::OffLimits);
+            }
+            Err(e) => {
+                let start = job.site.start.to_string();
+                job.finding(Code::StartUnreachable, &start, e.to_string());
+                job.out.robots = Some(RobotsOutcome::OffLimits);
+            }
+        }
+    }
+
+    /// What an answer for robots.txt means for the lane; `None` when the task was queued again.
+    ///
+    /// Redirects are followed here, one hop per lease under the host's pace, so they never reach
+    /// [`rules_for_status`] (which reads a 3xx as "the fetcher gave up"). Every other status is
+    /// its decision; a 429 also slows the host, as it does for any request ([`status_pace`]).
+    fn robots_response(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched) -> Option<RobotsOutcome> {
+        if (300..=399).contains(&resp.status) {
+            return robots_redirect(job, url, resp);
+        }
+        let body = if resp.truncated { robots_cut(&resp.body) } else { &resp.body[..] };
+        match rules_for_status(resp.status, body, &self.settings.token) {
+            RobotsStatus::Rules(rules) => Some(self.robots_rules(job, url, resp, body, &rules)),
+            RobotsStatus::AllowAll => Some(RobotsOutcome::AllowAll),
+            RobotsStatus::Retry => {
+                if status_pace(resp.status) == StatusPace::SlowDown {
+                    job.rate_limited();
+                }
+                let ra = job.retry_after(resp);
+                robots_retry(job, url, resp.status, ra)
+            }
+        }
+    }
+
+    /// A robots.txt that was read: its rules, unless it asks for a Crawl-delay over [`MAX_GAP`]
+    /// (the host is then off limits: we never crawl faster than asked); its sitemaps are queued.
+    fn robots_rules(
+        &self,
+        job: &mut Job<'_>,
+        url: &NormalizedUrl,
+        resp: &Fetched,
+        body: &[u8],
+        rules: &RobotsRules,
+    ) -> RobotsOutcome {
+        if resp.truncated {
+            robots_too_large(job, url, body.len());
+        }
+        let delay = rules.crawl_delay();
+        if let Some(d) = delay
+            && d > MAX_GAP
+        {
+            job.finding(
+                Code::CrawlDelayTooHigh,
+                url.as_str(),
+                format!("Crawl-delay {} s for group {:?}", d.as_secs_f64(), rules.group()),
+            );
+            return RobotsOutcome::OffLimits;
+        }
+        for sm in rules.sitemaps() {
+            let Ok(sm) = NormalizedUrl::parse(&sm) else {
+                continue;
+            };
+            if job.scope.contains(sm.as_url()) {
+                let t = job.task();
+                let task = Task::new(t.audit, t.site, sm, TaskKind::Sitemap { index_depth: 0 }, 0, FoundVia::Standard);
+                job.out.discovered.push(task);
+            }
+        }
+        RobotsOutcome::Rules {
+            body: body.to_vec(),
+            crawl_delay_ms: delay.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+/// robots.txt could not be fetched at all. A twin host (`www.`) that does not resolve is simply
+/// not part of the site; anything else closes the lane, after the retries a network failure is
+/// worth (none for a refused address or an answer over a cap: asking again changes nothing).
+fn robots_unreachable(
+    job: &mut Job<'_>,
+    url: &NormalizedUrl,
+    e: FetchError,
+    start_host: bool,
+) -> Option<RobotsOutcome> {
+    match e {
+        FetchError::Dns(m) if !start_host => {
+            tracing::debug!(url = %url, error = %m, "twin host does not resolve: not part of the site");
+            Some(RobotsOutcome::NotPartOfSite)
+        }
+        FetchError::Dns(m) => {
+            job.finding(Code::StartUnreachable, url.as_str(), format!("DNS: {m}"));
+            Some(RobotsOutcome::OffLimits)
+        }
+        FetchError::PrivateAddress(ip) => {
+            job.finding(
+                Code::PrivateAddress,
+                url.as_str(),
+                format!("resolves to {ip}; use --allow-private to audit private networks"),
+            );
+            Some(RobotsOutcome::OffLimits)
+        }
+        e @ FetchError::HeadersTooLarge => {
+            // Over a cap: asking again gets the same answer.
+            job.finding(Code::HeadersTooLarge, url.as_str(), e.to_string());
+            job.finding(Code::RobotsUnreachable, url.as_str(), format!("{e}; not retried"));
+            Some(RobotsOutcome::OffLimits)
+        }
+        e => match job.retry(None) {
+            None => None,
+            Some(d) => {
+                job.finding(Code::RobotsUnreachable, url.as_str(), format!("{e}; {}", describe_give_up(d)));
+                Some(RobotsOutcome::OffLimits)
+            }
+        },
+    }
+}
+
+/// A 3xx for robots.txt: the next hop is queued as the same task (up to
+/// [`MAX_ROBOTS_REDIRECTS`], RFC 9309 §2.3.1.2); a redirect past that, or to no valid URL,
+/// closes the lane at once.
+fn robots_redirect(job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched) -> Option<RobotsOutcome> {
+    let target = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok());
+    match target {
+        Some(target) if job.task().chain.len() < MAX_ROBOTS_REDIRECTS => {
+            let mut t = job.task().clone();
+            t.chain.push(url.clone());
+            t.url = target;
+            t.not_before = UnixMs(0);
+            job.out.requeue = Some(t);
+            None
+        }
+        _ => {
+            job.finding(
+                Code::RobotsUnreachable,
+                url.as_str(),
+                format!("robots.txt redirects more than {MAX_ROBOTS_REDIRECTS} times or to an invalid URL"),
+            );
+            Some(RobotsOutcome::OffLimits)
+        }
+    }
+}
+
+/// robots.txt could not be read (429, 5xx, ...): retried on the schedule; once given up, the host
+/// is off limits, never "allow all".
+fn robots_retry(job: &mut Job<'_>, url: &NormalizedUrl, status: u16, ra: Option<UnixMs>) -> Option<RobotsOutcome> {
+    let d = job.retry(ra)?;
+    job.finding(Code::RobotsUnreachable, url.as_str(), format!("HTTP {status}; {}", describe_give_up(d)));
+    Some(RobotsOutcome::OffLimits)
+}
+
+/// robots.txt cut at [`ROBOTS_MAX_BYTES`]: the incomplete last line is dropped, so that a rule cut
+/// in the middle (`Disallow: /` of `Disallow: /private`) cannot turn into a different rule. What
+/// is kept is what every worker parses.
+fn robots_cut(body: &[u8]) -> &[u8] {
+    body.iter().rposition(|b| matches!(b, b'\n' | b'\r')).map_or(&body[..0], |i| &body[..=i])
+}
+
+/// Reports a robots.txt cut by [`robots_cut`] on its URL, so the site owner knows which rules
+/// were never read.
+fn robots_too_large(job: &mut Job<'_>, url: &NormalizedUrl, kept: usize) {
+    let cap_kib = ROBOTS_MAX_BYTES / 1024;
+    let detail =
+        format!("over the {cap_kib} KiB cap: only its first {kept} bytes were parsed, rules after them were ignored");
+    job.finding(Code::RobotsTxtTooLarge, url.as_str(), detail);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::crawl::testing::{crawler, findings, job, lease, response, site};
+    use shoal_shared::finding::Code;
+    use shoal_shared::frontier::RobotsOutcome;
+    use shoal_shared::task::TaskKind;
+
+    /// What one robots.txt answer did to the completion, in terms a test can compare.
+    #[derive(Debug, PartialEq)]
+    struct Seen {
+        outcome: Option<&'static str>,
+        requeued: Option<(String, u8)>,
+        rate_limited: bool,
+        findings: Vec<(Code, String)>,
+        discovered: usize,
+    }
+
+    fn answer(status: u16, headers: &[(&'static str, &str)], body: &str, truncated: bool, retries: u8) -> Seen {
+        let lease = lease(ROBOTS, TaskKind::Robots, retries);
+        let site = site();
+        let mut job = job(&lease, &site);
+        let answer = response(status, headers, body, truncated);
+        let outcome = crawler().robots_response(&mut job, &lease.task.url, &answer);
+        Seen {
+            outcome: outcome.map(|o| match o {
+                RobotsOutcome::Rules { .. } => "rules",
+                RobotsOutcome::AllowAll => "allow_all",
+                RobotsOutcome::OffLimits => "off_limits",
+                RobotsOutcome::NotPartOfSite => "not_part_of_site",
+            }),
+            requeued: job.out.requeue.as_ref().map(|t| (t.url.to_string(), t.retries)),
+            rate_limited: job.out.rate_limited,
+            findings: findings(&job.out),
+            discovered: job.out.discovered.len(),
+        }
+    }
+
+    fn seen(outcome: Option<&'static str>, requeued: Option<(&str, u8)>, findings: &[(Code, &str)]) -> Seen {
+        Seen {
+            outcome,
+            requeued: requeued.map(|(u, r)| (u.to_owned(), r)),
+            rate_limited: false,
+            findings: findings.iter().map(|(c, d)| (*c, (*d).to_owned())).collect(),
+            discovered: 0,
+        }
+    }
+
+    const ROBOTS: &str = "https://a.test/robots.txt";
+    const SLOWED: &str = "answered 429 Too Many Requests; host slowed to 1 request every 3 s";
+
+    /// Issue 10 moved the status decision to `rules_for_status` and `status_pace`: every status
+    /// class must still mean what it meant when the worker decided it itself.
+    #[test]
+    fn robots_statuses_keep_their_meaning() {
+        let ok = "User-agent: *\nDisallow: /x\n";
+        assert_eq!(answer(200, &[], ok, false, 0), seen(Some("rules"), None, &[]));
+        assert_eq!(answer(204, &[], "", false, 0), seen(Some("rules"), None, &[]));
+        for status in [400, 401, 403, 404, 410, 451] {
+            assert_eq!(answer(status, &[], ok, false, 0), seen(Some("allow_all"), None, &[]), "HTTP {status}");
+        }
+        for status in [100, 500, 501, 502, 503, 504, 599, 600] {
+            assert_eq!(answer(status, &[], "", false, 0), seen(None, Some((ROBOTS, 1)), &[]), "HTTP {status}");
+            let gave_up = format!("HTTP {status}; still failing after 2 retries");
+            assert_eq!(
+                answer(status, &[], "", false, 2),
+                seen(Some("off_limits"), None, &[(Code::RobotsUnreachable, &gave_up)]),
+                "HTTP {status}"
+            );
+        }
+    }
+
+    #[test]
+    fn robots_429_slows_the_host_and_is_retried() {
+        let mut first = seen(None, Some((ROBOTS, 1)), &[(Code::RateLimited, SLOWED)]);
+        first.rate_limited = true;
+        assert_eq!(answer(429, &[], "", false, 0), first);
+        let mut last = seen(
+            Some("off_limits"),
+            None,
+            &[(Code::RateLimited, SLOWED), (Code::RobotsUnreachable, "HTTP 429; still failing after 2 retries")],
+        );
+        last.rate_limited = true;
+        assert_eq!(answer(429, &[], "", false, 2), last);
+        let mut too_long = seen(
+            Some("off_limits"),
+            None,
+            &[
+                (Code::RateLimited, SLOWED),
+                (Code::RobotsUnreachable, "HTTP 429; server asked to wait 120 s, over the 60 s limit"),
+            ],
+        );
+        too_long.rate_limited = true;
+        assert_eq!(answer(429, &[("retry-after", "120")], "", false, 0), too_long);
+        let server_error = answer(503, &[("retry-after", "120")], "", false, 0);
+        let detail = "HTTP 503; server asked to wait 120 s, over the 60 s limit";
+        assert_eq!(server_error, seen(Some("off_limits"), None, &[(Code::RobotsUnreachable, detail)]));
+    }
+
+    #[test]
+    fn robots_redirects_are_followed_by_the_worker() {
+        assert_eq!(
+            answer(301, &[("location", "/moved.txt")], "", false, 0),
+            seen(None, Some(("https://a.test/moved.txt", 0)), &[])
+        );
+        let gave_up = "robots.txt redirects more than 5 times or to an invalid URL";
+        assert_eq!(
+            answer(302, &[], "", false, 0),
+            seen(Some("off_limits"), None, &[(Code::RobotsUnreachable, gave_up)])
+        );
+    }
+
+    #[test]
+    fn robots_size_cap_crawl_delay_and_sitemaps() {
+        let cut = answer(200, &[], "User-agent: *\nDisallow: /a\nDisallow: /pri", true, 0);
+        let detail = "over the 500 KiB cap: only its first 27 bytes were parsed, rules after them were ignored";
+        assert_eq!(cut, seen(Some("rules"), None, &[(Code::RobotsTxtTooLarge, detail)]));
+        let slow = answer(200, &[], "User-agent: *\nCrawl-delay: 61\n", false, 0);
+        assert_eq!(slow.outcome, Some("off_limits"));
+        assert_eq!(slow.findings.iter().map(|f| f.0).collect::<Vec<_>>(), vec![Code::CrawlDelayTooHigh]);
+        let sitemaps = answer(200, &[], "Sitemap: https://a.test/s.xml\nSitemap: https://b.test/s.xml\n", false, 0);
+        assert_eq!(sitemaps.discovered, 1, "only the site's own sitemaps are queued");
+        assert_eq!(super::robots_cut(b"a\nb\r\nc"), b"a\nb\r\n", "only whole lines are kept");
+        assert_eq!(super::robots_cut(b"no line end"), b"");
+    }
+}

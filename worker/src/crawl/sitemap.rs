@@ -1,0 +1,98 @@
+//! Reading a sitemap (from robots.txt, or listed in a sitemap index): its URLs are queued as
+//! pages of the site, and every way it breaks the sitemap protocol or our caps is one finding.
+
+use super::{Crawler, Job, MAX_SITEMAP_INDEX_DEPTH};
+use crate::fetch::{Fetched, Method};
+use crate::sitemap::{SitemapKind, parse_sitemap};
+use shoal_shared::finding::Code;
+use shoal_shared::frontier::{Frontier, FrontierError};
+use shoal_shared::record::{LinkKind, LinkRecord, PageRecord};
+use shoal_shared::task::{FoundVia, Task, TaskKind};
+use shoal_shared::url::{MAX_URL_LEN, NormalizedUrl, UrlError};
+
+impl<F: Frontier> Crawler<F> {
+    pub(super) async fn sitemap_task(&self, job: &mut Job<'_>, index_depth: u8) -> Result<(), FrontierError> {
+        let url = job.task().url.clone();
+        let mut rec = job.record();
+        let result = self.fetch(job, Method::Get, &url, Some(self.settings.sitemap.max_bytes)).await;
+        let Some(resp) = self.answered(job, &mut rec, result) else { return Ok(()) };
+        match resp.status {
+            300..=399 => self.redirect(job, &mut rec, &resp).await?,
+            200..=299 => self.sitemap_body(job, &mut rec, &url, &resp, index_depth).await?,
+            s => job.finding(Code::SitemapInvalid, url.as_str(), format!("HTTP {s}")),
+        }
+        job.publish(rec);
+        Ok(())
+    }
+
+    async fn sitemap_body(
+        &self,
+        job: &mut Job<'_>,
+        rec: &mut PageRecord,
+        url: &NormalizedUrl,
+        resp: &Fetched,
+        index_depth: u8,
+    ) -> Result<(), FrontierError> {
+        let parsed = parse_sitemap(&resp.body, &self.settings.sitemap);
+        let mut problems = Vec::new();
+        if let Some(e) = &parsed.error {
+            problems.push(e.clone());
+        }
+        if parsed.over_size || resp.truncated {
+            problems.push(format!("over {} bytes", self.settings.sitemap.max_bytes));
+        }
+        if parsed.over_count {
+            problems.push(format!("over {} URLs", self.settings.sitemap.max_urls));
+        }
+        let (kind, depth) = match parsed.kind {
+            SitemapKind::Index if index_depth >= MAX_SITEMAP_INDEX_DEPTH => {
+                problems.push(format!("sitemap index nested deeper than {MAX_SITEMAP_INDEX_DEPTH}"));
+                (None, 0)
+            }
+            SitemapKind::Index => (Some(TaskKind::Sitemap { index_depth: index_depth + 1 }), 0),
+            SitemapKind::UrlSet => (Some(TaskKind::Page), 1),
+            SitemapKind::Unknown => {
+                problems.push("not a sitemap (no <urlset> or <sitemapindex>)".into());
+                (None, 0)
+            }
+        };
+        // URLs over the length cap are skipped, and said so (SPEC §7: over a cap is a finding).
+        let mut too_long = parsed.oversized_locs;
+        let mut locs = Vec::with_capacity(parsed.urls.len());
+        for loc in &parsed.urls {
+            match NormalizedUrl::parse(loc) {
+                Ok(u) => locs.push(u),
+                Err(UrlError::TooLong { .. }) => too_long += 1,
+                Err(_) => {}
+            }
+        }
+        if too_long > 0 && kind.is_some() {
+            problems.push(format!("URLs over the {MAX_URL_LEN}-byte URL cap skipped: {too_long}"));
+        }
+        if !problems.is_empty() {
+            job.finding(Code::SitemapInvalid, url.as_str(), problems.join("; "));
+        }
+        let Some(kind) = kind else { return Ok(()) };
+        for u in locs {
+            let internal = job.scope.contains(u.as_url());
+            if kind == TaskKind::Page {
+                // Recorded so the audit can check what every listed URL answers.
+                let entry = LinkRecord {
+                    url: u.to_string(),
+                    kind: LinkKind::SitemapEntry,
+                    nofollow: false,
+                    internal,
+                    text: None,
+                };
+                rec.links.push(entry);
+            }
+            if !internal || !self.allowed(job, &u).await? {
+                continue;
+            }
+            let t = job.task();
+            let task = Task::new(t.audit, t.site, u, kind, depth, FoundVia::Sitemap { sitemap: url.clone() });
+            job.out.discovered.push(task);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,70 @@
+//! `shoal worker`: one worker process on the Redis frontier, from connecting to draining.
+//!
+//! The binary only turns flags into [`RedisWorker`]; what a worker process does (connect, take the
+//! coordinator's deployment-wide settings, build the fetcher and crawler, run the loop, drain) is
+//! here, beside the loop it runs.
+
+use crate::crawl::{CrawlSettings, Crawler};
+use crate::fetch::{FetchSettings, Fetcher};
+use crate::run::{WorkerSettings, run};
+use shoal_frontier_redis::{RedisFrontier, redact};
+use shoal_shared::frontier::{FrontierError, FrontierSettings};
+use shoal_shared::ids::WorkerId;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Everything a Redis worker needs, validated.
+#[derive(Debug, Clone)]
+pub struct RedisWorker {
+    /// Redis URL (a password in it is used, and redacted in messages).
+    pub redis: String,
+    /// Frontier namespace (one per deployment).
+    pub namespace: String,
+    /// This worker's name, in leases and logs.
+    pub id: String,
+    /// Fetches in flight at most.
+    pub concurrency: usize,
+    /// Fetcher settings.
+    pub fetch: FetchSettings,
+    /// Extraction and robots settings.
+    pub crawl: CrawlSettings,
+    /// The per-IP cap and lease time to use until the coordinator's are read from Redis.
+    pub frontier: FrontierSettings,
+}
+
+/// Why a worker could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkerError {
+    /// Redis could not be reached or failed.
+    #[error("Redis at {url}: {source}")]
+    Redis {
+        /// The Redis URL, password redacted.
+        url: String,
+        /// The cause.
+        #[source]
+        source: FrontierError,
+    },
+    /// The HTTP fetcher could not be built (DNS configuration, TLS roots).
+    #[error("cannot start the fetcher: {0}")]
+    Fetcher(String),
+}
+
+/// Runs a worker until `shutdown`, then drains its fetches in flight (see [`run`]).
+///
+/// # Errors
+/// Redis cannot be reached or fails, or the fetcher cannot be built.
+pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Result<(), WorkerError> {
+    let redis_err = |source| WorkerError::Redis { url: redact(&w.redis), source };
+    let mut frontier = RedisFrontier::connect(&w.redis, &w.namespace, w.frontier, &w.id).await.map_err(redis_err)?;
+    if !frontier.load_settings().await.map_err(redis_err)? {
+        tracing::warn!("no coordinator settings in Redis yet; using this worker's own per-IP cap and lease time");
+    }
+    let fetcher = Fetcher::new(w.fetch.clone()).map_err(WorkerError::Fetcher)?;
+    let crawler = Arc::new(Crawler::new(Arc::new(frontier), fetcher, w.crawl.clone()));
+    tracing::info!(worker = %w.id, concurrency = w.concurrency, "worker started");
+    let settings = WorkerSettings { id: WorkerId(w.id.clone()), concurrency: w.concurrency.max(1) };
+    run(crawler, settings, shutdown).await.map_err(redis_err)?;
+    tracing::info!("worker stopped");
+    Ok(())
+}
