@@ -522,6 +522,19 @@ impl<F: Frontier> Coordinator<F> {
                 Ok(0) => AGGREGATE_IDLE,
                 Ok(_) if stop.is_cancelled() => return,
                 Ok(_) => continue,
+                Err(EngineError::Frontier(FrontierError::Lost(what))) => {
+                    // The frontier's store came back empty: seed the audits still running again
+                    // from the database (pages already stored stay; their sites are crawled anew,
+                    // and applying what comes back twice changes nothing).
+                    tracing::warn!(missing = what, "the frontier lost its data; seeding the running audits again");
+                    match self.recover().await {
+                        Ok(()) => continue,
+                        Err(e) => {
+                            tracing::error!(error = %e, "seeding the running audits again failed; retrying in 1 s");
+                            AGGREGATE_RETRY
+                        }
+                    }
+                }
                 Err(e) => {
                     tracing::error!(error = %e, "aggregation failed; retrying in 1 s");
                     AGGREGATE_RETRY

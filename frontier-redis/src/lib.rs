@@ -341,7 +341,7 @@ impl RedisFrontier {
 
     async fn xreadgroup(&self, id: &str, max: usize) -> Result<Vec<(String, Option<Vec<u8>>)>, FrontierError> {
         let mut c = self.conn.clone();
-        let reply: Value = redis::cmd("XREADGROUP")
+        let reply: Result<Value, RedisError> = redis::cmd("XREADGROUP")
             .arg("GROUP")
             .arg(EVENTS_GROUP)
             .arg(&self.consumer)
@@ -351,8 +351,21 @@ impl RedisFrontier {
             .arg(self.keys.events())
             .arg(id)
             .query_async(&mut c)
-            .await
-            .map_err(store("read events"))?;
+            .await;
+        let reply = match reply {
+            Ok(v) => v,
+            Err(e) if e.code() == Some("NOGROUP") => {
+                // The stream and its group are gone: Redis lost its data (restarted empty, flushed,
+                // an empty replica promoted). Recreate them and the deployment's settings, and tell
+                // the engine, which seeds the live audits again from the audit database.
+                tracing::error!("Redis lost the frontier's data (no events group); recreating it");
+                self.ensure_group().await?;
+                self.publish_settings().await?;
+                self.pending_first.store(true, Ordering::Release);
+                return Err(FrontierError::Lost("the events stream"));
+            }
+            Err(e) => return Err(store("read events")(e)),
+        };
         Ok(stream_entries(reply))
     }
 

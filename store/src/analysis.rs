@@ -29,7 +29,7 @@
 //! marked stale, the ones produced again are kept with their ids (their `related` refreshed), and
 //! the rest are deleted. A finding a worker already reported with the same key is left alone.
 
-use super::{DbError, apply::to_json, int, sql_err};
+use super::{DbError, int, sql_err, to_json};
 use rusqlite::{Connection, params};
 use shoal_shared::finding::Code;
 use shoal_shared::ids::{AuditId, SiteId};

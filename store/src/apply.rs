@@ -1,6 +1,6 @@
 //! Writing one batch of worker events inside the caller's transaction.
 
-use super::{DbError, analysis, int, sql_err, uint};
+use super::{DbError, analysis, int, sql_err, to_json, uint};
 use rusqlite::{Connection, OptionalExtension, params};
 use shoal_shared::finding::Finding;
 use shoal_shared::ids::{AuditId, SiteId};
@@ -208,10 +208,4 @@ impl<'a> Batch<'a> {
         self.deltas.remove(&site);
         Ok(())
     }
-}
-
-/// JSON text for list columns. Serialising strings and string pairs cannot fail; the fallback
-/// only keeps the column valid JSON.
-pub(super) fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| String::from("[]"))
 }

@@ -144,6 +144,12 @@ pub(crate) fn sql_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(rusql
     move |source| DbError::Sql { path: path.to_owned(), op, source }
 }
 
+/// JSON text for list columns. Serialising strings and string pairs cannot fail; the fallback
+/// only keeps the column valid JSON.
+pub(crate) fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| String::from("[]"))
+}
+
 /// Stores an unsigned number as an SQLite integer, saturating (no size or time comes near it).
 pub(crate) fn int(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)

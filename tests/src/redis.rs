@@ -79,6 +79,22 @@ impl RedisServer {
         self.spawn()
     }
 
+    /// Deletes every key (`FLUSHALL`), as a failover to an empty replica or an operator's mistake
+    /// would: the server keeps running, its data is gone.
+    pub fn flush_all(&self) -> io::Result<()> {
+        use std::io::{Read, Write};
+        let mut s = std::os::unix::net::UnixStream::connect(self.socket())?;
+        s.set_read_timeout(Some(Duration::from_secs(5)))?;
+        s.write_all(b"FLUSHALL\r\n")?;
+        let mut buf = [0u8; 64];
+        let n = s.read(&mut buf)?;
+        if buf[..n].starts_with(b"+OK") {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!("FLUSHALL answered {:?}", String::from_utf8_lossy(&buf[..n]))))
+        }
+    }
+
     /// Kills the server.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {

@@ -226,6 +226,11 @@ pub enum FrontierError {
     /// A site was seeded twice.
     #[error("site {0} is already seeded")]
     AlreadySeeded(SiteId),
+    /// The back end's store lost its data (Redis restarted empty, was flushed, or failed over to an
+    /// empty replica). What the back end itself needs was recreated; the audits still running must
+    /// be seeded again from the audit database, which the coordinator engine does on this error.
+    #[error("the frontier store lost its data ({0} was missing); recreated it, live audits must be seeded again")]
+    Lost(&'static str),
 }
 
 /// One frontier, two back ends. All methods are atomic with respect to each other.

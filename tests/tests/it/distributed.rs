@@ -579,6 +579,43 @@ async fn redis_restarted_mid_audit_with_aof_loses_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_flushed_mid_audit_is_seeded_again_and_loses_nothing() {
+    let _serial = SERIAL.lock().await;
+    let spec = FleetSpec { prefix: "z", ns: "flush", ..FLEET };
+    let fleet = Fleet::start(spec).await;
+    let Fleet { want, names, server, redis, db, coord, mut workers, started, audit, total, .. } = fleet;
+    let stored_before = pages_so_far(&db, Some("page"));
+    let flushed_at = Instant::now();
+    // Redis keeps running with nothing in it: the events stream, its group, every queue, seen set
+    // and pace state are gone (a failover to an empty replica, an operator's FLUSHALL).
+    redis.flush_all().expect("FLUSHALL");
+    note(&format!("flushed Redis after {:?} with {stored_before}/{total} pages stored", flushed_at - started));
+
+    let finished = coord.wait_finished(audit, Duration::from_secs(90)).await;
+    let after = flushed_at.elapsed();
+    let log = server.shutdown().await;
+    let logs = tails(workers.iter().chain([&coord.proc]));
+    let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
+    note(&format!("audit finished {after:?} after the flush ({:?} in all), {} requests", started.elapsed(), log.len()));
+    assert_eq!(view["status"], "done", "{view}\n{logs}");
+    assert!(stored_before < total, "the audit was over before the flush: the test proves nothing");
+    assert!(
+        coord.proc.stderr().contains("lost its data"),
+        "the coordinator did not notice that Redis lost its data\n{logs}"
+    );
+    for w in &mut workers {
+        assert!(w.exited().is_none(), "{} died with the flush\n{}", w.name(), w.tail(procs::TAIL_LINES));
+    }
+    // Every page exactly once in the database, findings as in an undisturbed run, every site done:
+    // nothing the database had is lost, and what was crawled again is applied idempotently.
+    let rows = assert_as_baseline(&db, audit, &names, &want, &logs);
+    assert!(rows.finished);
+    assert_eq!(i64::try_from(rows.page_rows).expect("fits"), total, "page rows");
+    drop(workers);
+    drop(coord);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn coordinator_restarted_mid_audit_resumes() {
     let _serial = SERIAL.lock().await;
     let (gap, in_flight, ip_cap) = (GAP, IN_FLIGHT, IP_CAP);
