@@ -412,7 +412,7 @@ fn count_links(links: &[LinkRow]) -> LinkCounts {
 
 /// [`LinkKind::is_navigation`] for a stored kind spelling.
 fn is_navigation(kind: &str) -> bool {
-    kind == LinkKind::Anchor.as_str() || kind == LinkKind::Iframe.as_str()
+    kind == LinkKind::Anchor.as_str() || kind == LinkKind::Iframe.as_str() || kind == LinkKind::PageLink.as_str()
 }
 
 /// Writes a findings table: its start, the rows `rows` writes, its end.
@@ -574,6 +574,7 @@ mod tests {
             LinkKind::OtherLink,
             LinkKind::SitemapEntry,
             LinkKind::Canonical,
+            LinkKind::PageLink,
         ];
         for k in all {
             assert_eq!(is_navigation(k.as_str()), k.is_navigation(), "{k:?}");

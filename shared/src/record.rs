@@ -195,13 +195,17 @@ pub enum LinkKind {
     SitemapEntry,
     /// The page's rel=canonical target (so canonical targets can be checked).
     Canonical,
+    /// `<link rel=next|prev|index|contents|up|…>`: a hyperlink to another page (documentation
+    /// generators and CMSs emit them for real pages), crawled as a page like an anchor. Browsers
+    /// fetch nothing for these; only a crawl follows them.
+    PageLink,
 }
 
 impl LinkKind {
     /// Whether following it means fetching a page (vs checking a resource).
     #[must_use]
     pub fn is_navigation(&self) -> bool {
-        matches!(self, LinkKind::Anchor | LinkKind::Iframe)
+        matches!(self, LinkKind::Anchor | LinkKind::Iframe | LinkKind::PageLink)
     }
 
     /// The stable spelling.
@@ -218,6 +222,7 @@ impl LinkKind {
             LinkKind::OtherLink => "other_link",
             LinkKind::SitemapEntry => "sitemap_entry",
             LinkKind::Canonical => "canonical",
+            LinkKind::PageLink => "page_link",
         }
     }
 }

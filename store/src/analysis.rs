@@ -296,7 +296,7 @@ const INDEXING_RULES: &[Rule] = &[
         sql: "SELECT p.url, 'listed in a sitemap, linked from no crawled page' FROM pages p
               WHERE p.site_id = ?1 AND p.kind = 'page' AND p.found_via = 'sitemap' AND p.status BETWEEN 200 AND 299
                 AND NOT EXISTS (SELECT 1 FROM links l WHERE l.site_id = p.site_id AND l.to_url = p.url
-                                AND l.kind IN ('anchor', 'iframe') AND l.from_url <> p.url)",
+                                AND l.kind IN ('anchor', 'iframe', 'page_link') AND l.from_url <> p.url)",
     },
     Rule {
         code: Code::DeepPage,

@@ -20,7 +20,8 @@
 //! - `<link rel=canonical>` and `<link rel=alternate hreflang>` go to their own fields. Other
 //!   `<link rel=alternate>` (feeds) are [`LinkKind::OtherLink`]. `dns-prefetch` and `preconnect`
 //!   name an origin, not a resource, so they are not links (checking them would report false
-//!   broken links).
+//!   broken links); nor is a `<link>` without `rel` (`rev=made`). `<link rel=next|prev|index|…>`
+//!   names another page: [`LinkKind::PageLink`], crawled like an anchor.
 //! - `srcset` is ignored; `<template>` contents are inert and ignored.
 //! - Page-level `nofollow` (meta robots) is *not* folded into [`Link::nofollow`]; ask
 //!   [`PageFacts::robots_nofollow`].
@@ -338,6 +339,37 @@ fn truncate_str(s: &str, max: usize) -> String {
     s[..end].to_owned()
 }
 
+/// `<link>` types that name another page of the document's series or site (HTML's `next`, `prev`,
+/// `help`, `license`, `author`; HTML 4's and DocBook's `start`, `contents`, `index`, `glossary`,
+/// `chapter`, `section`, `subsection`, `appendix`, `copyright`, `up`, `first`, `last`, `top`,
+/// `home`). Sphinx, DocBook and many CMSs emit them to real pages, which are crawled like anchors:
+/// checked as resources they were marked seen unparsed, and a page first met this way was lost
+/// with everything only it linked to. (`alternate`, `search`, `manifest`, `preload` … name
+/// resources and stay [`LinkKind::OtherLink`].)
+const PAGE_LINK_TYPES: &[&str] = &[
+    "next",
+    "prev",
+    "previous",
+    "help",
+    "license",
+    "author",
+    "start",
+    "contents",
+    "toc",
+    "index",
+    "glossary",
+    "chapter",
+    "section",
+    "subsection",
+    "appendix",
+    "copyright",
+    "up",
+    "first",
+    "last",
+    "top",
+    "home",
+];
+
 /// `rel` as ASCII-lower-cased tokens.
 fn rel_tokens(el: &Element) -> Vec<String> {
     el.attr("rel").map(|rel| rel.split_ascii_whitespace().map(str::to_ascii_lowercase).collect()).unwrap_or_default()
@@ -534,8 +566,12 @@ impl Walker<'_> {
             LinkKind::Stylesheet
         } else if rel.iter().any(|t| t == "icon" || t == "mask-icon" || t.starts_with("apple-touch-icon")) {
             LinkKind::Icon
-        } else if has_token(&rel, "dns-prefetch") || has_token(&rel, "preconnect") {
+        } else if has_token(&rel, "dns-prefetch") || has_token(&rel, "preconnect") || rel.is_empty() {
+            // An origin, not a resource; or no link type at all (`<link rev=made href>`): a
+            // browser requests nothing for them, so neither does the crawler.
             return;
+        } else if rel.iter().any(|t| PAGE_LINK_TYPES.contains(&t.as_str())) {
+            LinkKind::PageLink
         } else {
             LinkKind::OtherLink
         };

@@ -17,6 +17,7 @@ mod finding_support;
 mod finding_tls;
 mod fleet_guard;
 mod frontier_embedded;
+mod link_elements;
 mod metrics;
 mod politeness;
 mod procs;

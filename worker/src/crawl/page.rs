@@ -162,7 +162,8 @@ impl<F: Frontier> Crawler<F> {
                 continue;
             };
             let internal = job.scope.contains(target.as_url());
-            let nofollow = link.nofollow || (page_nofollow && link.kind == LinkKind::Anchor);
+            let nofollow =
+                link.nofollow || (page_nofollow && matches!(link.kind, LinkKind::Anchor | LinkKind::PageLink));
             rec.links.push(LinkRecord {
                 url: target.to_string(),
                 kind: link.kind,

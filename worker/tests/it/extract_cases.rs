@@ -317,6 +317,34 @@ fn canonical_and_hreflang_edge_cases() {
 }
 
 #[test]
+fn link_elements_that_name_pages_are_page_links_and_rev_made_is_nothing() {
+    // What Sphinx and DocBook write in <head>: the series' neighbours and its index are pages.
+    let f = run(concat!(
+        "<link rel=\"next\" title=\"Next\" href=\"ch02.html\">",
+        "<link rel=\"prev\" href=\"ch00.html\">",
+        "<link rel=\"index\" title=\"Index\" href=\"genindex.html\">",
+        "<link rel=\"Start contents\" href=\"/index.html\">",
+        "<link rev=\"made\" href=\"https://example.com/author.html\">",
+        "<link href=\"https://example.com/no-rel.css\">",
+        "<link rel=\"search\" type=\"application/opensearchdescription+xml\" href=\"/os.xml\">",
+        "<link rel=\"preconnect\" href=\"https://fonts.example/\">",
+    ));
+    let kinds: Vec<(&str, LinkKind)> = f.links.iter().map(|l| (l.url.as_str(), l.kind)).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("https://example.com/a/b/ch02.html", LinkKind::PageLink),
+            ("https://example.com/a/b/ch00.html", LinkKind::PageLink),
+            ("https://example.com/a/b/genindex.html", LinkKind::PageLink),
+            ("https://example.com/index.html", LinkKind::PageLink),
+            ("https://example.com/os.xml", LinkKind::OtherLink),
+        ],
+        "rev=made, a link without rel and preconnect request nothing"
+    );
+    assert!(LinkKind::PageLink.is_navigation(), "page links are crawled as pages");
+}
+
+#[test]
 fn base_href_edge_cases() {
     let cases = [
         // Only http(s) bases are used for resolution.
