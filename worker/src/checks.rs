@@ -159,7 +159,8 @@ pub fn response_checks(resp: &Fetched, is_html_page: bool, is_resource: bool) ->
         out.push((Code::HeavyPage, format!("{size} bytes")));
     }
     let ct = resp.header("content-type").unwrap_or("");
-    // reqwest asks for gzip/br/deflate/zstd and decompresses; the header tells what was sent.
+    // The fetcher asks for gzip/br/deflate/zstd and decodes the body itself, keeping the header:
+    // it tells what was sent.
     let encoded = resp.header("content-encoding").is_some_and(|e| !e.trim().eq_ignore_ascii_case("identity"));
     if is_text_type(ct) && size > COMPRESSIBLE_BYTES && !encoded {
         out.push((Code::CompressionMissing, format!("{size} bytes of {ct} sent uncompressed")));

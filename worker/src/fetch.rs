@@ -253,7 +253,18 @@ impl Fetcher {
                 reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("reading CA certificates: {e}"))?;
             builder = builder.tls_certs_merge(certs);
         }
+        // Decompression is ours (`read_capped`), not reqwest's: reqwest removes Content-Encoding
+        // and Content-Length from the headers it hands over when it decodes, so the compression
+        // check, the declared-size check and the stored headers would see every compressed answer
+        // as uncompressed.
+        let mut accept = reqwest::header::HeaderMap::new();
+        accept.insert(reqwest::header::ACCEPT_ENCODING, reqwest::header::HeaderValue::from_static(ACCEPT_ENCODING));
         let client = builder
+            .no_gzip()
+            .no_brotli()
+            .no_deflate()
+            .no_zstd()
+            .default_headers(accept)
             .user_agent(settings.user_agent.clone())
             .redirect(reqwest::redirect::Policy::none())
             .referer(false)
@@ -361,21 +372,65 @@ impl Fetcher {
     }
 }
 
-/// Reads a body up to `cap` decompressed bytes; the rest is never read into memory.
+/// What Shoal asks servers for, as a browser does; [`read_capped`] decodes each of them.
+pub const ACCEPT_ENCODING: &str = "gzip, deflate, br, zstd";
+
+/// Reads a body up to `cap` decompressed bytes; the rest is never read (or inflated) into memory.
+/// The body is decoded by its Content-Encoding (gzip, deflate, br, zstd; anything else is kept as
+/// sent), so a small compressed answer that inflates past the cap is cut at the cap.
 async fn read_capped(resp: reqwest::Response, cap: u64) -> Result<(Bytes, bool), FetchError> {
-    let mut stream = resp.bytes_stream();
+    use async_compression::tokio::bufread::{BrotliDecoder, GzipDecoder, ZlibDecoder, ZstdDecoder};
+    use tokio::io::{AsyncRead, AsyncReadExt};
+    let encoding = resp
+        .headers()
+        .get(reqwest::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    // Transport errors come back out of the reader as io::Error; keep reqwest's to classify them.
+    let transport: Arc<Mutex<Option<reqwest::Error>>> = Arc::default();
+    let seen = Arc::clone(&transport);
+    let stream = resp.bytes_stream().map(move |r| {
+        r.map_err(|e| {
+            let msg = e.to_string();
+            *seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+            std::io::Error::other(msg)
+        })
+    });
+    let raw = tokio_util::io::StreamReader::new(stream);
+    let mut reader: std::pin::Pin<Box<dyn AsyncRead + Send>> = match encoding.as_str() {
+        "gzip" | "x-gzip" => Box::pin(GzipDecoder::new(raw)),
+        "deflate" => Box::pin(ZlibDecoder::new(raw)),
+        "br" => Box::pin(BrotliDecoder::new(raw)),
+        "zstd" => Box::pin(ZstdDecoder::new(raw)),
+        _ => Box::pin(raw),
+    };
     let cap_usize = usize::try_from(cap).unwrap_or(usize::MAX);
     let mut buf = BytesMut::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(classify)?;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
         let room = cap_usize - buf.len();
-        if chunk.len() > room {
+        // One byte past the cap tells a body of exactly `cap` bytes from a longer one.
+        let want = chunk.len().min(room.saturating_add(1));
+        let n = match reader.read(&mut chunk[..want]).await {
+            Ok(n) => n,
+            Err(e) => {
+                let taken = transport.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+                return Err(match taken {
+                    Some(t) => classify(t),
+                    None => FetchError::Protocol(format!("cannot decode the {encoding} body: {e}")),
+                });
+            }
+        };
+        if n == 0 {
+            return Ok((buf.freeze(), false));
+        }
+        if n > room {
             buf.extend_from_slice(&chunk[..room]);
             return Ok((buf.freeze(), true));
         }
-        buf.extend_from_slice(&chunk);
+        buf.extend_from_slice(&chunk[..n]);
     }
-    Ok((buf.freeze(), false))
 }
 
 /// Maps reqwest's error to a website outcome, finding our resolver's verdict or hyper's header

@@ -7,6 +7,7 @@ mod audit_findings;
 mod audit_process;
 mod caps;
 mod common;
+mod compression;
 mod dashboard;
 mod db;
 mod deep_html;
