@@ -6,9 +6,23 @@ use crate::common;
 
 use shoal::Exit;
 use shoal_tests::testsite::{Route, Site, TestServer};
+use tokio::io::AsyncReadExt;
+
+/// `html` encoded as `encoding` (`br` or `zstd`), in memory.
+async fn encode(html: &str, encoding: &str) -> Vec<u8> {
+    use async_compression::tokio::bufread::{BrotliEncoder, ZstdEncoder};
+    let mut out = Vec::new();
+    let read = match encoding {
+        "br" => BrotliEncoder::new(html.as_bytes()).read_to_end(&mut out).await,
+        "zstd" => ZstdEncoder::new(html.as_bytes()).read_to_end(&mut out).await,
+        other => panic!("no encoder for {other}"),
+    };
+    read.expect("encoding in memory");
+    out
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_gzip_page_is_decoded_and_not_reported_as_uncompressed() {
+async fn gzip_br_and_zstd_pages_are_decoded_and_only_the_plain_one_is_reported_uncompressed() {
     let filler = "<p>Plenty of text that compresses well. </p>".repeat(200);
     let page = |title: &str, body: &str| {
         format!(
@@ -16,8 +30,24 @@ async fn a_gzip_page_is_decoded_and_not_reported_as_uncompressed() {
             <body><h1>{title}</h1>{body}</body></html>"#
         )
     };
+    let encoded = |title: &str, encoding: &str| {
+        let html = page(title, &filler);
+        let encoding = encoding.to_owned();
+        async move {
+            Route::bytes("text/html; charset=utf-8", encode(&html, &encoding).await)
+                .header("content-encoding", &encoding)
+        }
+    };
     let site = Site::new("gz.test")
-        .page("/", &page("Home", r#"<a href="/zipped">zipped</a> <a href="/plain">plain</a>"#))
+        .page(
+            "/",
+            &page(
+                "Home",
+                r#"<a href="/zipped">zipped</a> <a href="/plain">plain</a> <a href="/brotli">br</a> <a href="/zstd">zstd</a>"#,
+            ),
+        )
+        .route("/brotli", encoded("Brotli page", "br").await)
+        .route("/zstd", encoded("Zstd page", "zstd").await)
         .route(
             "/zipped",
             Route::html(page("Zipped page", &format!("{filler}<a href=\"/only-from-zipped\">x</a>"))).gzipped(),
@@ -38,7 +68,7 @@ async fn a_gzip_page_is_decoded_and_not_reported_as_uncompressed() {
     let uncompressed: Vec<&str> =
         findings.iter().filter(|f| f.0 == "compression_missing").map(|f| f.1.as_str()).collect();
     assert!(uncompressed.iter().any(|u| u.ends_with("/plain")), "the plain page is uncompressed: {findings:#?}");
-    assert!(!uncompressed.iter().any(|u| u.ends_with("/zipped")), "the gzip page is compressed: {findings:#?}");
+    assert_eq!(uncompressed.len(), 1, "only the plain page: {findings:#?}");
 
     // Decoded: its title was read and the page it alone links to was crawled.
     let titles = crate::db::query(&run.db, "SELECT url, title, headers_json FROM pages", [], |r| {
@@ -48,4 +78,9 @@ async fn a_gzip_page_is_decoded_and_not_reported_as_uncompressed() {
     assert_eq!(title.as_deref(), Some("Zipped page"));
     assert!(headers.contains("content-encoding") && headers.contains("gzip"), "{headers}");
     assert!(titles.iter().any(|t| t.0.ends_with("/only-from-zipped")), "{titles:#?}");
+    for (path, title, encoding) in [("/brotli", "Brotli page", "br"), ("/zstd", "Zstd page", "zstd")] {
+        let (_, got, headers) = titles.iter().find(|t| t.0.ends_with(path)).expect("recorded");
+        assert_eq!(got.as_deref(), Some(title), "{path} decoded");
+        assert!(headers.contains(&format!("\"{encoding}\"")), "{path}: {headers}");
+    }
 }
