@@ -22,4 +22,5 @@ mod link_elements;
 mod metrics;
 mod politeness;
 mod procs;
+mod start_redirect;
 mod testsite;

@@ -151,6 +151,16 @@ impl Job<'_> {
         self.out.events.push(Event::Page(Box::new(rec)));
     }
 
+    /// The start page: the start URL, or the end of its redirect chain (apex to www, http to
+    /// https), where the site-wide checks (security headers, plain http, WordPress) belong.
+    fn is_start_page(&self) -> bool {
+        match self.task().found_via {
+            shoal_shared::task::FoundVia::Start => true,
+            shoal_shared::task::FoundVia::Redirect { .. } => self.task().chain.first() == Some(&self.site.start),
+            _ => false,
+        }
+    }
+
     fn is_start_host(&self) -> bool {
         self.site.start.host_key() == self.lease.host
     }

@@ -125,7 +125,7 @@ impl<F: Frontier> Crawler<F> {
             tracing::error!(url = %url, error = %e, "HTML extraction failed; recording the page without facts");
             (PageFacts::default(), false)
         });
-        if job.task().found_via == FoundVia::Start {
+        if job.is_start_page() {
             self.start_page(job, &url, resp, wordpress);
         }
         if let Some(c) = facts.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok())
