@@ -372,7 +372,7 @@ impl Fetcher {
     }
 }
 
-/// What Shoal asks servers for, as a browser does; [`read_capped`] decodes each of them.
+/// What Shoal asks servers for, as a browser does; `read_capped` (below) decodes each of them.
 pub const ACCEPT_ENCODING: &str = "gzip, deflate, br, zstd";
 
 /// Reads a body up to `cap` decompressed bytes; the rest is never read (or inflated) into memory.
