@@ -185,12 +185,7 @@ impl<F: Frontier> Coordinator<F> {
             lock_open(&self.open).iter().map(|(a, s)| (*a, s.clone())).collect();
         for (audit, pending) in running {
             if pending.is_empty() {
-                self.write(move |db| {
-                    db.finish_audit(audit, AuditStatus::Done, UnixMs::from(std::time::SystemTime::now()))
-                })
-                .await?;
-                lock_open(&self.open).remove(&audit);
-                self.changed.notify_waiters();
+                self.end(audit, AuditStatus::Done).await?;
                 tracing::info!(audit = %audit, "audit done (found finished at start)");
                 continue;
             }
@@ -361,12 +356,7 @@ impl<F: Frontier> Coordinator<F> {
         let v = self.status(audit).await?;
         if v.status == "running" {
             self.frontier.cancel(audit).await?;
-            self.write(move |db| {
-                db.finish_audit(audit, AuditStatus::Cancelled, UnixMs::from(std::time::SystemTime::now()))
-            })
-            .await?;
-            lock_open(&self.open).remove(&audit);
-            self.changed.notify_waiters();
+            self.end(audit, AuditStatus::Cancelled).await?;
             tracing::info!(audit = %audit, "audit cancelled");
         }
         self.status(audit).await
@@ -422,10 +412,7 @@ impl<F: Frontier> Coordinator<F> {
             }
         }
         for audit in finished {
-            self.write(move |db| db.finish_audit(audit, AuditStatus::Done, UnixMs::from(std::time::SystemTime::now())))
-                .await?;
-            lock_open(&self.open).remove(&audit);
-            self.changed.notify_waiters();
+            self.end(audit, AuditStatus::Done).await?;
             tracing::info!(audit = %audit, "audit done");
             if let Err(e) = self.frontier.forget(audit).await {
                 tracing::warn!(audit = %audit, error = %e, "could not drop the finished audit's records from the frontier");
@@ -443,8 +430,9 @@ impl<F: Frontier> Coordinator<F> {
         Ok(())
     }
 
-    /// Marks a running audit ended with `status` (used when `shoal audit` is interrupted, after
-    /// [`Coordinator::drain`] stored what was fetched).
+    /// Marks a running audit ended with `status`: in the database, then out of the running set,
+    /// waking [`Coordinator::finished`]. Also what `shoal audit` calls when interrupted, after
+    /// [`Coordinator::drain`] stored what was fetched.
     ///
     /// # Errors
     /// The database failed.
