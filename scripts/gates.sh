@@ -26,9 +26,12 @@ deps() { cargo tree -q --offline -p "$1" -e normal --depth 1 --prefix none | tai
 # Every normal dependency of a package, at any depth.
 all_deps() { cargo tree -q --offline -p "$1" -e normal --prefix none | awk '{print $1}' | sort -u; }
 
-# 2. The pure core.
+# 2. The pure core (its tests too: the conformance suite that needs a runtime lives in `tests`).
 for bad in tokio reqwest redis rusqlite hyper axum; do
     if all_deps shoal-shared | grep -qx "$bad"; then say "shoal-shared depends on $bad (it must stay free of I/O)"; fi
+    if cargo tree -q --offline -p shoal-shared -e dev --depth 1 --prefix none | awk '{print $1}' | grep -qx "$bad"; then
+        say "shoal-shared's tests depend on $bad"
+    fi
 done
 
 # ... and no clock read or file, socket or process access in its source: time is passed in.
