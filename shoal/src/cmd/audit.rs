@@ -6,7 +6,6 @@ use crate::{Exit, Failure};
 use shoal_coordinator::local::{AuditRequest, run_audit};
 use std::io::Write;
 use std::sync::Arc;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// Runs the audit, writes the report if asked, prints the one-line summary.
@@ -22,21 +21,9 @@ pub async fn run(args: &AuditArgs, log_format: LogFormat, shutdown: Cancellation
         let names = sites.iter().map(|(id, url)| (*id, url.to_string())).collect();
         Arc::new(Progress::new(show_progress, &names))
     });
-    // The metrics endpoint lives exactly as long as the audit: owned here, stopped and awaited.
-    let metrics_stop = shutdown.child_token();
-    let mut tasks = JoinSet::new();
-    if let Some(addr) = args.metrics_listen {
-        tasks.spawn(shoal_server::api::serve_metrics(addr, metrics_stop.clone()));
-    }
+    let metrics = super::MetricsEndpoint::start(args.metrics_listen, shutdown.child_token());
     let outcome = run_audit(req, observer, shutdown).await;
-    metrics_stop.cancel();
-    while let Some(r) = tasks.join_next().await {
-        match r {
-            Ok(Err(e)) => tracing::error!(error = %e, "metrics endpoint failed"),
-            Err(e) => tracing::error!(error = %e, "metrics endpoint task failed"),
-            Ok(Ok(())) => {}
-        }
-    }
+    metrics.stop().await;
     let outcome = outcome?;
     if let Some(format) = args.report {
         crate::cmd::report::write(&args.db, Some(outcome.audit.0), format, args.out.as_deref(), None)?;

@@ -3,7 +3,6 @@
 use crate::cli::WorkerArgs;
 use crate::{Exit, Failure};
 use shoal_worker::service::{RedisWorker, run_redis_worker};
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// Runs a worker until `shutdown`, then drains its fetches in flight.
@@ -26,20 +25,9 @@ pub async fn run(args: &WorkerArgs, shutdown: CancellationToken) -> Result<Exit,
         crawl: config.crawl,
         frontier: config.frontier,
     };
-    let mut tasks = JoinSet::new();
-    if let Some(addr) = args.metrics_listen {
-        tasks.spawn(shoal_server::api::serve_metrics(addr, shutdown.clone()));
-    }
-    let result = run_redis_worker(worker, shutdown.clone()).await;
-    // The metrics endpoint stops with the same token; wait for it whatever the loop returned.
-    shutdown.cancel();
-    while let Some(r) = tasks.join_next().await {
-        match r {
-            Ok(Err(e)) => tracing::error!(error = %e, "metrics endpoint failed"),
-            Err(e) => tracing::error!(error = %e, "metrics endpoint task failed"),
-            Ok(Ok(())) => {}
-        }
-    }
+    let metrics = super::MetricsEndpoint::start(args.metrics_listen, shutdown.child_token());
+    let result = run_redis_worker(worker, shutdown).await;
+    metrics.stop().await;
     result.map_err(Failure::internal)?;
     Ok(Exit::Ok)
 }
