@@ -14,7 +14,7 @@ use crate::aggregate::{EVENT_BATCH, lock};
 use crate::config::CrawlConfig;
 use crate::seed::site_seed;
 use shoal_shared::frontier::{Frontier, FrontierError, SiteProgress};
-use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
 use shoal_shared::pace::PaceLimits;
 use shoal_shared::record::Event;
 use shoal_shared::starts::{MAX_SITES_PER_AUDIT, StartList};
@@ -49,6 +49,9 @@ pub enum EngineError {
     /// No such audit.
     #[error("no audit {0}")]
     NotFound(AuditId),
+    /// No such schedule (recurring audits, [`crate::schedule`]).
+    #[error("no schedule {0}")]
+    NoSchedule(ScheduleId),
     /// The audit database failed.
     #[error(transparent)]
     Store(#[from] DbError),
@@ -71,6 +74,15 @@ pub trait Observer: Send + Sync + std::fmt::Debug + 'static {
     fn queue(&self, _site: SiteId, _waiting: u64) {}
     /// The run is over (the display can draw its last state).
     fn finish(&self) {}
+}
+
+/// The schedule a run started by [`Coordinator::start_run`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScheduledStart {
+    /// The schedule.
+    pub schedule: ScheduleId,
+    /// When its next run is due, recorded with this one.
+    pub next_run: UnixMs,
 }
 
 /// The coordinator role: one per process, shared by the loops of [`Coordinator::run`] and by the
@@ -164,7 +176,7 @@ impl<F: Frontier> Coordinator<F> {
     }
 
     /// Runs `f` on the database writer in a blocking task.
-    async fn write<T: Send + 'static>(
+    pub(crate) async fn write<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut AuditDb) -> Result<T, DbError> + Send + 'static,
     ) -> Result<T, EngineError> {
@@ -243,6 +255,17 @@ impl<F: Frontier> Coordinator<F> {
     /// # Errors
     /// [`EngineError::BadRequest`] for bad URLs or options; store or frontier failures.
     pub async fn submit(&self, req: SubmitRequest) -> Result<AuditId, EngineError> {
+        let (starts, limits) = self.check(&req)?;
+        Ok(self.start(starts, limits).await?.0)
+    }
+
+    /// Checks a request (a submit, or a schedule's list and options) as a submit does: the start
+    /// URLs by [`StartList`]'s rules and caps, the options against the defaults. Returns the start
+    /// URLs and the audit's limits.
+    ///
+    /// # Errors
+    /// [`EngineError::BadRequest`] saying what is wrong.
+    pub fn check(&self, req: &SubmitRequest) -> Result<(Vec<NormalizedUrl>, SiteLimits), EngineError> {
         if req.urls.len() > MAX_SITES_PER_AUDIT {
             return Err(EngineError::BadRequest(format!("more than {MAX_SITES_PER_AUDIT} sites")));
         }
@@ -254,7 +277,7 @@ impl<F: Frontier> Coordinator<F> {
             return Err(EngineError::BadRequest("no start URL: give at least one".into()));
         }
         let limits = self.limits(&req.options)?;
-        Ok(self.start(list.into_urls(), limits).await?.0)
+        Ok((list.into_urls(), limits))
     }
 
     /// Records an audit of `starts` (one site each) and seeds its sites into the frontier.
@@ -267,6 +290,22 @@ impl<F: Frontier> Coordinator<F> {
         starts: Vec<NormalizedUrl>,
         limits: SiteLimits,
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
+        self.start_run(starts, limits, None).await
+    }
+
+    /// [`Coordinator::start`], for a run of a schedule when `run` is given: the audit is created,
+    /// linked to the schedule and recorded as its latest run in one transaction
+    /// ([`AuditDb::start_scheduled_audit`]), so a crash cannot leave a run the schedule does not
+    /// know of.
+    ///
+    /// # Errors
+    /// [`EngineError::NoSchedule`] if the schedule was removed meanwhile; store or frontier failures.
+    pub async fn start_run(
+        &self,
+        starts: Vec<NormalizedUrl>,
+        limits: SiteLimits,
+        run: Option<ScheduledStart>,
+    ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
         let mut config = self.defaults.clone();
         config.limits = limits;
         let options = serde_json::json!({
@@ -278,14 +317,21 @@ impl<F: Frontier> Coordinator<F> {
         });
         let (audit, sites) = self
             .write(move |db| {
-                let audit = db.create_audit(&options.to_string(), UnixMs::from(std::time::SystemTime::now()))?;
+                let now = UnixMs::from(std::time::SystemTime::now());
+                let audit = match run {
+                    None => Some(db.create_audit(&options.to_string(), now)?),
+                    Some(r) => db.start_scheduled_audit(r.schedule, &options.to_string(), now, r.next_run)?,
+                };
+                let Some(audit) = audit else { return Ok((None, Vec::new())) };
                 let mut sites = Vec::with_capacity(starts.len());
                 for s in starts {
                     sites.push((db.add_site(audit, s.as_str())?, s));
                 }
-                Ok((audit, sites))
+                Ok((Some(audit), sites))
             })
             .await?;
+        // Only a scheduled start finds nothing to link to (its schedule was removed meanwhile).
+        let audit = audit.ok_or_else(|| EngineError::NoSchedule(run.map(|r| r.schedule).unwrap_or_default()))?;
         lock_open(&self.open).insert(audit, sites.iter().map(|(s, _)| *s).collect());
         for (site, start) in &sites {
             self.frontier.seed(site_seed(audit, *site, start, &config)).await?;

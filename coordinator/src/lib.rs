@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod config;
 pub mod engine;
 pub mod local;
+pub mod schedule;
 pub mod seed;
 
 pub use config::CrawlConfig;

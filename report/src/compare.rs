@@ -1,191 +1,40 @@
-//! Comparing two audits: which findings are new, fixed or remaining, per site
-//! (`shoal report --compare OLD NEW`, and the "Changes since the previous audit" section of the
-//! HTML report).
+//! Comparing two audits in a document: `shoal report --compare OLD NEW` as JSON
+//! ([`write_compare_json`]; the HTML twin is in [`crate::html`]).
 //!
-//! The rules, documented for users in `docs/report-compare.md`:
-//! - **Sites match by start URL** (exact string, as stored). A start URL listed more than once in an
-//!   audit is paired in site-id order: the first with the first, and so on. Sites with no partner are
-//!   listed as added (only in NEW) or removed (only in OLD).
-//! - **Findings match by `(code, url, detail)`**, the same key the database keeps findings unique
-//!   by. `new`: in NEW, not in OLD. `fixed`: in OLD, not in NEW. `remaining`: in both (shown as
-//!   NEW has it: severity and related URLs may have changed). A finding whose detail changed (a 404
-//!   that is now a 500) is one fixed and one new finding: the problem is not the same.
-//!
-//! Both sites' findings are read in `(code, url, detail)` order and merged, so a comparison holds one
-//! finding of each side in memory, however large the sites.
+//! The matching itself (sites by start URL, findings by `(code, url, detail)`, streamed merges) is
+//! the audit database's ([`shoal_store::compare`]), shared with the coordinator's run
+//! notifications; the rules are documented for users in `docs/report-compare.md`.
 
 use super::{ReportError, generator, rfc3339};
 use serde::Serialize;
-use shoal_store::cursor::{FindingCursor, Reader};
-use shoal_store::{AuditDb, AuditSummary, DbError, FindingRow, SiteSummary};
+use shoal_store::compare::{self as core, ChangeCounts, SitePairs};
+use shoal_store::cursor::Reader;
+use shoal_store::{AuditDb, AuditSummary, DbError, SiteSummary};
 
 use super::json::{FindingJson, key as key_json, value};
-use shoal_shared::ids::{AuditId, SiteId};
-use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use shoal_shared::ids::AuditId;
 use std::io::{BufWriter, Write};
+
+pub use shoal_store::compare::{Change, changes_with, count_with, for_each_change};
 
 /// The `schema` value of every comparison document of this shape (`docs/report-compare.md`).
 /// Within v1 fields may be added, never removed or renamed.
 pub const COMPARE_SCHEMA: &str = "shoal.compare/v1";
 
-/// What happened to a finding between two audits of a site.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Change {
-    /// In the new audit only: something broke, or is now checked.
-    New,
-    /// In the old audit only: fixed (or no longer reached by the crawl).
-    Fixed,
-    /// In both.
-    Remaining,
-}
-
-impl Change {
-    /// The stable spelling used in JSON keys and the HTML report.
-    #[must_use]
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Change::New => "new",
-            Change::Fixed => "fixed",
-            Change::Remaining => "remaining",
-        }
-    }
-}
-
-/// How many findings of a site pair are new, fixed and remaining.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ChangeCounts {
-    /// In the new audit only.
-    pub new: u64,
-    /// In the old audit only.
-    pub fixed: u64,
-    /// In both.
-    pub remaining: u64,
-}
-
-impl ChangeCounts {
-    fn add(&mut self, change: Change) {
-        match change {
-            Change::New => self.new += 1,
-            Change::Fixed => self.fixed += 1,
-            Change::Remaining => self.remaining += 1,
-        }
-    }
-}
-
-/// The sites of two audits, matched by start URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SitePairs {
-    /// `(old, new)` for every start URL in both audits, in the new audit's site order.
-    pub both: Vec<(SiteSummary, SiteSummary)>,
-    /// Sites only in the new audit, in site order.
-    pub added: Vec<SiteSummary>,
-    /// Sites only in the old audit, in site order.
-    pub removed: Vec<SiteSummary>,
-}
-
-/// Matches the sites of `old` and `new` by start URL (see the module doc for duplicates).
+/// Matches the sites of `old` and `new` by start URL ([`shoal_store::compare::pair_sites`]).
 ///
 /// # Errors
 /// [`ReportError::UnknownAudit`] for either id, [`ReportError::Db`] on a read failure.
 pub fn pair_sites(db: &AuditDb, old: AuditId, new: AuditId) -> Result<SitePairs, ReportError> {
-    for audit in [old, new] {
-        if db.audit(audit)?.is_none() {
-            return Err(ReportError::UnknownAudit { audit });
-        }
+    core::pair_sites(db, old, new).map_err(unknown_audit)
+}
+
+/// [`DbError::UnknownAudit`] as the report's own error, so callers see one kind for a wrong id.
+pub(crate) fn unknown_audit(e: DbError) -> ReportError {
+    match e {
+        DbError::UnknownAudit { audit, .. } => ReportError::UnknownAudit { audit },
+        e => ReportError::Db(e),
     }
-    let mut old_by_url: BTreeMap<String, std::collections::VecDeque<SiteSummary>> = BTreeMap::new();
-    for site in db.site_counts(old)? {
-        old_by_url.entry(site.start_url.clone()).or_default().push_back(site);
-    }
-    let mut pairs = SitePairs { both: Vec::new(), added: Vec::new(), removed: Vec::new() };
-    for site in db.site_counts(new)? {
-        match old_by_url.get_mut(&site.start_url).and_then(std::collections::VecDeque::pop_front) {
-            Some(o) => pairs.both.push((o, site)),
-            None => pairs.added.push(site),
-        }
-    }
-    pairs.removed = old_by_url.into_values().flatten().collect();
-    pairs.removed.sort_by_key(|s| s.id);
-    Ok(pairs)
-}
-
-fn key(f: &FindingRow) -> (&str, &str, &str) {
-    (&f.code, &f.url, &f.detail)
-}
-
-/// Merges two cursors in `(code, url, detail)` order (see [`Reader::by_key`]).
-pub(crate) fn merge<E, F>(old: &mut FindingCursor<'_>, new: &mut FindingCursor<'_>, mut f: F) -> Result<(), E>
-where
-    E: From<DbError>,
-    F: FnMut(Change, FindingRow) -> Result<(), E>,
-{
-    loop {
-        let order = match (old.peek()?, new.peek()?) {
-            (None, None) => return Ok(()),
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (Some(a), Some(b)) => key(a).cmp(&key(b)),
-        };
-        match order {
-            Ordering::Less => {
-                if let Some(row) = old.next_row()? {
-                    f(Change::Fixed, row)?;
-                }
-            }
-            Ordering::Greater => {
-                if let Some(row) = new.next_row()? {
-                    f(Change::New, row)?;
-                }
-            }
-            Ordering::Equal => {
-                old.next_row()?;
-                if let Some(row) = new.next_row()? {
-                    f(Change::Remaining, row)?;
-                }
-            }
-        }
-    }
-}
-
-/// Calls `f` for each finding of two sites with what changed, in `(code, url, detail)` order:
-/// `Fixed` with the old site's row, `New` and `Remaining` with the new site's.
-pub(crate) fn changes_with<E, F>(reader: &Reader, old: SiteId, new: SiteId, f: F) -> Result<(), E>
-where
-    E: From<DbError>,
-    F: FnMut(Change, FindingRow) -> Result<(), E>,
-{
-    let mut old_stmt = reader.by_key()?;
-    let mut new_stmt = reader.by_key()?;
-    let mut old_rows = reader.cursor(&mut old_stmt, old)?;
-    let mut new_rows = reader.cursor(&mut new_stmt, new)?;
-    merge(&mut old_rows, &mut new_rows, f)
-}
-
-/// Counts new, fixed and remaining findings between two sites.
-pub(crate) fn count_with(reader: &Reader, old: SiteId, new: SiteId) -> Result<ChangeCounts, DbError> {
-    let mut counts = ChangeCounts::default();
-    changes_with(reader, old, new, |change, _| -> Result<(), DbError> {
-        counts.add(change);
-        Ok(())
-    })?;
-    Ok(counts)
-}
-
-/// Calls `f` with every finding of the two sites and what changed, streaming (one finding of each
-/// site in memory). `old` and `new` may belong to any audits, usually two audits of one start URL.
-///
-/// Reads through a second, read-only connection to the database file, so `db` must be on disk.
-///
-/// # Errors
-/// The first error of the database or of `f`.
-pub fn for_each_change<E, F>(db: &AuditDb, old: SiteId, new: SiteId, f: F) -> Result<(), E>
-where
-    E: From<DbError>,
-    F: FnMut(Change, FindingRow) -> Result<(), E>,
-{
-    let reader = Reader::open(db)?;
-    changes_with(&reader, old, new, f)
 }
 
 #[derive(Serialize)]
@@ -212,7 +61,7 @@ impl AuditJson<'_> {
 }
 
 #[derive(Serialize)]
-struct CountsJson {
+pub(crate) struct CountsJson {
     new: u64,
     fixed: u64,
     remaining: u64,
@@ -225,7 +74,7 @@ impl From<ChangeCounts> for CountsJson {
 }
 
 #[derive(Serialize)]
-struct TotalsJson {
+pub(crate) struct TotalsJson {
     sites: usize,
     added_sites: usize,
     removed_sites: usize,
@@ -234,14 +83,27 @@ struct TotalsJson {
     remaining: u64,
 }
 
+impl TotalsJson {
+    pub(crate) fn of(pairs: &SitePairs, c: ChangeCounts) -> TotalsJson {
+        TotalsJson {
+            sites: pairs.both.len(),
+            added_sites: pairs.added.len(),
+            removed_sites: pairs.removed.len(),
+            new: c.new,
+            fixed: c.fixed,
+            remaining: c.remaining,
+        }
+    }
+}
+
 #[derive(Serialize)]
-struct SiteRefJson<'a> {
+pub(crate) struct SiteRefJson<'a> {
     id: u64,
     start_url: &'a str,
     status: &'a str,
 }
 
-fn site_ref(s: &SiteSummary) -> SiteRefJson<'_> {
+pub(crate) fn site_ref(s: &SiteSummary) -> SiteRefJson<'_> {
     SiteRefJson { id: s.id.0, start_url: &s.start_url, status: s.status.as_str() }
 }
 
@@ -254,20 +116,11 @@ fn site_ref(s: &SiteSummary) -> SiteRefJson<'_> {
 /// [`ReportError::UnknownAudit`] for either id, [`ReportError::Db`] on a read failure,
 /// [`ReportError::Write`] if `out` fails (it then holds an incomplete document).
 pub fn write_compare_json(db: &AuditDb, old: AuditId, new: AuditId, out: &mut dyn Write) -> Result<(), ReportError> {
-    let pairs = pair_sites(db, old, new)?;
+    let core::Comparison { pairs, counts } = core::compare(db, old, new).map_err(unknown_audit)?;
     let old_audit = db.audit(old)?.ok_or(ReportError::UnknownAudit { audit: old })?;
     let new_audit = db.audit(new)?.ok_or(ReportError::UnknownAudit { audit: new })?;
     let reader = Reader::open(db)?;
-    let counts =
-        pairs.both.iter().map(|(o, n)| count_with(&reader, o.id, n.id)).collect::<Result<Vec<_>, DbError>>()?;
-    let totals = TotalsJson {
-        sites: pairs.both.len(),
-        added_sites: pairs.added.len(),
-        removed_sites: pairs.removed.len(),
-        new: counts.iter().map(|c| c.new).sum(),
-        fixed: counts.iter().map(|c| c.fixed).sum(),
-        remaining: counts.iter().map(|c| c.remaining).sum(),
-    };
+    let totals = TotalsJson::of(&pairs, ChangeCounts::sum(&counts));
 
     let mut w = BufWriter::new(out);
     w.write_all(b"{")?;

@@ -21,12 +21,13 @@ pub(super) mod csp;
 mod svg;
 mod view;
 
-use super::compare::{self, Change, ChangeCounts, SitePairs};
+use super::compare::{self, Change};
 use super::{ReportError, generator, rfc3339};
 use askama::Template;
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::record::LinkKind;
 use shoal_shared::time::UnixMs;
+use shoal_store::compare::{ChangeCounts, Comparison, SitePairs};
 use shoal_store::cursor::{DEPTH_BARS, RESPONSE_BUCKETS_MS, Reader};
 use shoal_store::{AuditDb, AuditSummary, DbError, FindingRow, LinkRow, PageRow, SiteStats, SiteSummary};
 use std::collections::HashMap;
@@ -76,15 +77,10 @@ pub fn write_html(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<(
 /// # Errors
 /// As [`write_compare_json`](super::write_compare_json).
 pub fn write_compare_html(db: &AuditDb, old: AuditId, new: AuditId, out: &mut dyn Write) -> Result<(), ReportError> {
-    let pairs = compare::pair_sites(db, old, new)?;
+    let Comparison { pairs, counts } = shoal_store::compare::compare(db, old, new).map_err(compare::unknown_audit)?;
     let old_audit = db.audit(old)?.ok_or(ReportError::UnknownAudit { audit: old })?;
     let new_audit = db.audit(new)?.ok_or(ReportError::UnknownAudit { audit: new })?;
     let reader = Reader::open(db)?;
-    let counts = pairs
-        .both
-        .iter()
-        .map(|(o, n)| compare::count_with(&reader, o.id, n.id))
-        .collect::<Result<Vec<_>, DbError>>()?;
     let mut w = BufWriter::with_capacity(BUFFER, out);
     head(&mut w, &format!("Shoal: changes from audit {old} to audit {new}"))?;
     render(

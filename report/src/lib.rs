@@ -16,10 +16,11 @@ mod csv_out;
 mod html;
 mod json;
 
-pub use compare::{COMPARE_SCHEMA, Change, ChangeCounts, SitePairs, for_each_change, pair_sites, write_compare_json};
+pub use compare::{COMPARE_SCHEMA, Change, for_each_change, pair_sites, write_compare_json};
 pub use csv_out::{CSV_FILES, write_csv};
 pub use html::{write_compare_html, write_html};
 pub use json::{SCHEMA, write_json};
+pub use shoal_store::compare::{ChangeCounts, SitePairs};
 
 use shoal_shared::ids::AuditId;
 use shoal_shared::time::UnixMs;

@@ -31,6 +31,11 @@ int_id!(
     /// One lease handed out by `claim`. Unique per frontier.
     LeaseId
 );
+int_id!(
+    /// One recurring audit: a list of start URLs, options and when to run them. Assigned by the
+    /// audit database and never reused, so an audit's link to its schedule outlives the schedule.
+    ScheduleId
+);
 
 /// A worker's name, for leases and logs (host name and process id, or a number in `shoal audit`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -80,3 +80,51 @@ pub struct AuditView {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sites: Vec<SiteView>,
 }
+
+/// A request to add a recurring audit (`POST /v1/schedules`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleRequest {
+    /// A name for people (1-200 characters, no control characters).
+    pub name: String,
+    /// Start URLs, one site each, checked like a submit's.
+    pub urls: Vec<String>,
+    /// Options of every run.
+    #[serde(default)]
+    pub options: AuditOptions,
+    /// When: a cron pattern of five fields (`0 6 * * MON`) or an interval (`every 7d`).
+    pub when: String,
+    /// The IANA time zone the cron pattern is read in (`Europe/Berlin`); `UTC` if omitted.
+    #[serde(default)]
+    pub time_zone: Option<String>,
+}
+
+/// A recurring audit as the API reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduleView {
+    /// Schedule id.
+    pub id: u64,
+    /// Its name.
+    pub name: String,
+    /// How many start URLs it has.
+    pub sites: u64,
+    /// Options of every run.
+    pub options: AuditOptions,
+    /// When, as given.
+    pub when: String,
+    /// The IANA time zone.
+    pub time_zone: String,
+    /// When it was added (ms since the epoch).
+    pub created_at_ms: u64,
+    /// When the next run is due (ms since the epoch); `None` when no time is left to match.
+    pub next_run_ms: Option<u64>,
+    /// The latest run's audit id.
+    pub last_audit: Option<u64>,
+    /// The latest run's status (`running`, `done`, `cancelled`, `interrupted`).
+    pub last_status: Option<String>,
+    /// When the latest run started.
+    pub last_started_ms: Option<u64>,
+    /// The start URLs (only in `GET /v1/schedules/{id}`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
+}

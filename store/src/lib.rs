@@ -23,11 +23,14 @@
 
 pub mod analysis;
 mod apply;
+pub mod compare;
 pub mod cursor;
 mod read;
+mod schedule;
 pub mod schema;
 
 pub use read::{FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
+pub use schedule::{NewSchedule, ScheduleRow, ScheduledRun};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use shoal_shared::ids::{AuditId, SiteId};

@@ -12,12 +12,19 @@
 //! | `pages` | `(site_id, url)` | one row per fetched URL: what [`PageRecord`](shoal_shared::record::PageRecord) holds except its links; list fields as JSON text (`*_json`) |
 //! | `links` | — | one row per link on a page, `position` keeps document order; indexed by `(site_id, to_url)` for "who links here" and by `(site_id, from_url)` to replace a page's links |
 //! | `findings` | `id`, unique `(site_id, code, url, detail)` | `severity`, `related_json`; `origin` is `worker` or `analysis` (the latter owned and replaced by the site-level analysis); `stale` is scratch space for that replacement |
+//!
+//! Version 2 adds indexes only. Version 3 adds recurring audits:
+//!
+//! | table | key | holds |
+//! |---|---|---|
+//! | `schedules` | `id` (never reused) | `name`, `urls_json` (the start URLs, read only when a run starts) and `sites` (their number), `options_json` (the API's audit options), `spec` (a cron pattern or `every 7d`) and `time_zone` (IANA name), `next_run_ms`; the latest run: `last_audit_id`, `last_started_ms`, and `settled` (1 once its end was handled: notified, next run computed) |
+//! | `audits.schedule_id` | indexed | the schedule that started the audit, `NULL` for a submitted one. No foreign key: a removed schedule's runs keep their link, so their reports still compare run with run (ids are never reused) |
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -101,4 +108,25 @@ CREATE INDEX pages_by_title ON pages (site_id, title);
 CREATE INDEX pages_by_description ON pages (site_id, meta_description);
 CREATE INDEX pages_by_kind ON pages (site_id, kind);
 CREATE INDEX links_by_kind ON links (site_id, kind, to_url);
+";
+
+/// Version 3: recurring audits (the `schedules` table) and each audit's link to the schedule that
+/// started it.
+const V3: &str = "
+CREATE TABLE schedules (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    name            TEXT NOT NULL,
+    urls_json       TEXT NOT NULL,
+    sites           INTEGER NOT NULL,
+    options_json    TEXT NOT NULL,
+    spec            TEXT NOT NULL,
+    time_zone       TEXT NOT NULL,
+    created_at_ms   INTEGER NOT NULL,
+    next_run_ms     INTEGER NOT NULL,
+    last_audit_id   INTEGER,
+    last_started_ms INTEGER,
+    settled         INTEGER NOT NULL DEFAULT 1 CHECK (settled IN (0, 1))
+) STRICT;
+ALTER TABLE audits ADD COLUMN schedule_id INTEGER;
+CREATE INDEX audits_by_schedule ON audits (schedule_id, id) WHERE schedule_id IS NOT NULL;
 ";

@@ -1,3 +1,4 @@
 //! The audit database's integration tests, one binary for the crate.
 
 mod db_store;
+mod schedules;

@@ -1,0 +1,333 @@
+//! Recurring audits: schedules kept in the audit database, started by [`Scheduler`], and told
+//! about when they end ([`notify`]).
+//!
+//! - [`add`], [`list`], [`get`] and [`remove`] are what the API (`/v1/schedules`) calls: a schedule is
+//!   checked like a submit (start URLs, options) plus its `when` ([`when::When::parse`]), then
+//!   stored.
+//! - [`Scheduler::run`] ticks every [`TICK`] until shutdown, on the task set of `shoal
+//!   coordinator`. Each tick reads the schedules and applies [`when::step`] to each: start a run,
+//!   skip a slot (the previous run still runs), or settle a run that ended (log line, webhook, next
+//!   run time). The state is the database's, so a restarted coordinator carries on where it
+//!   stopped: a run still running is waited for, missed slots start one run, an end not yet
+//!   handled is handled once.
+//! - Why no run ever starts twice at once: a run starts only from [`LastRun::Settled`], and the
+//!   transaction that creates the audit also records it as the schedule's unsettled latest run
+//!   ([`shoal_store::AuditDb::start_scheduled_audit`]); one scheduler runs per coordinator.
+
+pub mod notify;
+pub mod when;
+
+use crate::engine::{Coordinator, EngineError, ScheduledStart};
+use notify::{Changes, RunSummary, ScheduleRef, Severities, Webhook};
+use shoal_shared::frontier::Frontier;
+use shoal_shared::ids::{AuditId, ScheduleId};
+use shoal_shared::time::UnixMs;
+use shoal_shared::wire::{AuditOptions, ScheduleRequest, ScheduleView, SubmitRequest};
+use shoal_store::{AuditDb, AuditStatus, DbError, NewSchedule, ScheduleRow};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use when::{DEFAULT_TIME_ZONE, LastRun, Step, When};
+
+/// How often the scheduler looks at the schedules.
+pub const TICK: Duration = Duration::from_secs(1);
+/// Schedules one coordinator keeps at most (each tick reads them all).
+pub const MAX_SCHEDULES: usize = 10_000;
+/// Characters of a schedule's name at most.
+pub const MAX_NAME: usize = 200;
+/// Webhook deliveries in flight at most; a run's end beyond that is logged, not posted.
+pub const MAX_PENDING_DELIVERIES: usize = 64;
+/// How long shutdown waits for webhook deliveries in flight (they stop at their next await).
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(2);
+
+fn bad(e: impl std::fmt::Display) -> EngineError {
+    EngineError::BadRequest(e.to_string())
+}
+
+fn view(row: &ScheduleRow, urls: Vec<String>) -> ScheduleView {
+    ScheduleView {
+        id: row.id.0,
+        name: row.name.clone(),
+        sites: row.sites,
+        options: serde_json::from_str(&row.options_json).unwrap_or_default(),
+        when: row.spec.clone(),
+        time_zone: row.time_zone.clone(),
+        created_at_ms: row.created_at.0,
+        next_run_ms: (row.next_run.0 != u64::MAX).then_some(row.next_run.0),
+        last_audit: row.last_audit.map(|a| a.0),
+        last_status: row.last_status.map(|s| s.as_str().to_owned()),
+        last_started_ms: row.last_started.map(|t| t.0),
+        urls,
+    }
+}
+
+/// Checks a request to add a schedule (name, start URLs and options as a submit, `when` and time
+/// zone) and stores it; its first run is due at [`When::first_run`] of `now`.
+///
+/// # Errors
+/// [`EngineError::BadRequest`] saying what is wrong; store failures.
+pub async fn add<F: Frontier>(
+    engine: &Coordinator<F>,
+    req: ScheduleRequest,
+    now: UnixMs,
+) -> Result<ScheduleView, EngineError> {
+    let name = req.name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > MAX_NAME || name.chars().any(char::is_control) {
+        return Err(bad(format!("name: give 1 to {MAX_NAME} characters, no control characters")));
+    }
+    let time_zone = req.time_zone.as_deref().map_or(DEFAULT_TIME_ZONE, str::trim).to_owned();
+    let spec = req.when.trim().to_owned();
+    let when = When::parse(&spec, &time_zone).map_err(bad)?;
+    let options_json = serde_json::to_string(&req.options).map_err(bad)?;
+    let (urls, _) = engine.check(&SubmitRequest { urls: req.urls, options: req.options })?;
+    let new = NewSchedule { name, urls: urls.iter().map(ToString::to_string).collect(), options_json, spec, time_zone };
+    let next = when.first_run(now);
+    let added = engine
+        .write(move |db| {
+            if db.schedules()?.len() >= MAX_SCHEDULES {
+                return Ok(None);
+            }
+            let id = db.add_schedule(&new, now, next)?;
+            Ok(db.schedule(id)?.map(|row| view(&row, Vec::new())))
+        })
+        .await?;
+    let v = added.ok_or_else(|| bad(format!("at most {MAX_SCHEDULES} schedules; remove one first")))?;
+    tracing::info!(schedule = v.id, name = %v.name, when = %v.when, time_zone = %v.time_zone, sites = v.sites, "schedule added");
+    Ok(v)
+}
+
+/// Every schedule, oldest first.
+///
+/// # Errors
+/// Store failures.
+pub async fn list<F: Frontier>(engine: &Coordinator<F>) -> Result<Vec<ScheduleView>, EngineError> {
+    engine.write(|db| Ok(db.schedules()?.iter().map(|r| view(r, Vec::new())).collect())).await
+}
+
+/// One schedule with its start URLs.
+///
+/// # Errors
+/// [`EngineError::NoSchedule`]; store failures.
+pub async fn get<F: Frontier>(engine: &Coordinator<F>, id: ScheduleId) -> Result<ScheduleView, EngineError> {
+    let found = engine
+        .write(move |db| {
+            let Some(row) = db.schedule(id)? else { return Ok(None) };
+            Ok(Some(view(&row, db.schedule_urls(id)?.unwrap_or_default())))
+        })
+        .await?;
+    found.ok_or(EngineError::NoSchedule(id))
+}
+
+/// Removes a schedule. Its runs stay (a run still running finishes, without a notification).
+///
+/// # Errors
+/// [`EngineError::NoSchedule`]; store failures.
+pub async fn remove<F: Frontier>(engine: &Coordinator<F>, id: ScheduleId) -> Result<(), EngineError> {
+    if engine.write(move |db| db.remove_schedule(id)).await? {
+        tracing::info!(schedule = %id, "schedule removed");
+        Ok(())
+    } else {
+        Err(EngineError::NoSchedule(id))
+    }
+}
+
+/// What a scheduled run's end says: the audit's totals and the changes since the schedule's
+/// previous run (the comparison rules of [`shoal_store::compare`], which the report uses too).
+///
+/// Reads through a second connection to the database file for the comparison, so `db` must be on
+/// disk.
+///
+/// # Errors
+/// Read failures; [`DbError::UnknownAudit`] if the audit is gone.
+pub fn run_summary(db: &AuditDb, schedule: &ScheduleRef, audit: AuditId) -> Result<RunSummary, DbError> {
+    let a = db.audit(audit)?.ok_or_else(|| DbError::UnknownAudit { path: db.path().to_owned(), audit })?;
+    let sev = db.audit_severities(audit)?;
+    let changes = match db.scheduled_run(audit)?.and_then(|r| r.previous) {
+        None => Changes::default(),
+        Some(previous) => {
+            let c = shoal_store::compare::compare(db, previous, audit)?.totals();
+            Changes { previous_audit: Some(previous.0), new: c.new, fixed: c.fixed, still_open: c.remaining }
+        }
+    };
+    Ok(RunSummary {
+        event: notify::RUN_FINISHED,
+        schedule: schedule.clone(),
+        audit: audit.0,
+        status: a.status.as_str().to_owned(),
+        started_at: notify::time_text(a.created_at),
+        finished_at: a.finished_at.map(notify::time_text),
+        sites: a.sites,
+        pages: a.pages,
+        findings: a.findings,
+        by_severity: Severities { error: sev.errors, warning: sev.warnings, notice: sev.notices },
+        changes,
+        report: RunSummary::report_path(audit.0),
+    })
+}
+
+/// Starts the schedules' runs and settles their ends, over one engine.
+#[derive(Debug)]
+pub struct Scheduler<F> {
+    engine: Arc<Coordinator<F>>,
+    webhook: Option<Arc<Webhook>>,
+}
+
+impl<F: Frontier> Scheduler<F> {
+    /// A scheduler over `engine`, posting to `webhook` when one is given.
+    #[must_use]
+    pub fn new(engine: Arc<Coordinator<F>>, webhook: Option<Webhook>) -> Scheduler<F> {
+        Scheduler { engine, webhook: webhook.map(Arc::new) }
+    }
+
+    /// Ticks every [`TICK`] until `shutdown`, then lets webhook deliveries in flight stop (at most
+    /// [`DRAIN_DEADLINE`]). A failed tick (database busy, Redis down) is logged and tried again at
+    /// the next one.
+    pub async fn run(self, shutdown: CancellationToken) {
+        let mut deliveries = JoinSet::new();
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                () = shutdown.cancelled() => break,
+            }
+            while let Some(done) = deliveries.try_join_next() {
+                if let Err(e) = done {
+                    tracing::error!(error = %e, "a webhook delivery task failed");
+                }
+            }
+            if let Err(e) = self.tick(UnixMs::from(std::time::SystemTime::now()), &mut deliveries, &shutdown).await {
+                tracing::error!(error = %e, "scheduler tick failed; trying again in 1 s");
+            }
+        }
+        let drained = tokio::time::timeout(DRAIN_DEADLINE, async { while deliveries.join_next().await.is_some() {} });
+        if drained.await.is_err() {
+            tracing::warn!("webhook deliveries still running at shutdown were stopped");
+        }
+    }
+
+    /// One pass over the schedules at time `now`: what [`when::step`] says for each, done.
+    /// Returns the steps taken (for tests). A schedule that fails is logged and the others go on.
+    ///
+    /// # Errors
+    /// The schedules cannot be read.
+    pub async fn tick(
+        &self,
+        now: UnixMs,
+        deliveries: &mut JoinSet<()>,
+        stop: &CancellationToken,
+    ) -> Result<Vec<(ScheduleId, Step)>, EngineError> {
+        let rows = self.engine.write(|db| db.schedules()).await?;
+        let mut steps = Vec::new();
+        for row in rows {
+            let when = match When::parse(&row.spec, &row.time_zone) {
+                Ok(w) => w,
+                Err(e) => {
+                    tracing::warn!(schedule = %row.id, error = %e, "schedule cannot be evaluated here; skipped");
+                    continue;
+                }
+            };
+            let last = match (row.last_audit, row.last_status, row.settled) {
+                (None, _, _) | (Some(_), _, true) => LastRun::Settled,
+                (Some(_), Some(AuditStatus::Running), false) => LastRun::Running,
+                (Some(_), _, false) => LastRun::Ended { started: row.last_started.unwrap_or(now) },
+            };
+            let step = when::step(&when, row.next_run, last, now);
+            let done = match step {
+                Step::Wait => Ok(()),
+                Step::Skip { next_run } => self.skip(&row, next_run).await,
+                Step::Start { next_run } => self.start(&row, next_run).await,
+                Step::Settle { next_run } => self.settle(&row, next_run, deliveries, stop).await,
+            };
+            match done {
+                Ok(()) => steps.push((row.id, step)),
+                Err(e) => tracing::error!(schedule = %row.id, error = %e, ?step, "scheduled step failed; trying again"),
+            }
+        }
+        Ok(steps)
+    }
+
+    async fn skip(&self, row: &ScheduleRow, next_run: UnixMs) -> Result<(), EngineError> {
+        tracing::warn!(
+            schedule = %row.id, name = %row.name, running = ?row.last_audit.map(|a| a.0), next_run = %next_run.to_rfc3339(),
+            "slot skipped: the previous run is still running"
+        );
+        let id = row.id;
+        self.engine.write(move |db| db.set_next_run(id, next_run)).await
+    }
+
+    async fn start(&self, row: &ScheduleRow, next_run: UnixMs) -> Result<(), EngineError> {
+        let id = row.id;
+        let urls = self.engine.write(move |db| db.schedule_urls(id)).await?.ok_or(EngineError::NoSchedule(id))?;
+        let options: AuditOptions = serde_json::from_str(&row.options_json).unwrap_or_default();
+        let (starts, limits) = match self.engine.check(&SubmitRequest { urls, options }) {
+            Ok(checked) => checked,
+            Err(e @ EngineError::BadRequest(_)) => {
+                // The coordinator's defaults changed since the schedule was added: skip the slot.
+                tracing::warn!(schedule = %id, name = %row.name, error = %e, "scheduled run refused; slot skipped");
+                return self.engine.write(move |db| db.set_next_run(id, next_run)).await;
+            }
+            Err(e) => return Err(e),
+        };
+        let (audit, sites) =
+            self.engine.start_run(starts, limits, Some(ScheduledStart { schedule: id, next_run })).await?;
+        tracing::info!(
+            schedule = %id, name = %row.name, audit = %audit, sites = sites.len(), next_run = %next_run.to_rfc3339(),
+            "scheduled run started"
+        );
+        Ok(())
+    }
+
+    async fn settle(
+        &self,
+        row: &ScheduleRow,
+        next_run: UnixMs,
+        deliveries: &mut JoinSet<()>,
+        stop: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        let (id, Some(audit)) = (row.id, row.last_audit) else { return Ok(()) };
+        let schedule = ScheduleRef { id: id.0, name: row.name.clone() };
+        let path = crate::aggregate::lock(self.engine.db()).path().to_owned();
+        // On a connection of its own: the comparison reads every finding of the run and the one
+        // before, and must not hold the writer that aggregation needs.
+        let summary = tokio::task::spawn_blocking(move || run_summary(&AuditDb::open(&path)?, &schedule, audit))
+            .await
+            .map_err(EngineError::Writer)??;
+        summary.log();
+        if !self.engine.write(move |db| db.settle_schedule(id, audit, next_run)).await? {
+            return Ok(()); // removed, or a later run recorded meanwhile
+        }
+        let Some(webhook) = &self.webhook else { return Ok(()) };
+        if deliveries.len() >= MAX_PENDING_DELIVERIES {
+            tracing::warn!(schedule = %id, audit = %audit, "too many webhook deliveries in flight; this run's is dropped");
+            return Ok(());
+        }
+        let (webhook, stop) = (Arc::clone(webhook), stop.clone());
+        deliveries.spawn(async move {
+            match webhook.deliver(&summary, &stop).await {
+                notify::Delivery::Delivered { status, attempts } => {
+                    tracing::info!(
+                        schedule = summary.schedule.id,
+                        audit = summary.audit,
+                        status,
+                        attempts,
+                        "webhook delivered"
+                    );
+                }
+                notify::Delivery::Failed { reason, attempts } => tracing::warn!(
+                    schedule = summary.schedule.id, audit = summary.audit, attempts, reason = %reason,
+                    url = %webhook.url(), "webhook delivery failed"
+                ),
+                notify::Delivery::Stopped => {
+                    tracing::warn!(
+                        schedule = summary.schedule.id,
+                        audit = summary.audit,
+                        "webhook delivery stopped by shutdown"
+                    );
+                }
+            }
+        });
+        Ok(())
+    }
+}
