@@ -90,6 +90,9 @@ pub struct ScheduledStart {
 #[derive(Debug)]
 pub struct Coordinator<F> {
     db: Arc<Mutex<AuditDb>>,
+    /// A second connection for status and list reads, so they never wait for the writer (WAL
+    /// lets them read beside it); `None` for an in-memory database, which has no second view.
+    reader: Option<Arc<Mutex<AuditDb>>>,
     frontier: Arc<F>,
     defaults: CrawlConfig,
     /// How audits record where they ran (`"embedded"` or `"distributed"`).
@@ -98,6 +101,9 @@ pub struct Coordinator<F> {
     open: Mutex<HashMap<AuditId, HashSet<SiteId>>>,
     /// Wakes [`Coordinator::finished`] whenever an audit leaves `open`.
     changed: tokio::sync::Notify,
+    /// Ended audits the frontier still holds something of (a cancelled audit's leases out):
+    /// forgotten again on every reaping tick until nothing is left.
+    forgetting: Mutex<HashSet<AuditId>>,
     observer: OnceLock<Arc<dyn Observer>>,
 }
 
@@ -135,15 +141,48 @@ impl<F: Frontier> Coordinator<F> {
                 open.insert(a.id, pending);
             }
         }
+        let reader = if db.path() == std::path::Path::new(":memory:") {
+            None
+        } else {
+            Some(Arc::new(Mutex::new(AuditDb::open(db.path())?)))
+        };
         Ok(Coordinator {
             db: Arc::new(Mutex::new(db)),
+            reader,
             frontier,
             defaults,
             mode,
             open: Mutex::new(open),
             changed: tokio::sync::Notify::new(),
+            forgetting: Mutex::new(HashSet::new()),
             observer: OnceLock::new(),
         })
+    }
+
+    /// Runs `f` on the read connection in a blocking task (never waiting for the writer).
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&AuditDb) -> Result<T, DbError> + Send + 'static,
+    ) -> Result<T, EngineError> {
+        let db = Arc::clone(self.reader.as_ref().unwrap_or(&self.db));
+        Ok(tokio::task::spawn_blocking(move || f(&lock(&db))).await??)
+    }
+
+    /// Drops what the frontier keeps of an ended audit, now or, while some of it is still in use
+    /// (a cancelled audit's leases out), on the following reaping ticks.
+    async fn forget(&self, audit: AuditId) {
+        match self.frontier.forget(audit).await {
+            Ok(true) => {
+                lock_set(&self.forgetting).remove(&audit);
+            }
+            Ok(false) => {
+                lock_set(&self.forgetting).insert(audit);
+            }
+            Err(e) => {
+                tracing::warn!(audit = %audit, error = %e, "could not drop the ended audit's records from the frontier; trying again");
+                lock_set(&self.forgetting).insert(audit);
+            }
+        }
     }
 
     /// Sets the one observer (a second call is ignored).
@@ -345,7 +384,7 @@ impl<F: Frontier> Coordinator<F> {
     /// # Errors
     /// The database failed.
     pub async fn list(&self) -> Result<Vec<AuditView>, EngineError> {
-        self.write(|db| {
+        self.read(|db| {
             let mut out = Vec::new();
             for a in db.audits()? {
                 let sites = db.site_counts(a.id)?;
@@ -362,7 +401,7 @@ impl<F: Frontier> Coordinator<F> {
     /// [`EngineError::NotFound`], or the database or frontier failed.
     pub async fn status(&self, audit: AuditId) -> Result<AuditView, EngineError> {
         let (a, sites) = self
-            .write(move |db| {
+            .read(move |db| {
                 let a = db.audit(audit)?;
                 let sites = match &a {
                     Some(_) => db.site_counts(audit)?,
@@ -373,12 +412,14 @@ impl<F: Frontier> Coordinator<F> {
             .await?;
         let a = a.ok_or(EngineError::NotFound(audit))?;
         let mut v = view(&a, &sites);
+        // One frontier round trip for every site still running, however many there are.
+        let running: Vec<SiteId> = sites.iter().filter(|s| s.status.as_str() != "done").map(|s| s.id).collect();
+        let mut progress: HashMap<SiteId, SiteProgress> = HashMap::with_capacity(running.len());
+        for (id, p) in running.iter().zip(self.frontier.progress_many(&running).await?) {
+            progress.insert(*id, p.unwrap_or_default());
+        }
         for s in &sites {
-            let p = if s.status.as_str() == "done" {
-                SiteProgress::default()
-            } else {
-                self.frontier.progress(s.id).await?.unwrap_or_default()
-            };
+            let p = progress.get(&s.id).copied().unwrap_or_default();
             v.sites.push(SiteView {
                 id: s.id.0,
                 start_url: s.start_url.clone(),
@@ -403,6 +444,7 @@ impl<F: Frontier> Coordinator<F> {
         if v.status == "running" {
             self.frontier.cancel(audit).await?;
             self.end(audit, AuditStatus::Cancelled).await?;
+            self.forget(audit).await;
             tracing::info!(audit = %audit, "audit cancelled");
         }
         self.status(audit).await
@@ -460,9 +502,7 @@ impl<F: Frontier> Coordinator<F> {
         for audit in finished {
             self.end(audit, AuditStatus::Done).await?;
             tracing::info!(audit = %audit, "audit done");
-            if let Err(e) = self.frontier.forget(audit).await {
-                tracing::warn!(audit = %audit, error = %e, "could not drop the finished audit's records from the frontier");
-            }
+            self.forget(audit).await;
         }
         Ok(events.len())
     }
@@ -514,8 +554,9 @@ impl<F: Frontier> Coordinator<F> {
             open.values().flat_map(|s| s.iter().copied()).take(GAUGE_SITES).collect()
         };
         let (mut queued, mut leased) = (0u64, 0u64);
-        for site in sites {
-            if let Some(p) = self.frontier.progress(site).await? {
+        let progress = self.frontier.progress_many(&sites).await?;
+        for (site, p) in sites.into_iter().zip(progress) {
+            if let Some(p) = p {
                 queued += p.queued;
                 leased += p.leased;
                 if let Some(o) = self.observer.get() {
@@ -594,6 +635,10 @@ impl<F: Frontier> Coordinator<F> {
                     if let Err(e) = self.update_gauges().await {
                         tracing::warn!(error = %e, "updating gauges failed");
                     }
+                    let pending: Vec<AuditId> = lock_set(&self.forgetting).iter().copied().collect();
+                    for audit in pending {
+                        self.forget(audit).await;
+                    }
                 }
                 () = stop.cancelled() => return,
             }
@@ -617,6 +662,10 @@ fn count_events(events: &[Event]) {
             }
         }
     }
+}
+
+fn lock_set(m: &Mutex<HashSet<AuditId>>) -> std::sync::MutexGuard<'_, HashSet<AuditId>> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn lock_open(

@@ -8,17 +8,21 @@
 //! | key | type | written by | meaning |
 //! |---|---|---|---|
 //! | `…:ready` | zset | claim, complete, seed, reap | lanes that may have a claimable task, scored by the earliest start (ms) |
-//! | `…:lane:{site}\|{host}` | hash | seed, claim, complete | lane state: `host`, `site`, `robots` (`p` pending, `k` known, `c` closed), `rt`/`rtnb` the robots.txt task and its not-before |
+//! | `…:lane:{site}\|{host}` | hash | seed, claim, complete | lane state: `host`, `site`, `robots` (`p` pending, `k` known, `c` closed), `rt`/`rtnb` the robots.txt task and its not-before, `rtpl` the first robots.txt task (queued again when the rules are a day old), `rat` when the rules were fetched, `pgap` the audit's gap |
 //! | `…:lq:{lane}` | zset | complete, claim | ready tasks (rmp blobs), scored by priority·2⁴⁰ + sequence |
 //! | `…:ld:{lane}` | zset | complete, reap | delayed tasks (priority digit + blob), scored by not-before (ms) |
+//! | `…:lexp:{lane}` | hash | reap, claim, complete | expired leases per queued task (field: the task blob) |
 //! | `…:robots:{lane}` | string | complete | the lane's robots.txt outcome (rmp `LaneRobots`) |
-//! | `…:host:{host}` | hash | seed, claim, complete | pace: `inf` in flight, `max`/`gap` the user's limits, `slow`, `cd` crawl-delay ms, `maxe`/`gape` the limits in force, `next` next allowed start (ms), `ip` |
+//! | `…:host:{host}` | hash | seed, claim, complete | pace: `inf` in flight, `maxe`/`gape` the limits in force, `next` next allowed start (ms), `ip`, `ipx` until when the address is used without a fresh lookup, `ipr` the lease looking it up; expires `HOST_LINGER` after `next` once no lane uses the host |
+//! | `…:hmax:{host}`, `…:hgap:{host}` | zset | seed, complete | what each live lane asks: in-flight cap, gap with Crawl-delay (ms) |
+//! | `…:hslow:{host}` | set | complete, forget | live audits that saw a 429 from the host (slow mode while any is left) |
 //! | `…:hostwait:{host}` | set | claim | lanes parked because the host's slots are full; woken by a completion on the host |
 //! | `…:ipf:{ip}` | string (int) | claim, complete, reap | requests in flight to the IP |
 //! | `…:ipwait:{ip}` | set | claim | lanes parked because the IP's slots are full; woken by a completion on the IP |
 //! | `…:site:{site}` | hash | seed, complete | `audit`, counters (`queued`, `leased`, `pages`, `res`, `completed`), limits (`maxp`, `maxd`, `maxr`), flags (`done`, `cancelled`, `rep_*`), and pre-encoded blobs (`info`, `doneblob`, `lim_d`, `lim_p`, `lim_r`) |
 //! | `…:sitelanes:{site}` | set | seed | the site's lanes |
 //! | `…:auditsites:{audit}` | set | seed | the audit's sites |
+//! | `…:ahosts:{audit}` | set | seed, complete | the hosts the audit has lanes on (a fresh address lookup when it joins one; its slow mode ends with it) |
 //! | `…:seen:{audit}` | set | seed, complete | 8-byte xxh3 fingerprints of every URL queued in the audit |
 //! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline |
 //! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
@@ -47,6 +51,11 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_ld", ":ld:", true),
     ("k_robots", ":robots:", true),
     ("k_host", ":host:", true),
+    ("k_hmax", ":hmax:", true),
+    ("k_hgap", ":hgap:", true),
+    ("k_hslow", ":hslow:", true),
+    ("k_ahosts", ":ahosts:", true),
+    ("k_lexp", ":lexp:", true),
     ("k_hostwait", ":hostwait:", true),
     ("k_ipf", ":ipf:", true),
     ("k_ipwait", ":ipwait:", true),
@@ -153,6 +162,12 @@ impl Keys {
         self.key("k_host", Some(host.as_str()))
     }
 
+    /// The audit's host list.
+    #[must_use]
+    pub fn audit_hosts(&self, audit: AuditId) -> String {
+        self.key("k_ahosts", Some(&audit.to_string()))
+    }
+
     /// The pattern matching every key of the namespace (for cleanup and capacity measurements).
     #[must_use]
     pub fn pattern(&self) -> String {
@@ -172,7 +187,11 @@ pub fn lua_prelude() -> String {
             s.push_str(&format!("local function {name}() return P .. '{suffix}' end\n"));
         }
     }
-    s.push_str(&format!("local SLOW_GAP = {}\n", shoal_shared::pace::SLOW_MODE_GAP.as_millis()));
+    let ms = |d: std::time::Duration| d.as_millis();
+    s.push_str(&format!("local SLOW_GAP = {}\n", ms(shoal_shared::pace::SLOW_MODE_GAP)));
+    s.push_str(&format!("local LINGER = {}\n", ms(shoal_shared::pace::HOST_LINGER)));
+    s.push_str(&format!("local MIN_ADDRESS_TTL = {}\n", ms(shoal_shared::pace::MIN_ADDRESS_TTL)));
+    s.push_str(&format!("local ROBOTS_MAX_AGE = {}\n", ms(shoal_shared::robots::ROBOTS_MAX_AGE)));
     s
 }
 
@@ -204,5 +223,7 @@ mod tests {
             assert!(lua.contains(suffix), "{suffix}");
         }
         assert!(lua.contains("local SLOW_GAP = 3000"));
+        assert!(lua.contains("local LINGER = 60000"));
+        assert!(lua.contains("local ROBOTS_MAX_AGE = 86400000"));
     }
 }

@@ -21,8 +21,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{
-    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, Lease, RobotsOutcome,
-    SiteInfo, SiteProgress, SiteSeed, limit_finding,
+    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, LaneRobotsState,
+    Lease, Renewal, Resolution, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed, limit_finding,
 };
 use shoal_shared::ids::{AuditId, LeaseId, SiteId, WorkerId};
 use shoal_shared::record::Event;
@@ -258,6 +258,9 @@ impl RedisFrontier {
                     started_at: UnixMs(int_at(&r, 5)),
                     deadline: UnixMs(int_at(&r, 6)),
                     gap_ms: int_at(&r, 7),
+                    resolve: int_at(&r, 8) == 1,
+                    expired: u8::try_from(int_at(&r, 9)).unwrap_or(u8::MAX),
+                    robots_at: UnixMs(int_at(&r, 10)),
                 })))
             }
             Some("wait") => Ok(Claim::Wait(UnixMs(int_at(&r, 1)))),
@@ -268,7 +271,14 @@ impl RedisFrontier {
     async fn complete_now(&self, lease: &Lease, c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
         let mut inv = self.scripts.complete.prepare_invoke();
         inv.key(self.keys.prefix()).arg(now.0).arg(lease.id.0);
-        inv.arg(c.ip.map(|i| i.to_string()).unwrap_or_default());
+        match c.resolved {
+            None => inv.arg("").arg(0),
+            Some(Resolution::Failed) => inv.arg("f").arg(0),
+            Some(Resolution::Address { ip, ttl_ms }) => {
+                let ttl = shoal_shared::pace::address_ttl(Duration::from_millis(ttl_ms));
+                inv.arg(ip.to_string()).arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
+            }
+        };
         inv.arg(if c.rate_limited { "1" } else { "0" });
         match &c.robots {
             None => {
@@ -286,6 +296,7 @@ impl RedisFrontier {
                 inv.arg(state).arg(encode(&LaneRobots::Known(outcome.clone()))).arg(delay);
             }
         }
+        inv.arg(c.robots_fetched_at.map(|t| t.0.to_string()).unwrap_or_default());
         match &c.requeue {
             None => {
                 inv.arg("").arg("0").arg(0).arg(0);
@@ -392,6 +403,18 @@ impl RedisFrontier {
     }
 }
 
+/// The site hash's fields a progress read takes, in [`progress_of`]'s order.
+const PROGRESS_FIELDS: [&str; 5] = ["queued", "leased", "pages", "completed", "done"];
+
+/// A site's progress from its [`PROGRESS_FIELDS`]; `None` for a site Redis does not hold.
+fn progress_of(v: &[Option<i64>]) -> Option<SiteProgress> {
+    if v.iter().all(Option::is_none) {
+        return None;
+    }
+    let n = |i: usize| v.get(i).copied().flatten().map_or(0, |x| u64::try_from(x).unwrap_or(0));
+    Some(SiteProgress { queued: n(0), leased: n(1), pages_enqueued: n(2), completed: n(3), done: n(4) == 1 })
+}
+
 /// The robots.txt task of one host of a seed (with the start URL's scheme).
 fn robots_task(seed: &SiteSeed, host: &HostKey) -> Option<Task> {
     shoal_shared::frontier::robots_task(seed.audit, seed.site, seed.start.as_url().scheme(), host)
@@ -487,18 +510,47 @@ impl Frontier for RedisFrontier {
         &self,
         site: SiteId,
         host: &HostKey,
-    ) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send {
+    ) -> impl Future<Output = Result<Option<LaneRobotsState>, FrontierError>> + Send {
         let mut c = self.conn.clone();
         let lane = self.keys.lane(site, host);
         let robots = self.keys.robots(site, host);
         async move {
-            let (exists, blob): (bool, Option<Vec<u8>>) =
-                redis::pipe().exists(&lane).get(&robots).query_async(&mut c).await.map_err(store("read robots"))?;
-            match (exists, blob) {
-                (false, _) => Ok(None),
-                (true, None) => Ok(Some(LaneRobots::Pending)),
-                (true, Some(b)) => decode("robots", &b).map(Some),
+            let (state, at, blob): (Option<String>, Option<u64>, Option<Vec<u8>>) = redis::pipe()
+                .hget(&lane, "robots")
+                .hget(&lane, "rat")
+                .get(&robots)
+                .query_async(&mut c)
+                .await
+                .map_err(store("read robots"))?;
+            let fetched_at = UnixMs(at.unwrap_or(0));
+            match (state.as_deref(), blob) {
+                (None, _) => Ok(None),
+                // Pending (also while a day-old robots.txt is fetched again), or not written yet.
+                (Some("p"), _) | (_, None) => Ok(Some(LaneRobotsState { robots: LaneRobots::Pending, fetched_at })),
+                (Some(_), Some(b)) => Ok(Some(LaneRobotsState { robots: decode("robots", &b)?, fetched_at })),
             }
+        }
+    }
+
+    fn renew(
+        &self,
+        worker: &WorkerId,
+        leases: &[LeaseId],
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Renewal, FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let inv = {
+            let mut i = self.scripts.renew.prepare_invoke();
+            i.key(self.keys.prefix()).arg(now.0).arg(self.settings.lease_ttl_ms).arg(&worker.0);
+            for id in leases {
+                i.arg(id.0);
+            }
+            i
+        };
+        async move {
+            let r: Vec<Value> = inv.invoke_async(&mut c).await.map_err(store("renew leases"))?;
+            let lost = (1..r.len()).map(|i| LeaseId(int_at(&r, i))).collect();
+            Ok(Renewal { deadline: UnixMs(int_at(&r, 0)), lost })
         }
     }
 
@@ -526,25 +578,34 @@ impl Frontier for RedisFrontier {
         async move {
             let v: Vec<Option<i64>> = redis::cmd("HMGET")
                 .arg(&key)
-                .arg(&["queued", "leased", "pages", "completed", "done"])
+                .arg(&PROGRESS_FIELDS)
                 .query_async(&mut c)
                 .await
                 .map_err(store("read progress"))?;
-            if v.iter().all(Option::is_none) {
-                return Ok(None);
-            }
-            let n = |i: usize| v.get(i).copied().flatten().map_or(0, |x| u64::try_from(x).unwrap_or(0));
-            Ok(Some(SiteProgress {
-                queued: n(0),
-                leased: n(1),
-                pages_enqueued: n(2),
-                completed: n(3),
-                done: n(4) == 1,
-            }))
+            Ok(progress_of(&v))
         }
     }
 
-    fn forget(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
+    fn progress_many(
+        &self,
+        sites: &[SiteId],
+    ) -> impl Future<Output = Result<Vec<Option<SiteProgress>>, FrontierError>> + Send {
+        let mut c = self.conn.clone();
+        let mut pipe = redis::pipe();
+        for s in sites {
+            pipe.cmd("HMGET").arg(self.keys.site(*s)).arg(&PROGRESS_FIELDS);
+        }
+        let empty = sites.is_empty();
+        async move {
+            if empty {
+                return Ok(Vec::new());
+            }
+            let rows: Vec<Vec<Option<i64>>> = pipe.query_async(&mut c).await.map_err(store("read progress"))?;
+            Ok(rows.iter().map(|v| progress_of(v)).collect())
+        }
+    }
+
+    fn forget(&self, audit: AuditId) -> impl Future<Output = Result<bool, FrontierError>> + Send {
         let mut c = self.conn.clone();
         let inv = {
             let mut i = self.scripts.forget.prepare_invoke();
@@ -552,8 +613,8 @@ impl Frontier for RedisFrontier {
             i
         };
         async move {
-            let _: i64 = inv.invoke_async(&mut c).await.map_err(store("forget audit"))?;
-            Ok(())
+            let gone: i64 = inv.invoke_async(&mut c).await.map_err(store("forget audit"))?;
+            Ok(gone == 1)
         }
     }
 

@@ -24,6 +24,8 @@ pub struct Scripts {
     pub cancel: Script,
     /// Drops a finished audit's records.
     pub forget: Script,
+    /// Moves the deadlines of a worker's leases (its heartbeat).
+    pub renew: Script,
 }
 
 fn build(body: &str) -> Script {
@@ -41,6 +43,7 @@ impl Scripts {
             seed: build(include_str!("lua/seed.lua")),
             cancel: build(include_str!("lua/cancel.lua")),
             forget: build(include_str!("lua/forget.lua")),
+            renew: build(include_str!("lua/renew.lua")),
         }
     }
 }

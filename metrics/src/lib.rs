@@ -49,6 +49,8 @@ pub struct Metrics {
     pub in_flight: Gauge,
     /// Leases completed by this process.
     pub leases_completed: Counter,
+    /// Lease renewals sent by this process's heartbeat (one per lease per beat).
+    pub leases_renewed: Counter,
     /// Tasks queued in the frontier for running sites (coordinator).
     pub queue_depth: Gauge,
     /// Tasks leased to workers now (coordinator).
@@ -90,6 +92,8 @@ impl Metrics {
         registry.register("fetches_in_flight", "Fetches in flight in this process", in_flight.clone());
         let leases_completed = Counter::default();
         registry.register("leases_completed", "Leases completed by this process", leases_completed.clone());
+        let leases_renewed = Counter::default();
+        registry.register("leases_renewed", "Lease renewals sent by this process's heartbeat", leases_renewed.clone());
         let queue_depth = Gauge::default();
         registry.register("queue_depth", "Tasks queued in the frontier for running sites", queue_depth.clone());
         let leased = Gauge::default();
@@ -116,6 +120,7 @@ impl Metrics {
             retries,
             in_flight,
             leases_completed,
+            leases_renewed,
             queue_depth,
             leased,
             leases_reclaimed,

@@ -143,6 +143,9 @@ codes! {
     RateLimited = "rate_limited", Warning, "availability", "The server answered 429 Too Many Requests; Shoal slowed down to 1 request at a time, 3 s apart.";
     /// Server errors (5xx).
     ServerError = "server_error", Error, "availability", "The server answered with a 5xx error.";
+    /// A URL given up after its leases expired or its processing failed: a poison task never
+    /// keeps an audit from ending.
+    FetchAbandoned = "fetch_abandoned", Warning, "availability", "Shoal gave the URL up: the workers processing it died, hung or failed on it, three times or in a way retrying cannot mend; the rest of the audit went on.";
     /// The page budget was reached.
     PageLimitReached = "page_limit_reached", Notice, "limits", "The site has more pages than the page budget; the audit covers the first ones found.";
     /// The depth limit cut links off.

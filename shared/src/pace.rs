@@ -25,6 +25,21 @@ pub const MAX_RETRIES: u8 = 2;
 pub const BACKOFF_BASE: Duration = Duration::from_millis(500);
 /// A retry that would wait longer than this is given up and reported instead.
 pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+/// A host's address is looked up again at least this often during a long audit, whatever its DNS
+/// TTL says (a customer moving servers is followed within the hour) ...
+pub const MAX_ADDRESS_TTL: Duration = Duration::from_secs(60 * 60);
+/// ... and at most this often, so a TTL of a few seconds does not cost a lookup per request.
+pub const MIN_ADDRESS_TTL: Duration = Duration::from_secs(60);
+/// How long a host that no live audit uses keeps its pace state past its next allowed start, so
+/// an audit that starts right after the last one still waits out the gap; then it is gone.
+pub const HOST_LINGER: Duration = Duration::from_secs(60);
+
+/// How long a looked-up address is used: its DNS TTL, clamped to [`MIN_ADDRESS_TTL`] ..=
+/// [`MAX_ADDRESS_TTL`].
+#[must_use]
+pub fn address_ttl(dns_ttl: Duration) -> Duration {
+    dns_ttl.clamp(MIN_ADDRESS_TTL, MAX_ADDRESS_TTL)
+}
 
 /// A pace setting outside the range users may choose.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -80,6 +95,31 @@ impl PaceLimits {
     #[must_use]
     pub fn stricter(self, other: PaceLimits) -> PaceLimits {
         PaceLimits { max_in_flight: self.max_in_flight.min(other.max_in_flight), gap_ms: self.gap_ms.max(other.gap_ms) }
+    }
+}
+
+/// What one live lane (a host of one site of one audit) asks of its host's pace: the user's limits
+/// for that audit, and the Crawl-delay the lane's robots.txt set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaneDemand {
+    /// The audit's limits.
+    pub limits: PaceLimits,
+    /// Crawl-delay for our group in the lane's robots.txt, in milliseconds (at most [`MAX_GAP`]).
+    pub crawl_delay_ms: Option<u32>,
+}
+
+impl LaneDemand {
+    /// A lane whose robots.txt has not set a Crawl-delay (yet).
+    #[must_use]
+    pub fn new(limits: PaceLimits) -> LaneDemand {
+        LaneDemand { limits, crawl_delay_ms: None }
+    }
+
+    /// The gap this lane asks for: its audit's gap, raised by its Crawl-delay.
+    #[must_use]
+    pub fn gap(&self) -> Duration {
+        let cd = Duration::from_millis(u64::from(self.crawl_delay_ms.unwrap_or(0)));
+        self.limits.gap().max(cd)
     }
 }
 
@@ -147,6 +187,26 @@ impl HostPace {
     /// Records a request finishing (its slot is free again).
     pub fn finish(&mut self) {
         self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
+    /// Sets the limits in force from what the live lanes of the host ask (the stricter of them
+    /// all: fewest in flight, longest gap) and whether a live audit saw a 429 on it. Lanes and
+    /// audits that ended ask nothing: a later audit of the host starts at its own pace. Returns
+    /// false (and changes nothing) when no lane uses the host any more.
+    pub fn combine(&mut self, demands: impl IntoIterator<Item = LaneDemand>, slow: bool) -> bool {
+        let mut it = demands.into_iter();
+        let Some(first) = it.next() else {
+            return false;
+        };
+        let (mut limits, mut delay) = (first.limits, first.crawl_delay_ms);
+        for d in it {
+            limits = limits.stricter(d.limits);
+            delay = delay.max(d.crawl_delay_ms);
+        }
+        self.limits = limits;
+        self.crawl_delay_ms = delay;
+        self.slow = slow;
+        true
     }
 
     /// A 429 was seen at `now`: slow mode for the rest of the audit, and nothing for one slow gap.
@@ -337,6 +397,29 @@ mod tests {
         assert!(h.set_crawl_delay(ms(100), T0));
         assert_eq!(h.gap(), ms(300), "crawl-delay never lowers the user's gap");
         assert!(!h.set_crawl_delay(Duration::from_secs(61), T0));
+    }
+
+    #[test]
+    fn combined_pace_is_the_strictest_live_demand_and_ends_with_it() {
+        let fast = PaceLimits::new(4, ms(100)).expect("valid");
+        let slow = PaceLimits::new(2, ms(300)).expect("valid");
+        let mut h = HostPace::new(fast);
+        let polite = LaneDemand { limits: fast, crawl_delay_ms: Some(2_000) };
+        assert!(h.combine([LaneDemand::new(fast), LaneDemand::new(slow), polite], false));
+        assert_eq!((h.max_in_flight(), h.gap()), (2, ms(2_000)), "fewest in flight, longest gap, crawl-delay");
+        assert!(h.combine([LaneDemand::new(fast)], true));
+        assert_eq!((h.max_in_flight(), h.gap()), (1, SLOW_MODE_GAP), "a live audit saw a 429");
+        assert!(h.combine([LaneDemand::new(fast)], false));
+        assert_eq!((h.max_in_flight(), h.gap()), (4, ms(100)), "the others ended: the host's own pace again");
+        assert!(!h.combine([], false), "no lane: nothing to combine");
+        assert_eq!(polite.gap(), ms(2_000));
+    }
+
+    #[test]
+    fn address_ttl_is_clamped_to_a_minute_and_an_hour() {
+        assert_eq!(address_ttl(Duration::ZERO), MIN_ADDRESS_TTL);
+        assert_eq!(address_ttl(Duration::from_secs(300)), Duration::from_secs(300));
+        assert_eq!(address_ttl(Duration::from_secs(86_400)), MAX_ADDRESS_TTL);
     }
 
     #[test]

@@ -158,6 +158,9 @@ pub enum FetchFailure {
     Protocol,
     /// The body is over the size cap; only its first part was read (the status is recorded too).
     BodyTooLarge,
+    /// Given up without an answer: its leases expired (workers died or hung on it) or processing
+    /// it failed inside Shoal (`fetch_abandoned` says why).
+    Abandoned,
 }
 
 spelled!(FetchFailure, "a fetch failure such as `timeout` or `dns`", {
@@ -168,6 +171,7 @@ spelled!(FetchFailure, "a fetch failure such as `timeout` or `dns`", {
     Connect => "connect",
     Protocol => "protocol",
     BodyTooLarge => "body_too_large",
+    Abandoned => "abandoned",
 });
 
 /// Where a link points, as recorded (not all are followed).
@@ -371,6 +375,7 @@ mod tests {
         (FetchFailure::Connect, "connect"),
         (FetchFailure::Protocol, "protocol"),
         (FetchFailure::BodyTooLarge, "body_too_large"),
+        (FetchFailure::Abandoned, "abandoned"),
     ];
 
     /// Every value of `all` has the documented spelling in `table`, and the table has nothing

@@ -42,6 +42,11 @@ use url::{Position, Url};
 /// Shoal faster than asked; it only keeps `Instant + delay` arithmetic from overflowing.
 pub const MAX_CRAWL_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// robots.txt rules are never used longer than this after they were fetched (SPEC §3), also
+/// inside an audit that runs longer: the frontier then has the lane's robots.txt fetched again
+/// before anything else of it, and a shared copy is never older either.
+pub const ROBOTS_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// The product token we match robots.txt groups with, e.g. `ShoalBot`.
 ///
 /// RFC 9309 §2.2.1 matches groups by product token, case-insensitively; a full `User-Agent`

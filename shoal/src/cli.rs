@@ -348,9 +348,10 @@ pub struct CrawlArgs {
     /// intranets and tests. The certificate check then judges against these roots only.
     #[arg(long, env = "SHOAL_CA_FILE", value_name = "PATH")]
     pub ca_file: Option<PathBuf>,
-    /// Seconds a worker may hold a URL before it is handed to another worker (must exceed
-    /// --timeout-s; a crashed worker's URLs come back after this long).
-    #[arg(long, env = "SHOAL_LEASE_TTL_S", default_value_t = 60)]
+    /// Seconds a lease lasts without a renewal (3-600). Workers renew their leases every third
+    /// of it while the fetch runs, so a dead worker's URLs go to another worker about this long
+    /// after its last renewal, and a slow fetch is never handed out twice.
+    #[arg(long, env = "SHOAL_LEASE_TTL_S", default_value_t = 10)]
     pub lease_ttl_s: u64,
 }
 
@@ -478,10 +479,10 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         if this.max_body_bytes < 1024 {
             return Err(ConfigError::Invalid("--max-body-bytes must be at least 1024".into()));
         }
-        if this.lease_ttl_s <= this.timeout_s + 1 {
+        if !(3..=600).contains(&this.lease_ttl_s) {
             return Err(ConfigError::Invalid(format!(
-                "--lease-ttl-s ({}) must be more than --timeout-s ({}) + 1",
-                this.lease_ttl_s, this.timeout_s
+                "--lease-ttl-s ({}) must be 3-600: leases are renewed every third of it",
+                this.lease_ttl_s
             )));
         }
         let token = ProductToken::from_agent(&this.robots_token);

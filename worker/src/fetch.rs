@@ -11,7 +11,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use shoal_shared::record::FetchFailure;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use url::{Host, Url};
 
@@ -148,6 +148,11 @@ impl Fetched {
     }
 }
 
+/// Names whose chosen address a worker remembers at most; the least recently used go first.
+const MAX_CHOSEN: u64 = 100_000;
+/// A chosen address not used for this long is forgotten (a lease pins it again when needed).
+const CHOSEN_IDLE: Duration = Duration::from_secs(60 * 60);
+
 /// The guarded resolver: a pin or an earlier choice first, then overrides, then DNS (unless
 /// disabled); whatever the source, the address handed to the connector passes the guard here, at
 /// connect time. One address is chosen and remembered, so the IP the frontier paces is the IP we
@@ -158,7 +163,9 @@ struct GuardedResolver {
     overrides: HashMap<String, IpAddr>,
     guard: Guard,
     /// Name → the address last used, and pins from leases that this worker's guard allows.
-    chosen: Mutex<HashMap<String, IpAddr>>,
+    /// Bounded and expiring (a worker runs for months); least recently used first out, so the pin
+    /// of a lease in flight (touched at its start and at every connect) stays.
+    chosen: moka::sync::Cache<String, IpAddr>,
 }
 
 /// Resolver failure carrying its cause, found again in reqwest's error chain.
@@ -173,36 +180,40 @@ enum ResolveError {
 impl GuardedResolver {
     async fn lookup(&self, name: &str) -> Result<IpAddr, ResolveError> {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
-        if let Some(ip) = self.lock().get(&name).copied() {
+        if let Some(ip) = self.chosen.get(&name) {
             // `chosen` only ever holds addresses that passed this guard (a pin in `Fetcher::pin`,
             // a lookup below), and the guard never changes: nothing to check again.
             return Ok(ip);
         }
-        let candidates: Vec<IpAddr> = if let Some(ip) = self.overrides.get(&name) {
-            vec![*ip]
-        } else if let Some(dns) = &self.dns {
-            dns.lookup_ip(name.as_str())
-                .await
-                .map_err(|e| ResolveError::NoSuchName(name.clone(), e.to_string()))?
-                .iter()
-                .collect()
-        } else {
-            return Err(ResolveError::NoSuchName(name, "not in --resolve and DNS is off".into()));
-        };
-        let Some(first) = candidates.first().copied() else {
-            return Err(ResolveError::NoSuchName(name, "no addresses".into()));
-        };
-        let ip = candidates
-            .iter()
-            .copied()
-            .find(|ip| self.guard.check(*ip).is_ok())
-            .ok_or(ResolveError::Private { name: name.clone(), ip: first })?;
-        self.lock().insert(name, ip);
+        let (ip, _) = self.fresh(&name, None).await?;
+        self.chosen.insert(name, ip);
         Ok(ip)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, IpAddr>> {
-        self.chosen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Asks the overrides or DNS (never `chosen`) for `name`: the address this worker's guard
+    /// allows, `prefer` if it is still among the answers (a host with several addresses keeps the
+    /// one it is paced under), and how long the answer may be used (its TTL; an override's is
+    /// unlimited).
+    async fn fresh(&self, name: &str, prefer: Option<IpAddr>) -> Result<(IpAddr, Duration), ResolveError> {
+        let (candidates, ttl): (Vec<IpAddr>, Duration) = if let Some(ip) = self.overrides.get(name) {
+            (vec![*ip], Duration::MAX)
+        } else if let Some(dns) = &self.dns {
+            let answer =
+                dns.lookup_ip(name).await.map_err(|e| ResolveError::NoSuchName(name.to_owned(), e.to_string()))?;
+            let ttl = answer.valid_until().saturating_duration_since(Instant::now());
+            (answer.iter().collect(), ttl)
+        } else {
+            return Err(ResolveError::NoSuchName(name.to_owned(), "not in --resolve and DNS is off".into()));
+        };
+        let Some(first) = candidates.first().copied() else {
+            return Err(ResolveError::NoSuchName(name.to_owned(), "no addresses".into()));
+        };
+        let allowed = |ip: &IpAddr| self.guard.check(*ip).is_ok();
+        let ip = prefer
+            .filter(|p| candidates.contains(p) && allowed(p))
+            .or_else(|| candidates.iter().copied().find(allowed))
+            .ok_or(ResolveError::Private { name: name.to_owned(), ip: first })?;
+        Ok((ip, ttl))
     }
 }
 
@@ -224,7 +235,10 @@ impl Resolve for SharedResolver {
 /// The HTTP client of a worker. Cheap to share (`Arc` inside).
 #[derive(Debug, Clone)]
 pub struct Fetcher {
-    client: reqwest::Client,
+    /// Replaced by a fresh one (new connection pool) when a host's address changes: reqwest pools
+    /// connections by scheme, host and port, so a kept-alive connection would otherwise go on
+    /// talking to a server the host has left.
+    client: Arc<RwLock<reqwest::Client>>,
     resolver: Arc<GuardedResolver>,
     settings: Arc<FetchSettings>,
 }
@@ -240,46 +254,72 @@ impl Fetcher {
             b.options_mut().attempts = 2;
             Some(b.build().map_err(|e| format!("building DNS resolver: {e}"))?)
         };
+        let chosen = moka::sync::Cache::builder()
+            .max_capacity(MAX_CHOSEN)
+            .time_to_idle(CHOSEN_IDLE)
+            .eviction_policy(moka::policy::EvictionPolicy::lru())
+            .build();
         let resolver = Arc::new(GuardedResolver {
             dns,
             overrides: settings.resolve.iter().map(|(k, v)| (k.to_ascii_lowercase(), *v)).collect(),
             guard: Guard::new(settings.allow_private),
-            chosen: Mutex::new(HashMap::new()),
+            chosen,
         });
-        crate::tls::install_crypto_provider();
-        let mut builder = reqwest::Client::builder();
-        if let Some(pem) = &settings.extra_roots_pem {
-            let certs =
-                reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("reading CA certificates: {e}"))?;
-            builder = builder.tls_certs_merge(certs);
-        }
-        // Decompression is ours (`read_capped`), not reqwest's: reqwest removes Content-Encoding
-        // and Content-Length from the headers it hands over when it decodes, so the compression
-        // check, the declared-size check and the stored headers would see every compressed answer
-        // as uncompressed.
-        let mut accept = reqwest::header::HeaderMap::new();
-        accept.insert(reqwest::header::ACCEPT_ENCODING, reqwest::header::HeaderValue::from_static(ACCEPT_ENCODING));
-        let client = builder
-            .no_gzip()
-            .no_brotli()
-            .no_deflate()
-            .no_zstd()
-            .default_headers(accept)
-            .user_agent(settings.user_agent.clone())
-            .redirect(reqwest::redirect::Policy::none())
-            .referer(false)
-            .no_proxy()
-            .timeout(settings.timeout)
-            .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
-            .pool_idle_timeout(Duration::from_secs(30))
-            .pool_max_idle_per_host(16)
-            .http1_max_headers(MAX_RESPONSE_HEADERS)
-            .dns_resolver(SharedResolver(Arc::clone(&resolver)))
-            .build()
-            .map_err(|e| format!("building HTTP client: {e}"))?;
-        Ok(Fetcher { client, resolver, settings: Arc::new(settings) })
+        let client = build_client(&settings, &resolver)?;
+        Ok(Fetcher { client: Arc::new(RwLock::new(client)), resolver, settings: Arc::new(settings) })
     }
 
+    /// The client in force (a cheap clone: it shares the pool).
+    fn client(&self) -> reqwest::Client {
+        self.client.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Drops every pooled connection: requests under way finish on the old pool, new ones
+    /// connect afresh through the resolver.
+    fn renew_pool(&self) {
+        match build_client(&self.settings, &self.resolver) {
+            Ok(c) => *self.client.write().unwrap_or_else(std::sync::PoisonError::into_inner) = c,
+            Err(e) => tracing::warn!(error = %e, "could not build a fresh HTTP client; keeping the old pool"),
+        }
+    }
+}
+
+/// The one HTTP client configuration of a worker.
+fn build_client(settings: &FetchSettings, resolver: &Arc<GuardedResolver>) -> Result<reqwest::Client, String> {
+    crate::tls::install_crypto_provider();
+    let mut builder = reqwest::Client::builder();
+    if let Some(pem) = &settings.extra_roots_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("reading CA certificates: {e}"))?;
+        builder = builder.tls_certs_merge(certs);
+    }
+    // Decompression is ours (`read_capped`), not reqwest's: reqwest removes Content-Encoding
+    // and Content-Length from the headers it hands over when it decodes, so the compression
+    // check, the declared-size check and the stored headers would see every compressed answer
+    // as uncompressed.
+    let mut accept = reqwest::header::HeaderMap::new();
+    accept.insert(reqwest::header::ACCEPT_ENCODING, reqwest::header::HeaderValue::from_static(ACCEPT_ENCODING));
+    let client = builder
+        .no_gzip()
+        .no_brotli()
+        .no_deflate()
+        .no_zstd()
+        .default_headers(accept)
+        .user_agent(settings.user_agent.clone())
+        .redirect(reqwest::redirect::Policy::none())
+        .referer(false)
+        .no_proxy()
+        .timeout(settings.timeout)
+        .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
+        .pool_idle_timeout(Duration::from_secs(30))
+        .pool_max_idle_per_host(16)
+        .http1_max_headers(MAX_RESPONSE_HEADERS)
+        .dns_resolver(SharedResolver(Arc::clone(resolver)))
+        .build()
+        .map_err(|e| format!("building HTTP client: {e}"))?;
+    Ok(client)
+}
+
+impl Fetcher {
     /// The settings in force.
     #[must_use]
     pub fn settings(&self) -> &FetchSettings {
@@ -295,13 +335,36 @@ impl Fetcher {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         match self.resolver.guard.check(ip) {
             Ok(()) => {
-                self.resolver.lock().insert(host, ip);
+                let before = self.resolver.chosen.get(&host);
+                self.resolver.chosen.insert(host, ip);
+                if before.is_some_and(|b| b != ip) {
+                    self.renew_pool();
+                }
                 Ok(())
             }
             Err(refused) => {
-                self.resolver.lock().remove(&host);
+                self.resolver.chosen.invalidate(&host);
                 Err(refused)
             }
+        }
+    }
+
+    /// Looks a URL's host up afresh through the guard (not from what this worker remembers):
+    /// the address, `prefer` if it is still among the answers, and the answer's TTL (unlimited
+    /// for `--resolve` overrides and IP literals). What a [`shoal_shared::frontier::Lease::resolve`]
+    /// lease asks for; the caller pins the answer.
+    pub async fn look_up(&self, url: &Url, prefer: Option<IpAddr>) -> Result<(IpAddr, Duration), FetchError> {
+        match url.host() {
+            Some(Host::Ipv4(ip)) => self.check_literal(IpAddr::V4(ip)).map(|ip| (ip, Duration::MAX)),
+            Some(Host::Ipv6(ip)) => self.check_literal(IpAddr::V6(ip)).map(|ip| (ip, Duration::MAX)),
+            Some(Host::Domain(d)) => {
+                let name = d.trim_end_matches('.').to_ascii_lowercase();
+                self.resolver.fresh(&name, prefer).await.map_err(|e| match e {
+                    ResolveError::NoSuchName(_, m) => FetchError::Dns(m),
+                    ResolveError::Private { ip, .. } => FetchError::PrivateAddress(ip),
+                })
+            }
+            None => Err(FetchError::Dns("URL has no host".into())),
         }
     }
 
@@ -330,9 +393,10 @@ impl Fetcher {
         let ip = self.resolve(url).await?;
         let cap = max_body.unwrap_or(self.settings.max_body);
         let started = Instant::now();
+        let client = self.client();
         let req = match method {
-            Method::Get => self.client.get(url.clone()),
-            Method::Head => self.client.head(url.clone()),
+            Method::Get => client.get(url.clone()),
+            Method::Head => client.head(url.clone()),
         };
         let method_label = match method {
             Method::Get => "GET",

@@ -7,6 +7,8 @@ pub mod charset;
 pub mod checks;
 pub mod crawl;
 pub mod extract;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 pub mod fetch;
 pub mod guard;
 pub mod parse;

@@ -1,11 +1,22 @@
-//! The worker loop: claim, fetch, complete, with bounded concurrency and a clean shutdown.
+//! The worker loop: claim, fetch, complete, with bounded concurrency, leases that heartbeat, and a
+//! clean shutdown.
+//!
+//! A lease lasts a short time ([`shoal_shared::frontier::DEFAULT_LEASE_TTL`]) and the worker renews
+//! the ones it holds every third of it, so a dead worker's URLs go to another worker quickly
+//! while a slow fetch keeps its own. Whatever happens while processing one URL costs neither the
+//! worker nor the audit: a panic is caught and the URL given up with a finding; processing that
+//! takes longer than [`MAX_PROCESSING`] is dropped and its lease left to expire (counted against
+//! the URL, which is given up after its third expiry).
 
-use crate::crawl::Crawler;
-use shoal_shared::frontier::{Claim, Frontier, FrontierError};
-use shoal_shared::ids::WorkerId;
+use crate::crawl::{Crawler, abandoned};
+use futures_util::FutureExt;
+use shoal_shared::frontier::{Claim, Completion, Frontier, FrontierError, Lease};
+use shoal_shared::ids::{LeaseId, WorkerId};
 use shoal_shared::time::UnixMs;
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -17,6 +28,10 @@ pub const IDLE_WAIT: Duration = Duration::from_millis(50);
 pub const MAX_WAIT: Duration = Duration::from_secs(1);
 /// How long shutdown waits for fetches in flight before abandoning them (their leases expire).
 pub const DRAIN_DEADLINE: Duration = Duration::from_secs(20);
+/// The longest one lease may be processed: far more than any legitimate task takes (a request
+/// gives up after 15 s; a robots.txt lease adds one TLS handshake). Past it the task is dropped
+/// and its lease is no longer renewed, so it expires and counts against the URL.
+pub const MAX_PROCESSING: Duration = Duration::from_secs(120);
 
 /// A worker's own settings.
 #[derive(Debug, Clone)]
@@ -25,6 +40,23 @@ pub struct WorkerSettings {
     pub id: WorkerId,
     /// Fetches in flight at most.
     pub concurrency: usize,
+    /// The frontier's lease time: leases are renewed every third of it.
+    pub lease_ttl: Duration,
+}
+
+/// The leases this worker is processing, for the heartbeat: each with its current deadline and
+/// when its processing began.
+#[derive(Debug, Default)]
+struct Held(Mutex<HashMap<LeaseId, (UnixMs, Instant)>>);
+
+impl Held {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<LeaseId, (UnixMs, Instant)>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn deadline(&self, id: LeaseId, fallback: UnixMs) -> UnixMs {
+        self.lock().get(&id).map_or(fallback, |(d, _)| *d)
+    }
 }
 
 /// Runs the claim/fetch/complete loop until `shutdown` is cancelled, then drains: fetches in flight
@@ -37,6 +69,17 @@ pub async fn run<F: Frontier>(
     let permits = Arc::new(Semaphore::new(settings.concurrency.max(1)));
     let mut fetches: JoinSet<()> = JoinSet::new();
     let frontier = Arc::clone(crawler.frontier());
+    let held = Arc::new(Held::default());
+    // The heartbeat outlives the claim loop: it renews leases through the drain too.
+    let mut heartbeat = JoinSet::new();
+    let beat_stop = CancellationToken::new();
+    heartbeat.spawn(heartbeat_loop(
+        Arc::clone(&frontier),
+        Arc::clone(&held),
+        settings.id.clone(),
+        settings.lease_ttl,
+        beat_stop.clone(),
+    ));
     // A completion frees a slot and may queue new URLs: wake the claim loop instead of letting it
     // sleep out its wait.
     let completed = Arc::new(Notify::new());
@@ -64,8 +107,8 @@ pub async fn run<F: Frontier>(
         let wait = match claim {
             Claim::Leased(lease) => {
                 let crawler = Arc::clone(&crawler);
-                let worker = settings.id.clone();
                 let completed = Arc::clone(&completed);
+                let held = Arc::clone(&held);
                 let span = tracing::info_span!(
                     "lease",
                     audit = %lease.task.audit,
@@ -73,25 +116,16 @@ pub async fn run<F: Frontier>(
                     host = %lease.host,
                     kind = lease.task.kind.as_str()
                 );
-                fetches.spawn(tracing::Instrument::instrument(async move {
-                    let lease = *lease;
-                    let m = shoal_metrics::metrics();
-                    m.in_flight.inc();
-                    let outcome = crawler.process(&lease).await;
-                    let done = match outcome {
-                        Ok(c) => complete_with_retries(crawler.frontier().as_ref(), &lease, c).await,
-                        Err(e) => Err(e),
-                    };
-                    m.in_flight.dec();
-                    if done.is_ok() {
-                        m.leases_completed.inc();
-                    }
-                    if let Err(e) = done {
-                        tracing::error!(worker = %worker, url = %lease.task.url, error = %e, "could not complete lease; it will expire and be retried");
-                    }
-                    drop(permit);
-                    completed.notify_one();
-                }, span));
+                held.lock().insert(lease.id, (lease.deadline, Instant::now()));
+                fetches.spawn(tracing::Instrument::instrument(
+                    async move {
+                        process_one(&crawler, &lease, &held).await;
+                        held.lock().remove(&lease.id);
+                        drop(permit);
+                        completed.notify_one();
+                    },
+                    span,
+                ));
                 continue;
             }
             Claim::Wait(until) => until.since(now).min(MAX_WAIT),
@@ -109,7 +143,7 @@ pub async fn run<F: Frontier>(
             if let Err(e) = r
                 && e.is_panic()
             {
-                tracing::error!(error = %e, "a fetch task panicked");
+                tracing::error!(error = %e, "a fetch task panicked outside its guard");
             }
         }
     })
@@ -120,8 +154,94 @@ pub async fn run<F: Frontier>(
             "shutdown deadline passed; abandoning fetches in flight (their leases will expire)"
         );
         fetches.abort_all();
+        while fetches.join_next().await.is_some() {}
     }
+    beat_stop.cancel();
+    while heartbeat.join_next().await.is_some() {}
     Ok(())
+}
+
+/// Processes one lease and completes it. A panic is caught here and the URL given up; processing
+/// past [`MAX_PROCESSING`] is dropped without a completion (the lease expires and is counted).
+async fn process_one<F: Frontier>(crawler: &Crawler<F>, lease: &Lease, held: &Held) {
+    let m = shoal_metrics::metrics();
+    m.in_flight.inc();
+    let guarded = AssertUnwindSafe(crawler.process(lease)).catch_unwind();
+    let outcome = match tokio::time::timeout(MAX_PROCESSING, guarded).await {
+        Err(_) => {
+            tracing::error!(url = %lease.task.url, "processing took over {} s; dropped, its lease will expire", MAX_PROCESSING.as_secs());
+            held.lock().remove(&lease.id);
+            m.in_flight.dec();
+            return;
+        }
+        Ok(Err(panic)) => {
+            let why = panic_message(panic.as_ref());
+            tracing::error!(url = %lease.task.url, panic = %why, "processing a URL panicked; giving it up");
+            Ok(abandoned(lease, &format!("Shoal failed while processing it ({why})")))
+        }
+        Ok(Ok(r)) => r,
+    };
+    let done = match outcome {
+        Ok(c) => complete_with_retries(crawler.frontier().as_ref(), lease, c, held).await,
+        Err(e) => Err(e),
+    };
+    m.in_flight.dec();
+    if let Err(e) = done {
+        tracing::error!(url = %lease.task.url, error = %e, "could not complete lease; it will expire and be retried");
+    } else {
+        m.leases_completed.inc();
+    }
+}
+
+/// A panic's message, as far as it is text.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// Renews the held leases every third of the lease time until `stop`. A lease processed longer
+/// than [`MAX_PROCESSING`] (a task stuck where no timeout reaches it) is no longer renewed, so it
+/// expires and goes to another worker, counted against its URL.
+async fn heartbeat_loop<F: Frontier>(
+    frontier: Arc<F>,
+    held: Arc<Held>,
+    worker: WorkerId,
+    ttl: Duration,
+    stop: CancellationToken,
+) {
+    let every = (ttl / 3).max(Duration::from_millis(100));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = stop.cancelled() => return,
+        }
+        let ids: Vec<LeaseId> =
+            held.lock().iter().filter(|(_, (_, since))| since.elapsed() < MAX_PROCESSING).map(|(id, _)| *id).collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let now = UnixMs::from(std::time::SystemTime::now());
+        match frontier.renew(&worker, &ids, now).await {
+            Ok(r) => {
+                let mut h = held.lock();
+                for id in &ids {
+                    if let Some(entry) = h.get_mut(id) {
+                        entry.0 = r.deadline;
+                    }
+                }
+                for id in &r.lost {
+                    tracing::warn!(lease = %id, "a lease was reclaimed while its fetch ran; its completion will be ignored");
+                    h.remove(id);
+                }
+                shoal_metrics::metrics().leases_renewed.inc_by(ids.len() as u64);
+            }
+            Err(e) => tracing::warn!(error = %e, "renewing leases failed; trying again at the next beat"),
+        }
+    }
 }
 
 /// Delays between attempts to complete a lease while the frontier's store is unreachable (a Redis
@@ -136,15 +256,19 @@ const COMPLETE_RETRY: [Duration; 5] = [
 
 async fn complete_with_retries<F: Frontier>(
     frontier: &F,
-    lease: &shoal_shared::frontier::Lease,
-    completion: shoal_shared::frontier::Completion,
+    lease: &Lease,
+    completion: Completion,
+    held: &Held,
 ) -> Result<(), FrontierError> {
     let mut delays = COMPLETE_RETRY.iter();
     loop {
         match frontier.complete(lease, completion.clone(), UnixMs::from(std::time::SystemTime::now())).await {
             Ok(_) => return Ok(()),
             Err(e) => match delays.next() {
-                Some(d) if UnixMs::from(std::time::SystemTime::now()).plus(*d) < lease.deadline => {
+                Some(d)
+                    if UnixMs::from(std::time::SystemTime::now()).plus(*d)
+                        < held.deadline(lease.id, lease.deadline) =>
+                {
                     tracing::warn!(url = %lease.task.url, error = %e, "completing a lease failed; retrying");
                     tokio::time::sleep(*d).await;
                 }

@@ -1,5 +1,6 @@
 -- claim: ARGV = now, worker, lease_ttl_ms, ip_cap
--- Returns {'lease', id, blob, host, ip, started, deadline, gap_ms} | {'wait', at} | {'idle'}.
+-- Returns {'lease', id, blob, host, ip, started, deadline, gap_ms, resolve, expired, robots_at}
+--   | {'wait', at} | {'idle'}.
 local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 for _ = 1, 256 do
   local c = redis.call('ZRANGE', k_ready(), 0, 0, 'WITHSCORES')
@@ -8,13 +9,19 @@ for _ = 1, 256 do
   local lane, score = c[1], math.floor(tonumber(c[2]))
   if score > now then return {'wait', score} end
   local lk = k_lane(lane)
-  local l = redis.call('HMGET', lk, 'host', 'robots', 'site', 'rt', 'rtnb')
+  local l = redis.call('HMGET', lk, 'host', 'robots', 'site', 'rt', 'rtnb', 'rat', 'rtpl')
   local host, robots, site = l[1], l[2], l[3]
+  if robots == 'k' and l[7] and num(l[6], 0) + ROBOTS_MAX_AGE <= now then
+    -- The lane's rules are a day old and it has work: robots.txt again before anything else.
+    redis.call('HSET', lk, 'robots', 'p', 'rt', l[7], 'rtnb', 0)
+    redis.call('HINCRBY', k_site(site), 'queued', 1)
+    robots, l[4], l[5] = 'p', l[7], '0'
+  end
   if not host then
     redis.call('ZREM', k_ready(), lane)
   else
     local hk = k_host(host)
-    local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip')
+    local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip', 'ipx', 'ipr')
     local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
     local blob, is_robots, prio, next_due = nil, '0', 0, nil
     if robots == 'p' then
@@ -39,7 +46,8 @@ for _ = 1, 256 do
       else
         redis.call('ZREM', k_ready(), lane)
       end
-    elseif inf >= maxe then
+    elseif inf >= maxe or h[7] then
+      -- Full, or its address is being looked up: the completion of a lease on the host wakes it.
       redis.call('ZREM', k_ready(), lane)
       redis.call('SADD', k_hostwait(host), lane)
     elseif ip and num(redis.call('GET', k_ipf(ip)), 0) >= ipcap then
@@ -56,12 +64,20 @@ for _ = 1, 256 do
       redis.call('HSET', hk, 'inf', inf + 1, 'next', now + gape)
       if ip then redis.call('INCR', k_ipf(ip)) end
       local id = redis.call('INCR', k_leaseid())
+      local resolve = 0
+      if not h[6] or tonumber(h[6]) <= now then
+        resolve = 1
+        redis.call('HSET', hk, 'ipr', id)
+      end
       local deadline = now + ttl
       redis.call('HSET', k_lease(id), 'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '',
         'robots', is_robots, 'prio', prio, 'site', site, 'worker', worker, 'started', now, 'deadline', deadline)
       redis.call('ZADD', k_leases(), deadline, id)
       redis.call('HINCRBY', k_site(site), 'queued', -1)
       redis.call('HINCRBY', k_site(site), 'leased', 1)
+      local expired = num(redis.call('HGET', k_lexp(lane), blob), 0)
+      local robots_at = 0
+      if is_robots == '0' then robots_at = num(l[6], 0) end
       -- Lanes of one host share its next start, so their scores tie; a fraction that grows with
       -- every lease puts the lane served last behind the others (round robin between the sites
       -- and audits sharing a host) without moving anyone's time.
@@ -71,7 +87,7 @@ for _ = 1, 256 do
       else
         redis.call('ZREM', k_ready(), lane)
       end
-      return {'lease', id, blob, host, ip or '', now, deadline, gape}
+      return {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at}
     end
   end
 end

@@ -1,5 +1,6 @@
 -- Shared functions of Shoal's frontier scripts (prepended after the generated key builders).
--- Times are milliseconds passed in by the caller; scripts never read Redis' clock.
+-- Times are milliseconds passed in by the caller; scripts never read Redis' clock (a host that no
+-- live lane uses expires at an absolute time, PEXPIREAT, in the same clock).
 
 local PRIO = 1099511627776 -- 2^40: ready-queue score = priority * PRIO + sequence
 
@@ -14,18 +15,53 @@ local function publish(blob)
   end
 end
 
--- The limits in force, mirroring shoal_shared::pace::HostPace::{max_in_flight, gap}.
+-- The limits in force from what the host's live lanes ask and whether a live audit saw a 429 on
+-- it, mirroring shoal_shared::pace::HostPace::combine: fewest in flight (hmax), longest gap
+-- including Crawl-delay (hgap), slow mode while hslow has an audit. A host no lane and no slow
+-- audit uses keeps only its clock, until HOST_LINGER after its next allowed start. Returns the gap
+-- in force, or nil for an unused host.
 local function recompute(host)
   local hk = k_host(host)
-  local r = redis.call('HMGET', hk, 'max', 'gap', 'slow', 'cd')
-  local maxe, gape = tonumber(r[1]), tonumber(r[2])
-  if r[4] then gape = math.max(gape, tonumber(r[4])) end
-  if r[3] == '1' then
+  local m = redis.call('ZRANGE', k_hmax(host), 0, 0, 'WITHSCORES')
+  local slow = redis.call('SCARD', k_hslow(host)) > 0
+  if #m == 0 then
+    if not slow and redis.call('EXISTS', hk) == 1 then
+      redis.call('PEXPIREAT', hk, num(redis.call('HGET', hk, 'next'), 0) + LINGER)
+      redis.call('DEL', k_hostwait(host))
+    end
+    return nil
+  end
+  redis.call('PERSIST', hk)
+  local g = redis.call('ZRANGE', k_hgap(host), -1, -1, 'WITHSCORES')
+  local maxe, gape = tonumber(m[2]), num(g[2], 0)
+  if slow then
     maxe = 1
     gape = math.max(gape, SLOW_GAP)
   end
   redis.call('HSET', hk, 'maxe', maxe, 'gape', gape)
   return gape
+end
+
+-- A lane starts using its host: its audit's limits count in the host's pace, and an audit new to
+-- the host has the host's address looked up again before its first request.
+local function join_host(lane, host, audit, pmax, pgap)
+  local hk = k_host(host)
+  if redis.call('EXISTS', hk) == 0 then
+    redis.call('HSET', hk, 'inf', 0, 'next', 0)
+  end
+  redis.call('ZADD', k_hmax(host), pmax, lane)
+  redis.call('ZADD', k_hgap(host), pgap, lane)
+  if redis.call('SADD', k_ahosts(audit), host) == 1 then
+    redis.call('HDEL', hk, 'ipx')
+  end
+  recompute(host)
+end
+
+-- A lane ends (its site is done, or its robots.txt closed it): it asks nothing of the host.
+local function leave_host(lane, host)
+  redis.call('ZREM', k_hmax(host), lane)
+  redis.call('ZREM', k_hgap(host), lane)
+  recompute(host)
 end
 
 local function promote(lane, now)
@@ -102,10 +138,24 @@ local function check_done(site)
   redis.call('HSET', sk, 'done', '1')
   publish(redis.call('HGET', sk, 'doneblob'))
   for _, lane in ipairs(redis.call('SMEMBERS', k_sitelanes(site))) do
+    local host = redis.call('HGET', k_lane(lane), 'host')
     redis.call('ZREM', k_ready(), lane)
-    redis.call('DEL', k_lane(lane), k_lq(lane), k_ld(lane), k_robots(lane))
+    redis.call('DEL', k_lane(lane), k_lq(lane), k_ld(lane), k_robots(lane), k_lexp(lane))
+    if host then leave_host(lane, host) end
   end
   redis.call('DEL', k_sitelanes(site))
+end
+
+-- Creates a lane with its robots.txt task queued (the template it is queued again from when its
+-- rules are a day old) and joins it to its host.
+local function open_lane(site, audit, host, rt, pmax, pgap)
+  local lane = site .. '|' .. host
+  redis.call('HSET', k_lane(lane), 'host', host, 'site', site, 'robots', 'p', 'rt', rt, 'rtnb', 0, 'rtpl', rt,
+    'pgap', pgap)
+  redis.call('SADD', k_sitelanes(site), lane)
+  redis.call('HINCRBY', k_site(site), 'queued', 1)
+  join_host(lane, host, audit, pmax, pgap)
+  return lane
 end
 
 -- Queues a discovered task if its lane is open, the URL is new to the audit and within the budgets
@@ -120,18 +170,7 @@ local function offer(site, audit, host, fp, kind, depth, prio, nb, blob, rblob, 
   if not robots and kind == 'x' and rblob ~= '' then
     -- The first link of the site to this other host: open its lane, robots.txt first, under the
     -- host's one pace (the stricter of everyone's limits).
-    local hk = k_host(host)
-    local h = redis.call('HMGET', hk, 'max', 'gap')
-    local max, gap = num(s[8], 4), num(s[9], 300)
-    if h[1] then
-      redis.call('HSET', hk, 'max', math.min(tonumber(h[1]), max), 'gap', math.max(tonumber(h[2]), gap))
-    else
-      redis.call('HSET', hk, 'max', max, 'gap', gap, 'inf', 0, 'next', 0, 'slow', 0)
-    end
-    recompute(host)
-    redis.call('HSET', k_lane(lane), 'host', host, 'site', site, 'robots', 'p', 'rt', rblob, 'rtnb', 0)
-    redis.call('SADD', k_sitelanes(site), lane)
-    redis.call('HINCRBY', sk, 'queued', 1)
+    open_lane(site, audit, host, rblob, num(s[8], 4), num(s[9], 300))
     robots = 'p'
     touched[lane] = true
   end
@@ -174,11 +213,16 @@ local function release(id, now)
   redis.call('DEL', lk)
   redis.call('ZREM', k_leases(), id)
   local hk = k_host(L[3])
-  if tonumber(redis.call('HINCRBY', hk, 'inf', -1)) < 0 then redis.call('HSET', hk, 'inf', 0) end
-  redis.call('HINCRBY', k_site(L[7]), 'leased', -1)
+  if redis.call('EXISTS', hk) == 1 then
+    if tonumber(redis.call('HINCRBY', hk, 'inf', -1)) < 0 then redis.call('HSET', hk, 'inf', 0) end
+    if redis.call('HGET', hk, 'ipr') == tostring(id) then redis.call('HDEL', hk, 'ipr') end
+  end
+  if redis.call('EXISTS', k_site(L[7])) == 1 then
+    redis.call('HINCRBY', k_site(L[7]), 'leased', -1)
+  end
   wake(k_hostwait(L[3]), now)
   if L[4] ~= '' then
-    if tonumber(redis.call('DECR', k_ipf(L[4]))) < 0 then redis.call('SET', k_ipf(L[4]), 0) end
+    if tonumber(redis.call('DECR', k_ipf(L[4]))) <= 0 then redis.call('DEL', k_ipf(L[4])) end
     wake(k_ipwait(L[4]), now)
   end
   return L

@@ -1,6 +1,8 @@
--- complete: ARGV = now, lease_id, ip, rate_limited, robots_state ('' | 'k' | 'c'), robots_blob,
---   crawl_delay_ms (''), requeue_blob (''), requeue_is_robots, requeue_prio, requeue_not_before,
---   n_discovered, n_events, then n_discovered x (host, fp, kind, depth, prio, not_before, blob, robots_blob),
+-- complete: ARGV = now, lease_id, resolved ('' | 'f' failed | the address), resolved_ttl_ms (clamped),
+--   rate_limited, robots_state ('' | 'k' | 'c'), robots_blob, crawl_delay_ms (''),
+--   robots_fetched_at ('' = the lease's start), requeue_blob (''), requeue_is_robots, requeue_prio,
+--   requeue_not_before, n_discovered, n_events,
+--   then n_discovered x (host, fp, kind, depth, prio, not_before, blob, robots_blob),
 --   then n_events x blob.
 -- Returns {'stale'} | {'ok', enqueued}.
 local now = tonumber(ARGV[1])
@@ -10,36 +12,47 @@ local lane, host, site, started = L[2], L[3], L[7], tonumber(L[8])
 local sk = k_site(site)
 local audit = redis.call('HGET', sk, 'audit')
 local hk = k_host(host)
-if ARGV[3] ~= '' and not redis.call('HGET', hk, 'ip') then
-  redis.call('HSET', hk, 'ip', ARGV[3])
+redis.call('HDEL', k_lexp(lane), L[1])
+local exists = redis.call('EXISTS', hk) == 1
+if exists and ARGV[3] == 'f' then
+  if redis.call('HGET', hk, 'ip') then redis.call('HSET', hk, 'ipx', now + MIN_ADDRESS_TTL) end
+elseif exists and ARGV[3] ~= '' then
+  redis.call('HSET', hk, 'ip', ARGV[3], 'ipx', now + tonumber(ARGV[4]))
 end
-if ARGV[4] == '1' then
-  redis.call('HSET', hk, 'slow', '1')
+if ARGV[5] == '1' and exists and audit then
+  redis.call('SADD', k_hslow(host), audit)
   local gape = recompute(host)
-  redis.call('HSET', hk, 'next', math.max(num(redis.call('HGET', hk, 'next'), 0), now + gape))
-end
-local rstate = ARGV[5]
-if rstate ~= '' and redis.call('EXISTS', k_lane(lane)) == 1 then
-  redis.call('SET', k_robots(lane), ARGV[6])
-  redis.call('HSET', k_lane(lane), 'robots', rstate)
-  if ARGV[7] ~= '' then
-    redis.call('HSET', hk, 'cd', ARGV[7])
-    local gape = recompute(host)
-    redis.call('HSET', hk, 'next', math.max(num(redis.call('HGET', hk, 'next'), 0), started + gape))
+  if gape then
+    redis.call('HSET', hk, 'next', math.max(num(redis.call('HGET', hk, 'next'), 0), now + gape))
   end
+end
+local rstate = ARGV[6]
+if rstate ~= '' and redis.call('EXISTS', k_lane(lane)) == 1 then
+  redis.call('SET', k_robots(lane), ARGV[7])
+  local fetched = started
+  if ARGV[9] ~= '' then fetched = tonumber(ARGV[9]) end
+  redis.call('HSET', k_lane(lane), 'robots', rstate, 'rat', fetched)
   if rstate == 'c' then
     redis.call('HINCRBY', sk, 'queued', 0 - drop_lane(lane)) -- not -n: Lua prints -0
+    leave_host(lane, host)
+  elseif ARGV[8] ~= '' then
+    local pgap = num(redis.call('HGET', k_lane(lane), 'pgap'), 0)
+    redis.call('ZADD', k_hgap(host), math.max(pgap, tonumber(ARGV[8])), lane)
+    local gape = recompute(host)
+    if gape then
+      redis.call('HSET', hk, 'next', math.max(num(redis.call('HGET', hk, 'next'), 0), started + gape))
+    end
   end
 end
 local cancelled = redis.call('HGET', sk, 'cancelled') == '1'
 local lane_state = redis.call('HGET', k_lane(lane), 'robots')
-if ARGV[8] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARGV[9] == '1') then
-  push(lane, ARGV[8], ARGV[9], ARGV[10], ARGV[11], now)
+if ARGV[10] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARGV[11] == '1') then
+  push(lane, ARGV[10], ARGV[11], ARGV[12], ARGV[13], now)
   redis.call('HINCRBY', sk, 'queued', 1)
 else
   redis.call('HINCRBY', sk, 'completed', 1)
 end
-local n, m, base = tonumber(ARGV[12]), tonumber(ARGV[13]), 14
+local n, m, base = tonumber(ARGV[14]), tonumber(ARGV[15]), 16
 local touched, enqueued = {}, 0
 touched[lane] = true
 if not cancelled then

@@ -1,5 +1,6 @@
 -- reap: ARGV = now, max. Leases past their deadline give back their slots; their tasks return to
--- their lanes unchanged (a lost lease is not a retry). Returns how many were reclaimed.
+-- their lanes with one more expired lease counted (lexp), so a task that kills or hangs every worker
+-- that takes it is given up after MAX_LEASE_EXPIRIES. Returns how many were reclaimed.
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ids = redis.call('ZRANGEBYSCORE', k_leases(), '-inf', now, 'LIMIT', 0, max)
 for _, id in ipairs(ids) do
@@ -11,6 +12,7 @@ for _, id in ipairs(ids) do
       redis.call('HINCRBY', sk, 'completed', 1)
       check_done(site)
     else
+      redis.call('HINCRBY', k_lexp(lane), L[1], 1)
       push(lane, L[1], L[5], L[6], 0, now)
       redis.call('HINCRBY', sk, 'queued', 1)
       schedule(lane, now)

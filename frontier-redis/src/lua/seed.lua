@@ -13,19 +13,7 @@ redis.call('SADD', k_auditsites(audit), site)
 local nh, ni, base = tonumber(ARGV[13]), tonumber(ARGV[14]), 15
 local max, gap = tonumber(ARGV[6]), tonumber(ARGV[7])
 for i = 0, nh - 1 do
-  local host, rt = ARGV[base + i * 2], ARGV[base + i * 2 + 1]
-  local hk = k_host(host)
-  local h = redis.call('HMGET', hk, 'max', 'gap')
-  if h[1] then
-    redis.call('HSET', hk, 'max', math.min(tonumber(h[1]), max), 'gap', math.max(tonumber(h[2]), gap))
-  else
-    redis.call('HSET', hk, 'max', max, 'gap', gap, 'inf', 0, 'next', 0, 'slow', 0)
-  end
-  recompute(host)
-  local lane = site .. '|' .. host
-  redis.call('HSET', k_lane(lane), 'host', host, 'site', site, 'robots', 'p', 'rt', rt, 'rtnb', 0)
-  redis.call('SADD', k_sitelanes(site), lane)
-  redis.call('HINCRBY', sk, 'queued', 1)
+  open_lane(site, audit, ARGV[base + i * 2], ARGV[base + i * 2 + 1], max, gap)
 end
 local touched = {}
 base = base + nh * 2

@@ -1,3 +1,4 @@
 //! The frontier-redis crate's integration tests, one binary (one link step) for the whole crate.
 
 mod conformance;
+mod lifetimes;

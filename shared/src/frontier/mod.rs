@@ -20,6 +20,16 @@ use std::future::Future;
 use std::net::IpAddr;
 use std::time::Duration;
 
+/// How long a lease lasts without a renewal. Workers renew the leases they hold every third of
+/// this ([`Frontier::renew`]), so a slow fetch keeps its lease, and a dead worker's URLs are
+/// handed out again this long after its last renewal (plus one reaping tick).
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
+
+/// Leases of one task that may expire (its worker died, hung or was killed while holding it)
+/// before the task is given up: the next lease of it records `fetch_abandoned` instead of
+/// fetching, so a URL that kills every worker that touches it cannot keep an audit from ending.
+pub const MAX_LEASE_EXPIRIES: u8 = 3;
+
 /// Settings of a frontier that hold for every audit in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FrontierSettings {
@@ -31,7 +41,10 @@ pub struct FrontierSettings {
 
 impl Default for FrontierSettings {
     fn default() -> Self {
-        FrontierSettings { max_in_flight_per_ip: crate::pace::DEFAULT_MAX_IN_FLIGHT_PER_IP, lease_ttl_ms: 60_000 }
+        FrontierSettings {
+            max_in_flight_per_ip: crate::pace::DEFAULT_MAX_IN_FLIGHT_PER_IP,
+            lease_ttl_ms: u64::try_from(DEFAULT_LEASE_TTL.as_millis()).unwrap_or(u64::MAX),
+        }
     }
 }
 
@@ -95,9 +108,24 @@ pub struct Lease {
     pub worker: WorkerId,
     /// The host it is paced under.
     pub host: HostKey,
-    /// The server IP it counts against, if known (after the host's first fetch). Workers connect to
-    /// this address, so the IP we pace is the IP we talk to.
+    /// The server IP it counts against, if known (after the host's first lookup). Workers connect
+    /// to this address, so the IP we pace is the IP we talk to.
     pub ip: Option<IpAddr>,
+    /// The host's address is due to be looked up again (its first lease, a new audit started
+    /// using it, or its DNS TTL ran out): the worker looks the name up afresh and reports it in
+    /// [`Completion::resolved`]. If the address changed (or none was known), nothing is fetched
+    /// under this lease: the task goes back unchanged, and its next lease counts against the new
+    /// address. One such lease per host is out at a time, and the host's other lanes wait for it.
+    #[serde(default)]
+    pub resolve: bool,
+    /// Earlier leases of this task that expired without a completion. At
+    /// [`MAX_LEASE_EXPIRIES`] the worker gives the task up instead of fetching it.
+    #[serde(default)]
+    pub expired: u8,
+    /// When the lane's robots.txt rules in force were fetched (0 while they are pending). A
+    /// worker's cached rules for the lane are current only if they carry this time.
+    #[serde(default)]
+    pub robots_at: UnixMs,
     /// What to fetch.
     pub task: Task,
     /// When it started (the pace clock counts from here).
@@ -143,6 +171,43 @@ pub enum RobotsOutcome {
     NotPartOfSite,
 }
 
+/// The robots.txt state of one lane with the time its rules were fetched (0 while pending), as
+/// [`Frontier::robots`] answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaneRobotsState {
+    /// The rules.
+    pub robots: LaneRobots,
+    /// When they were fetched; compare with [`Lease::robots_at`].
+    pub fetched_at: UnixMs,
+}
+
+/// A fresh lookup of a lease's host ([`Lease::resolve`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Resolution {
+    /// The host's address, and how long it may be used (its DNS TTL; the frontier clamps it to
+    /// [`crate::pace::MIN_ADDRESS_TTL`] ..= [`crate::pace::MAX_ADDRESS_TTL`]).
+    Address {
+        /// The address the worker's guard chose.
+        ip: IpAddr,
+        /// The answer's TTL in milliseconds.
+        ttl_ms: u64,
+    },
+    /// The lookup failed. A host with a known address keeps it for
+    /// [`crate::pace::MIN_ADDRESS_TTL`] (a DNS hiccup does not stop a crawl); one without stays
+    /// unresolved, and its next lease looks it up again.
+    Failed,
+}
+
+/// What [`Frontier::renew`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Renewal {
+    /// The renewed leases' new deadline.
+    pub deadline: UnixMs,
+    /// Leases that could not be renewed: reclaimed (they expired) or completed already. Their
+    /// tasks may be with another worker now.
+    pub lost: Vec<LeaseId>,
+}
+
 /// The robots.txt state of one lane, as workers read it to check URLs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LaneRobots {
@@ -155,12 +220,15 @@ pub enum LaneRobots {
 /// Everything a completed fetch tells the frontier, applied in one atomic step.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Completion {
-    /// The server IP the request went to (recorded for the host's per-IP cap).
-    pub ip: Option<IpAddr>,
+    /// The fresh lookup of a [`Lease::resolve`] lease.
+    pub resolved: Option<Resolution>,
     /// The answer was a 429: the host enters slow mode.
     pub rate_limited: bool,
     /// For a robots.txt task, what it taught.
     pub robots: Option<RobotsOutcome>,
+    /// When those rules were fetched, if not under this lease (a copy shared between sites); the
+    /// frontier fetches them again [`crate::robots::ROBOTS_MAX_AGE`] after this.
+    pub robots_fetched_at: Option<UnixMs>,
     /// Queue this task in the lease's lane again: the leased task with one retry more and a
     /// not-before time, or a robots.txt task moved to its redirect target.
     pub requeue: Option<Task>,
@@ -252,15 +320,26 @@ pub trait Frontier: Send + Sync + 'static {
         now: UnixMs,
     ) -> impl Future<Output = Result<Completed, FrontierError>> + Send;
 
-    /// Reclaims leases past their deadline: slots are freed and tasks return to their queues.
+    /// Reclaims leases past their deadline: slots are freed and tasks return to their queues, each
+    /// with one more expired lease counted ([`Lease::expired`]).
     fn reap(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send;
+
+    /// Moves the deadline of `worker`'s leases to `now` + the lease time (the worker's
+    /// heartbeat, while their fetches run). Leases already reclaimed or completed are reported
+    /// lost, never revived.
+    fn renew(
+        &self,
+        worker: &WorkerId,
+        leases: &[LeaseId],
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Renewal, FrontierError>> + Send;
 
     /// The robots.txt state of one lane, for workers to check URLs against.
     fn robots(
         &self,
         site: SiteId,
         host: &HostKey,
-    ) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send;
+    ) -> impl Future<Output = Result<Option<LaneRobotsState>, FrontierError>> + Send;
 
     /// The site's start URL and limits.
     fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send;
@@ -275,13 +354,21 @@ pub trait Frontier: Send + Sync + 'static {
     /// A site's progress.
     fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send;
 
+    /// The progress of many sites in one step (one round trip on Redis), in the order asked:
+    /// what an audit's status and the gauges read, whatever the number of sites.
+    fn progress_many(
+        &self,
+        sites: &[SiteId],
+    ) -> impl Future<Output = Result<Vec<Option<SiteProgress>>, FrontierError>> + Send;
+
     /// Drops every queued task of the audit's sites; leased ones finish but discover nothing more.
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
 
-    /// Drops what the frontier still keeps of a finished audit (its seen set and site records),
-    /// so memory does not grow with every audit. Only for audits whose sites are all done: a site
-    /// with leases out would lose the records its completions need.
-    fn forget(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
+    /// Drops what the frontier still keeps of an ended audit (its seen set, site records, the
+    /// slow mode its 429s put hosts in), so memory does not grow with every audit. Sites still
+    /// running (a cancelled audit's leases out) are kept: true once nothing of the audit is left,
+    /// so callers ask again until then.
+    fn forget(&self, audit: AuditId) -> impl Future<Output = Result<bool, FrontierError>> + Send;
 
     /// A value of the frontier-wide result cache, if present and not expired. Workers share
     /// external link results and other sites' robots.txt through it, so a popular external host is

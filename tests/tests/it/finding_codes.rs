@@ -78,6 +78,8 @@ const CONTENT_LINKS: &[&str] = &[
     "/error",
     "/slow",
     "/heavy",
+    // Processing it panics inside the worker (test-only fault injection): given up, audit goes on.
+    shoal_worker::fault::PANIC,
     "/huge",
     "/many-headers",
     "/big",
@@ -208,6 +210,7 @@ fn content_site(u: &dyn Fn(&str) -> String) -> Site {
         )
         .page("/invalid-link", &clean_page("Invalid link", "<a href=\"http://[bad\">bad</a>"))
         .route("/error", Route::status(500))
+        .page(shoal_worker::fault::PANIC, &clean_page("Never fetched", ""))
         .route("/slow", Route::html(clean_page("Slow", "")).delayed(Duration::from_millis(1100)))
         .route("/heavy", Route::huge(1_200_000))
         .route("/huge", Route::huge(3_000_000))
@@ -358,6 +361,7 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::StartUnreachable, "main", host_prefix("nowhere.test")),
         case(K::RateLimited, "main", at("busy.test", "/")),
         case(K::ServerError, "main", c("/error")),
+        case(K::FetchAbandoned, "main", c(shoal_worker::fault::PANIC)),
         case(K::PageLimitReached, "limits", at("pages.test", "/")),
         case(K::DepthLimitReached, "limits", at("depth.test", "/")),
         case(K::ResourceLimitReached, "limits", at("res.test", "/")),

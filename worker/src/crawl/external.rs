@@ -55,7 +55,6 @@ impl<F: Frontier> Crawler<F> {
         let Some(result) = self.check(job, &url).await else { return Ok(()) };
         match result {
             Ok(resp) => {
-                job.out.ip = resp.ip;
                 fill_response(&mut rec, &resp);
                 rec.error = None;
                 if !self.transient_status(job, &resp) {

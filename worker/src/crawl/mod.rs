@@ -9,6 +9,7 @@
 //! pacing and retry step every fetch goes through; the rules themselves live in
 //! `shoal_shared::pace` and `shoal_shared::robots`, so that the worker never restates them.
 
+mod address;
 mod external;
 mod page;
 mod policy;
@@ -21,23 +22,23 @@ mod testing;
 
 pub use probe::WORDPRESS_PROBES;
 
-use self::robots::LaneRules;
+use self::address::Lookup;
+use self::robots::CachedRules;
 use crate::extract::ExtractCaps;
 use crate::fetch::{Fetched, Fetcher};
 use crate::guard::NonPublic;
 use crate::sitemap::SitemapCaps;
 use crate::tls;
 use shoal_shared::finding::{Code, Finding};
-use shoal_shared::frontier::{Completion, Frontier, FrontierError, Lease, RobotsOutcome, SiteInfo};
+use shoal_shared::frontier::{Completion, Frontier, FrontierError, Lease, MAX_LEASE_EXPIRIES, RobotsOutcome, SiteInfo};
 use shoal_shared::ids::SiteId;
 use shoal_shared::record::{Event, FetchFailure, PageRecord};
 use shoal_shared::robots::{ProductToken, Verdict};
 use shoal_shared::task::{Task, TaskKind};
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::{HostKey, Scope};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// robots.txt bytes parsed at most (RFC 9309 §2.5: at least 500 KiB). A longer file is cut there
 /// (after its last complete line) and reported as `robots_txt_too_large`.
@@ -50,6 +51,22 @@ pub const MAX_ROBOTS_REDIRECTS: usize = 5;
 pub const MAX_SITEMAP_INDEX_DEPTH: u8 = 2;
 /// How long external link results and other sites' robots.txt are reused by default.
 pub const DEFAULT_EXTERNAL_CACHE_TTL: Duration = Duration::from_secs(6 * 60 * 60);
+
+/// Sites whose info a worker keeps at most (a worker runs for months; its caches are bounded
+/// and expire, and anything dropped is read from the frontier again when needed).
+const SITE_CACHE_ENTRIES: u64 = 100_000;
+/// A site's info unused for this long is dropped (its audit has most likely ended).
+const SITE_CACHE_IDLE: Duration = Duration::from_secs(30 * 60);
+/// The robots.txt rules a worker keeps, by weight: the sum of their files' sizes in KiB.
+const ROBOTS_CACHE_KIB: u64 = 256 * 1024;
+/// Rules kept this long at most, so that a lane's robots.txt fetched again after a day replaces
+/// them for link filtering too (leases carry the time of their lane's rules and are checked
+/// against current ones in any case).
+const ROBOTS_CACHE_IDLE: Duration = Duration::from_secs(10 * 60);
+/// Hosts whose last send time a worker remembers at most ...
+const SEND_MARKS: u64 = 100_000;
+/// ... and for how long: a mark older than the longest gap a host may ask for says nothing.
+const SEND_MARK_TTL: Duration = Duration::from_secs(2 * 60);
 
 /// Response headers kept in page records (security, caching, compression).
 const KEPT_HEADERS: &[&str] = &[
@@ -101,16 +118,26 @@ impl Default for CrawlSettings {
     }
 }
 
-/// Processes leases for one worker process; caches site info and robots rules.
-#[derive(Debug)]
+/// Processes leases for one worker process; caches site info and robots rules, each cache
+/// bounded in size and expiring (moka), so a worker's memory stays flat over months of audits.
 pub struct Crawler<F> {
     frontier: Arc<F>,
     fetcher: Fetcher,
     settings: CrawlSettings,
-    sites: Mutex<HashMap<SiteId, Arc<SiteInfo>>>,
-    robots: Mutex<HashMap<(SiteId, HostKey), Arc<LaneRules>>>,
+    sites: moka::sync::Cache<SiteId, Arc<SiteInfo>>,
+    robots: moka::sync::Cache<(SiteId, HostKey), Arc<CachedRules>>,
     /// When this process last sent a request to each host.
-    last_send: Mutex<HashMap<HostKey, std::time::Instant>>,
+    last_send: moka::sync::Cache<HostKey, Instant>,
+}
+
+impl<F> std::fmt::Debug for Crawler<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Crawler")
+            .field("settings", &self.settings)
+            .field("sites_cached", &self.sites.entry_count())
+            .field("robots_cached", &self.robots.entry_count())
+            .finish_non_exhaustive()
+    }
 }
 
 /// One lease being processed: its context, and the completion being built.
@@ -184,9 +211,13 @@ impl<F: Frontier> Crawler<F> {
             frontier,
             fetcher,
             settings,
-            sites: Mutex::new(HashMap::new()),
-            robots: Mutex::new(HashMap::new()),
-            last_send: Mutex::new(HashMap::new()),
+            sites: moka::sync::Cache::builder().max_capacity(SITE_CACHE_ENTRIES).time_to_idle(SITE_CACHE_IDLE).build(),
+            robots: moka::sync::Cache::builder()
+                .max_capacity(ROBOTS_CACHE_KIB)
+                .weigher(|_, r: &Arc<CachedRules>| r.weight_kib)
+                .time_to_live(ROBOTS_CACHE_IDLE)
+                .build(),
+            last_send: moka::sync::Cache::builder().max_capacity(SEND_MARKS).time_to_live(SEND_MARK_TTL).build(),
         }
     }
 
@@ -196,14 +227,14 @@ impl<F: Frontier> Crawler<F> {
     }
 
     async fn site(&self, id: SiteId) -> Result<Option<Arc<SiteInfo>>, FrontierError> {
-        if let Some(s) = lock(&self.sites).get(&id) {
-            return Ok(Some(Arc::clone(s)));
+        if let Some(s) = self.sites.get(&id) {
+            return Ok(Some(s));
         }
         let Some(info) = self.frontier.site_info(id).await? else {
             return Ok(None);
         };
         let info = Arc::new(info);
-        lock(&self.sites).insert(id, Arc::clone(&info));
+        self.sites.insert(id, Arc::clone(&info));
         Ok(Some(info))
     }
 
@@ -219,6 +250,19 @@ impl<F: Frontier> Crawler<F> {
             now: UnixMs::from(std::time::SystemTime::now()),
             out: Completion::default(),
         };
+        if lease.expired >= MAX_LEASE_EXPIRIES {
+            let detail = format!(
+                "{} leases of it expired without an answer: the workers holding it died, hung or were stopped",
+                lease.expired
+            );
+            tracing::warn!(url = %lease.task.url, expired = lease.expired, "giving up a URL whose leases keep expiring");
+            return Ok(abandoned(lease, &detail));
+        }
+        #[cfg(feature = "fault-injection")]
+        crate::fault::inject(&lease.task.url).await;
+        if lease.resolve && self.look_up(&mut job).await == Lookup::Done {
+            return Ok(job.out);
+        }
         if let Some(ip) = lease.ip
             && let Err(refused) = self.fetcher.pin(lease.host.host_name(), ip)
         {
@@ -229,8 +273,8 @@ impl<F: Frontier> Crawler<F> {
             self.robots_task(&mut job).await;
             return Ok(job.out);
         }
-        let rules = self.lane_rules(lease.task.site, &lease.host).await?;
-        match rules.check(&lease.task.url) {
+        let rules = self.lane_rules(lease.task.site, &lease.host, Some(lease.robots_at)).await?;
+        match rules.rules.check(&lease.task.url) {
             None => {
                 // Cannot happen (the frontier leases nothing of a lane before its robots.txt), but
                 // if it does: do not fetch, try again shortly.
@@ -282,8 +326,23 @@ impl<F: Frontier> Crawler<F> {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// What a task given up leaves behind, without fetching anything: its record (error
+/// `abandoned`) and a `fetch_abandoned` finding saying why; a robots.txt task closes its lane, as
+/// an unreachable robots.txt does. For tasks whose leases kept expiring and for a failure inside
+/// Shoal (a panic), so that no URL can keep an audit from ending.
+#[must_use]
+pub fn abandoned(lease: &Lease, detail: &str) -> Completion {
+    let t = &lease.task;
+    let mut rec = PageRecord::for_task(t.audit, t.site, t.url.as_str(), t.kind, t.depth, &t.found_via);
+    rec.fetched_at = lease.started_at;
+    rec.error = Some(FetchFailure::Abandoned);
+    let finding = Finding::new(t.audit, t.site, Code::FetchAbandoned, t.url.as_str(), detail);
+    let mut out =
+        Completion { events: vec![Event::Page(Box::new(rec)), Event::Finding(finding)], ..Completion::default() };
+    if t.kind == TaskKind::Robots {
+        out.robots = Some(RobotsOutcome::OffLimits);
+    }
+    out
 }
 
 fn fill_response(rec: &mut PageRecord, resp: &Fetched) {

@@ -92,8 +92,8 @@ impl<F: Frontier> Crawler<F> {
         if !job.scope.contains(target.as_url()) {
             return Ok(()); // another site: recorded as redirect_to, never crawled
         }
-        let rules = self.lane_rules(job.task().site, &target.host_key()).await?;
-        if let Some(Verdict::Disallowed { rule }) = rules.check(&target) {
+        let rules = self.lane_rules(job.task().site, &target.host_key(), None).await?;
+        if let Some(Verdict::Disallowed { rule }) = rules.rules.check(&target) {
             job.finding(
                 Code::RedirectToDisallowed,
                 url.as_str(),

@@ -5,12 +5,12 @@
 //! it holds a request until the host's gap has passed, queues the retry, and writes the findings
 //! of a request given up.
 
-use super::{Crawler, Job, fill_response, lock};
+use super::{Crawler, Job, fill_response};
 use crate::fetch::{FetchError, Fetched, Method};
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::Frontier;
 use shoal_shared::pace::{
-    MAX_GAP, MAX_RETRIES, MAX_RETRY_WAIT, RetryDecision, SLOW_MODE_GAP, StatusPace, parse_retry_after, retry_decision,
+    MAX_RETRIES, MAX_RETRY_WAIT, RetryDecision, SLOW_MODE_GAP, StatusPace, parse_retry_after, retry_decision,
     status_pace,
 };
 use shoal_shared::record::PageRecord;
@@ -18,9 +18,6 @@ use shoal_shared::task::FoundVia;
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::{HostKey, NormalizedUrl};
 use std::time::Duration;
-
-/// Hosts whose last send time is remembered before old marks are dropped.
-const MAX_SEND_MARKS: usize = 50_000;
 
 impl Job<'_> {
     /// Schedules a retry or says it is time to give up.
@@ -111,7 +108,6 @@ impl<F: Frontier> Crawler<F> {
                 return None;
             }
         };
-        job.out.ip = resp.ip;
         fill_response(rec, &resp);
         self.transient_status(job, &resp).then_some(resp)
     }
@@ -159,20 +155,16 @@ impl<F: Frontier> Crawler<F> {
             return;
         }
         loop {
-            let wait = {
-                let mut sent = lock(&self.last_send);
-                let now = std::time::Instant::now();
-                if sent.len() > MAX_SEND_MARKS {
-                    sent.retain(|_, t| now.duration_since(*t) < MAX_GAP);
+            let now = std::time::Instant::now();
+            let mut wait = None;
+            // One atomic step per host: two requests of this process cannot both take the turn.
+            self.last_send.entry_by_ref(host).and_compute_with(|last| match last.map(|e| e.into_value()) {
+                Some(last) if last + gap > now => {
+                    wait = Some(last + gap - now);
+                    moka::ops::compute::Op::Nop
                 }
-                match sent.get(host) {
-                    Some(last) if *last + gap > now => Some(*last + gap - now),
-                    _ => {
-                        sent.insert(host.clone(), now);
-                        None
-                    }
-                }
-            };
+                _ => moka::ops::compute::Op::Put(now),
+            });
             match wait {
                 Some(d) => tokio::time::sleep(d).await,
                 None => return,

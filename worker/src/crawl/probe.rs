@@ -41,7 +41,6 @@ impl<F: Frontier> Crawler<F> {
                 return Ok(());
             }
         };
-        job.out.ip = resp.ip;
         fill_response(&mut rec, &resp);
         if resp.truncated {
             rec.error = None; // probes read only the start of a body on purpose

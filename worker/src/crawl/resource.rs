@@ -40,7 +40,6 @@ impl<F: Frontier> Crawler<F> {
             && r.status >= 400
             && status_pace(r.status) == StatusPace::Final
         {
-            job.out.ip = r.ip;
             let mut t = job.task().clone();
             t.get_only = true;
             t.not_before = UnixMs(0);

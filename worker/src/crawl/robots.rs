@@ -1,5 +1,6 @@
-//! Opening a lane: the first leases of a host resolve its name, check its certificate and read its
-//! robots.txt, and every later lease of the lane is checked against the rules read then.
+//! Opening a lane: the first leases of a host check its certificate and read its robots.txt (its
+//! name is looked up first, `address.rs`), and every later lease of the lane is checked against
+//! the rules read then, which the frontier has read again once they are a day old.
 //!
 //! What a robots.txt status means (rules, allow all, retry) is decided by
 //! [`rules_for_status`]; this step adds what a single answer cannot say: redirects followed hop
@@ -7,22 +8,18 @@
 //! the file lists.
 
 use super::policy::describe_give_up;
-use super::{Crawler, Job, MAX_ROBOTS_REDIRECTS, ROBOTS_MAX_BYTES, fill_response, lock};
+use super::{Crawler, Job, MAX_ROBOTS_REDIRECTS, ROBOTS_MAX_BYTES, fill_response};
 use crate::fetch::{FetchError, Fetched, Method};
 use crate::tls;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Frontier, FrontierError, LaneRobots, RobotsOutcome};
 use shoal_shared::ids::SiteId;
 use shoal_shared::pace::{MAX_GAP, StatusPace, status_pace};
-use shoal_shared::robots::{RobotsRules, RobotsStatus, Verdict, rules_for_status};
+use shoal_shared::robots::{ROBOTS_MAX_AGE, RobotsRules, RobotsStatus, Verdict, rules_for_status};
 use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::{HostKey, NormalizedUrl};
 use std::sync::Arc;
-use std::time::Duration;
-
-/// Never reuse another site's robots.txt longer than this (SPEC §3).
-const ROBOTS_CACHE_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The robots.txt verdict source for one lane, as a worker caches it.
 #[derive(Debug)]
@@ -44,32 +41,70 @@ impl LaneRules {
     }
 }
 
+/// A lane's rules as a worker keeps them: what the frontier holds, and when it was fetched.
+#[derive(Debug)]
+pub(super) struct CachedRules {
+    pub(super) fetched_at: UnixMs,
+    pub(super) rules: LaneRules,
+    /// Roughly what it costs to keep, in KiB (the robots.txt body), for the cache's bound.
+    pub(super) weight_kib: u32,
+}
+
+/// A robots.txt outcome shared between sites through the frontier's result cache, with the time
+/// it was fetched: a lane that takes it over fetches robots.txt again a day after that, not a day
+/// after it took the copy.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct SharedRobots {
+    outcome: RobotsOutcome,
+    fetched_at: UnixMs,
+}
+
 impl<F: Frontier> Crawler<F> {
-    /// The robots rules of a lane; cached once known (they do not change within a site's crawl).
-    pub(super) async fn lane_rules(&self, site: SiteId, host: &HostKey) -> Result<Arc<LaneRules>, FrontierError> {
+    /// The robots rules of a lane. Cached once known; `current`, a lease's
+    /// [`Lease::robots_at`](shoal_shared::frontier::Lease::robots_at), asks for rules at least
+    /// that recent (the frontier fetches a lane's robots.txt again once a day), and the cache
+    /// itself forgets rules after [`ROBOTS_CACHE_IDLE`](super::ROBOTS_CACHE_IDLE).
+    pub(super) async fn lane_rules(
+        &self,
+        site: SiteId,
+        host: &HostKey,
+        current: Option<UnixMs>,
+    ) -> Result<Arc<CachedRules>, FrontierError> {
         let key = (site, host.clone());
-        if let Some(r) = lock(&self.robots).get(&key) {
-            return Ok(Arc::clone(r));
+        if let Some(r) = self.robots.get(&key)
+            && current.is_none_or(|t| r.fetched_at >= t)
+        {
+            return Ok(r);
         }
-        let rules = match self.frontier.robots(site, host).await? {
-            None => LaneRules::Closed,
-            Some(LaneRobots::Pending) => return Ok(Arc::new(LaneRules::Pending)),
-            Some(LaneRobots::Known(RobotsOutcome::Rules { body, .. })) => {
-                LaneRules::Rules(RobotsRules::parse(&body, &self.settings.token))
+        let (rules, fetched_at, weight_kib) = match self.frontier.robots(site, host).await? {
+            None => (LaneRules::Closed, UnixMs(0), 1),
+            Some(state) => {
+                let fetched_at = state.fetched_at;
+                match state.robots {
+                    LaneRobots::Pending => {
+                        return Ok(Arc::new(CachedRules { fetched_at, rules: LaneRules::Pending, weight_kib: 1 }));
+                    }
+                    LaneRobots::Known(RobotsOutcome::Rules { body, .. }) => {
+                        let kib = u32::try_from(body.len() / 1024).unwrap_or(u32::MAX).saturating_add(1);
+                        (LaneRules::Rules(RobotsRules::parse(&body, &self.settings.token)), fetched_at, kib)
+                    }
+                    LaneRobots::Known(RobotsOutcome::AllowAll) => (LaneRules::AllowAll, fetched_at, 1),
+                    LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite) => {
+                        (LaneRules::Closed, fetched_at, 1)
+                    }
+                }
             }
-            Some(LaneRobots::Known(RobotsOutcome::AllowAll)) => LaneRules::AllowAll,
-            Some(LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite)) => LaneRules::Closed,
         };
-        let rules = Arc::new(rules);
-        lock(&self.robots).insert(key, Arc::clone(&rules));
+        let rules = Arc::new(CachedRules { fetched_at, rules, weight_kib });
+        self.robots.insert(key, Arc::clone(&rules));
         Ok(rules)
     }
 
     /// Whether robots.txt allows `url`, when its lane's rules are known; pending rules are checked
     /// again when the URL is claimed.
     pub(super) async fn allowed(&self, job: &Job<'_>, url: &NormalizedUrl) -> Result<bool, FrontierError> {
-        let rules = self.lane_rules(job.task().site, &url.host_key()).await?;
-        let denied = matches!(rules.check(url), Some(Verdict::Disallowed { .. }));
+        let rules = self.lane_rules(job.task().site, &url.host_key(), None).await?;
+        let denied = matches!(rules.rules.check(url), Some(Verdict::Disallowed { .. }));
         if denied {
             shoal_metrics::metrics().robots_denials.inc();
         }
@@ -91,17 +126,16 @@ impl<F: Frontier> Crawler<F> {
     }
 
     pub(super) async fn robots_task(&self, job: &mut Job<'_>) {
-        if job.lease.ip.is_none() {
-            self.resolve_host(job).await;
-            return;
-        }
         let url = job.task().url.clone();
         let external = job.is_external_lane();
         let cache_key = format!("r:{}://{}", url.as_url().scheme(), job.lease.host);
         if external && job.task().chain.is_empty() {
             let cached = self.frontier.cache_get(&cache_key, job.now).await.ok().flatten();
-            if let Some(outcome) = cached.and_then(|b| rmp_serde::from_slice::<RobotsOutcome>(&b).ok()) {
-                job.out.robots = Some(outcome);
+            if let Some(shared) = cached.and_then(|b| rmp_serde::from_slice::<SharedRobots>(&b).ok())
+                && shared.fetched_at.plus(ROBOTS_MAX_AGE) > job.now
+            {
+                job.out.robots = Some(shared.outcome);
+                job.out.robots_fetched_at = Some(shared.fetched_at);
                 return;
             }
             if !self.first_to_ask(job, &cache_key).await {
@@ -119,7 +153,6 @@ impl<F: Frontier> Crawler<F> {
                 robots_unreachable(job, &url, e, start_host)
             }
             Ok(resp) => {
-                job.out.ip = resp.ip;
                 fill_response(&mut rec, &resp);
                 self.robots_response(job, &url, &resp)
             }
@@ -127,9 +160,10 @@ impl<F: Frontier> Crawler<F> {
         job.publish(rec);
         if external
             && let Some(o) = &outcome
-            && let Ok(blob) = rmp_serde::to_vec_named(o)
+            && let Ok(blob) =
+                rmp_serde::to_vec_named(&SharedRobots { outcome: o.clone(), fetched_at: job.lease.started_at })
         {
-            let ttl = self.settings.external_cache_ttl.min(ROBOTS_CACHE_MAX);
+            let ttl = self.settings.external_cache_ttl.min(ROBOTS_MAX_AGE);
             if let Err(e) = self.frontier.cache_put(&cache_key, blob, job.now, ttl).await {
                 tracing::warn!(error = %e, "could not cache robots.txt of an external host");
             }
@@ -176,41 +210,6 @@ impl<F: Frontier> Crawler<F> {
                 job.finding(Code::TlsOldVersion, &origin, e.to_string());
             }
             Err(e) => tracing::debug!(host = %host, error = %e, "TLS check failed; the robots.txt fetch will tell why"),
-        }
-    }
-
-    /// The first lease of a host only resolves its name (no HTTP request): the frontier learns the
-    /// server IP before anything is fetched, so the per-IP cap holds from the very first request,
-    /// and the address is pinned for the rest of the crawl (no DNS rebinding between check and
-    /// connect). A name that does not resolve ends the lane here, having contacted nobody.
-    async fn resolve_host(&self, job: &mut Job<'_>) {
-        let url = job.task().url.clone();
-        match self.fetcher.resolve(url.as_url()).await {
-            Ok(ip) => {
-                job.out.ip = Some(ip);
-                job.out.requeue = Some(job.task().clone());
-            }
-            Err(e) if job.is_external_lane() => {
-                // Another site's host that cannot be reached: its links are broken, which the
-                // check of each URL records; there are no rules to read.
-                tracing::debug!(url = %url, error = %e, "external host not reachable");
-                job.out.robots = Some(RobotsOutcome::AllowAll);
-            }
-            Err(FetchError::Dns(m)) if !job.is_start_host() => {
-                tracing::debug!(url = %url, error = %m, "twin host does not resolve: not part of the site");
-                job.out.robots = Some(RobotsOutcome::NotPartOfSite);
-            }
-            Err(FetchError::PrivateAddress(ip)) => {
-                let detail = format!("resolves to {ip}; use --allow-private to audit private networks");
-                let about = if job.is_start_host() { job.site.start.to_string() } else { url.to_string() };
-                job.finding(Code::PrivateAddress, &about, detail);
-                job.out.robots = Some(RobotsOutcome::OffLimits);
-            }
-            Err(e) => {
-                let start = job.site.start.to_string();
-                job.finding(Code::StartUnreachable, &start, e.to_string());
-                job.out.robots = Some(RobotsOutcome::OffLimits);
-            }
         }
     }
 

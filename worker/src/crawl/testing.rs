@@ -46,6 +46,9 @@ pub(super) fn lease(target: &str, kind: TaskKind, retries: u8) -> Lease {
         started_at: NOW,
         deadline: NOW.plus(Duration::from_secs(60)),
         gap_ms: 0,
+        resolve: false,
+        expired: 0,
+        robots_at: NOW,
     }
 }
 

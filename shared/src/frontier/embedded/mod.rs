@@ -2,100 +2,38 @@
 //!
 //! Every operation takes the lock once and does its work without awaiting, so each is atomic and
 //! the arithmetic is the same pure code ([`crate::pace`]) the Redis scripts mirror.
+//!
+//! What it learns about hosts lives as long as a live audit uses them (see [`HostEntry`]): pace
+//! limits combine among the lanes still open, slow mode belongs to the audits that saw the 429,
+//! the address is looked up again when an audit joins and when its TTL runs out, and a host no
+//! lane uses is dropped [`HOST_LINGER`](crate::pace::HOST_LINGER) after its next allowed start.
 
 use super::{
-    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, Lease, RobotsOutcome,
-    SiteInfo, SiteProgress, SiteSeed,
+    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, LaneRobotsState,
+    Lease, Renewal, Resolution, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed,
 };
 use crate::finding::Code;
 use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};
-use crate::pace::{HostPace, IpPace};
+use crate::pace::{IpPace, LaneDemand, MIN_ADDRESS_TTL, address_ttl};
 use crate::record::Event;
-use crate::task::{Priority, SiteLimits, Task, TaskKind};
+use crate::task::{SiteLimits, Task, TaskKind};
 use crate::time::UnixMs;
 use crate::url::HostKey;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::{Future, ready};
 use std::net::IpAddr;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+mod lane;
+
+use lane::{HostEntry, Lane};
 
 type LaneKey = (SiteId, HostKey);
 
 /// Entries the shared result cache holds at most in one process (external checks, robots.txt of
 /// other sites' hosts); expired ones are dropped first, and past this new results are not cached.
 const MAX_CACHE_ENTRIES: usize = 200_000;
-
-#[derive(Debug)]
-struct Lane {
-    robots: LaneRobots,
-    /// The robots.txt task while it waits; `None` while leased (or done).
-    robots_task: Option<Task>,
-    ready: BTreeMap<(Priority, u64), Task>,
-    delayed: BTreeMap<(UnixMs, u64), Task>,
-}
-
-impl Lane {
-    fn len(&self) -> usize {
-        self.ready.len() + self.delayed.len() + usize::from(self.robots_task.is_some())
-    }
-
-    fn is_closed(&self) -> bool {
-        matches!(self.robots, LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite))
-    }
-
-    fn promote(&mut self, now: UnixMs) {
-        while let Some(entry) = self.delayed.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            let ((_, seq), task) = entry.remove_entry();
-            self.ready.insert((task.priority, seq), task);
-        }
-    }
-
-    /// When the lane's next task could start, as far as the lane is concerned.
-    fn next_due(&mut self, now: UnixMs) -> Option<UnixMs> {
-        if self.robots == LaneRobots::Pending {
-            return self.robots_task.as_ref().map(|t| t.not_before.max(now));
-        }
-        if self.is_closed() {
-            return None;
-        }
-        self.promote(now);
-        if self.ready.is_empty() { self.delayed.keys().next().map(|(t, _)| *t) } else { Some(now) }
-    }
-
-    fn pop(&mut self) -> Option<Task> {
-        if self.robots == LaneRobots::Pending {
-            return self.robots_task.take();
-        }
-        self.ready.pop_first().map(|(_, t)| t)
-    }
-
-    fn push(&mut self, task: Task, seq: u64, now: UnixMs) {
-        if task.kind == TaskKind::Robots {
-            self.robots_task = Some(task);
-        } else if task.not_before > now {
-            self.delayed.insert((task.not_before, seq), task);
-        } else {
-            self.ready.insert((task.priority, seq), task);
-        }
-    }
-
-    fn clear(&mut self) -> usize {
-        let n = self.len();
-        self.ready.clear();
-        self.delayed.clear();
-        self.robots_task = None;
-        n
-    }
-}
-
-#[derive(Debug)]
-struct HostEntry {
-    pace: HostPace,
-    ip: Option<IpAddr>,
-}
 
 #[derive(Debug)]
 struct SiteEntry {
@@ -122,6 +60,9 @@ struct State {
     ips: HashMap<IpAddr, IpPace>,
     leases: HashMap<LeaseId, Lease>,
     seen: HashMap<AuditId, HashSet<u64>>,
+    /// The hosts each live audit has lanes on (for a fresh address lookup when an audit joins a
+    /// host, and to end its slow mode when it ends).
+    audit_hosts: HashMap<AuditId, HashSet<HostKey>>,
     sites: HashMap<SiteId, SiteEntry>,
     events: BTreeMap<u64, Event>,
     delivered_up_to: u64,
@@ -176,27 +117,10 @@ impl EmbeddedFrontier {
             },
         );
         for host in &hosts {
-            st.hosts
-                .entry(host.clone())
-                .and_modify(|h| h.pace.limits = h.pace.limits.stricter(seed.limits.pace))
-                .or_insert_with(|| HostEntry { pace: HostPace::new(seed.limits.pace), ip: None });
             let Some(task) = super::robots_task(seed.audit, seed.site, seed.start.as_url().scheme(), host) else {
                 continue;
             };
-            let key = (seed.site, host.clone());
-            st.lanes.insert(
-                key.clone(),
-                Lane {
-                    robots: LaneRobots::Pending,
-                    robots_task: Some(task),
-                    ready: BTreeMap::new(),
-                    delayed: BTreeMap::new(),
-                },
-            );
-            st.lane_order.push(key);
-            if let Some(s) = st.sites.get_mut(&seed.site) {
-                s.queued += 1;
-            }
+            st.open_lane(seed.audit, seed.site, host, seed.limits.pace, task, UnixMs(0));
         }
         for task in seed.initial {
             st.offer(task, UnixMs(0));
@@ -212,13 +136,22 @@ impl EmbeddedFrontier {
         for i in 0..n {
             let idx = (st.cursor + i) % n;
             let key = st.lane_order[idx].clone();
-            let State { lanes, hosts, ips, .. } = &mut *st;
+            let State { lanes, hosts, ips, sites, .. } = &mut *st;
             let (Some(lane), Some(host)) = (lanes.get_mut(&key), hosts.get(&key.1)) else {
                 continue;
             };
+            if lane.expire_robots(now)
+                && let Some(s) = sites.get_mut(&key.0)
+            {
+                s.queued += 1;
+            }
             let Some(due) = lane.next_due(now) else {
                 continue;
             };
+            if host.resolving.is_some() {
+                // The host's address is being looked up: its lanes wait for the answer.
+                continue;
+            }
             let Some(host_ready) = host.pace.ready_at() else {
                 continue;
             };
@@ -233,8 +166,11 @@ impl EmbeddedFrontier {
                 continue;
             }
             let Some(task) = lane.pop() else { continue };
+            let expired = lane.expired.get(&task.seen_key()).copied().unwrap_or(0);
+            let robots_at = if lane.robots == LaneRobots::Pending { UnixMs(0) } else { lane.robots_at };
             st.cursor = (idx + 1) % n;
-            return Claim::Leased(Box::new(st.lease(worker, key.1, task, now, self.settings.lease_ttl())));
+            let grant = Grant { expired, robots_at, ttl: self.settings.lease_ttl() };
+            return Claim::Leased(Box::new(st.lease(worker, key.1, task, now, grant)));
         }
         earliest.map_or(Claim::Idle, Claim::Wait)
     }
@@ -246,28 +182,54 @@ impl EmbeddedFrontier {
         };
         st.release(&lease);
         let site_id = lease.task.site;
+        let audit = lease.task.audit;
         let key = (site_id, lease.host.clone());
+        if let Some(lane) = st.lanes.get_mut(&key) {
+            lane.expired.remove(&lease.task.seen_key());
+        }
         if let Some(h) = st.hosts.get_mut(&lease.host) {
-            if h.ip.is_none() {
-                h.ip = c.ip;
+            match c.resolved {
+                Some(Resolution::Address { ip, ttl_ms }) => {
+                    h.ip = Some(ip);
+                    h.ip_until = Some(now.plus(address_ttl(Duration::from_millis(ttl_ms))));
+                }
+                Some(Resolution::Failed) if h.ip.is_some() => h.ip_until = Some(now.plus(MIN_ADDRESS_TTL)),
+                Some(Resolution::Failed) | None => {}
             }
             if c.rate_limited {
+                h.slow_audits.insert(audit);
+                h.recompute();
                 h.pace.enter_slow_mode(now);
             }
         }
         if let Some(robots) = c.robots {
-            if let (RobotsOutcome::Rules { crawl_delay_ms: Some(d), .. }, Some(h)) =
-                (&robots, st.hosts.get_mut(&lease.host))
-            {
-                h.pace.set_crawl_delay(std::time::Duration::from_millis(u64::from(*d)), lease.started_at);
-            }
+            let delay = match &robots {
+                RobotsOutcome::Rules { crawl_delay_ms, .. } => *crawl_delay_ms,
+                _ => None,
+            };
+            let mut closed = false;
             if let Some(lane) = st.lanes.get_mut(&key) {
                 lane.robots = LaneRobots::Known(robots);
-                if lane.is_closed() {
+                lane.robots_at = c.robots_fetched_at.unwrap_or(lease.started_at);
+                closed = lane.is_closed();
+                if closed {
                     let dropped = lane.clear() as u64;
                     if let Some(s) = st.sites.get_mut(&site_id) {
                         s.queued -= dropped;
                     }
+                }
+            }
+            if let Some(h) = st.hosts.get_mut(&lease.host) {
+                if closed {
+                    // A closed lane asks nothing of the host any more.
+                    h.lanes.remove(&site_id);
+                } else if let Some(d) = h.lanes.get_mut(&site_id) {
+                    d.crawl_delay_ms = delay;
+                }
+                h.recompute();
+                if delay.is_some() {
+                    // Crawl-delay counts from the robots.txt request's start.
+                    h.pace.next_start_at = h.pace.next_start_at.max(lease.started_at.plus(h.pace.gap()));
                 }
             }
         }
@@ -310,11 +272,29 @@ impl EmbeddedFrontier {
                     }
                     st.check_done(lease.task.site);
                 } else {
+                    if let Some(lane) = st.lanes.get_mut(&key) {
+                        *lane.expired.entry(lease.task.seen_key()).or_default() += 1;
+                    }
                     st.push(&key, lease.task, now);
                 }
             }
         }
+        st.hosts.retain(|_, h| !h.is_unused(now));
+        st.ips.retain(|_, p| p.in_flight > 0);
         expired.len()
+    }
+
+    fn renew_now(&self, worker: &WorkerId, ids: &[LeaseId], now: UnixMs) -> Renewal {
+        let mut st = self.lock();
+        let deadline = now.plus(self.settings.lease_ttl());
+        let mut lost = Vec::new();
+        for id in ids {
+            match st.leases.get_mut(id) {
+                Some(l) if l.worker == *worker => l.deadline = deadline,
+                _ => lost.push(*id),
+            }
+        }
+        Renewal { deadline, lost }
     }
 
     fn cancel_now(&self, audit: AuditId) {
@@ -335,14 +315,44 @@ impl EmbeddedFrontier {
             st.check_done(site);
         }
     }
+
+    fn forget_now(&self, audit: AuditId) -> bool {
+        let mut st = self.lock();
+        st.sites.retain(|_, s| s.audit != audit || !s.done);
+        if st.sites.values().any(|s| s.audit == audit) {
+            return false;
+        }
+        st.seen.remove(&audit);
+        for host in st.audit_hosts.remove(&audit).unwrap_or_default() {
+            if let Some(h) = st.hosts.get_mut(&host)
+                && h.slow_audits.remove(&audit)
+            {
+                h.recompute();
+            }
+        }
+        true
+    }
+}
+
+/// What a lease carries besides its task, from the lane it was taken from.
+struct Grant {
+    expired: u8,
+    robots_at: UnixMs,
+    ttl: Duration,
 }
 
 impl State {
-    fn lease(&mut self, worker: &WorkerId, host: HostKey, task: Task, now: UnixMs, ttl: std::time::Duration) -> Lease {
-        let (ip, gap) = self.hosts.get_mut(&host).map_or((None, 0), |h| {
+    fn lease(&mut self, worker: &WorkerId, host: HostKey, task: Task, now: UnixMs, grant: Grant) -> Lease {
+        self.next_lease += 1;
+        let id = LeaseId(self.next_lease);
+        let (ip, gap, resolve) = self.hosts.get_mut(&host).map_or((None, 0, false), |h| {
             let gap = u64::try_from(h.pace.gap().as_millis()).unwrap_or(u64::MAX);
             h.pace.start(now);
-            (h.ip, gap)
+            let resolve = h.resolve_due(now);
+            if resolve {
+                h.resolving = Some(id);
+            }
+            (h.ip, gap, resolve)
         });
         if let Some(ip) = ip {
             self.ips.entry(ip).or_default().in_flight += 1;
@@ -351,16 +361,18 @@ impl State {
             s.queued -= 1;
             s.leased += 1;
         }
-        self.next_lease += 1;
         let lease = Lease {
-            id: LeaseId(self.next_lease),
+            id,
             worker: worker.clone(),
             host,
             ip,
             task,
             started_at: now,
-            deadline: now.plus(ttl),
+            deadline: now.plus(grant.ttl),
             gap_ms: gap,
+            resolve,
+            expired: grant.expired,
+            robots_at: grant.robots_at,
         };
         self.leases.insert(lease.id, lease.clone());
         lease
@@ -370,6 +382,9 @@ impl State {
     fn release(&mut self, lease: &Lease) {
         if let Some(h) = self.hosts.get_mut(&lease.host) {
             h.pace.finish();
+            if h.resolving == Some(lease.id) {
+                h.resolving = None;
+            }
         }
         if let Some(ip) = lease.ip
             && let Some(p) = self.ips.get_mut(&ip)
@@ -390,6 +405,30 @@ impl State {
                 s.queued += 1;
             }
         }
+    }
+
+    /// Creates a lane of `site` on `host` with its robots.txt task queued, and makes the host's
+    /// pace account for it. An audit new to the host has its address looked up again.
+    fn open_lane(
+        &mut self,
+        audit: AuditId,
+        site: SiteId,
+        host: &HostKey,
+        pace: crate::pace::PaceLimits,
+        robots: Task,
+        now: UnixMs,
+    ) {
+        let joined = self.audit_hosts.entry(audit).or_default().insert(host.clone());
+        let h = self.hosts.entry(host.clone()).or_insert_with(|| HostEntry::new(pace));
+        h.lanes.insert(site, LaneDemand::new(pace));
+        if joined {
+            h.ip_until = None;
+        }
+        h.recompute();
+        let key = (site, host.clone());
+        self.lanes.insert(key.clone(), Lane::new(robots.clone()));
+        self.lane_order.push(key.clone());
+        self.push(&key, robots, now);
     }
 
     /// Queues a discovered task if it is in a lane of its site, new to the audit and within the
@@ -451,20 +490,10 @@ impl State {
         let Some(robots) = super::robots_task_for(task) else { return };
         let pace = site.limits.pace;
         let host = task.url.host_key();
-        self.hosts
-            .entry(host.clone())
-            .and_modify(|h| h.pace.limits = h.pace.limits.stricter(pace))
-            .or_insert_with(|| HostEntry { pace: HostPace::new(pace), ip: None });
-        let key = (task.site, host.clone());
-        self.lanes.insert(
-            key.clone(),
-            Lane { robots: LaneRobots::Pending, robots_task: None, ready: BTreeMap::new(), delayed: BTreeMap::new() },
-        );
-        self.lane_order.push(key.clone());
         if let Some(s) = self.sites.get_mut(&task.site) {
-            s.hosts.push(host);
+            s.hosts.push(host.clone());
         }
-        self.push(&key, robots, now);
+        self.open_lane(task.audit, task.site, &host, pace, robots, now);
     }
 
     fn report_limit(&mut self, site_id: SiteId, code: Code) {
@@ -494,15 +523,30 @@ impl State {
         let audit = site.audit;
         let hosts = site.hosts.clone();
         self.publish(Event::SiteDone { audit, site: site_id });
-        // The site's lanes are finished: drop them so claims stop scanning them.
+        // The site's lanes are finished: drop them so claims stop scanning them, and so their
+        // hosts' pace no longer counts them.
         for h in hosts {
-            self.lanes.remove(&(site_id, h));
+            self.lanes.remove(&(site_id, h.clone()));
+            if let Some(host) = self.hosts.get_mut(&h) {
+                host.lanes.remove(&site_id);
+                host.recompute();
+            }
         }
         let lanes = &self.lanes;
         self.lane_order.retain(|k| lanes.contains_key(k));
         if self.cursor >= self.lane_order.len() {
             self.cursor = 0;
         }
+    }
+
+    fn progress(&self, site: SiteId) -> Option<SiteProgress> {
+        self.sites.get(&site).map(|s| SiteProgress {
+            queued: s.queued,
+            leased: s.leased,
+            pages_enqueued: s.pages_enqueued,
+            completed: s.completed,
+            done: s.done,
+        })
     }
 }
 
@@ -528,13 +572,25 @@ impl Frontier for EmbeddedFrontier {
         ready(Ok(self.reap_now(now)))
     }
 
+    fn renew(
+        &self,
+        worker: &WorkerId,
+        leases: &[LeaseId],
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Renewal, FrontierError>> + Send {
+        ready(Ok(self.renew_now(worker, leases, now)))
+    }
+
     fn robots(
         &self,
         site: SiteId,
         host: &HostKey,
-    ) -> impl Future<Output = Result<Option<LaneRobots>, FrontierError>> + Send {
+    ) -> impl Future<Output = Result<Option<LaneRobotsState>, FrontierError>> + Send {
         let st = self.lock();
-        ready(Ok(st.lanes.get(&(site, host.clone())).map(|l| l.robots.clone())))
+        ready(Ok(st
+            .lanes
+            .get(&(site, host.clone()))
+            .map(|l| LaneRobotsState { robots: l.robots.clone(), fetched_at: l.robots_at })))
     }
 
     fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
@@ -564,14 +620,15 @@ impl Frontier for EmbeddedFrontier {
     }
 
     fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
+        ready(Ok(self.lock().progress(site)))
+    }
+
+    fn progress_many(
+        &self,
+        sites: &[SiteId],
+    ) -> impl Future<Output = Result<Vec<Option<SiteProgress>>, FrontierError>> + Send {
         let st = self.lock();
-        ready(Ok(st.sites.get(&site).map(|s| SiteProgress {
-            queued: s.queued,
-            leased: s.leased,
-            pages_enqueued: s.pages_enqueued,
-            completed: s.completed,
-            done: s.done,
-        })))
+        ready(Ok(sites.iter().map(|s| st.progress(*s)).collect()))
     }
 
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
@@ -579,11 +636,8 @@ impl Frontier for EmbeddedFrontier {
         ready(Ok(()))
     }
 
-    fn forget(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
-        let mut st = self.lock();
-        st.seen.remove(&audit);
-        st.sites.retain(|_, s| s.audit != audit || !s.done);
-        ready(Ok(()))
+    fn forget(&self, audit: AuditId) -> impl Future<Output = Result<bool, FrontierError>> + Send {
+        ready(Ok(self.forget_now(audit)))
     }
 
     fn cache_get(&self, key: &str, now: UnixMs) -> impl Future<Output = Result<Option<Vec<u8>>, FrontierError>> + Send {
@@ -604,12 +658,12 @@ impl Frontier for EmbeddedFrontier {
         key: &str,
         value: Vec<u8>,
         now: UnixMs,
-        ttl: std::time::Duration,
+        ttl: Duration,
     ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
         let mut st = self.lock();
         let live = st.cache.get(key).is_some_and(|(_, expires)| *expires > now);
         if !live {
-            st.cache.insert(key.to_owned(), (value, now.plus(ttl)));
+            st.cache_insert(key, value, now.plus(ttl), now);
         }
         ready(Ok(!live))
     }
@@ -619,15 +673,23 @@ impl Frontier for EmbeddedFrontier {
         key: &str,
         value: Vec<u8>,
         now: UnixMs,
-        ttl: std::time::Duration,
+        ttl: Duration,
     ) -> impl Future<Output = Result<(), FrontierError>> + Send {
         let mut st = self.lock();
-        if st.cache.len() >= MAX_CACHE_ENTRIES {
-            st.cache.retain(|_, (_, expires)| *expires > now);
-        }
-        if st.cache.len() < MAX_CACHE_ENTRIES {
-            st.cache.insert(key.to_owned(), (value, now.plus(ttl)));
-        }
+        st.cache_insert(key, value, now.plus(ttl), now);
         ready(Ok(()))
+    }
+}
+
+impl State {
+    /// Stores a cache entry, dropping expired ones first when the cache is full; past
+    /// [`MAX_CACHE_ENTRIES`] live entries, new ones are not cached.
+    fn cache_insert(&mut self, key: &str, value: Vec<u8>, expires: UnixMs, now: UnixMs) {
+        if self.cache.len() >= MAX_CACHE_ENTRIES {
+            self.cache.retain(|_, (_, e)| *e > now);
+        }
+        if self.cache.len() < MAX_CACHE_ENTRIES || self.cache.contains_key(key) {
+            self.cache.insert(key.to_owned(), (value, expires));
+        }
     }
 }

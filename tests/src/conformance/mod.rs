@@ -5,7 +5,9 @@
 //! embedded one in this crate, the Redis one against a real `redis-server`.
 
 use shoal_shared::finding::Code;
-use shoal_shared::frontier::{Claim, Completed, Completion, Frontier, LaneRobots, Lease, RobotsOutcome, SiteSeed};
+use shoal_shared::frontier::{
+    Claim, Completed, Completion, Frontier, LaneRobots, Lease, Resolution, RobotsOutcome, SiteSeed,
+};
 use shoal_shared::ids::{AuditId, SiteId, WorkerId};
 use shoal_shared::pace::PaceLimits;
 use shoal_shared::record::Event;
@@ -15,6 +17,10 @@ use shoal_shared::url::{HostKey, NormalizedUrl};
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
+
+mod lifetimes;
+
+pub use lifetimes::*;
 
 const T0: UnixMs = UnixMs(1_700_000_000_000);
 
@@ -73,8 +79,24 @@ async fn complete<F: Frontier>(f: &F, l: &Lease, c: Completion, now: UnixMs) -> 
     f.complete(l, c, now).await.expect("complete works")
 }
 
-fn robots_ok(ip: Option<IpAddr>) -> Completion {
-    Completion { ip, robots: Some(RobotsOutcome::AllowAll), ..Completion::default() }
+/// A test address of `host`: one per host (192.0.2.0/24 is for documentation), so that unrelated
+/// hosts do not share a per-IP cap.
+#[must_use]
+pub fn test_ip(host: &HostKey) -> IpAddr {
+    let h = host.as_str().bytes().fold(7u32, |a, b| a.wrapping_mul(31).wrapping_add(u32::from(b)));
+    IpAddr::V4(Ipv4Addr::new(192, 0, 2, u8::try_from(h % 250).unwrap_or(0) + 1))
+}
+
+/// The answer to a lease's fresh address lookup, if it asked for one: `ip`, or the host's test
+/// address, with a one-hour TTL.
+#[must_use]
+pub fn resolution(l: &Lease, ip: Option<IpAddr>) -> Option<Resolution> {
+    l.resolve.then(|| Resolution::Address { ip: ip.unwrap_or_else(|| test_ip(&l.host)), ttl_ms: 3_600_000 })
+}
+
+/// robots.txt read (allow all), with the address lookup the lease asked for.
+fn robots_ok(l: &Lease, ip: Option<IpAddr>) -> Completion {
+    Completion { resolved: resolution(l, ip), robots: Some(RobotsOutcome::AllowAll), ..Completion::default() }
 }
 
 /// Finishes the robots.txt leases of every lane of a fresh seed (start host and twin).
@@ -82,7 +104,8 @@ async fn pass_robots<F: Frontier>(f: &F, now: UnixMs, lanes: usize, ip: Option<I
     for _ in 0..lanes {
         let l = lease(f, now).await;
         assert_eq!(l.task.kind, TaskKind::Robots, "robots.txt comes first");
-        complete(f, &l, robots_ok(ip), now).await;
+        assert!(l.resolve, "the first lease of a host looks its address up");
+        complete(f, &l, robots_ok(&l, ip), now).await;
     }
 }
 
@@ -110,7 +133,7 @@ pub async fn robots_first<F: Frontier>(f: F) {
     assert_ne!(r1.host, r2.host);
     no_lease(&f, T0).await;
     let start_lane = if r1.host.as_str() == "a.test" { &r1 } else { &r2 };
-    complete(&f, start_lane, robots_ok(None), T0).await;
+    complete(&f, start_lane, robots_ok(start_lane, None), T0).await;
     let p = lease(&f, T0).await;
     assert_eq!(p.task.kind, TaskKind::Page);
     assert_eq!(p.task.url.as_str(), "http://a.test/");
@@ -277,7 +300,7 @@ pub async fn robots_off_limits<F: Frontier>(f: F) {
     assert_eq!(no_lease(&f, T0.plus(ms(10_000))).await, Claim::Idle);
     let progress = f.progress(SiteId(1)).await.expect("progress").expect("site");
     assert!(progress.done, "{progress:?}");
-    let robots = f.robots(SiteId(1), &HostKey::from_raw("a.test")).await.expect("robots");
+    let robots = f.robots(SiteId(1), &HostKey::from_raw("a.test")).await.expect("robots").map(|r| r.robots);
     assert!(matches!(robots, None | Some(LaneRobots::Known(RobotsOutcome::OffLimits))), "{robots:?}");
 }
 
@@ -291,7 +314,7 @@ pub async fn shared_host_one_pace<F: Frontier>(f: F) {
         match f.claim(&worker(), now).await.expect("claim") {
             Claim::Leased(l) => {
                 starts.push((now, l.host.clone()));
-                complete(&f, &l, robots_ok(None), now).await;
+                complete(&f, &l, robots_ok(&l, None), now).await;
             }
             Claim::Wait(t) => now = t,
             Claim::Idle => panic!("idle with work queued"),
@@ -345,7 +368,7 @@ pub async fn external_lane_opens_on_demand<F: Frontier>(f: F) {
     let r = lease(&f, T0).await;
     assert_eq!((r.task.kind, r.host.as_str()), (TaskKind::Robots, "ext.test"), "robots.txt of the other host first");
     assert_eq!(no_lease(&f, T0).await, Claim::Idle, "nothing of ext.test before its robots.txt");
-    complete(&f, &r, robots_ok(None), T0).await;
+    complete(&f, &r, robots_ok(&r, None), T0).await;
     let x = lease(&f, T0).await;
     assert_eq!((x.task.kind, x.task.url.as_str()), (TaskKind::External, "http://ext.test/x"));
     complete(&f, &x, Completion::default(), T0).await;
@@ -382,4 +405,12 @@ where
     cancel_drops_queue(make().await).await;
     external_lane_opens_on_demand(make().await).await;
     result_cache_round_trip(make().await).await;
+    slow_mode_lives_with_its_audit(make().await).await;
+    combined_limits_end_with_the_audit(make().await).await;
+    addresses_are_looked_up_again(make().await).await;
+    long_ttls_count_as_an_hour(make().await).await;
+    robots_txt_is_fetched_again_after_a_day(make().await).await;
+    leases_are_renewed(make().await).await;
+    expired_leases_are_counted(make().await).await;
+    ended_audits_are_forgotten(make().await).await;
 }
