@@ -9,6 +9,10 @@
 //! | GET | `/v1/audits/{id}` | one audit with per-site progress |
 //! | POST | `/v1/audits/{id}/cancel` | cancel; answers the audit's state |
 //! | GET | `/v1/audits/{id}/report?format=json` | the JSON report (docs/report-json.md) |
+//! | POST | `/v1/schedules` | add a recurring audit `{"name", "urls", "options", "when", "time_zone"}` → 201 with it |
+//! | GET | `/v1/schedules` | every schedule with its last and next run |
+//! | GET | `/v1/schedules/{id}` | one schedule with its start URLs |
+//! | DELETE | `/v1/schedules/{id}` | remove it (its runs stay) → `{"removed": id}` |
 //! | GET, POST | `/`, `/ui/...` | the web dashboard ([`crate::dashboard`], docs/dashboard.md) |
 
 use crate::ServerError;
@@ -22,9 +26,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use shoal_coordinator::Coordinator;
+use shoal_coordinator::schedule;
 use shoal_shared::frontier::Frontier;
-use shoal_shared::ids::AuditId;
-use shoal_shared::wire::SubmitRequest;
+use shoal_shared::ids::{AuditId, ScheduleId};
+use shoal_shared::time::UnixMs;
+use shoal_shared::wire::{ScheduleRequest, SubmitRequest};
 use std::sync::Arc;
 
 /// Request bodies larger than this are refused (a submit of 100,000 URLs fits).
@@ -52,6 +58,8 @@ pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String) -> Router
         .route("/v1/audits/{id}", get(status::<F>))
         .route("/v1/audits/{id}/cancel", post(cancel::<F>))
         .route("/v1/audits/{id}/report", get(report::<F>))
+        .route("/v1/schedules", post(add_schedule::<F>).get(list_schedules::<F>))
+        .route("/v1/schedules/{id}", get(get_schedule::<F>).delete(remove_schedule::<F>))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token::<F>));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -114,6 +122,34 @@ async fn status<F: Frontier>(State(st): State<AppState<F>>, Path(id): Path<u64>)
 
 async fn cancel<F: Frontier>(State(st): State<AppState<F>>, Path(id): Path<u64>) -> Result<Response, ServerError> {
     Ok(Json(st.engine.cancel(AuditId(id)).await?).into_response())
+}
+
+async fn add_schedule<F: Frontier>(
+    State(st): State<AppState<F>>,
+    body: Result<Json<ScheduleRequest>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ServerError> {
+    let Json(req) = body.map_err(|e| ServerError::BadRequest(format!("invalid request body: {e}")))?;
+    let added = schedule::add(&st.engine, req, UnixMs::from(std::time::SystemTime::now())).await?;
+    Ok((StatusCode::CREATED, Json(added)).into_response())
+}
+
+async fn list_schedules<F: Frontier>(State(st): State<AppState<F>>) -> Result<Response, ServerError> {
+    Ok(Json(schedule::list(&st.engine).await?).into_response())
+}
+
+async fn get_schedule<F: Frontier>(
+    State(st): State<AppState<F>>,
+    Path(id): Path<u64>,
+) -> Result<Response, ServerError> {
+    Ok(Json(schedule::get(&st.engine, ScheduleId(id)).await?).into_response())
+}
+
+async fn remove_schedule<F: Frontier>(
+    State(st): State<AppState<F>>,
+    Path(id): Path<u64>,
+) -> Result<Response, ServerError> {
+    schedule::remove(&st.engine, ScheduleId(id)).await?;
+    Ok(Json(serde_json::json!({ "removed": id })).into_response())
 }
 
 #[derive(Debug, Deserialize)]

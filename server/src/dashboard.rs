@@ -50,7 +50,10 @@ use shoal_shared::ids::AuditId;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
-use views::{AuditLine, AuditPage, CSS, CSS_PATH, Chrome, ListPage, LoginPage, MessagePage, SiteLine};
+use views::{
+    AuditLine, AuditPage, CSS, CSS_PATH, Chrome, ListPage, LoginPage, MessagePage, ScheduleLine, SchedulesPage,
+    SiteLine,
+};
 
 /// The policy of every dashboard page: nothing loads but the coordinator's own stylesheet, no
 /// script runs, forms post only back here, and no other site may frame the dashboard.
@@ -121,6 +124,7 @@ pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: Arc<str>) -> Rout
     let protected = Router::new()
         .route("/ui/", get(list::<F>))
         .route("/ui/audits/{id}", get(audit::<F>))
+        .route("/ui/schedules", get(schedules::<F>))
         .route("/ui/audits/{id}/cancel", post(cancel::<F>))
         .route("/ui/audits/{id}/report", get(report_html::<F>))
         .route("/ui/audits/{id}/report.json", get(report_json::<F>))
@@ -420,6 +424,21 @@ async fn list<F: Frontier>(State(d): State<Dash<F>>, Extension(auth): Extension<
             let page = ListPage {
                 chrome: Chrome::new("Audits", auth.logout()).live(running),
                 audits: audits.iter().rev().map(AuditLine::from).collect(),
+            };
+            render(StatusCode::OK, &page)
+        }
+        Err(e) => service_error(e.into()),
+    }
+}
+
+/// `GET /ui/schedules`: every recurring audit, with its last run (linked) and its next one.
+async fn schedules<F: Frontier>(State(d): State<Dash<F>>, Extension(auth): Extension<Auth>) -> Response {
+    match shoal_coordinator::schedule::list(&d.engine).await {
+        Ok(all) => {
+            let running = all.iter().any(|s| s.last_status.as_deref() == Some("running"));
+            let page = SchedulesPage {
+                chrome: Chrome::new("Schedules", auth.logout()).live(running),
+                schedules: all.iter().map(ScheduleLine::from).collect(),
             };
             render(StatusCode::OK, &page)
         }

@@ -45,7 +45,9 @@ impl IntoResponse for ServerError {
             ServerError::BadRequest(m) | ServerError::Engine(EngineError::BadRequest(m)) => {
                 (StatusCode::BAD_REQUEST, m.clone())
             }
-            ServerError::Engine(EngineError::NotFound(_)) => (StatusCode::NOT_FOUND, self.to_string()),
+            ServerError::Engine(EngineError::NotFound(_) | EngineError::NoSchedule(_)) => {
+                (StatusCode::NOT_FOUND, self.to_string())
+            }
             _ => {
                 tracing::error!(error = %self, "API request failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error; see the coordinator's log".to_owned())

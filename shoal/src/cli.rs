@@ -5,6 +5,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use shoal_coordinator::CrawlConfig;
+use shoal_coordinator::schedule::notify::NotifySettings;
 use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
 use shoal_shared::robots::ProductToken;
@@ -71,6 +72,9 @@ pub enum Command {
     Submit(SubmitArgs),
     /// Show audits on a coordinator.
     Status(StatusArgs),
+    /// Recurring audits on a coordinator: add, list, remove.
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
     /// Check a configuration file.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -168,12 +172,37 @@ pub struct CoordinatorArgs {
     /// ASCII characters, e.g. from `openssl rand -hex 32`).
     #[arg(long, env = "SHOAL_TOKEN", hide_env_values = true)]
     pub token: String,
+    /// POST a signed JSON summary here when a scheduled run ends (docs/notify.md). Off if omitted.
+    #[arg(long, env = "SHOAL_NOTIFY_URL", value_name = "URL")]
+    pub notify_url: Option<String>,
+    /// The HMAC-SHA256 key the webhook's body is signed with (X-Shoal-Signature); at least 16
+    /// visible ASCII characters. Required with --notify-url.
+    #[arg(long, env = "SHOAL_NOTIFY_SECRET", hide_env_values = true, value_name = "SECRET")]
+    pub notify_secret: Option<String>,
     /// Defaults for submitted audits (limits and pace) and the frontier (per-IP cap, lease time).
     #[command(flatten)]
     pub crawl: CrawlArgs,
 }
 
+impl CoordinatorArgs {
+    /// The webhook settings, validated: both flags or neither.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] for a bad URL or secret, or one flag without the other.
+    pub fn notify(&self) -> Result<Option<NotifySettings>, ConfigError> {
+        match (&self.notify_url, &self.notify_secret) {
+            (None, None) => Ok(None),
+            (Some(url), Some(secret)) => {
+                NotifySettings::new(url, secret).map(Some).map_err(|e| ConfigError::Invalid(e.to_string()))
+            }
+            (Some(_), None) => Err(ConfigError::Invalid("--notify-url needs --notify-secret to sign with".into())),
+            (None, Some(_)) => Err(ConfigError::Invalid("--notify-secret is set but --notify-url is not".into())),
+        }
+    }
+}
+
 /// `shoal worker`.
+
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
     /// Redis.
@@ -221,6 +250,15 @@ pub struct SubmitArgs {
     /// Wait until the audit ends, showing progress.
     #[arg(long, env = "SHOAL_WAIT")]
     pub wait: bool,
+    /// Per-audit options.
+    #[command(flatten)]
+    pub options: AuditOptionArgs,
+}
+
+/// The per-audit options a client may set (`shoal submit`, `shoal schedule add`); the rest comes
+/// from the coordinator's defaults.
+#[derive(Debug, Args, Clone)]
+pub struct AuditOptionArgs {
     /// Pages per site (coordinator's default if omitted).
     #[arg(long)]
     pub max_pages: Option<u32>,
@@ -239,6 +277,98 @@ pub struct SubmitArgs {
     /// Follow nofollow links.
     #[arg(long)]
     pub follow_nofollow: bool,
+}
+
+impl AuditOptionArgs {
+    /// The options as the API takes them.
+    #[must_use]
+    pub fn to_options(&self) -> shoal_shared::wire::AuditOptions {
+        shoal_shared::wire::AuditOptions {
+            max_pages: self.max_pages,
+            max_depth: self.max_depth,
+            max_resources: self.max_resources,
+            in_flight: self.in_flight,
+            gap_ms: self.gap_ms,
+            follow_nofollow: self.follow_nofollow.then_some(true),
+        }
+    }
+}
+
+/// `shoal schedule`.
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCommand {
+    /// Add a recurring audit: start URLs, options and when (a cron pattern in a time zone, or an
+    /// interval). Prints its id.
+    Add(Box<ScheduleAddArgs>),
+    /// List the schedules with their last and next run.
+    List(ScheduleListArgs),
+    /// Remove a schedule (its runs and their reports stay).
+    Remove(ScheduleRemoveArgs),
+}
+
+/// `shoal schedule add`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("when").required(true).args(["cron", "every"])))]
+pub struct ScheduleAddArgs {
+    /// Start URLs, one site each.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+    /// A file with one start URL per line, read now (same rules and caps as `shoal submit --file`).
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// A name for the schedule.
+    #[arg(long)]
+    pub name: String,
+    /// When, as a cron pattern of five fields (minute hour day-of-month month day-of-week), e.g.
+    /// `0 6 * * MON` for Mondays at 06:00 in --time-zone.
+    #[arg(long, value_name = "PATTERN")]
+    pub cron: Option<String>,
+    /// When, as an interval from the previous run's start: a whole number and s, m, h, d or w
+    /// (`7d`, `12h`, `1m`). The first run starts at once.
+    #[arg(long, value_name = "INTERVAL")]
+    pub every: Option<String>,
+    /// The IANA time zone of --cron (`Europe/Berlin`).
+    #[arg(long, value_name = "ZONE", default_value = "UTC")]
+    pub time_zone: String,
+    /// Coordinator.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Options of every run.
+    #[command(flatten)]
+    pub options: AuditOptionArgs,
+}
+
+impl ScheduleAddArgs {
+    /// The `when` the API takes: the cron pattern, or `every <interval>`.
+    #[must_use]
+    pub fn when(&self) -> String {
+        match (&self.cron, &self.every) {
+            (Some(c), _) => c.clone(),
+            (None, Some(e)) => format!("every {}", e.trim().trim_start_matches("every").trim()),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// `shoal schedule list`.
+#[derive(Debug, Args)]
+pub struct ScheduleListArgs {
+    /// Coordinator.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Print the coordinator's JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `shoal schedule remove`.
+#[derive(Debug, Args)]
+pub struct ScheduleRemoveArgs {
+    /// The schedule's id (see `shoal schedule list`).
+    pub id: u64,
+    /// Coordinator.
+    #[command(flatten)]
+    pub client: ClientArgs,
 }
 
 /// `shoal status`.

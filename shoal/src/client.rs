@@ -1,10 +1,11 @@
-//! `shoal submit` and `shoal status`: small clients of the coordinator's HTTP API.
+//! `shoal submit` and `shoal status` (and the [`Client`] `shoal schedule` uses too): small clients
+//! of the coordinator's HTTP API.
 
 use crate::cli::{ClientArgs, StatusArgs, SubmitArgs};
 use crate::{Exit, Failure};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use shoal_shared::wire::{AuditOptions, AuditView, SubmitRequest};
+use shoal_shared::wire::{AuditView, SubmitRequest};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -14,14 +15,53 @@ const POLL: Duration = Duration::from_secs(1);
 /// How long `--wait` keeps asking while the coordinator does not answer.
 const WAIT_OUTAGE: Duration = Duration::from_secs(120);
 
-struct Client {
-    http: reqwest::Client,
-    base: String,
+/// What the coordinator answered when it refused a request.
+#[derive(Debug, thiserror::Error)]
+#[error("coordinator answered {status}: {message}")]
+pub struct Refused {
+    /// The HTTP status.
+    pub status: reqwest::StatusCode,
+    /// Its `error` text.
+    pub message: String,
+}
+
+/// A refusal for bad input (400, 404: a wrong URL, option or id) is the user's to fix (3);
+/// anything else is Shoal's or the network's (1).
+impl From<Refused> for Failure {
+    fn from(e: Refused) -> Failure {
+        if matches!(e.status.as_u16(), 400 | 404 | 422) { Failure::input(e) } else { Failure::internal(e) }
+    }
+}
+
+/// Why an API call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The coordinator answered with an error status.
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    /// No answer, or an unreadable one.
+    #[error(transparent)]
+    Transport(#[from] anyhow::Error),
+}
+
+impl From<CallError> for Failure {
+    fn from(e: CallError) -> Failure {
+        match e {
+            CallError::Refused(r) => r.into(),
+            CallError::Transport(e) => Failure::internal(e),
+        }
+    }
+}
+
+/// An HTTP client of one coordinator, with its bearer token.
+pub(crate) struct Client {
+    pub(crate) http: reqwest::Client,
+    pub(crate) base: String,
     token: String,
 }
 
 impl Client {
-    fn new(args: &ClientArgs) -> Result<Client, Failure> {
+    pub(crate) fn new(args: &ClientArgs) -> Result<Client, Failure> {
         // A token the coordinator could never have been started with: say so before sending it.
         crate::cli::check_token(&args.token)?;
         shoal_worker::tls::install_crypto_provider();
@@ -33,7 +73,7 @@ impl Client {
         Ok(Client { http, base: args.coordinator.trim_end_matches('/').to_owned(), token: args.token.clone() })
     }
 
-    async fn call(&self, req: reqwest::RequestBuilder) -> anyhow::Result<serde_json::Value> {
+    pub(crate) async fn call(&self, req: reqwest::RequestBuilder) -> Result<serde_json::Value, CallError> {
         let resp = req
             .bearer_auth(&self.token)
             .send()
@@ -43,8 +83,8 @@ impl Client {
         let body = read_capped(resp, MAX_ANSWER).await.context("reading the coordinator's answer")?;
         let value: serde_json::Value = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
         if !status.is_success() {
-            let msg = value.get("error").and_then(|e| e.as_str()).unwrap_or("no details");
-            bail!("coordinator answered {status}: {msg}");
+            let message = value.get("error").and_then(|e| e.as_str()).unwrap_or("no details").to_owned();
+            return Err(Refused { status, message }.into());
         }
         Ok(value)
     }
@@ -60,17 +100,7 @@ pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> Result<Ex
     let urls: Vec<String> =
         crate::cli::start_urls(&args.urls, args.file.as_ref())?.into_iter().map(|u| u.to_string()).collect();
     let client = Client::new(&args.client)?;
-    let req = SubmitRequest {
-        urls,
-        options: AuditOptions {
-            max_pages: args.max_pages,
-            max_depth: args.max_depth,
-            max_resources: args.max_resources,
-            in_flight: args.in_flight,
-            gap_ms: args.gap_ms,
-            follow_nofollow: args.follow_nofollow.then_some(true),
-        },
-    };
+    let req = SubmitRequest { urls, options: args.options.to_options() };
     let v = client.call(client.http.post(format!("{}/v1/audits", client.base)).json_body(&req)?).await?;
     let id = v.get("id").and_then(serde_json::Value::as_u64).context("the coordinator gave no audit id")?;
     {
@@ -202,7 +232,7 @@ async fn read_capped(mut resp: reqwest::Response, cap: usize) -> anyhow::Result<
 }
 
 /// JSON bodies without reqwest's `json` feature.
-trait JsonBody {
+pub(crate) trait JsonBody {
     fn json_body<T: serde::Serialize>(self, body: &T) -> anyhow::Result<reqwest::RequestBuilder>;
 }
 

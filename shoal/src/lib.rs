@@ -18,6 +18,7 @@ pub mod cmd;
 pub mod config;
 pub mod entry;
 pub mod progress;
+pub mod schedule;
 pub mod sitelist;
 
 use cli::{Cli, Command};
@@ -128,7 +129,9 @@ impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Failure {
         match e {
             EngineError::Store(db) => Failure::database(db),
-            e @ (EngineError::BadRequest(_) | EngineError::NotFound(_)) => Failure::input(e),
+            e @ (EngineError::BadRequest(_) | EngineError::NotFound(_) | EngineError::NoSchedule(_)) => {
+                Failure::input(e)
+            }
             e => Failure::internal(e),
         }
     }
@@ -151,6 +154,7 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
         Command::Worker(args) => cmd::worker::run(&args, shutdown).await,
         Command::Submit(args) => client::submit(&args, shutdown).await,
         Command::Status(args) => client::status(&args).await,
+        Command::Schedule(cmd) => schedule::run(&cmd).await,
         Command::Config(cli::ConfigCommand::Check(args)) => {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();

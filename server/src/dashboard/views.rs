@@ -7,7 +7,7 @@
 use askama::Template;
 use shoal_report::{generator, rfc3339};
 use shoal_shared::time::UnixMs;
-use shoal_shared::wire::{AuditView, SiteView};
+use shoal_shared::wire::{AuditView, ScheduleView, SiteView};
 
 /// Seconds between reloads of a page that shows a running audit.
 pub(super) const REFRESH_SECS: u32 = 3;
@@ -125,6 +125,45 @@ pub(super) struct ListPage {
     pub(super) audits: Vec<AuditLine>,
 }
 
+/// One schedule as a table row. Its name, `when` and time zone were typed by an API client:
+/// escaped like everything else.
+#[derive(Debug)]
+pub(super) struct ScheduleLine {
+    pub(super) id: u64,
+    pub(super) name: String,
+    pub(super) when: String,
+    pub(super) time_zone: String,
+    pub(super) sites: u64,
+    pub(super) last_audit: Option<u64>,
+    pub(super) last_status: Option<String>,
+    pub(super) last_started: Option<String>,
+    pub(super) next_run: Option<String>,
+}
+
+impl From<&ScheduleView> for ScheduleLine {
+    fn from(s: &ScheduleView) -> ScheduleLine {
+        ScheduleLine {
+            id: s.id,
+            name: s.name.clone(),
+            when: s.when.clone(),
+            time_zone: s.time_zone.clone(),
+            sites: s.sites,
+            last_audit: s.last_audit,
+            last_status: s.last_status.clone(),
+            last_started: s.last_started_ms.map(|t| rfc3339(UnixMs(t))),
+            next_run: s.next_run_ms.map(|t| rfc3339(UnixMs(t))),
+        }
+    }
+}
+
+/// `GET /ui/schedules`: every recurring audit with its last and next run.
+#[derive(Template, Debug)]
+#[template(path = "dashboard/schedules.html")]
+pub(super) struct SchedulesPage {
+    pub(super) chrome: Chrome,
+    pub(super) schedules: Vec<ScheduleLine>,
+}
+
 /// `GET /ui/audits/{id}`: one audit with per-site progress.
 #[derive(Template, Debug)]
 #[template(path = "dashboard/audit.html")]
@@ -214,6 +253,31 @@ mod tests {
             name_len > 0 && rest[name_len..].starts_with('=')
         });
         assert!(!handler, "no inline event handler");
+    }
+
+    #[test]
+    fn schedules_are_escaped_and_link_their_last_run() {
+        let evil = "<script>alert(1)</script>";
+        let view = ScheduleView {
+            id: 4,
+            name: format!("weekly {evil}"),
+            sites: 2,
+            options: shoal_shared::wire::AuditOptions::default(),
+            when: "0 6 * * MON".into(),
+            time_zone: "Europe/Berlin".into(),
+            created_at_ms: 0,
+            next_run_ms: Some(1_761_541_200_000),
+            last_audit: Some(9),
+            last_status: Some("done".into()),
+            last_started_ms: Some(1_760_936_400_000),
+            urls: Vec::new(),
+        };
+        let page = SchedulesPage { chrome: Chrome::new("Schedules", None), schedules: vec![ScheduleLine::from(&view)] };
+        let html = page.render().expect("renders");
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("weekly &#60;script&#62;") || html.contains("weekly &lt;script&gt;"), "{html}");
+        assert!(html.contains(r#"href="/ui/audits/9""#), "{html}");
+        assert!(html.contains("Europe/Berlin") && html.contains("2025-10-27T05:00:00.000Z"), "{html}");
     }
 
     #[test]

@@ -4,13 +4,16 @@ use crate::cli::CoordinatorArgs;
 use crate::{Exit, Failure};
 use anyhow::Context;
 use shoal_coordinator::Coordinator;
+use shoal_coordinator::schedule::Scheduler;
+use shoal_coordinator::schedule::notify::Webhook;
 use shoal_frontier_redis::RedisFrontier;
 use shoal_store::AuditDb;
 use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-/// Runs the coordinator until `shutdown`: API and dashboard, aggregation, lease reaping.
+/// Runs the coordinator until `shutdown`: API and dashboard, aggregation, lease reaping, and the
+/// scheduler of recurring audits (with its webhook when `--notify-url` is set).
 ///
 /// # Errors
 /// Bad settings (3), the audit database (4), Redis or the listener (1).
@@ -18,6 +21,10 @@ pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<
     let crawl = shoal_coordinator::CrawlConfig::try_from(&args.crawl)?;
     // Refuse to start with a token too short to keep the API and the dashboard closed.
     crate::cli::check_token(&args.token)?;
+    let webhook = match args.notify()? {
+        Some(settings) => Some(Webhook::new(settings).context("building the webhook's HTTP client")?),
+        None => None,
+    };
     let db = AuditDb::open(&args.db)?;
     let frontier = RedisFrontier::connect(&args.redis.redis, &args.redis.namespace, crawl.frontier, "coordinator")
         .await
@@ -37,6 +44,17 @@ pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<
         let stop = shutdown.clone();
         tasks.spawn(async move {
             engine.run(stop).await;
+            Ok(())
+        });
+    }
+    {
+        if let Some(w) = &webhook {
+            tracing::info!(url = %w.url(), "scheduled runs are notified by webhook");
+        }
+        let scheduler = Scheduler::new(Arc::clone(&engine), webhook);
+        let stop = shutdown.clone();
+        tasks.spawn(async move {
+            scheduler.run(stop).await;
             Ok(())
         });
     }

@@ -98,12 +98,14 @@ fn validate(cli: &Cli) -> Result<(), String> {
         Sub::Audit(a) => a.crawl.validate().map(drop).map_err(|e| e.to_string()),
         Sub::Coordinator(c) => {
             c.crawl.validate().map_err(|e| e.to_string())?;
+            c.notify().map_err(|e| e.to_string())?;
             token(&c.token)
         }
         Sub::Worker(w) => w.crawl.validate().map(drop).map_err(|e| e.to_string()),
         Sub::Botpage(b) => crate::botpage::BotPage::from_args(b).map(drop).map_err(|e| e.to_string()),
         Sub::Submit(s) => token(&s.client.token),
         Sub::Status(s) => token(&s.client.token),
+        Sub::Schedule(_) => Ok(()),
         Sub::Report(_) | Sub::Robots(_) | Sub::Config(_) => Ok(()),
     }
 }
