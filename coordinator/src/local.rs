@@ -83,11 +83,7 @@ async fn run_audit_inner(
     let mut tasks = JoinSet::new();
     {
         let stop = stop_workers.clone();
-        let settings = WorkerSettings {
-            id: WorkerId("local".into()),
-            concurrency: req.concurrency,
-            lease_ttl: req.config.frontier.lease_ttl(),
-        };
+        let settings = WorkerSettings::new(WorkerId("local".into()), req.concurrency, req.config.frontier.lease_ttl());
         tasks.spawn(async move {
             if let Err(e) = run(crawler, settings, stop).await {
                 tracing::error!(error = %e, "worker stopped with an error");

@@ -42,6 +42,17 @@ pub struct WorkerSettings {
     pub concurrency: usize,
     /// The frontier's lease time: leases are renewed every third of it.
     pub lease_ttl: Duration,
+    /// How long one lease may be processed ([`MAX_PROCESSING`] unless a test needs less).
+    pub max_processing: Duration,
+}
+
+impl WorkerSettings {
+    /// A worker named `id` with `concurrency` fetches in flight on a frontier whose leases last
+    /// `lease_ttl`.
+    #[must_use]
+    pub fn new(id: WorkerId, concurrency: usize, lease_ttl: Duration) -> WorkerSettings {
+        WorkerSettings { id, concurrency, lease_ttl, max_processing: MAX_PROCESSING }
+    }
 }
 
 /// The leases this worker is processing, for the heartbeat: each with its current deadline and
@@ -77,7 +88,7 @@ pub async fn run<F: Frontier>(
         Arc::clone(&frontier),
         Arc::clone(&held),
         settings.id.clone(),
-        settings.lease_ttl,
+        (settings.lease_ttl, settings.max_processing),
         beat_stop.clone(),
     ));
     // A completion frees a slot and may queue new URLs: wake the claim loop instead of letting it
@@ -109,6 +120,7 @@ pub async fn run<F: Frontier>(
                 let crawler = Arc::clone(&crawler);
                 let completed = Arc::clone(&completed);
                 let held = Arc::clone(&held);
+                let limit = settings.max_processing;
                 let span = tracing::info_span!(
                     "lease",
                     audit = %lease.task.audit,
@@ -119,7 +131,7 @@ pub async fn run<F: Frontier>(
                 held.lock().insert(lease.id, (lease.deadline, Instant::now()));
                 fetches.spawn(tracing::Instrument::instrument(
                     async move {
-                        process_one(&crawler, &lease, &held).await;
+                        process_one(&crawler, &lease, &held, limit).await;
                         held.lock().remove(&lease.id);
                         drop(permit);
                         completed.notify_one();
@@ -162,14 +174,14 @@ pub async fn run<F: Frontier>(
 }
 
 /// Processes one lease and completes it. A panic is caught here and the URL given up; processing
-/// past [`MAX_PROCESSING`] is dropped without a completion (the lease expires and is counted).
-async fn process_one<F: Frontier>(crawler: &Crawler<F>, lease: &Lease, held: &Held) {
+/// past `limit` is dropped without a completion (the lease expires and is counted).
+async fn process_one<F: Frontier>(crawler: &Crawler<F>, lease: &Lease, held: &Held, limit: Duration) {
     let m = shoal_metrics::metrics();
     m.in_flight.inc();
     let guarded = AssertUnwindSafe(crawler.process(lease)).catch_unwind();
-    let outcome = match tokio::time::timeout(MAX_PROCESSING, guarded).await {
+    let outcome = match tokio::time::timeout(limit, guarded).await {
         Err(_) => {
-            tracing::error!(url = %lease.task.url, "processing took over {} s; dropped, its lease will expire", MAX_PROCESSING.as_secs());
+            tracing::error!(url = %lease.task.url, limit_s = limit.as_secs_f64(), "processing took too long; dropped, its lease will expire");
             held.lock().remove(&lease.id);
             m.in_flight.dec();
             return;
@@ -202,13 +214,13 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Renews the held leases every third of the lease time until `stop`. A lease processed longer
-/// than [`MAX_PROCESSING`] (a task stuck where no timeout reaches it) is no longer renewed, so it
-/// expires and goes to another worker, counted against its URL.
+/// than the processing limit (a task stuck where no timeout reaches it) is no longer renewed, so
+/// it expires and goes to another worker, counted against its URL.
 async fn heartbeat_loop<F: Frontier>(
     frontier: Arc<F>,
     held: Arc<Held>,
     worker: WorkerId,
-    ttl: Duration,
+    (ttl, limit): (Duration, Duration),
     stop: CancellationToken,
 ) {
     let every = (ttl / 3).max(Duration::from_millis(100));
@@ -220,7 +232,7 @@ async fn heartbeat_loop<F: Frontier>(
             () = stop.cancelled() => return,
         }
         let ids: Vec<LeaseId> =
-            held.lock().iter().filter(|(_, (_, since))| since.elapsed() < MAX_PROCESSING).map(|(id, _)| *id).collect();
+            held.lock().iter().filter(|(_, (_, since))| since.elapsed() < limit).map(|(id, _)| *id).collect();
         if ids.is_empty() {
             continue;
         }

@@ -64,7 +64,7 @@ pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Re
     let fetcher = Fetcher::new(w.fetch.clone()).map_err(WorkerError::Fetcher)?;
     let crawler = Arc::new(Crawler::new(Arc::new(frontier), fetcher, w.crawl.clone()));
     tracing::info!(worker = %w.id, concurrency = w.concurrency, "worker started");
-    let settings = WorkerSettings { id: WorkerId(w.id.clone()), concurrency: w.concurrency.max(1), lease_ttl };
+    let settings = WorkerSettings::new(WorkerId(w.id.clone()), w.concurrency.max(1), lease_ttl);
     run(crawler, settings, shutdown).await.map_err(redis_err)?;
     tracing::info!("worker stopped");
     Ok(())

@@ -18,6 +18,7 @@ mod finding_support;
 mod finding_tls;
 mod fleet_guard;
 mod frontier_embedded;
+mod leases;
 mod link_elements;
 mod metrics;
 mod politeness;

@@ -162,7 +162,20 @@ pub fn agent_of(id: &str) -> String {
 /// `shoal worker --id ID` for the test server: every host resolved to 127.0.0.1, no DNS, private
 /// addresses allowed, 2 s request timeout, its own user agent ([`agent_of`]).
 pub fn worker(dir: &Path, id: &str, redis: &str, ns: &str, hosts: &[String], concurrency: usize) -> Proc {
-    let mut args = worker_args(id, redis, ns, concurrency);
+    worker_with_timeout(dir, id, redis, ns, hosts, concurrency, 2)
+}
+
+/// [`worker`] with a request timeout of `timeout_s` seconds instead of 2.
+pub fn worker_with_timeout(
+    dir: &Path,
+    id: &str,
+    redis: &str,
+    ns: &str,
+    hosts: &[String],
+    concurrency: usize,
+    timeout_s: u64,
+) -> Proc {
+    let mut args = worker_args(id, redis, ns, concurrency, timeout_s);
     args.push("--allow-private".into());
     for h in hosts {
         args.push("--resolve".into());
@@ -175,12 +188,12 @@ pub fn worker(dir: &Path, id: &str, redis: &str, ns: &str, hosts: &[String], con
 /// and no DNS. It can reach a host only through an address the frontier pinned for it (chosen by
 /// another worker), which its own guard must then judge.
 pub fn guarded_worker(dir: &Path, id: &str, redis: &str, ns: &str, concurrency: usize) -> Proc {
-    Proc::spawn(dir, id, &worker_args(id, redis, ns, concurrency))
+    Proc::spawn(dir, id, &worker_args(id, redis, ns, concurrency, 2))
 }
 
-/// What every test worker is started with: no DNS, 2 s request timeout, 5 s leases, its own user
-/// agent ([`agent_of`]).
-fn worker_args(id: &str, redis: &str, ns: &str, concurrency: usize) -> Vec<String> {
+/// What every test worker is started with: no DNS, `timeout_s` request timeout, 5 s leases, its
+/// own user agent ([`agent_of`]).
+fn worker_args(id: &str, redis: &str, ns: &str, concurrency: usize, timeout_s: u64) -> Vec<String> {
     vec![
         "worker".into(),
         "--redis".into(),
@@ -191,7 +204,7 @@ fn worker_args(id: &str, redis: &str, ns: &str, concurrency: usize) -> Vec<Strin
         "--id".into(),
         id.into(),
         "--timeout-s".into(),
-        "2".into(),
+        timeout_s.to_string(),
         "--lease-ttl-s".into(),
         "5".into(),
         "--concurrency".into(),
