@@ -38,7 +38,7 @@ pub(crate) fn unknown_audit(e: DbError) -> ReportError {
 }
 
 #[derive(Serialize)]
-struct AuditJson<'a> {
+pub(crate) struct AuditJson<'a> {
     id: u64,
     created_at: String,
     created_at_ms: u64,
@@ -48,7 +48,7 @@ struct AuditJson<'a> {
 }
 
 impl AuditJson<'_> {
-    fn of(a: &AuditSummary) -> AuditJson<'static> {
+    pub(crate) fn of(a: &AuditSummary) -> AuditJson<'static> {
         AuditJson {
             id: a.id.0,
             created_at: rfc3339(a.created_at),

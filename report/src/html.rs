@@ -28,15 +28,15 @@ use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::record::LinkKind;
 use shoal_shared::time::UnixMs;
 use shoal_store::compare::{ChangeCounts, Comparison, SitePairs};
-use shoal_store::cursor::{DEPTH_BARS, RESPONSE_BUCKETS_MS, Reader};
+use shoal_store::cursor::{DEPTH_BARS, Previous, RESPONSE_BUCKETS_MS, Reader};
 use shoal_store::{AuditDb, AuditSummary, DbError, FindingRow, LinkRow, PageRow, SiteStats, SiteSummary};
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use svg::{Bar, palette};
 use view::{
     AuditSummaryView, ChangesStart, Chart, CompareSummary, DetailsStart, FindingRowView, FindingsSection,
-    FindingsStart, Foot, Head, LinkCounts, PageRowView, PagesStart, PrevView, SectionEnd, SiteLine, SiteStart,
-    SitesDelta, TableEnd, UrlDetail, UrlFinding, UrlView,
+    FindingsStart, Foot, Head, LinkCounts, PageRowView, PagesStart, PrevView, ScheduleChanges, ScheduleDelta,
+    SectionEnd, SiteLine, SiteStart, SitesDelta, TableEnd, UrlDetail, UrlFinding, UrlView,
 };
 
 /// Output buffer: fragments are small, so batch them into large writes.
@@ -58,11 +58,16 @@ pub fn write_html(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<(
     let mut w = BufWriter::with_capacity(BUFFER, out);
     let title = format!("Shoal audit {audit}: report");
     head(&mut w, &title)?;
+    let scheduled = schedule_changes(&mut w, db, audit)?;
     render(&mut w, &audit_summary(&summary, &sites, &stats))?;
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (site, stats) in sites.iter().zip(&stats) {
         let nth = seen.entry(site.start_url.as_str()).or_default();
-        write_site(&mut w, db, &reader, &summary, site, stats, *nth)?;
+        let baseline = match &scheduled {
+            Some(runs) => Baseline::Schedule(runs),
+            None => Baseline::Latest { nth: *nth },
+        };
+        write_site(&mut w, db, &reader, &summary, site, stats, baseline)?;
         *nth += 1;
     }
     render(&mut w, &Foot { generator: &generator(), script: csp::SCRIPT })?;
@@ -273,7 +278,7 @@ fn write_site<W: Write>(
     audit: &AuditSummary,
     site: &SiteSummary,
     stats: &SiteStats,
-    nth: usize,
+    baseline: Baseline<'_>,
 ) -> Result<(), ReportError> {
     render(
         w,
@@ -288,7 +293,7 @@ fn write_site<W: Write>(
             charts: charts(reader, site.id, stats)?,
         },
     )?;
-    changes_since_previous(w, db, reader, audit.id, site, nth)?;
+    changes_since_previous(w, db, reader, audit.id, site, baseline)?;
 
     render(w, &FindingsSection { site: site.id.0 })?;
     let total = stats.severities.errors + stats.severities.warnings + stats.severities.notices;
@@ -454,6 +459,54 @@ fn finding_row<W: Write>(
     )
 }
 
+/// For an audit a schedule started, the section at the top of the report: what changed since the
+/// schedule's previous run, or that this is its first run. Returns each site's partner in the
+/// previous run (empty for a first run), which the sites' own "changes" sections then use; `None`
+/// for a submitted audit.
+fn schedule_changes<W: Write>(
+    w: &mut W,
+    db: &AuditDb,
+    audit: AuditId,
+) -> Result<Option<HashMap<SiteId, Previous>>, ReportError> {
+    let Some(run) = db.scheduled_run(audit)? else { return Ok(None) };
+    let name = run.name.unwrap_or_else(|| "(removed since)".to_owned());
+    let Some(previous) = run.previous else {
+        render(w, &ScheduleChanges { schedule: run.schedule.0, name: &name, previous: None })?;
+        return Ok(Some(HashMap::new()));
+    };
+    let Comparison { pairs, counts } =
+        shoal_store::compare::compare(db, previous, audit).map_err(compare::unknown_audit)?;
+    let old = db.audit(previous)?.ok_or(ReportError::UnknownAudit { audit: previous })?;
+    let totals = ChangeCounts::sum(&counts);
+    let view = ScheduleDelta {
+        audit: previous.0,
+        status: old.status.as_str(),
+        created_at: rfc3339(old.created_at),
+        new: totals.new,
+        fixed: totals.fixed,
+        remaining: totals.remaining,
+        added: pairs.added.len(),
+        removed: pairs.removed.len(),
+    };
+    render(w, &ScheduleChanges { schedule: run.schedule.0, name: &name, previous: Some(view) })?;
+    Ok(Some(
+        pairs
+            .both
+            .into_iter()
+            .map(|(o, n)| (n.id, Previous { audit: previous, site: o.id, status: o.status }))
+            .collect(),
+    ))
+}
+
+/// What a site's "changes" section compares with.
+#[derive(Debug, Clone, Copy)]
+enum Baseline<'a> {
+    /// The latest earlier audit of the same start URL (its `nth` site with that URL).
+    Latest { nth: usize },
+    /// The schedule's previous run: each site's partner there, by site id.
+    Schedule(&'a HashMap<SiteId, Previous>),
+}
+
 /// The "Changes since the previous audit" section of a site.
 fn changes_since_previous<W: Write>(
     w: &mut W,
@@ -461,11 +514,21 @@ fn changes_since_previous<W: Write>(
     reader: &Reader,
     audit: AuditId,
     site: &SiteSummary,
-    nth: usize,
+    baseline: Baseline<'_>,
 ) -> Result<(), ReportError> {
-    let heading = "Changes since the previous audit";
-    let Some(prev) = reader.previous_site(audit, &site.start_url, nth)? else {
-        let none_text = "No earlier audit of this start URL is in the database: every finding is new.";
+    let (heading, prev, none_text) = match baseline {
+        Baseline::Schedule(runs) => (
+            "Changes since the schedule's previous run",
+            runs.get(&site.id).cloned(),
+            "This start URL was not in the schedule's previous run (or this is its first run): every finding is new.",
+        ),
+        Baseline::Latest { nth } => (
+            "Changes since the previous audit",
+            reader.previous_site(audit, &site.start_url, nth)?,
+            "No earlier audit of this start URL is in the database: every finding is new.",
+        ),
+    };
+    let Some(prev) = prev else {
         return render(w, &ChangesStart { anchor: site.id.0, heading, previous: None, none_text })
             .and_then(|()| render(w, &SectionEnd));
     };

@@ -1,9 +1,12 @@
 //! The JSON report, `shoal.report/v1`, written element by element.
 
+use super::compare::{AuditJson as AuditRefJson, CountsJson, TotalsJson, site_ref, unknown_audit};
 use super::{ReportError, generator, rfc3339};
 use serde::Serialize;
 use shoal_shared::ids::AuditId;
 use shoal_shared::time::UnixMs;
+use shoal_store::compare::{self as core, Change};
+use shoal_store::cursor::Reader;
 use shoal_store::{AuditDb, FindingRow, LinkRow, PageRow, SiteStats, SiteSummary};
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -226,6 +229,8 @@ pub fn write_json(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<(
     value(&mut w, &generator())?;
     key(&mut w, false, "audit")?;
     value(&mut w, &head)?;
+    key(&mut w, false, "changes")?;
+    write_changes(db, audit, &mut w)?;
     key(&mut w, false, "sites")?;
     w.write_all(b"[")?;
     for (i, site) in db.site_counts(audit)?.iter().enumerate() {
@@ -236,6 +241,70 @@ pub fn write_json(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<(
     }
     w.write_all(b"]}\n")?;
     w.flush()?;
+    Ok(())
+}
+
+/// What the first run of a schedule says instead of a comparison.
+pub(super) const FIRST_RUN: &str = "first run of this schedule: there is no previous run to compare with";
+
+/// The `changes` object: for an audit a schedule started, what changed since that schedule's
+/// previous run (new and fixed findings listed per site, remaining ones counted); `null` for a
+/// submitted audit. Streams the findings like the rest of the report.
+fn write_changes<W: Write>(db: &AuditDb, audit: AuditId, w: &mut W) -> Result<(), ReportError> {
+    let Some(run) = db.scheduled_run(audit)? else { return value(w, &serde_json::Value::Null) };
+    w.write_all(b"{")?;
+    key(w, true, "schedule")?;
+    value(w, &serde_json::json!({ "id": run.schedule.0, "name": run.name }))?;
+    let Some(previous) = run.previous else {
+        key(w, false, "previous_audit")?;
+        value(w, &serde_json::Value::Null)?;
+        key(w, false, "note")?;
+        value(w, FIRST_RUN)?;
+        w.write_all(b"}")?;
+        return Ok(());
+    };
+    let core::Comparison { pairs, counts } = core::compare(db, previous, audit).map_err(unknown_audit)?;
+    let old = db.audit(previous)?.ok_or(ReportError::UnknownAudit { audit: previous })?;
+    key(w, false, "previous_audit")?;
+    value(w, &AuditRefJson::of(&old))?;
+    key(w, false, "summary")?;
+    value(w, &TotalsJson::of(&pairs, core::ChangeCounts::sum(&counts)))?;
+    key(w, false, "added_sites")?;
+    value(w, &pairs.added.iter().map(site_ref).collect::<Vec<_>>())?;
+    key(w, false, "removed_sites")?;
+    value(w, &pairs.removed.iter().map(site_ref).collect::<Vec<_>>())?;
+    key(w, false, "sites")?;
+    w.write_all(b"[")?;
+    let reader = Reader::open(db)?;
+    for (i, ((o, n), c)) in pairs.both.iter().zip(&counts).enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        w.write_all(b"{")?;
+        key(w, true, "start_url")?;
+        value(w, &n.start_url)?;
+        key(w, false, "previous_site")?;
+        value(w, &site_ref(o))?;
+        key(w, false, "summary")?;
+        value(w, &CountsJson::from(*c))?;
+        for wanted in [Change::New, Change::Fixed] {
+            key(w, false, wanted.as_str())?;
+            w.write_all(b"[")?;
+            let mut first = true;
+            core::changes_with(&reader, o.id, n.id, |change, f| -> Result<(), ReportError> {
+                if change != wanted {
+                    return Ok(());
+                }
+                if !std::mem::take(&mut first) {
+                    w.write_all(b",")?;
+                }
+                value(w, &FindingJson::of(&f))
+            })?;
+            w.write_all(b"]")?;
+        }
+        w.write_all(b"}")?;
+    }
+    w.write_all(b"]}")?;
     Ok(())
 }
 

@@ -229,6 +229,27 @@ pub(super) struct CompareSummary {
     pub(super) remaining: u64,
 }
 
+/// The schedule's previous run and the totals against it.
+#[derive(Debug)]
+pub(super) struct ScheduleDelta {
+    pub(super) audit: u64,
+    pub(super) status: &'static str,
+    pub(super) created_at: String,
+    pub(super) new: u64,
+    pub(super) fixed: u64,
+    pub(super) remaining: u64,
+    pub(super) added: usize,
+    pub(super) removed: usize,
+}
+
+#[derive(Template, Debug)]
+#[template(path = "report/report.html", block = "schedule_changes")]
+pub(super) struct ScheduleChanges<'a> {
+    pub(super) schedule: u64,
+    pub(super) name: &'a str,
+    pub(super) previous: Option<ScheduleDelta>,
+}
+
 #[derive(Template, Debug)]
 #[template(path = "report/report.html", block = "sites_delta")]
 pub(super) struct SitesDelta<'a> {

@@ -9,3 +9,4 @@ mod html_fixture;
 mod json_fields;
 mod report_compare;
 mod report_html;
+mod schedule_changes;
