@@ -23,5 +23,6 @@ mod link_elements;
 mod metrics;
 mod politeness;
 mod procs;
+mod schedule;
 mod start_redirect;
 mod testsite;

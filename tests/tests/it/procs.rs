@@ -297,6 +297,18 @@ impl Coordinator {
         Ok((status, value))
     }
 
+    /// Any API call with the bearer token: `method` on `path` (`/v1/...`), with a JSON `body` if
+    /// given; the status and the answer (JSON, or the text as a JSON string).
+    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<(u16, Value), String> {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(b) = body {
+            req = req
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(serde_json::to_vec(b).map_err(|e| e.to_string())?);
+        }
+        self.call(req).await
+    }
+
     /// `POST /v1/audits`: the new audit's id. Panics (with the coordinator's log) on failure.
     pub async fn submit(&self, urls: &[String], options: Value) -> u64 {
         let body = serde_json::json!({ "urls": urls, "options": options });
