@@ -160,7 +160,7 @@ impl<F: Frontier> Coordinator<F> {
     }
 
     /// Runs `f` on the read connection in a blocking task (never waiting for the writer).
-    async fn read<T: Send + 'static>(
+    pub(crate) async fn read<T: Send + 'static>(
         &self,
         f: impl FnOnce(&AuditDb) -> Result<T, DbError> + Send + 'static,
     ) -> Result<T, EngineError> {

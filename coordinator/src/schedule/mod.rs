@@ -102,7 +102,7 @@ pub async fn add<F: Frontier>(
 /// # Errors
 /// Store failures.
 pub async fn list<F: Frontier>(engine: &Coordinator<F>) -> Result<Vec<ScheduleView>, EngineError> {
-    engine.write(|db| Ok(db.schedules()?.iter().map(|r| view(r, Vec::new())).collect())).await
+    engine.read(|db| Ok(db.schedules()?.iter().map(|r| view(r, Vec::new())).collect())).await
 }
 
 /// One schedule with its start URLs.
@@ -111,7 +111,7 @@ pub async fn list<F: Frontier>(engine: &Coordinator<F>) -> Result<Vec<ScheduleVi
 /// [`EngineError::NoSchedule`]; store failures.
 pub async fn get<F: Frontier>(engine: &Coordinator<F>, id: ScheduleId) -> Result<ScheduleView, EngineError> {
     let found = engine
-        .write(move |db| {
+        .read(move |db| {
             let Some(row) = db.schedule(id)? else { return Ok(None) };
             Ok(Some(view(&row, db.schedule_urls(id)?.unwrap_or_default())))
         })
@@ -218,7 +218,7 @@ impl<F: Frontier> Scheduler<F> {
         deliveries: &mut JoinSet<()>,
         stop: &CancellationToken,
     ) -> Result<Vec<(ScheduleId, Step)>, EngineError> {
-        let rows = self.engine.write(|db| db.schedules()).await?;
+        let rows = self.engine.read(|db| db.schedules()).await?;
         let mut steps = Vec::new();
         for row in rows {
             let when = match When::parse(&row.spec, &row.time_zone) {
