@@ -140,8 +140,8 @@ async fn a_task_that_never_ends_is_dropped_and_given_up() {
         resolve: [(host.to_owned(), std::net::IpAddr::from([127, 0, 0, 1]))].into(),
         ..FetchSettings::default()
     };
-    let mut limits = SiteLimits::default();
-    limits.pace = shoal_shared::pace::PaceLimits::new(4, Duration::ZERO).expect("valid pace");
+    let pace = shoal_shared::pace::PaceLimits::new(4, Duration::ZERO).expect("valid pace");
+    let limits = SiteLimits { pace, ..SiteLimits::default() };
     let config =
         CrawlConfig { limits, fetch: fetch.clone(), crawl: CrawlSettings::default(), frontier: frontier_settings };
     let frontier = Arc::new(EmbeddedFrontier::new(frontier_settings));
