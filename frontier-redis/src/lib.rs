@@ -178,8 +178,10 @@ impl RedisFrontier {
     }
 
     fn push_task(inv: &mut redis::ScriptInvocation<'_>, t: &Task) {
+        let keys = t.seen_keys();
         inv.arg(t.url.host_key().as_str())
-            .arg(t.seen_key().to_be_bytes().as_slice())
+            .arg(keys.own.to_be_bytes().as_slice())
+            .arg(keys.blocked_by.map(|b| b.to_be_bytes().to_vec()).unwrap_or_default())
             .arg(kind_code(t.kind))
             .arg(t.depth)
             .arg(t.priority.0)

@@ -634,6 +634,7 @@ mod tests {
             LinkKind::SitemapEntry,
             LinkKind::Canonical,
             LinkKind::PageLink,
+            LinkKind::Preload,
         ];
         for k in all {
             assert_eq!(is_navigation(k.as_str()), k.is_navigation(), "{k:?}");

@@ -192,7 +192,8 @@ pub enum LinkKind {
     Iframe,
     /// `<source>`, `<video>`, `<audio>`.
     Media,
-    /// Other `<link href>`.
+    /// Other `<link href>` (feeds, search descriptions, `rev=made`, unknown types): recorded,
+    /// never requested, since a browser loads nothing for them.
     OtherLink,
     /// A `<loc>` of a sitemap (recorded on the sitemap's record, so sitemap coverage can be
     /// checked against what the URLs answer).
@@ -203,6 +204,8 @@ pub enum LinkKind {
     /// generators and CMSs emit them for real pages), crawled as a page like an anchor. Browsers
     /// fetch nothing for these; only a crawl follows them.
     PageLink,
+    /// `<link rel=preload|modulepreload|prefetch|manifest>`: a resource the browser loads.
+    Preload,
 }
 
 impl LinkKind {
@@ -210,6 +213,13 @@ impl LinkKind {
     #[must_use]
     pub fn is_navigation(&self) -> bool {
         matches!(self, LinkKind::Anchor | LinkKind::Iframe | LinkKind::PageLink)
+    }
+
+    /// Whether the crawl requests its target at all: everything a browser loads or a visitor can
+    /// follow, not the `<link>` types that load nothing ([`LinkKind::OtherLink`]).
+    #[must_use]
+    pub fn is_requested(&self) -> bool {
+        !matches!(self, LinkKind::OtherLink)
     }
 
     /// The stable spelling.
@@ -227,6 +237,7 @@ impl LinkKind {
             LinkKind::SitemapEntry => "sitemap_entry",
             LinkKind::Canonical => "canonical",
             LinkKind::PageLink => "page_link",
+            LinkKind::Preload => "preload",
         }
     }
 }

@@ -200,16 +200,45 @@ impl Task {
     }
 }
 
+/// Where a task stands in its audit's seen set ([`Task::seen_keys`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeenKeys {
+    /// The key the task takes when it is queued; a task whose key is taken already is not queued.
+    pub own: u64,
+    /// A key that also keeps the task out: a resource check is not queued for a URL already
+    /// queued as a page (the page's GET tells more than a HEAD would).
+    pub blocked_by: Option<u64>,
+}
+
+/// Set on a URL's fingerprint to make the key of its resource check, distinct from its page key.
+const CHECK_KEY: u64 = 0x9e37_79b9_7f4a_7c15;
+
 impl Task {
-    /// The key of this task in the audit's seen set. A site's own URLs are seen once per audit;
-    /// a link to another site is checked once per *site* (each linking site gets its own record
-    /// and finding; the frontier's result cache keeps the other host from being asked twice).
+    /// The keys of this task in the audit's seen set. A site's own URLs are crawled as pages once
+    /// per audit and checked as resources once; a URL first seen as a resource (an `<img>`, a
+    /// `<link>`) that a later link names as a page is still crawled as one, so how a URL was
+    /// first seen never decides alone. A link to another site is checked once per *site* (each
+    /// linking site gets its own record and finding; the frontier's result cache keeps the other
+    /// host from being asked twice).
+    #[must_use]
+    pub fn seen_keys(&self) -> SeenKeys {
+        match self.kind {
+            TaskKind::External => SeenKeys {
+                own: xxhash_rust::xxh3::xxh3_64(format!("{}|{}", self.site, self.url).as_bytes()),
+                blocked_by: None,
+            },
+            TaskKind::Resource => {
+                let page = self.url.fingerprint();
+                SeenKeys { own: page ^ CHECK_KEY, blocked_by: Some(page) }
+            }
+            _ => SeenKeys { own: self.url.fingerprint(), blocked_by: None },
+        }
+    }
+
+    /// The key this task takes in the seen set ([`SeenKeys::own`]).
     #[must_use]
     pub fn seen_key(&self) -> u64 {
-        match self.kind {
-            TaskKind::External => xxhash_rust::xxh3::xxh3_64(format!("{}|{}", self.site, self.url).as_bytes()),
-            _ => self.url.fingerprint(),
-        }
+        self.seen_keys().own
     }
 }
 

@@ -46,8 +46,8 @@ pub const DUPLICATE_DETAIL_CHARS: usize = 200;
 
 /// Link kinds that load a resource rather than navigate: a broken URL reached only through these is
 /// a `broken_resource`.
-pub const RESOURCE_LINK_KINDS: [LinkKind; 5] =
-    [LinkKind::Image, LinkKind::Script, LinkKind::Stylesheet, LinkKind::Icon, LinkKind::Media];
+pub const RESOURCE_LINK_KINDS: [LinkKind; 6] =
+    [LinkKind::Image, LinkKind::Script, LinkKind::Stylesheet, LinkKind::Icon, LinkKind::Media, LinkKind::Preload];
 
 /// Redirects are followed at most this far (the crawler itself stops after 10 hops).
 const MAX_FOLLOW: usize = 64;

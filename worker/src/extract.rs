@@ -17,11 +17,13 @@
 //!   `ftp:`…) are ignored, not invalid. An `href` the URL parser rejects, or whose normalised form
 //!   is longer than [`ExtractCaps::max_url_len`], is an invalid link.
 //! - `<a href="">` is a link to the page itself (as in a browser); an empty `src` is ignored.
-//! - `<link rel=canonical>` and `<link rel=alternate hreflang>` go to their own fields. Other
-//!   `<link rel=alternate>` (feeds) are [`LinkKind::OtherLink`]. `dns-prefetch` and `preconnect`
-//!   name an origin, not a resource, so they are not links (checking them would report false
-//!   broken links); nor is a `<link>` without `rel` (`rev=made`). `<link rel=next|prev|index|…>`
-//!   names another page: [`LinkKind::PageLink`], crawled like an anchor.
+//! - `<link>` by its `rel` (the table is in docs/design.md, "Which links are requested"):
+//!   `canonical` and `alternate hreflang` go to their own fields; `stylesheet`, `icon`, `preload`,
+//!   `modulepreload`, `prefetch` and `manifest` load a resource and are checked;
+//!   `next|prev|index|…` name another page: [`LinkKind::PageLink`], crawled like an anchor;
+//!   `dns-prefetch` and `preconnect` name an origin and are not links at all; everything else
+//!   (feeds, `search`, `rev=made`, unknown types) is [`LinkKind::OtherLink`]: recorded, never
+//!   requested, since a browser loads nothing for it.
 //! - `srcset` is ignored; `<template>` contents are inert and ignored.
 //! - Page-level `nofollow` (meta robots) is *not* folded into [`Link::nofollow`]; ask
 //!   [`PageFacts::robots_nofollow`].
@@ -370,6 +372,9 @@ const PAGE_LINK_TYPES: &[&str] = &[
     "home",
 ];
 
+/// `<link>` types a browser loads by itself (besides `stylesheet` and `icon`): checked as resources.
+const LOADED_LINK_TYPES: &[&str] = &["preload", "modulepreload", "prefetch", "manifest"];
+
 /// `rel` as ASCII-lower-cased tokens.
 fn rel_tokens(el: &Element) -> Vec<String> {
     el.attr("rel").map(|rel| rel.split_ascii_whitespace().map(str::to_ascii_lowercase).collect()).unwrap_or_default()
@@ -566,13 +571,16 @@ impl Walker<'_> {
             LinkKind::Stylesheet
         } else if rel.iter().any(|t| t == "icon" || t == "mask-icon" || t.starts_with("apple-touch-icon")) {
             LinkKind::Icon
-        } else if has_token(&rel, "dns-prefetch") || has_token(&rel, "preconnect") || rel.is_empty() {
-            // An origin, not a resource; or no link type at all (`<link rev=made href>`): a
-            // browser requests nothing for them, so neither does the crawler.
+        } else if has_token(&rel, "dns-prefetch") || has_token(&rel, "preconnect") {
+            // An origin, not a resource: not a link at all (a browser only opens a connection).
             return;
+        } else if rel.iter().any(|t| LOADED_LINK_TYPES.contains(&t.as_str())) {
+            LinkKind::Preload
         } else if rel.iter().any(|t| PAGE_LINK_TYPES.contains(&t.as_str())) {
             LinkKind::PageLink
         } else {
+            // Feeds, search descriptions, `rev=made` without a rel, types we do not know: a
+            // browser loads nothing for them, so they are recorded and never requested.
             LinkKind::OtherLink
         };
         if kind != LinkKind::OtherLink && href.trim().is_empty() {

@@ -158,10 +158,11 @@ local function open_lane(site, audit, host, rt, pmax, pgap)
   return lane
 end
 
--- Queues a discovered task if its lane is open, the URL is new to the audit and within the budgets
+-- Queues a discovered task if its lane is open, the URL is new to the audit (its seen key `fp` not
+-- taken, nor `fp2`: a resource check is kept out by the URL's page key) and within the budgets
 -- (mirrors the embedded frontier's offer). Budget overruns publish the site's pre-encoded limit
 -- finding once. Returns 1 if queued; records the lane in `touched`.
-local function offer(site, audit, host, fp, kind, depth, prio, nb, blob, rblob, now, touched)
+local function offer(site, audit, host, fp, fp2, kind, depth, prio, nb, blob, rblob, now, touched)
   local lane = site .. '|' .. host
   local sk = k_site(site)
   local s = redis.call('HMGET', sk, 'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res', 'pmax', 'pgap')
@@ -177,6 +178,7 @@ local function offer(site, audit, host, fp, kind, depth, prio, nb, blob, rblob, 
   if not robots or robots == 'c' then return 0 end
   local seen = k_seen(audit)
   if redis.call('SISMEMBER', seen, fp) == 1 then return 0 end
+  if fp2 ~= '' and redis.call('SISMEMBER', seen, fp2) == 1 then return 0 end
   local over = nil
   if kind == 'p' then
     if tonumber(depth) > tonumber(s[4]) then

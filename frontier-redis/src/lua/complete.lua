@@ -2,7 +2,7 @@
 --   rate_limited, robots_state ('' | 'k' | 'c'), robots_blob, crawl_delay_ms (''),
 --   robots_fetched_at ('' = the lease's start), requeue_blob (''), requeue_is_robots, requeue_prio,
 --   requeue_not_before, n_discovered, n_events,
---   then n_discovered x (host, fp, kind, depth, prio, not_before, blob, robots_blob),
+--   then n_discovered x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob),
 --   then n_events x blob.
 -- Returns {'stale'} | {'ok', enqueued}.
 local now = tonumber(ARGV[1])
@@ -57,12 +57,12 @@ local touched, enqueued = {}, 0
 touched[lane] = true
 if not cancelled then
   for i = 0, n - 1 do
-    local j = base + i * 8
+    local j = base + i * 9
     enqueued = enqueued + offer(site, audit, ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4],
-      ARGV[j + 5], ARGV[j + 6], ARGV[j + 7], now, touched)
+      ARGV[j + 5], ARGV[j + 6], ARGV[j + 7], ARGV[j + 8], now, touched)
   end
 end
 for t, _ in pairs(touched) do schedule(t, now) end
-for i = 0, m - 1 do publish(ARGV[base + n * 8 + i]) end
+for i = 0, m - 1 do publish(ARGV[base + n * 9 + i]) end
 check_done(site)
 return {'ok', enqueued}

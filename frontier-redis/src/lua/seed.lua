@@ -1,6 +1,6 @@
 -- seed: ARGV = site, audit, max_pages, max_depth, max_resources, max_in_flight, gap_ms, info_blob,
 --   done_blob, lim_d, lim_p, lim_r, n_hosts, n_initial, then n_hosts x (host, robots_task_blob),
---   then n_initial x (host, fp, kind, depth, prio, not_before, blob, robots_blob).
+--   then n_initial x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob).
 -- Returns {'ok'} | {'exists'}.
 local site, audit = ARGV[1], ARGV[2]
 local sk = k_site(site)
@@ -18,8 +18,9 @@ end
 local touched = {}
 base = base + nh * 2
 for i = 0, ni - 1 do
-  local j = base + i * 8
-  offer(site, audit, ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4], ARGV[j + 5], ARGV[j + 6], ARGV[j + 7], 0, touched)
+  local j = base + i * 9
+  offer(site, audit, ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4], ARGV[j + 5], ARGV[j + 6], ARGV[j + 7],
+    ARGV[j + 8], 0, touched)
 end
 for lane, _ in pairs(touched) do schedule(lane, 0) end
 for _, lane in ipairs(redis.call('SMEMBERS', k_sitelanes(site))) do schedule(lane, 0) end

@@ -376,6 +376,42 @@ pub async fn external_lane_opens_on_demand<F: Frontier>(f: F) {
     assert!(progress.done, "the site waits for its external checks, then is done: {progress:?}");
 }
 
+/// How a URL was first seen never decides alone: a URL checked as a resource and later linked as a
+/// page is crawled as a page too; a resource check of a URL already queued as a page is left out.
+pub async fn pages_win_over_resource_checks<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let p = lease(&f, T0).await;
+    let as_kind = |u: &str, kind| {
+        let mut t = page(1, 1, u, 1);
+        t.kind = kind;
+        t
+    };
+    let discovered = vec![
+        as_kind("http://a.test/seen-as-image", TaskKind::Resource),
+        as_kind("http://a.test/seen-as-image", TaskKind::Page),
+        as_kind("http://a.test/page-first", TaskKind::Page),
+        as_kind("http://a.test/page-first", TaskKind::Resource),
+        as_kind("http://a.test/seen-as-image", TaskKind::Resource),
+    ];
+    let c = Completion { discovered, ..Completion::default() };
+    assert_eq!(complete(&f, &p, c, T0).await, Completed::Applied { enqueued: 3 }, "image+page, page; no repeats");
+    let mut got = Vec::new();
+    while let Claim::Leased(l) = f.claim(&worker(), T0).await.expect("claim") {
+        got.push((l.task.url.as_url().path().to_owned(), l.task.kind));
+        complete(&f, &l, Completion::default(), T0).await;
+    }
+    got.sort_by_key(|(p, k)| (p.clone(), *k == TaskKind::Page));
+    assert_eq!(
+        got,
+        vec![
+            ("/page-first".to_owned(), TaskKind::Page),
+            ("/seen-as-image".to_owned(), TaskKind::Resource),
+            ("/seen-as-image".to_owned(), TaskKind::Page),
+        ]
+    );
+}
+
 /// The shared result cache returns what was stored and nothing for unknown keys.
 pub async fn result_cache_round_trip<F: Frontier>(f: F) {
     assert_eq!(f.cache_get("x:http://e.test/", T0).await.expect("get"), None);
@@ -405,6 +441,7 @@ where
     cancel_drops_queue(make().await).await;
     external_lane_opens_on_demand(make().await).await;
     result_cache_round_trip(make().await).await;
+    pages_win_over_resource_checks(make().await).await;
     slow_mode_lives_with_its_audit(make().await).await;
     combined_limits_end_with_the_audit(make().await).await;
     addresses_are_looked_up_again(make().await).await;

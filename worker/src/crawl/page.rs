@@ -13,7 +13,7 @@ use shoal_shared::record::{LinkKind, LinkRecord, PageRecord};
 use shoal_shared::robots::Verdict;
 use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::url::NormalizedUrl;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 impl<F: Frontier> Crawler<F> {
     pub(super) async fn page_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
@@ -157,6 +157,9 @@ impl<F: Frontier> Crawler<F> {
         let page_nofollow = facts.robots_nofollow() || header_nofollow;
         let follow_nofollow = job.site.limits.follow_nofollow;
         let mut queued = HashSet::new();
+        // Internal targets in the order first seen, as a page if any link to them navigates.
+        let mut internal_targets: Vec<(NormalizedUrl, TaskKind)> = Vec::new();
+        let mut position: HashMap<NormalizedUrl, usize> = HashMap::new();
         for link in &facts.links {
             let Ok(target) = NormalizedUrl::from_url(link.url.clone()) else {
                 continue;
@@ -171,6 +174,9 @@ impl<F: Frontier> Crawler<F> {
                 internal,
                 text: link.text.clone(),
             });
+            if !link.kind.is_requested() {
+                continue; // recorded only: a browser loads nothing for it
+            }
             if !internal {
                 if self.settings.check_external && queued.insert(target.clone()) {
                     // Checked, never crawled: its host's robots.txt and pace apply when claimed.
@@ -187,13 +193,23 @@ impl<F: Frontier> Crawler<F> {
                 }
                 continue;
             }
-            if (nofollow && !follow_nofollow) || !queued.insert(target.clone()) {
-                continue;
-            }
-            if !self.allowed(job, &target).await? {
+            if nofollow && !follow_nofollow {
                 continue;
             }
             let kind = if link.kind.is_navigation() { TaskKind::Page } else { TaskKind::Resource };
+            match position.get(&target) {
+                Some(&i) if kind == TaskKind::Page => internal_targets[i].1 = TaskKind::Page,
+                Some(_) => {}
+                None => {
+                    position.insert(target.clone(), internal_targets.len());
+                    internal_targets.push((target, kind));
+                }
+            }
+        }
+        for (target, kind) in internal_targets {
+            if !self.allowed(job, &target).await? {
+                continue;
+            }
             let t = job.task();
             let task = Task::new(t.audit, t.site, target, kind, t.depth + 1, FoundVia::Link { from: url.clone() });
             job.out.discovered.push(task);
@@ -229,7 +245,8 @@ impl<F: Frontier> Crawler<F> {
     }
 }
 
-fn is_html(resp: &Fetched) -> bool {
+/// Whether an answer is an HTML document: by its Content-Type, or by its first bytes without one.
+pub(super) fn is_html(resp: &Fetched) -> bool {
     match resp.header("content-type") {
         Some(ct) => {
             let ct = ct.to_ascii_lowercase();

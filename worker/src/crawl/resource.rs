@@ -6,6 +6,7 @@ use crate::checks;
 use crate::fetch::{FetchError, Fetched, Method};
 use shoal_shared::frontier::{Frontier, FrontierError};
 use shoal_shared::pace::{StatusPace, status_pace};
+use shoal_shared::task::{Task, TaskKind};
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::NormalizedUrl;
 
@@ -23,6 +24,13 @@ impl<F: Frontier> Crawler<F> {
         }
         for (code, detail) in checks::response_checks(&resp, false, true) {
             job.finding(code, url.as_str(), detail);
+        }
+        if (200..300).contains(&resp.status) && super::page::is_html(&resp) && !job.is_external_lane() {
+            // An HTML page, whatever linked to it: crawled as one (the frontier queues the page
+            // although the URL was checked as a resource; its record replaces this one).
+            let t = job.task();
+            let page = Task::new(t.audit, t.site, url.clone(), TaskKind::Page, t.depth, t.found_via.clone());
+            job.out.discovered.push(page);
         }
         job.publish(rec);
         Ok(())

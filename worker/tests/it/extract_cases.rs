@@ -317,7 +317,7 @@ fn canonical_and_hreflang_edge_cases() {
 }
 
 #[test]
-fn link_elements_that_name_pages_are_page_links_and_rev_made_is_nothing() {
+fn link_elements_that_name_pages_are_page_links_and_the_others_are_only_recorded() {
     // What Sphinx and DocBook write in <head>: the series' neighbours and its index are pages.
     let f = run(concat!(
         "<link rel=\"next\" title=\"Next\" href=\"ch02.html\">",
@@ -337,10 +337,13 @@ fn link_elements_that_name_pages_are_page_links_and_rev_made_is_nothing() {
             ("https://example.com/a/b/ch00.html", LinkKind::PageLink),
             ("https://example.com/a/b/genindex.html", LinkKind::PageLink),
             ("https://example.com/index.html", LinkKind::PageLink),
+            ("https://example.com/author.html", LinkKind::OtherLink),
+            ("https://example.com/no-rel.css", LinkKind::OtherLink),
             ("https://example.com/os.xml", LinkKind::OtherLink),
         ],
-        "rev=made, a link without rel and preconnect request nothing"
+        "rev=made, a link without rel and search are recorded, preconnect is no link"
     );
+    assert!(!LinkKind::OtherLink.is_requested(), "other links are never requested");
     assert!(LinkKind::PageLink.is_navigation(), "page links are crawled as pages");
 }
 

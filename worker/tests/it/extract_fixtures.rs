@@ -67,7 +67,7 @@ fn blog_post_facts() {
             (OtherLink, "https://www.example.com/feed/", false, None),
             (Stylesheet, "https://www.example.com/wp-content/themes/t/style.css?ver=6.5", false, None),
             (Icon, "https://www.example.com/favicon.ico", false, None),
-            (OtherLink, "https://www.example.com/fonts/a.woff2", false, None),
+            (Preload, "https://www.example.com/fonts/a.woff2", false, None),
             (Script, "https://www.example.com/wp-includes/js/jquery.min.js?ver=3.7.1", false, None),
             (Anchor, home, false, Some("Home")),
             (Anchor, "https://www.example.com/blog/about/", false, Some("About us")),

@@ -451,8 +451,13 @@ impl State {
         if site.cancelled || site.done {
             return false;
         }
-        let fp = task.seen_key();
-        if self.seen.get(&task.audit).is_some_and(|s| s.contains(&fp)) {
+        let keys = task.seen_keys();
+        let fp = keys.own;
+        if self
+            .seen
+            .get(&task.audit)
+            .is_some_and(|s| s.contains(&fp) || keys.blocked_by.is_some_and(|b| s.contains(&b)))
+        {
             return false;
         }
         let limits = site.limits;
