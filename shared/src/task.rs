@@ -231,6 +231,12 @@ impl Task {
                 let page = self.url.fingerprint();
                 SeenKeys { own: page ^ CHECK_KEY, blocked_by: Some(page) }
             }
+            // A probe followed through redirects judges where it ends (a soft 404 often ends on
+            // the home page, crawled already): its hops are its own, not the pages'.
+            TaskKind::Probe(p) if !self.chain.is_empty() => SeenKeys {
+                own: xxhash_rust::xxh3::xxh3_64(format!("probe|{}|{}", p.as_str(), self.url).as_bytes()),
+                blocked_by: None,
+            },
             _ => SeenKeys { own: self.url.fingerprint(), blocked_by: None },
         }
     }

@@ -31,3 +31,41 @@ async fn start_page_checks_run_at_the_end_of_the_start_urls_redirect_chain() {
     // Checked once: not also on the URLs that only redirected.
     assert!(!findings.iter().any(|f| f.0 == "no_https" && !f.1.ends_with("/home/")), "{findings:#?}");
 }
+
+/// The soft-404 probe follows its own redirects (issue 12, item 3): a path that cannot exist and
+/// ends in 404 or 410 after redirects is fine; one that ends on a page answering 200 (the home
+/// page, as many sites do) is a soft 404, and the home page's own record is left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_soft_404_probe_is_judged_where_its_redirects_end() {
+    let home = r#"<html lang="en"><head><title>Home</title><meta name="description" content="Home"></head>
+        <body><h1>Home</h1></body></html>"#;
+    let sites = vec![
+        Site::new("tohome.test").page("/", home).fallback(Route::redirect(302, "/")),
+        Site::new("to404.test")
+            .page("/", home)
+            .route("/gone", Route::status(404))
+            .fallback(Route::redirect(301, "/gone")),
+        Site::new("to410.test")
+            .page("/", home)
+            .route("/r2", Route::redirect(302, "/gone"))
+            .route("/gone", Route::status(410))
+            .fallback(Route::redirect(301, "/r2")),
+    ];
+    let server = TestServer::start(sites).await.expect("server starts");
+    let hosts = ["tohome.test", "to404.test", "to410.test"];
+    let starts: Vec<String> = hosts.iter().map(|h| server.url(h, "/")).collect();
+    let run = common::audit(&server, &hosts, &starts, &["--gap-ms", "0"]).await;
+    let log = server.shutdown().await;
+    assert_eq!(run.exit, Exit::Ok);
+    let soft: Vec<(String, String)> =
+        crate::db::findings(&run.db).into_iter().filter(|f| f.0 == "soft_404").map(|f| (f.1, f.2)).collect();
+    assert_eq!(soft.len(), 1, "only the site whose unknown paths end on a page: {soft:#?}");
+    assert!(soft[0].0.contains("tohome.test") && soft[0].0.contains("/shoal-soft-404-check-"), "{soft:#?}");
+    assert!(soft[0].1.contains("which answered 200"), "{soft:#?}");
+    // The hops were requested (each probe follows its own), the home page's record is the page's.
+    assert!(log.count("to410.test", "/gone") >= 1, "{}", log.dump());
+    let pages = crate::db::pages(&run.db);
+    let home_url = format!("{}/", starts[0].trim_end_matches('/'));
+    let home_row = pages.iter().find(|p| p.0 == home_url).unwrap_or_else(|| panic!("{home_url}: {pages:#?}"));
+    assert_eq!(home_row.1, "page", "{home_row:?}");
+}

@@ -24,6 +24,10 @@ impl<F: Frontier> Crawler<F> {
     pub(super) async fn probe_task(&self, job: &mut Job<'_>, kind: ProbeKind) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
         let mut rec = job.record();
+        // A probe followed through redirects keeps only its first record (with its redirect):
+        // where it leads may be a page of the site (often the home page), whose own record a
+        // probe's must not replace. The verdict is a finding either way.
+        let hop = !job.task().chain.is_empty();
         let resp = match self.fetch(job, Method::Get, &url, Some(PROBE_BYTES)).await {
             Ok(r) => r,
             Err(e) if kind == ProbeKind::HttpsRedirect => {
@@ -35,7 +39,7 @@ impl<F: Frontier> Crawler<F> {
                 return Ok(());
             }
             Err(e) => {
-                if self.failure(job, &mut rec, &e) {
+                if self.failure(job, &mut rec, &e) && !hop {
                     job.publish(rec);
                 }
                 return Ok(());
@@ -48,10 +52,22 @@ impl<F: Frontier> Crawler<F> {
         if !self.transient_status(job, &resp) {
             return Ok(());
         }
-        let follow = (300..400).contains(&resp.status) && matches!(kind, ProbeKind::SecurityTxt | ProbeKind::LlmsTxt);
+        let follow = (300..400).contains(&resp.status)
+            && matches!(kind, ProbeKind::SecurityTxt | ProbeKind::LlmsTxt | ProbeKind::Soft404);
         if follow {
-            // security.txt and llms.txt may live behind a redirect (http to https, say).
+            // security.txt and llms.txt may live behind a redirect (http to https, say); a path
+            // that cannot exist is judged by where its redirects end: 404 or 410 is right, a page
+            // answering 200 (the home page, often) is a soft 404.
+            let queued = job.out.discovered.len();
             self.redirect(job, &mut rec, &resp).await?;
+            if kind == ProbeKind::Soft404 && job.out.discovered.len() == queued {
+                // Not followed (another site, a loop, robots.txt, the hop limit): still no 404.
+                let to = rec.redirect_to.clone().unwrap_or_default();
+                let first = job.task().chain.first().unwrap_or(&url).clone();
+                job.finding(Code::Soft404, first.as_str(), format!("redirected to {to} instead of answering 404"));
+            }
+        } else if kind == ProbeKind::Soft404 && hop {
+            soft_404_after_redirects(job, &url, resp.status);
         } else {
             let body = String::from_utf8_lossy(&resp.body);
             for (code, detail) in checks::probe_checks(kind, &resp, &body, job.now) {
@@ -61,7 +77,25 @@ impl<F: Frontier> Crawler<F> {
                 rec.redirect_to = Some(to.to_string());
             }
         }
-        job.publish(rec);
+        if !hop {
+            job.publish(rec);
+        }
         Ok(())
     }
+}
+
+/// The end of a soft-404 probe's redirects: a success there is a soft 404 of the probe's URL; an
+/// error (404, 410, or any other) is not.
+fn soft_404_after_redirects(job: &mut Job<'_>, end: &NormalizedUrl, status: u16) {
+    if !(200..300).contains(&status) {
+        return;
+    }
+    let chain = &job.task().chain;
+    let (first, hops) = (chain.first().unwrap_or(end).clone(), chain.len());
+    let s = if hops == 1 { "" } else { "s" };
+    job.finding(
+        Code::Soft404,
+        first.as_str(),
+        format!("redirected ({hops} hop{s}) to {end}, which answered {status}, instead of answering 404"),
+    );
 }
