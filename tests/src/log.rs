@@ -162,8 +162,9 @@ impl RequestLog {
         out
     }
 
-    /// The log as JSON Lines (host, method, path, start_ms, end_ms, status), times in milliseconds
-    /// since `origin` (normally [`crate::testsite::TestServer::started_at`]); for benchmark tooling.
+    /// The log as JSON Lines (host, method, path, user_agent, start_ms, end_ms, status), times in
+    /// milliseconds since `origin` (normally [`crate::testsite::TestServer::started_at`]); for
+    /// benchmark tooling. `user_agent` is null for a request without one.
     pub fn to_json_lines(&self, origin: Instant) -> String {
         let mut out = String::new();
         for r in &self.requests {
@@ -171,6 +172,7 @@ impl RequestLog {
                 host: &r.host,
                 method: &r.method,
                 path: &r.path,
+                user_agent: r.header("user-agent"),
                 start_ms: ms_since(origin, r.start),
                 end_ms: r.end.map(|e| ms_since(origin, e)),
                 status: r.status,
@@ -190,6 +192,7 @@ struct JsonLine<'a> {
     host: &'a str,
     method: &'a str,
     path: &'a str,
+    user_agent: Option<&'a str>,
     start_ms: f64,
     end_ms: Option<f64>,
     status: Option<u16>,
@@ -360,7 +363,7 @@ mod tests {
         assert_eq!(json.lines().count(), 4);
         assert!(
             json.starts_with(
-                r#"{"host":"a.test","method":"GET","path":"/0","start_ms":0.0,"end_ms":5.0,"status":200}"#
+                r#"{"host":"a.test","method":"GET","path":"/0","user_agent":"ShoalBot/0","start_ms":0.0,"end_ms":5.0,"status":200}"#
             ),
             "{json}"
         );

@@ -75,7 +75,8 @@ pub fn http_date_in(after: Duration) -> String {
 ///
 /// Lookup order for a request: a route registered for the exact path and query, then for the path
 /// without its query, then a generated page (see [`Site::generated`]), then the fallback (404).
-/// `/robots.txt` answers 404 unless set with [`Site::robots_txt`] or [`Site::robots`].
+/// `/robots.txt` answers 404 unless set with [`Site::robots_txt`] or [`Site::robots`]. A site
+/// throttled with [`Site::too_many_first`] answers 429 before any lookup while its count lasts.
 #[derive(Clone, Debug)]
 pub struct Site {
     host: String,
@@ -83,6 +84,14 @@ pub struct Site {
     fallback: Route,
     generated: Option<Generated>,
     latency: Duration,
+    throttle: Option<Throttle>,
+}
+
+/// Host-wide rate limiting: the first `times` requests other than robots.txt get `answer`.
+#[derive(Clone, Debug)]
+struct Throttle {
+    times: u32,
+    answer: Route,
 }
 
 impl Site {
@@ -96,6 +105,7 @@ impl Site {
             fallback: Route::status(404),
             generated: None,
             latency: Duration::ZERO,
+            throttle: None,
         }
     }
 
@@ -175,6 +185,20 @@ impl Site {
         self
     }
 
+    /// `429 Too Many Requests` for the first `times` requests to this host other than
+    /// `/robots.txt`, whatever their path; after that every path answers what it would have. A
+    /// site that rate-limits a crawler's first visit only, e.g. audit 1 of a series. `retry_after`
+    /// is sent as `Retry-After` as in [`Route::too_many`]. The host's requests are counted per
+    /// server; the throttled ones do not reach their path, so its counting routes do not count them.
+    ///
+    /// # Panics
+    /// If `retry_after` is not a valid header value.
+    #[must_use]
+    pub fn too_many_first(mut self, retry_after: Option<&str>, times: u32) -> Site {
+        self.throttle = Some(Throttle { times, answer: Route::rate_limited(retry_after) });
+        self
+    }
+
     fn lookup(&self, path_and_query: &str) -> Cow<'_, Route> {
         if let Some(route) = self.routes.get(path_and_query) {
             return Cow::Borrowed(route);
@@ -203,6 +227,8 @@ struct Shared {
     sites: HashMap<String, Site>,
     /// Requests seen so far per (host, path and query): what the counting routes look at.
     counters: Mutex<HashMap<(String, String), u32>>,
+    /// Requests other than robots.txt seen so far per throttled host ([`Site::too_many_first`]).
+    throttled: Mutex<HashMap<String, u32>>,
     log: Arc<Recorder>,
     cancel: CancellationToken,
 }
@@ -215,6 +241,19 @@ impl Shared {
         let n = *count;
         *count = count.saturating_add(1);
         n
+    }
+
+    /// Whether this request to `site` is one its throttle answers (and counts it if so).
+    fn throttles<'s>(&self, site: &'s Site, path: &str) -> Option<&'s Route> {
+        let throttle = site.throttle.as_ref()?;
+        if path.split_once('?').map_or(path, |(path, _)| path) == "/robots.txt" {
+            return None;
+        }
+        let mut counts = self.throttled.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = counts.entry(site.host.clone()).or_insert(0);
+        let n = *count;
+        *count = count.saturating_add(1);
+        (n < throttle.times).then_some(&throttle.answer)
     }
 }
 
@@ -285,6 +324,7 @@ impl TestServer {
         let shared = Arc::new(Shared {
             sites: by_host,
             counters: Mutex::new(HashMap::new()),
+            throttled: Mutex::new(HashMap::new()),
             log: Arc::new(Recorder::default()),
             cancel: cancel.clone(),
         });
@@ -407,10 +447,13 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let completion = shared.log.begin(start, &host, request.method().as_str(), &path, request.headers());
     let response = match shared.sites.get(&host) {
-        Some(site) => {
-            let n = shared.next_count(&host, &path);
-            site.lookup(&path).respond(n, site.latency, &shared.cancel).await
-        }
+        Some(site) => match shared.throttles(site, &path) {
+            Some(answer) => answer.respond(0, site.latency, &shared.cancel).await,
+            None => {
+                let n = shared.next_count(&host, &path);
+                site.lookup(&path).respond(n, site.latency, &shared.cancel).await
+            }
+        },
         None => misdirected(&host),
     };
     completion.set_status(response.status().as_u16());

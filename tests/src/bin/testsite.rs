@@ -2,12 +2,13 @@
 //!
 //! Prints `listening 127.0.0.1:PORT` as the first line of stdout, serves `site0.test` …
 //! `site{N-1}.test` until SIGTERM, Ctrl-C or `--max-seconds`, then prints a summary (and writes the
-//! request log as JSON Lines with `--log-json`).
+//! request log as JSON Lines with `--log-json`). With `--throttle-host H --throttle-first N` the
+//! host `H` answers its first N requests other than robots.txt with 429, then serves normally.
 
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use clap::Parser;
@@ -36,9 +37,22 @@ struct Args {
     /// Stop after this many seconds even without a signal (safety bound for forgotten processes).
     #[arg(long, default_value_t = 3600)]
     max_seconds: u64,
-    /// Write the request log here on shutdown, one JSON object per line.
+    /// Write the request log here on shutdown, one JSON object per line (host, method, path,
+    /// user_agent, start_ms, end_ms, status; times in ms since the server started, which the
+    /// summary's `origin_unix_ms` gives).
     #[arg(long)]
     log_json: Option<PathBuf>,
+    /// Rate-limit this host (one of the generated ones): its first --throttle-first requests
+    /// other than /robots.txt, whatever their path, answer 429 with Retry-After; later ones are
+    /// served normally. For a site that throttles only a crawler's first visit.
+    #[arg(long, value_name = "HOST", requires = "throttle_first")]
+    throttle_host: Option<String>,
+    /// How many requests --throttle-host answers 429.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    throttle_first: u32,
+    /// The Retry-After value of those 429s (seconds, or an HTTP date).
+    #[arg(long, value_name = "VALUE", default_value = "1")]
+    throttle_retry_after: String,
 }
 
 #[tokio::main]
@@ -48,11 +62,33 @@ async fn main() -> anyhow::Result<()> {
 
 async fn run(args: Args) -> anyhow::Result<()> {
     let delay = Duration::from_millis(args.delay_ms);
+    let throttled = args.throttle_host.as_deref().map(str::to_ascii_lowercase);
+    if let Some(host) = &throttled {
+        anyhow::ensure!(
+            (0..args.hosts).any(|i| format!("site{i}.test") == *host),
+            "--throttle-host {host} is not one of the {} hosts",
+            args.hosts
+        );
+        anyhow::ensure!(
+            axum::http::HeaderValue::from_str(&args.throttle_retry_after).is_ok(),
+            "--throttle-retry-after {:?} is not a valid header value",
+            args.throttle_retry_after
+        );
+    }
     let sites = (0..args.hosts)
-        .map(|i| Site::generated(&format!("site{i}.test"), args.pages, args.links).latency(delay))
+        .map(|i| {
+            let host = format!("site{i}.test");
+            let site = Site::generated(&host, args.pages, args.links).latency(delay);
+            if throttled.as_deref() == Some(host.as_str()) {
+                site.too_many_first(Some(&args.throttle_retry_after), args.throttle_first)
+            } else {
+                site
+            }
+        })
         .collect();
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     let server = TestServer::start_on(addr, sites).await.with_context(|| format!("binding {addr}"))?;
+    let origin = SystemTime::now().checked_sub(server.started_at().elapsed()).unwrap_or(UNIX_EPOCH);
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening {}", server.addr())?;
     stdout.flush()?;
@@ -66,7 +102,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         std::fs::write(path, log.to_json_lines(started_at)).with_context(|| format!("writing {}", path.display()))?;
     }
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(summary(&log).as_bytes())?;
+    stdout.write_all(summary(&log, origin).as_bytes())?;
     stdout.flush()?;
     Ok(())
 }
@@ -88,8 +124,9 @@ async fn wait_for_stop(limit: Duration) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Key figures of the run, one `key value` pair per line.
-fn summary(log: &RequestLog) -> String {
+/// Key figures of the run, one `key value` pair per line; `origin_unix_ms` is when the server
+/// started (the zero of the JSON log's times) in milliseconds since the Unix epoch.
+fn summary(log: &RequestLog, origin: SystemTime) -> String {
     let by_host = log.by_host();
     let max_in_flight_per_host = by_host.values().map(|rs| max_in_flight_of(rs.iter().copied())).max().unwrap_or(0);
     let min_gap = by_host.values().flat_map(|rs| gaps_of(rs.iter().copied())).min();
@@ -100,8 +137,9 @@ fn summary(log: &RequestLog) -> String {
     }
     let statuses: Vec<String> = statuses.into_iter().map(|(s, n)| format!("{s}={n}")).collect();
     format!(
-        "requests {}\nhosts_seen {}\nstatuses {}\nunfinished {unfinished}\nmax_in_flight_per_host {max_in_flight_per_host}\n\
+        "origin_unix_ms {}\nrequests {}\nhosts_seen {}\nstatuses {}\nunfinished {unfinished}\nmax_in_flight_per_host {max_in_flight_per_host}\n\
          max_in_flight_total {}\nmin_gap_ms {}\n",
+        origin.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis()),
         log.len(),
         by_host.len(),
         statuses.join(" "),

@@ -165,11 +165,16 @@ impl Route {
     /// # Panics
     /// If `retry_after` is not a valid header value.
     pub fn too_many(retry_after: Option<&str>, times: u32, then: Route) -> Route {
-        let mut first = Route::status(429);
-        if let Some(value) = retry_after {
-            first = Route::with_header_value(RETRY_AFTER, header_value(value.as_bytes()), first);
+        Route::first(times, Route::rate_limited(retry_after), then)
+    }
+
+    /// A `429 Too Many Requests` page, with `retry_after` as `Retry-After` if given.
+    pub(crate) fn rate_limited(retry_after: Option<&str>) -> Route {
+        let page = Route::status(429);
+        match retry_after {
+            Some(value) => Route::with_header_value(RETRY_AFTER, header_value(value.as_bytes()), page),
+            None => page,
         }
-        Route::first(times, first, then)
     }
 
     /// `status` (normally 5xx, e.g. 503) for the first `times` requests to this path, then `then`.

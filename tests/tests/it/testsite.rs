@@ -419,38 +419,60 @@ async fn generated_site_is_a_shallow_tree_with_unique_titles() {
     assert_eq!(get(&http, &server.url("g.test", "/robots.txt")).await.status(), 404);
 }
 
-#[tokio::test]
-async fn binary_serves_generated_hosts_and_writes_its_log_on_sigterm() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let log_path = dir.path().join("log.jsonl");
+/// A running `shoal-testsite` binary and its stdout after the `listening` line.
+struct Binary {
+    child: tokio::process::Child,
+    addr: SocketAddr,
+    stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
+}
+
+/// Starts the binary with `args` (plus a 20 s safety bound) and reads its address.
+async fn spawn_binary(args: &[&str], log_path: &std::path::Path) -> Binary {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_shoal-testsite"))
-        .args(["--hosts", "2", "--pages", "3", "--links", "2", "--max-seconds", "20", "--log-json"])
-        .arg(&log_path)
+        .args(args)
+        .args(["--max-seconds", "20", "--log-json"])
+        .arg(log_path)
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .expect("spawn shoal-testsite");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut lines = tokio::io::BufReader::new(stdout);
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("piped stdout"));
     let mut first = String::new();
-    tokio::io::AsyncBufReadExt::read_line(&mut lines, &mut first).await.expect("first line");
+    tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut first).await.expect("first line");
     let addr: SocketAddr = first.trim().strip_prefix("listening ").expect("listening line").parse().expect("address");
     assert!(addr.ip().is_loopback());
     shoal_worker::tls::install_crypto_provider();
+    Binary { child, addr, stdout }
+}
+
+/// SIGTERM, a clean exit, and the summary it printed.
+async fn stop_binary(mut binary: Binary) -> String {
+    let pid = binary.child.id().expect("running").to_string();
+    let killed = tokio::process::Command::new("kill").args(["-TERM", &pid]).status().await.expect("run kill");
+    assert!(killed.success());
+    let status = tokio::time::timeout(Duration::from_secs(5), binary.child.wait())
+        .await
+        .expect("exits after SIGTERM")
+        .expect("wait");
+    assert!(status.success(), "{status}");
+    let mut summary = String::new();
+    binary.stdout.read_to_string(&mut summary).await.expect("summary");
+    summary
+}
+
+#[tokio::test]
+async fn binary_serves_generated_hosts_and_writes_its_log_on_sigterm() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log_path = dir.path().join("log.jsonl");
+    let binary = spawn_binary(&["--hosts", "2", "--pages", "3", "--links", "2"], &log_path).await;
+    let addr = binary.addr;
 
     let http = reqwest::Client::builder().no_proxy().resolve("site1.test", addr).build().expect("client builds");
     let page = get(&http, &format!("http://site1.test:{}/p/2", addr.port())).await;
     assert_eq!(page.status(), 200);
     assert!(text(page).await.contains("<title>site1.test page 2</title>"));
 
-    let pid = child.id().expect("running").to_string();
-    let killed = tokio::process::Command::new("kill").args(["-TERM", &pid]).status().await.expect("run kill");
-    assert!(killed.success());
-    let status =
-        tokio::time::timeout(Duration::from_secs(5), child.wait()).await.expect("exits after SIGTERM").expect("wait");
-    assert!(status.success(), "{status}");
-    let mut summary = String::new();
-    lines.read_to_string(&mut summary).await.expect("summary");
+    let summary = stop_binary(binary).await;
     assert!(summary.contains("requests 1\n"), "{summary}");
 
     let json = std::fs::read_to_string(&log_path).expect("log written");
@@ -459,4 +481,147 @@ async fn binary_serves_generated_hosts_and_writes_its_log_on_sigterm() {
     assert_eq!(entry["path"], "/p/2");
     assert_eq!(entry["status"], 200);
     assert!(entry["start_ms"].as_f64().expect("start") <= entry["end_ms"].as_f64().expect("end"));
+}
+
+#[tokio::test]
+async fn too_many_first_throttles_the_whole_host_but_not_robots_txt_then_serves_every_path() {
+    let server = TestServer::start(vec![
+        Site::new("a.test")
+            .page("/", "home")
+            .route("/flaky", Route::fail(503, 1, Route::html("up")))
+            .too_many_first(Some("1"), 3),
+        Site::new("b.test").page("/", "b"),
+    ])
+    .await
+    .expect("server starts");
+    let http = client(&server, &["a.test", "b.test"]);
+
+    let mut seen = Vec::new();
+    for (host, path) in [
+        ("a.test", "/robots.txt"),
+        ("a.test", "/"),
+        ("b.test", "/"),
+        ("a.test", "/flaky"),
+        ("a.test", "/robots.txt?x"),
+        ("a.test", "/nope?q=1"),
+        ("a.test", "/"),
+        ("a.test", "/flaky"),
+        ("a.test", "/flaky"),
+    ] {
+        let response = get(&http, &server.url(host, path)).await;
+        let retry_after = response.headers().get(RETRY_AFTER).map(|v| v.to_str().expect("ascii").to_owned());
+        seen.push((response.status().as_u16(), retry_after));
+    }
+    let one = || Some("1".to_owned());
+    assert_eq!(
+        seen,
+        vec![
+            (404, None),
+            (429, one()),
+            (200, None),
+            (429, one()),
+            (404, None),
+            (429, one()),
+            (200, None),
+            (503, None),
+            (200, None)
+        ],
+        "robots.txt is never throttled; the 4th other request on is served, and /flaky first counts the request after the throttle"
+    );
+
+    let log = server.shutdown().await;
+    let statuses: Vec<(String, Option<u16>)> =
+        log.for_host("a.test").iter().map(|r| (r.path.clone(), r.status)).collect();
+    let want: Vec<(String, Option<u16>)> = [
+        ("/robots.txt", 404),
+        ("/", 429),
+        ("/flaky", 429),
+        ("/robots.txt?x", 404),
+        ("/nope?q=1", 429),
+        ("/", 200),
+        ("/flaky", 503),
+        ("/flaky", 200),
+    ]
+    .into_iter()
+    .map(|(p, s)| (p.to_owned(), Some(s)))
+    .collect();
+    assert_eq!(statuses, want, "{}", log.dump());
+    assert_eq!(log.for_host("b.test").iter().map(|r| r.status).collect::<Vec<_>>(), vec![Some(200)]);
+}
+
+#[tokio::test]
+async fn binary_throttles_one_host_for_its_first_requests_and_logs_user_agents() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log_path = dir.path().join("log.jsonl");
+    let args = ["--hosts", "2", "--pages", "3", "--throttle-host", "Site0.test", "--throttle-first", "2"];
+    let before = std::time::SystemTime::now();
+    let binary = spawn_binary(&args, &log_path).await;
+    let port = binary.addr.port();
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .user_agent("SoakBot/w1")
+        .resolve("site0.test", binary.addr)
+        .resolve("site1.test", binary.addr)
+        .build()
+        .expect("client builds");
+    let mut statuses = Vec::new();
+    for (host, path) in [("site0", "/robots.txt"), ("site0", "/"), ("site1", "/"), ("site0", "/p/1"), ("site0", "/p/1")]
+    {
+        let response = get(&http, &format!("http://{host}.test:{port}{path}")).await;
+        if response.status() == 429 {
+            assert_eq!(response.headers()[RETRY_AFTER], "1");
+        }
+        statuses.push(response.status().as_u16());
+    }
+    assert_eq!(statuses, vec![404, 429, 200, 429, 200]);
+    let summary = stop_binary(binary).await;
+    let after = std::time::SystemTime::now();
+    assert!(summary.contains("statuses 200=2 404=1 429=2\n"), "{summary}");
+    let origin = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("origin_unix_ms "))
+        .and_then(|v| v.parse::<u64>().ok())
+        .expect("origin_unix_ms line");
+    let unix_ms = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).expect("after 1970")
+    };
+    assert!((unix_ms(before)..=unix_ms(after)).contains(&origin), "{summary}");
+
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log_path)
+        .expect("log written")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let logged: Vec<(String, String, u64)> = lines
+        .iter()
+        .map(|e| {
+            assert_eq!(e["user_agent"], "SoakBot/w1", "{e}");
+            let host = e["host"].as_str().expect("host").to_owned();
+            (host, e["path"].as_str().expect("path").to_owned(), e["status"].as_u64().expect("status"))
+        })
+        .collect();
+    let want: Vec<(String, String, u64)> = [
+        ("site0.test", "/robots.txt", 404),
+        ("site0.test", "/", 429),
+        ("site1.test", "/", 200),
+        ("site0.test", "/p/1", 429),
+        ("site0.test", "/p/1", 200),
+    ]
+    .into_iter()
+    .map(|(h, p, s)| (h.to_owned(), p.to_owned(), s))
+    .collect();
+    assert_eq!(logged, want);
+}
+
+#[tokio::test]
+async fn binary_refuses_to_throttle_a_host_it_does_not_serve() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_shoal-testsite"))
+        .args(["--hosts", "2", "--throttle-host", "site2.test", "--throttle-first", "1", "--max-seconds", "5"])
+        .output()
+        .await
+        .expect("run shoal-testsite");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("site2.test is not one of the 2 hosts"), "{stderr}");
+    assert!(output.stdout.is_empty(), "nothing listened");
 }
