@@ -75,12 +75,10 @@ Run from the repository root after `cargo build --release -p shoal -p shoal-test
 """
 import argparse
 import bisect
-import json
 import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -89,94 +87,16 @@ import threading
 import time
 from collections import Counter, defaultdict
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHOAL = os.path.join(ROOT, "target", "release", "shoal")
-TESTSITE = os.path.join(ROOT, "target", "release", "shoal-testsite")
-TOKEN = "bench-token-0123456789"  # at least 16 characters (shoal coordinator --token)
+import fleet
+from fleet import (SHOAL, TESTSITE, Procs, Redis, audit_view, machine_jiffies, on_sigterm,
+                   peak_and_violations, proc_cpu, read_log, scan_logs, start_redis, start_server,
+                   stop_server, submit, wait_for)
+
 NS = "bench"
 PREFIX = "shoal:v1:{%s}" % NS
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 # Commands this script sends itself inside a measured window; never counted.
 OWN_COMMANDS = {"info", "echo", "config|resetstat"}
 START_MARK, END_MARK = "__bench_start__", "__bench_end__"
-
-
-# ---------------------------------------------------------------------------------------------
-# A minimal RESP2 client over the unix socket (no dependency beyond the standard library).
-
-class RedisError(Exception):
-    pass
-
-
-class Redis:
-    def __init__(self, path, timeout=30):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-        self.f = self.sock.makefile("rb")
-
-    def send(self, *args):
-        out = [b"*%d\r\n" % len(args)]
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        self.sock.sendall(b"".join(out))
-
-    def __call__(self, *args):
-        self.send(*args)
-        return self.read()
-
-    def read(self):
-        line = self.f.readline()
-        if not line:
-            raise ConnectionError("redis closed the connection")
-        t, rest = line[:1], line[1:-2]
-        if t == b"+":
-            return rest.decode()
-        if t == b"-":
-            raise RedisError(rest.decode())
-        if t == b":":
-            return int(rest)
-        if t == b"$":
-            n = int(rest)
-            if n < 0:
-                return None
-            return self.f.read(n + 2)[:-2]
-        if t == b"*":
-            n = int(rest)
-            return None if n < 0 else [self.read() for _ in range(n)]
-        raise RedisError("unexpected reply %r" % line)
-
-    def info(self, section):
-        text = self(b"INFO", section).decode()
-        out = {}
-        for line in text.splitlines():
-            if ":" in line and not line.startswith("#"):
-                k, v = line.split(":", 1)
-                out[k] = v
-        return out
-
-    def commandstats(self):
-        """{command: calls} from INFO commandstats."""
-        out = {}
-        for k, v in self.info("commandstats").items():
-            if k.startswith("cmdstat_"):
-                out[k[len("cmdstat_"):]] = int(v.split(",", 1)[0].split("=", 1)[1])
-        return out
-
-    def scan(self, pattern):
-        cursor, keys = b"0", []
-        while True:
-            cursor, batch = self(b"SCAN", cursor, b"MATCH", pattern, b"COUNT", 1000)
-            keys.extend(batch)
-            if cursor == b"0":
-                return keys
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
 
 
 def calls_total(stats):
@@ -186,172 +106,15 @@ def calls_total(stats):
 # ---------------------------------------------------------------------------------------------
 # Processes
 
-def proc_cpu(pid):
-    """utime+stime of a live process in seconds, or None once it is gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def machine_jiffies():
-    """(busy, total) jiffies of the whole machine from /proc/stat."""
-    with open("/proc/stat") as f:
-        parts = [int(x) for x in f.readline().split()[1:]]
-    idle = parts[3] + (parts[4] if len(parts) > 4 else 0)
-    return sum(parts) - idle, sum(parts)
-
-
-class Procs:
-    """Every child process of one run, stopped in reverse order on exit (workers before the
-    coordinator, the test server before redis)."""
-
-    def __init__(self, d):
-        self.d = d
-        self.procs = []  # (name, Popen, log path)
-
-    def start(self, name, args, env=None, stdout=None):
-        log = os.path.join(self.d, name + ".log")
-        with open(log, "ab") as errf:
-            p = subprocess.Popen(args, stdout=stdout if stdout is not None else errf, stderr=errf,
-                                 stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})},
-                                 text=stdout is not None)
-        self.procs.append((name, p, log))
-        return p
-
-    def pid(self, name):
-        for n, p, _ in self.procs:
-            if n == name:
-                return p.pid
-        return None
-
-    def stop(self, name, sig=signal.SIGTERM, timeout=25):
-        for n, p, _ in self.procs:
-            if n == name:
-                stop_proc(p, sig, timeout)
-
-    def stop_all(self):
-        for _, p, _ in reversed(self.procs):
-            stop_proc(p, signal.SIGTERM, 25)
-
-    def logs(self):
-        return [(n, log) for n, _, log in self.procs]
-
-
-def stop_proc(p, sig, timeout):
-    if p.poll() is None:
-        try:
-            p.send_signal(sig)
-            p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=10)
-        except ProcessLookupError:
-            pass
-    if p.stdout:
-        p.stdout.close()
-
-
-def wait_for(cond, timeout, what, step=0.02):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(step)
-    raise SystemExit("timed out waiting for %s" % what)
-
-
-def start_redis(procs):
-    sock = os.path.join(procs.d, "redis.sock")
-    procs.start("redis", ["redis-server", "--port", "0", "--unixsocket", sock, "--save", "",
-                          "--appendonly", "no", "--dir", procs.d])
-
-    def ready():
-        try:
-            r = Redis(sock)
-            return r if r(b"PING") == "PONG" else None
-        except OSError:
-            return None
-    return sock, wait_for(ready, 10, "redis-server")
-
-
-def start_server(procs, hosts, pages, links, log_path, delay_ms=0):
-    p = procs.start("testsite", [TESTSITE, "--hosts", str(hosts), "--pages", str(pages),
-                                 "--links", str(links), "--delay-ms", str(delay_ms),
-                                 "--max-seconds", "600", "--log-json", log_path],
-                    stdout=subprocess.PIPE)
-    line = p.stdout.readline().strip()
-    if not line.startswith("listening "):
-        raise SystemExit("test server did not start: %r" % line)
-    return int(line.rsplit(":", 1)[1])
-
-
-def stop_server(procs):
-    """SIGTERM makes the test server write its request log."""
-    procs.stop("testsite", signal.SIGTERM, 30)
-
-
 def start_coordinator(procs, sock, args, env_log="info"):
-    log = os.path.join(procs.d, "coordinator.log")
-    procs.start("coordinator", [SHOAL, "coordinator", "--redis", "redis+unix://" + sock,
-                                "--namespace", NS, "--db", os.path.join(procs.d, "audit.db"),
-                                "--listen", "127.0.0.1:0", "--token", TOKEN, "--gap-ms", "0",
-                                "--in-flight", str(args.in_flight),
-                                "--ip-in-flight", str(args.ip_in_flight)],
-                env={"SHOAL_LOG": env_log})
-
-    def listening():
-        with open(log, errors="replace") as f:
-            m = re.search(r"coordinator started listen=127\.0\.0\.1:(\d+)", f.read())
-        return int(m.group(1)) if m else None
-    return wait_for(listening, 20, "the coordinator to listen")
+    return fleet.start_coordinator(procs, sock, NS, ["--gap-ms", "0",
+                                                     "--in-flight", str(args.in_flight),
+                                                     "--ip-in-flight", str(args.ip_in_flight)],
+                                   env_log)
 
 
 def start_workers(procs, sock, n, hosts, args):
-    resolve = []
-    for h in hosts:
-        resolve += ["--resolve", "%s=127.0.0.1" % h]
-    for i in range(n):
-        procs.start("worker%d" % (i + 1),
-                    [SHOAL, "worker", "--redis", "redis+unix://" + sock, "--namespace", NS,
-                     "--id", "w%d" % (i + 1), "--allow-private", "--no-dns", *resolve,
-                     "--concurrency", str(args.concurrency)],
-                    env={"SHOAL_LOG": "info"})
-
-    def started():
-        n_started = 0
-        for i in range(n):
-            with open(os.path.join(procs.d, "worker%d.log" % (i + 1)), errors="replace") as f:
-                n_started += "worker started" in f.read()
-        return n_started == n
-    wait_for(started, 20, "the workers to start")
-
-
-def submit(procs, cport, urls, extra, wait, timeout):
-    sites = os.path.join(procs.d, "sites.txt")
-    with open(sites, "w") as f:
-        f.write("".join(u + "\n" for u in urls))
-    args = [SHOAL, "submit", "--coordinator", "http://127.0.0.1:%d" % cport, "--token", TOKEN,
-            "--file", sites, *extra] + (["--wait"] if wait else [])
-    with open(os.path.join(procs.d, "submit.log"), "ab") as errf:
-        t0 = time.monotonic()
-        r = subprocess.run(args, stdout=subprocess.PIPE, stderr=errf, text=True, timeout=timeout,
-                           env={**os.environ, "SHOAL_LOG": "info"})
-        wall = time.monotonic() - t0
-    if r.returncode != 0:
-        raise SystemExit("shoal submit failed (%d); see %s" % (r.returncode, errf.name))
-    return int(r.stdout.split()[0]), wall
-
-
-def audit_view(cport, audit):
-    r = subprocess.run([SHOAL, "status", str(audit), "--coordinator", "http://127.0.0.1:%d" % cport,
-                        "--token", TOKEN, "--json"], capture_output=True, text=True, timeout=60)
-    if r.returncode != 0:
-        raise SystemExit("shoal status failed: %s" % r.stderr[-1000:])
-    return json.loads(r.stdout)
+    fleet.start_workers(procs, sock, NS, n, hosts, ["--concurrency", str(args.concurrency)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,28 +237,6 @@ def count_monitor(rows, t0, t1):
 
 # ---------------------------------------------------------------------------------------------
 # Server log
-
-def read_log(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def peak_and_violations(reqs, limit):
-    """Max requests in flight at once and how many started with `limit` already in flight."""
-    events = []
-    for r in reqs:
-        end = r.get("end_ms")
-        events.append((r["start_ms"], 1))
-        events.append((end if end is not None else float("inf"), -1))
-    events.sort(key=lambda e: (e[0], e[1]))  # an end at the same instant frees the slot first
-    cur = peak = bad = 0
-    for _, d in events:
-        if d == 1 and cur >= limit:
-            bad += 1
-        cur += d
-        peak = max(peak, cur)
-    return peak, bad
-
 
 def politeness(reqs, host_limit, ip_limit):
     by_host = defaultdict(list)
@@ -692,37 +433,6 @@ def full_queue(args, d):
 
 
 # ---------------------------------------------------------------------------------------------
-# Logs
-
-NOISE = re.compile(r"stopping: finishing requests in flight")
-LOG_LINE = re.compile(r"^\S+\s+(WARN|ERROR)\s+(.*)$")
-
-
-def scan_logs(all_logs):
-    """(kind, level, message without timestamp) -> count, over every process log."""
-    found = Counter()
-    for name, path in all_logs:
-        kind = re.sub(r"\d+$", "", name)
-        try:
-            with open(path, errors="replace") as f:
-                for line in f:
-                    line = re.sub(r"\x1b\[[0-9;]*m", "", line.rstrip())
-                    m = LOG_LINE.match(line)
-                    if kind == "redis":
-                        if "# WARNING" in line or "# Warning" in line:
-                            found[(kind, "WARN", line.split(" # ", 1)[-1][:160])] += 1
-                        continue
-                    if m and not NOISE.search(m.group(2)):
-                        msg = re.sub(r"\d{4,}", "N", m.group(2))[:200]
-                        found[(kind, m.group(1), msg)] += 1
-                    elif "panicked" in line:
-                        found[(kind, "PANIC", line[:200])] += 1
-        except OSError:
-            pass
-    return found
-
-
-# ---------------------------------------------------------------------------------------------
 
 def ours(r):
     """Cores our processes used during the window."""
@@ -736,10 +446,6 @@ def others(r, ncpu):
 
 def fmt_ms(cpu_s, pages):
     return cpu_s * 1000 / pages if pages else float("nan")
-
-
-def on_sigterm(signum, frame):
-    raise KeyboardInterrupt("SIGTERM")  # unwinds through every `finally`, which stops the children
 
 
 def main():
