@@ -19,7 +19,7 @@
 //! | `…:hostwait:{host}` | set | claim | lanes parked because the host's slots are full; woken by a completion on the host |
 //! | `…:ipf:{ip}` | string (int) | claim, complete, reap | requests in flight to the IP |
 //! | `…:ipwait:{ip}` | set | claim | lanes parked because the IP's slots are full; woken by a completion on the IP |
-//! | `…:site:{site}` | hash | seed, complete | `audit`, counters (`queued`, `leased`, `pages`, `res`, `completed`), limits (`maxp`, `maxd`, `maxr`), flags (`done`, `cancelled`, `rep_*`), and pre-encoded blobs (`info`, `doneblob`, `lim_d`, `lim_p`, `lim_r`) |
+//! | `…:site:{site}` | hash | seed, complete | `audit`, counters (`queued`, `leased`, `pages`, `res`, `completed`, `smf` sitemaps queued, `smb` sitemap bytes read), limits (`maxp`, `maxd`, `maxr`, `maxsf`, `maxsb`), flags (`done`, `cancelled`, `rep_*`), and pre-encoded blobs (`info`, `doneblob`, `lim_d`, `lim_p`, `lim_r`, `lim_s`) |
 //! | `…:sitelanes:{site}` | set | seed | the site's lanes |
 //! | `…:auditsites:{audit}` | set | seed | the audit's sites |
 //! | `…:ahosts:{audit}` | set | seed, complete | the hosts the audit has lanes on (a fresh address lookup when it joins one; its slow mode ends with it) |

@@ -71,12 +71,14 @@ fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> Result<T, Fr
 }
 
 /// How a discovered task counts against the budgets, as the scripts read it: `p` page, `r`
-/// resource, `x` external check (a resource-budget check that may open a lane for its host).
+/// resource, `x` external check (a resource-budget check that may open a lane for its host), `s`
+/// sitemap (the sitemap budget).
 fn kind_code(kind: TaskKind) -> &'static str {
     match kind {
         TaskKind::Page => "p",
         TaskKind::Resource => "r",
         TaskKind::External => "x",
+        TaskKind::Sitemap { .. } => "s",
         _ => "o",
     }
 }
@@ -214,6 +216,9 @@ impl RedisFrontier {
             .arg(lim(Code::DepthLimitReached))
             .arg(lim(Code::PageLimitReached))
             .arg(lim(Code::ResourceLimitReached))
+            .arg(seed.limits.max_sitemaps)
+            .arg(seed.limits.max_sitemap_bytes)
+            .arg(lim(Code::SitemapLimitReached))
             .arg(hosts.len())
             .arg(seed.initial.len());
         for host in &hosts {
@@ -299,6 +304,7 @@ impl RedisFrontier {
             }
         }
         inv.arg(c.robots_fetched_at.map(|t| t.0.to_string()).unwrap_or_default());
+        inv.arg(c.sitemap_bytes);
         match &c.requeue {
             None => {
                 inv.arg("").arg("0").arg(0).arg(0);

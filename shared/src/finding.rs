@@ -152,6 +152,8 @@ codes! {
     DepthLimitReached = "depth_limit_reached", Notice, "limits", "Links deeper than the depth limit were not followed.";
     /// The resource-check budget was reached.
     ResourceLimitReached = "resource_limit_reached", Notice, "limits", "The site has more resources than the resource-check budget.";
+    /// The sitemap budget was reached (or the page budget spent): further sitemaps were not read.
+    SitemapLimitReached = "sitemap_limit_reached", Notice, "limits", "The site's sitemaps are over the sitemap budget (files or bytes), or the page budget was spent; the remaining sitemaps were not read.";
     /// A sitemap that could not be parsed or is over a cap.
     SitemapInvalid = "sitemap_invalid", Warning, "indexing", "A sitemap could not be parsed completely or is over the 50 MB / 50,000 URL caps.";
     /// Page marked noindex.

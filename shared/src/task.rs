@@ -254,6 +254,18 @@ pub const DEFAULT_MAX_PAGES: u32 = 500;
 pub const DEFAULT_MAX_DEPTH: u16 = 5;
 /// Default budget of resource checks per site.
 pub const DEFAULT_MAX_RESOURCES: u32 = 2_000;
+/// Default budget of sitemap files read per site (robots.txt's and those its indexes list).
+pub const DEFAULT_MAX_SITEMAPS: u32 = 20;
+/// Default budget of sitemap bytes read per site, decompressed (one file may have 50 MB).
+pub const DEFAULT_MAX_SITEMAP_BYTES: u64 = 50 * 1024 * 1024;
+
+fn default_max_sitemaps() -> u32 {
+    DEFAULT_MAX_SITEMAPS
+}
+
+fn default_max_sitemap_bytes() -> u64 {
+    DEFAULT_MAX_SITEMAP_BYTES
+}
 
 /// Per-site limits, chosen by the user for an audit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,6 +280,13 @@ pub struct SiteLimits {
     pub pace: PaceLimits,
     /// Follow `rel=nofollow` links and links on `nofollow` pages too.
     pub follow_nofollow: bool,
+    /// Sitemap files read at most. No more are read once this many were queued, once
+    /// [`SiteLimits::max_sitemap_bytes`] were read, or once the page budget is spent.
+    #[serde(default = "default_max_sitemaps")]
+    pub max_sitemaps: u32,
+    /// Sitemap bytes read at most (decompressed, all files together).
+    #[serde(default = "default_max_sitemap_bytes")]
+    pub max_sitemap_bytes: u64,
 }
 
 impl Default for SiteLimits {
@@ -278,6 +297,8 @@ impl Default for SiteLimits {
             max_resources: DEFAULT_MAX_RESOURCES,
             pace: PaceLimits::default(),
             follow_nofollow: false,
+            max_sitemaps: DEFAULT_MAX_SITEMAPS,
+            max_sitemap_bytes: DEFAULT_MAX_SITEMAP_BYTES,
         }
     }
 }

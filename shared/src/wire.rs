@@ -23,6 +23,12 @@ pub struct AuditOptions {
     pub gap_ms: Option<u64>,
     /// Follow nofollow links.
     pub follow_nofollow: Option<bool>,
+    /// Sitemap files read per site.
+    #[serde(default)]
+    pub max_sitemaps: Option<u32>,
+    /// Sitemap bytes read per site (decompressed).
+    #[serde(default)]
+    pub max_sitemap_bytes: Option<u64>,
 }
 
 /// A request to audit sites.

@@ -10,7 +10,10 @@ use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
 use shoal_shared::robots::ProductToken;
 use shoal_shared::starts::{StartError, StartList};
-use shoal_shared::task::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, DEFAULT_MAX_RESOURCES, SiteLimits};
+use shoal_shared::task::{
+    DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SITEMAP_BYTES, DEFAULT_MAX_SITEMAPS,
+    SiteLimits,
+};
 use shoal_shared::url::NormalizedUrl;
 use shoal_worker::crawl::CrawlSettings;
 use shoal_worker::extract::ExtractCaps;
@@ -277,6 +280,12 @@ pub struct AuditOptionArgs {
     /// Follow nofollow links.
     #[arg(long)]
     pub follow_nofollow: bool,
+    /// Sitemap files read per site (coordinator's default if omitted).
+    #[arg(long)]
+    pub max_sitemaps: Option<u32>,
+    /// Sitemap bytes read per site, decompressed (coordinator's default if omitted).
+    #[arg(long)]
+    pub max_sitemap_bytes: Option<u64>,
 }
 
 impl AuditOptionArgs {
@@ -290,6 +299,8 @@ impl AuditOptionArgs {
             in_flight: self.in_flight,
             gap_ms: self.gap_ms,
             follow_nofollow: self.follow_nofollow.then_some(true),
+            max_sitemaps: self.max_sitemaps,
+            max_sitemap_bytes: self.max_sitemap_bytes,
         }
     }
 }
@@ -444,6 +455,14 @@ pub struct CrawlArgs {
     /// Resource checks (images, scripts, stylesheets) per site at most.
     #[arg(long, env = "SHOAL_MAX_RESOURCES", default_value_t = DEFAULT_MAX_RESOURCES)]
     pub max_resources: u32,
+    /// Sitemap files read per site at most (robots.txt's and those their indexes list). None are
+    /// read once the page budget is spent.
+    #[arg(long, env = "SHOAL_MAX_SITEMAPS", default_value_t = DEFAULT_MAX_SITEMAPS)]
+    pub max_sitemaps: u32,
+    /// Sitemap bytes read per site at most, decompressed, all files together (one file is never
+    /// read past 50 MB).
+    #[arg(long, env = "SHOAL_MAX_SITEMAP_BYTES", default_value_t = DEFAULT_MAX_SITEMAP_BYTES)]
+    pub max_sitemap_bytes: u64,
     /// Requests in flight to one host at most (1-16).
     #[arg(long, env = "SHOAL_IN_FLIGHT", default_value_t = 4)]
     pub in_flight: u32,
@@ -643,6 +662,8 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             max_resources: this.max_resources,
             pace,
             follow_nofollow: this.follow_nofollow,
+            max_sitemaps: this.max_sitemaps,
+            max_sitemap_bytes: this.max_sitemap_bytes,
         };
         let timeout = Duration::from_secs(this.timeout_s);
         let (extra_roots_pem, tls_roots) = match &this.ca_file {

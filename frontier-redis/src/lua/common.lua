@@ -165,7 +165,8 @@ end
 local function offer(site, audit, host, fp, fp2, kind, depth, prio, nb, blob, rblob, now, touched)
   local lane = site .. '|' .. host
   local sk = k_site(site)
-  local s = redis.call('HMGET', sk, 'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res', 'pmax', 'pgap')
+  local s = redis.call('HMGET', sk, 'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res', 'pmax', 'pgap',
+    'maxsf', 'maxsb', 'smf', 'smb')
   if s[1] == '1' or s[2] == '1' then return 0 end
   local robots = redis.call('HGET', k_lane(lane), 'robots')
   if not robots and kind == 'x' and rblob ~= '' then
@@ -188,6 +189,9 @@ local function offer(site, audit, host, fp, fp2, kind, depth, prio, nb, blob, rb
     end
   elseif (kind == 'r' or kind == 'x') and num(s[7], 0) >= tonumber(s[5]) then
     over = 'r'
+  elseif kind == 's' and (num(s[12], 0) >= num(s[10], 20) or num(s[13], 0) >= num(s[11], 52428800)
+      or num(s[6], 0) >= tonumber(s[3])) then
+    over = 's'
   end
   if over then
     if redis.call('HSETNX', sk, 'rep_' .. over, '1') == 1 then
@@ -200,6 +204,8 @@ local function offer(site, audit, host, fp, fp2, kind, depth, prio, nb, blob, rb
     redis.call('HINCRBY', sk, 'pages', 1)
   elseif kind == 'r' or kind == 'x' then
     redis.call('HINCRBY', sk, 'res', 1)
+  elseif kind == 's' then
+    redis.call('HINCRBY', sk, 'smf', 1)
   end
   push(lane, blob, '0', prio, nb, now)
   redis.call('HINCRBY', sk, 'queued', 1)

@@ -1,6 +1,6 @@
 -- complete: ARGV = now, lease_id, resolved ('' | 'f' failed | the address), resolved_ttl_ms (clamped),
 --   rate_limited, robots_state ('' | 'k' | 'c'), robots_blob, crawl_delay_ms (''),
---   robots_fetched_at ('' = the lease's start), requeue_blob (''), requeue_is_robots, requeue_prio,
+--   robots_fetched_at ('' = the lease's start), sitemap_bytes, requeue_blob (''), requeue_is_robots, requeue_prio,
 --   requeue_not_before, n_discovered, n_events,
 --   then n_discovered x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob),
 --   then n_events x blob.
@@ -44,15 +44,18 @@ if rstate ~= '' and redis.call('EXISTS', k_lane(lane)) == 1 then
     end
   end
 end
+if tonumber(ARGV[10]) > 0 and redis.call('EXISTS', sk) == 1 then
+  redis.call('HINCRBY', sk, 'smb', ARGV[10])
+end
 local cancelled = redis.call('HGET', sk, 'cancelled') == '1'
 local lane_state = redis.call('HGET', k_lane(lane), 'robots')
-if ARGV[10] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARGV[11] == '1') then
-  push(lane, ARGV[10], ARGV[11], ARGV[12], ARGV[13], now)
+if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARGV[12] == '1') then
+  push(lane, ARGV[11], ARGV[12], ARGV[13], ARGV[14], now)
   redis.call('HINCRBY', sk, 'queued', 1)
 else
   redis.call('HINCRBY', sk, 'completed', 1)
 end
-local n, m, base = tonumber(ARGV[14]), tonumber(ARGV[15]), 16
+local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 17
 local touched, enqueued = {}, 0
 touched[lane] = true
 if not cancelled then

@@ -1,5 +1,6 @@
 -- seed: ARGV = site, audit, max_pages, max_depth, max_resources, max_in_flight, gap_ms, info_blob,
---   done_blob, lim_d, lim_p, lim_r, n_hosts, n_initial, then n_hosts x (host, robots_task_blob),
+--   done_blob, lim_d, lim_p, lim_r, max_sitemaps, max_sitemap_bytes, lim_s, n_hosts, n_initial,
+--   then n_hosts x (host, robots_task_blob),
 --   then n_initial x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob).
 -- Returns {'ok'} | {'exists'}.
 local site, audit = ARGV[1], ARGV[2]
@@ -8,9 +9,9 @@ if redis.call('EXISTS', sk) == 1 then return {'exists'} end
 redis.call('HSET', sk, 'audit', audit, 'maxp', ARGV[3], 'maxd', ARGV[4], 'maxr', ARGV[5],
   'queued', 0, 'leased', 0, 'pages', 0, 'res', 0, 'completed', 0, 'done', 0, 'cancelled', 0,
   'info', ARGV[8], 'doneblob', ARGV[9], 'lim_d', ARGV[10], 'lim_p', ARGV[11], 'lim_r', ARGV[12],
-  'pmax', ARGV[6], 'pgap', ARGV[7])
+  'pmax', ARGV[6], 'pgap', ARGV[7], 'maxsf', ARGV[13], 'maxsb', ARGV[14], 'lim_s', ARGV[15], 'smf', 0, 'smb', 0)
 redis.call('SADD', k_auditsites(audit), site)
-local nh, ni, base = tonumber(ARGV[13]), tonumber(ARGV[14]), 15
+local nh, ni, base = tonumber(ARGV[16]), tonumber(ARGV[17]), 18
 local max, gap = tonumber(ARGV[6]), tonumber(ARGV[7])
 for i = 0, nh - 1 do
   open_lane(site, audit, ARGV[base + i * 2], ARGV[base + i * 2 + 1], max, gap)

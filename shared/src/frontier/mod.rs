@@ -237,6 +237,8 @@ pub struct Completion {
     pub discovered: Vec<Task>,
     /// Page records and findings to publish.
     pub events: Vec<Event>,
+    /// Bytes of a sitemap read under this lease (decompressed), against the site's sitemap budget.
+    pub sitemap_bytes: u64,
 }
 
 /// What [`Frontier::complete`] did.
@@ -427,6 +429,10 @@ pub fn limit_finding(
             format!("links deeper than {} were not followed", limits.max_depth)
         }
         Code::PageLimitReached => format!("the page budget of {} was reached", limits.max_pages),
+        Code::SitemapLimitReached => format!(
+            "sitemaps not read past {} files, {} bytes or the page budget of {}",
+            limits.max_sitemaps, limits.max_sitemap_bytes, limits.max_pages
+        ),
         _ => format!("the resource-check budget of {} was reached", limits.max_resources),
     };
     crate::finding::Finding::new(audit, site, code, start.as_str(), detail)

@@ -412,6 +412,53 @@ pub async fn pages_win_over_resource_checks<F: Frontier>(f: F) {
     );
 }
 
+/// Sitemaps have a budget per site: files, bytes, and none once the page budget is spent; going
+/// over it is reported once.
+pub async fn sitemap_budget<F: Frontier>(f: F) {
+    let mut s = seed(1, 1, "a.test", 4, 0, 3);
+    s.limits.max_sitemaps = 2;
+    s.limits.max_sitemap_bytes = 1_000;
+    f.seed(s).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let sitemap = |n: u32| {
+        let mut t = page(1, 1, &format!("http://a.test/s{n}.xml"), 0);
+        t.kind = TaskKind::Sitemap { index_depth: 0 };
+        t
+    };
+    let p = lease(&f, T0).await;
+    let c = Completion { discovered: vec![sitemap(1), sitemap(2), sitemap(3)], ..Completion::default() };
+    assert_eq!(complete(&f, &p, c, T0).await, Completed::Applied { enqueued: 2 }, "two files");
+    let s1 = lease(&f, T0).await;
+    let c = Completion { sitemap_bytes: 1_000, discovered: vec![sitemap(4)], ..Completion::default() };
+    assert_eq!(complete(&f, &s1, c, T0).await, Completed::Applied { enqueued: 0 }, "the bytes are spent");
+    let limit: Vec<Event> = drain_events(&f)
+        .await
+        .into_iter()
+        .filter(|e| matches!(e, Event::Finding(x) if x.code == Code::SitemapLimitReached))
+        .collect();
+    assert_eq!(limit.len(), 1, "reported once: {limit:?}");
+    let s2 = lease(&f, T0).await;
+    assert_eq!(s2.task.url.as_str(), "http://a.test/s2.xml");
+    complete(&f, &s2, Completion::default(), T0).await;
+    assert!(f.progress(SiteId(1)).await.expect("progress").expect("site").done);
+
+    let mut s = seed(2, 2, "b.test", 4, 0, 2);
+    s.limits.max_sitemaps = 10;
+    f.seed(s).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let q = lease(&f, T0).await;
+    let pages = vec![page(2, 2, "http://b.test/x", 1)];
+    assert_eq!(
+        complete(&f, &q, Completion { discovered: pages, ..Completion::default() }, T0).await,
+        Completed::Applied { enqueued: 1 }
+    );
+    let mut sm = page(2, 2, "http://b.test/s.xml", 0);
+    sm.kind = TaskKind::Sitemap { index_depth: 0 };
+    let x = lease(&f, T0).await;
+    let c = Completion { discovered: vec![sm], ..Completion::default() };
+    assert_eq!(complete(&f, &x, c, T0).await, Completed::Applied { enqueued: 0 }, "the page budget is spent");
+}
+
 /// The shared result cache returns what was stored and nothing for unknown keys.
 pub async fn result_cache_round_trip<F: Frontier>(f: F) {
     assert_eq!(f.cache_get("x:http://e.test/", T0).await.expect("get"), None);
@@ -442,6 +489,7 @@ where
     external_lane_opens_on_demand(make().await).await;
     result_cache_round_trip(make().await).await;
     pages_win_over_resource_checks(make().await).await;
+    sitemap_budget(make().await).await;
     slow_mode_lives_with_its_audit(make().await).await;
     combined_limits_end_with_the_audit(make().await).await;
     addresses_are_looked_up_again(make().await).await;

@@ -299,3 +299,53 @@ async fn sitemap_index_nested_deeper_than_2_is_reported() {
     assert_eq!(log.count(host, "/idx3.xml"), 0, "{}", log.dump());
     assert_eq!(log.count(host, "/deep-listed"), 0, "{}", log.dump());
 }
+
+/// Sitemaps have a budget (issue 12, item 6): an index of 30 sitemaps of 100 URLs each on a site
+/// audited with a page budget of 10 costs the index and a few sitemaps, not 31 files: the sitemaps
+/// queued before the page budget was spent are not fetched once it is, and no more than
+/// `--max-sitemaps` are ever queued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sitemaps_stop_at_their_budget_and_when_the_page_budget_is_spent() {
+    let port = crate::procs::free_port();
+    let host = "bigmap.test";
+    let u = |p: &str| format!("http://{host}:{port}{p}");
+    let children: String =
+        (1..=30).map(|i| format!("<sitemap><loc>{}</loc></sitemap>", u(&format!("/s{i}.xml")))).collect();
+    let index = format!(
+        "<?xml version=\"1.0\"?><sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{children}</sitemapindex>"
+    );
+    let mut site = Site::generated(host, 200, 2)
+        .robots_txt(&format!("User-agent: *\nAllow: /\nSitemap: {}\n", u("/index.xml")))
+        .route("/index.xml", Route::bytes("application/xml", index.into_bytes()));
+    for i in 1..=30 {
+        let urls: Vec<String> = (0..100).map(|k| u(&format!("/p/{}", (i * 100 + k) % 200))).collect();
+        site = site.route(&format!("/s{i}.xml"), Route::bytes("application/xml", urlset(&urls)));
+    }
+    let server = server_on(port, vec![site]).await;
+    let (log, found) = audit_one(server, host, &["--max-pages", "10"]).await;
+    let sitemaps: Vec<String> = log.paths(host).into_iter().filter(|p| p.ends_with(".xml")).collect();
+    assert!(sitemaps.contains(&"/index.xml".to_owned()), "{}", log.dump());
+    // The index, then sitemaps until the first one read spends the page budget: at most the four
+    // that may be in flight at once (the default in-flight cap), not all 30.
+    assert!(sitemaps.len() <= 5, "the index and a few sitemaps, not all 30: {sitemaps:?}");
+    assert!(found.iter().any(|r| r.code == "sitemap_limit_reached"), "reported");
+
+    // With a budget of 5 files and pages to spare, 5 of the 30 are read, the index included.
+    let port = crate::procs::free_port();
+    let u = |p: &str| format!("http://{host}:{port}{p}");
+    let children: String =
+        (1..=30).map(|i| format!("<sitemap><loc>{}</loc></sitemap>", u(&format!("/s{i}.xml")))).collect();
+    let index = format!(
+        "<?xml version=\"1.0\"?><sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{children}</sitemapindex>"
+    );
+    let mut site = Site::generated(host, 20, 2)
+        .robots_txt(&format!("User-agent: *\nAllow: /\nSitemap: {}\n", u("/index.xml")))
+        .route("/index.xml", Route::bytes("application/xml", index.into_bytes()));
+    for i in 1..=30 {
+        site = site.route(&format!("/s{i}.xml"), Route::bytes("application/xml", urlset(&[u("/p/1")])));
+    }
+    let server = server_on(port, vec![site]).await;
+    let (log, _) = audit_one(server, host, &["--max-sitemaps", "5"]).await;
+    let read = log.paths(host).into_iter().filter(|p| p.ends_with(".xml")).count();
+    assert_eq!(read, 5, "{}", log.dump());
+}

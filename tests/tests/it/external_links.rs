@@ -52,3 +52,39 @@ async fn a_popular_external_host_is_asked_once_and_broken_links_are_reported_per
     assert!(broken.iter().any(|f| f.1 == gone_url && f.2 == "dns"), "a host that does not resolve: {findings:#?}");
     assert!(!broken.iter().any(|f| f.1.ends_with("/ok")), "{findings:#?}");
 }
+
+/// One robots.txt fetch per host per audit, whoever needs it (issue 12, item 4): a site of the
+/// audit that another site of the same audit links to has its robots.txt read once, for its own
+/// lane and the link check alike; a later audit reads it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_linked_from_another_site_of_the_audit_gets_one_robots_txt_fetch() {
+    let probe = TestServer::start(vec![]).await.expect("server starts");
+    let port = probe.port();
+    probe.shutdown().await;
+    let page = |name: &str, body: &str| {
+        format!(
+            r#"<html lang="en"><head><title>{name}</title><meta name="description" content="d"></head><body><h1>{name}</h1>{body}</body></html>"#
+        )
+    };
+    let sites = || {
+        vec![
+            Site::new("linker.test")
+                .page("/", &page("Linker", &format!(r#"<a href="http://target.test:{port}/page">target</a>"#))),
+            Site::new("target.test")
+                .robots_txt("User-agent: *\nDisallow: /private\n")
+                .page("/", &page("Target", r#"<a href="/page">page</a>"#))
+                .page("/page", &page("Page", "")),
+        ]
+    };
+    let server = TestServer::start_on(([127, 0, 0, 1], port).into(), sites()).await.expect("server starts");
+    let starts = vec![server.url("linker.test", "/"), server.url("target.test", "/")];
+    let run = common::audit(&server, &["linker.test", "target.test"], &starts, &["--gap-ms", "0"]).await;
+    assert_eq!(run.exit, Exit::Ok);
+    let log = server.shutdown().await;
+    assert_eq!(log.count("target.test", "/robots.txt"), 1, "one robots.txt fetch in the audit\n{}", log.dump());
+    assert_eq!(log.first_path("target.test").as_deref(), Some("/robots.txt"), "{}", log.dump());
+    // The link check is a HEAD of its own; the site's own crawl GETs the page.
+    let page: Vec<&str> =
+        log.for_host("target.test").iter().filter(|r| r.path == "/page").map(|r| r.method.as_str()).collect();
+    assert!(page.contains(&"GET") && page.len() <= 2, "{}", log.dump());
+}

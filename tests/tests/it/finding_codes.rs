@@ -10,7 +10,8 @@
 //!   (security.txt), `delay.test`, `disallow.test`, `robots500.test`, `bigrobots.test`
 //!   (robots.txt), `busy.test` (a 429) and `nowhere.test` (does not resolve);
 //! - `external`: `linker.test` links to a missing page of another site, `ext.test`;
-//! - `limits` (`--max-links 10 --max-pages 5 --max-depth 2 --max-resources 1`): one site per budget;
+//! - `limits` (`--max-links 10 --max-pages 5 --max-depth 2 --max-resources 1 --max-sitemaps 1`): one
+//!   site per budget;
 //! - `private` (`--deny-private`): a host on loopback;
 //! - `tls` (`--ca-file` of a test CA): the HTTPS sites of [`finding_support::TlsSites`].
 //!
@@ -49,7 +50,7 @@ const EXTERNAL_HOST: &str = "ext.test";
 /// out a 429's slow mode: a few seconds).
 const AUDIT_BOUND: Duration = Duration::from_secs(40);
 /// The hosts of the `limits` audit.
-const LIMIT_HOSTS: [&str; 4] = ["links.test", "pages.test", "depth.test", "res.test"];
+const LIMIT_HOSTS: [&str; 5] = ["links.test", "pages.test", "depth.test", "res.test", "sitemaps.test"];
 
 /// Every path of `content.test` that its start page links to.
 const CONTENT_LINKS: &[&str] = &[
@@ -294,14 +295,28 @@ fn main_sites(u: &dyn Fn(&str) -> String) -> Vec<Site> {
     ]
 }
 
-fn limit_sites() -> Vec<Site> {
+fn limit_sites(port: u16) -> Vec<Site> {
     let many: String = (1..=12).map(|i| format!("<a href=\"/l/{i}\">{i}</a> ")).collect();
     let images: String = (1..=3).map(|i| format!("<img src=\"/i/{i}.png\" alt=\"{i}\">")).collect();
     let mut res = Site::new("res.test").page("/", &clean_page("Resources", &images));
     for i in 1..=3 {
         res = res.route(&format!("/i/{i}.png"), Route::bytes("image/png", PIXEL).header("cache-control", "max-age=60"));
     }
+    let sm = |n: u32| format!("http://sitemaps.test:{port}/s{n}.xml");
+    let urlset = |path: &str| {
+        format!(
+            "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+             <url><loc>http://sitemaps.test:{port}{path}</loc></url></urlset>"
+        )
+    };
+    // Two sitemaps for a budget of one file (--max-sitemaps 1): the second is not read.
+    let sitemaps = Site::new("sitemaps.test")
+        .robots_txt(&format!("User-agent: *\nAllow: /\n\nSitemap: {}\nSitemap: {}\n", sm(1), sm(2)))
+        .page("/", &clean_page("Sitemaps", ""))
+        .route("/s1.xml", Route::bytes("application/xml", urlset("/")))
+        .route("/s2.xml", Route::bytes("application/xml", urlset("/")));
     vec![
+        sitemaps,
         Site::new("links.test").page("/", &clean_page("Many links", &many)),
         Site::generated("pages.test", 10, 3),
         Site::generated("depth.test", 6, 1),
@@ -365,6 +380,7 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::PageLimitReached, "limits", at("pages.test", "/")),
         case(K::DepthLimitReached, "limits", at("depth.test", "/")),
         case(K::ResourceLimitReached, "limits", at("res.test", "/")),
+        case(K::SitemapLimitReached, "limits", at("sitemaps.test", "/")),
         case(K::SitemapInvalid, "main", c("/bad-sitemap.xml")),
         case(K::Noindex, "main", c("/noindex")),
         case(K::NofollowPage, "main", c("/nofollow")),
@@ -418,7 +434,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let port = free_port();
     let u = move |path: &str| format!("http://content.test:{port}{path}");
     let mut sites = main_sites(&u);
-    sites.extend(limit_sites());
+    sites.extend(limit_sites(port));
     sites.push(Site::generated("private.test", 2, 1));
     let external = format!("http://{EXTERNAL_HOST}:{port}/gone");
     sites.push(
@@ -443,7 +459,20 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
             &server,
             &LIMIT_HOSTS,
             &limit_starts,
-            &["--gap-ms", "0", "--max-links", "10", "--max-pages", "5", "--max-depth", "2", "--max-resources", "1"],
+            &[
+                "--gap-ms",
+                "0",
+                "--max-links",
+                "10",
+                "--max-pages",
+                "5",
+                "--max-depth",
+                "2",
+                "--max-resources",
+                "1",
+                "--max-sitemaps",
+                "1",
+            ],
         )),
         bounded(audit(&server, &["private.test"], &private_starts, &["--gap-ms", "0", "--deny-private"])),
         bounded(audit(&server, &["linker.test", EXTERNAL_HOST], &external_starts, &["--gap-ms", "0"])),

@@ -12,14 +12,19 @@ use std::time::Duration;
 const ASK_AGAIN: Duration = Duration::from_millis(500);
 
 impl<F: Frontier> Crawler<F> {
-    /// Whether this worker may ask another site's host for `key` now. If another lane is asking the
-    /// same thing at this moment, the task goes back to the queue for a moment, to find the answer
-    /// in the cache then.
+    /// Whether this lane may ask a host for `key` now. If another lane is asking the same thing at
+    /// this moment, the task goes back to the queue for a moment, to find the answer in the cache
+    /// then. The lane that holds the ask may ask again (a retry after a 5xx or a 429 must not wait
+    /// for its own lock to run out).
     pub(super) async fn first_to_ask(&self, job: &mut Job<'_>, key: &str) -> bool {
         let lock = format!("{key}#asking");
         let ttl = self.fetcher.settings().timeout * 2;
-        match self.frontier.cache_add(&lock, Vec::new(), job.now, ttl).await {
+        let me = format!("{}|{}", job.task().site, job.lease.host).into_bytes();
+        match self.frontier.cache_add(&lock, me.clone(), job.now, ttl).await {
             Ok(true) | Err(_) => true,
+            Ok(false) if self.frontier.cache_get(&lock, job.now).await.ok().flatten().as_deref() == Some(&me[..]) => {
+                true
+            }
             Ok(false) => {
                 let mut t = job.task().clone();
                 t.not_before = job.now.plus(ASK_AGAIN);

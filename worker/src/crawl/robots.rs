@@ -125,20 +125,35 @@ impl<F: Frontier> Crawler<F> {
         }
     }
 
+    /// A lane's robots.txt: fetched once per host per audit, whoever asks first (the site's own
+    /// lane, or the lane another site of the audit opened to check a link to it); the others of
+    /// the audit take that copy. A lane opened for links to another site may also take a copy
+    /// another audit fetched within the result cache's time. No copy is used past
+    /// [`ROBOTS_MAX_AGE`] after its fetch.
     pub(super) async fn robots_task(&self, job: &mut Job<'_>) {
         let url = job.task().url.clone();
         let external = job.is_external_lane();
-        let cache_key = format!("r:{}://{}", url.as_url().scheme(), job.lease.host);
-        if external && job.task().chain.is_empty() {
-            let cached = self.frontier.cache_get(&cache_key, job.now).await.ok().flatten();
-            if let Some(shared) = cached.and_then(|b| rmp_serde::from_slice::<SharedRobots>(&b).ok())
-                && shared.fetched_at.plus(ROBOTS_MAX_AGE) > job.now
-            {
+        let host = format!("{}://{}", url.as_url().scheme(), job.lease.host);
+        let in_audit = format!("ra:{}:{host}", job.task().audit);
+        let across_audits = format!("r:{host}");
+        if job.task().chain.is_empty() {
+            let mut copy = self.shared_robots(&in_audit, job.now).await;
+            if copy.is_none() && external {
+                copy = self.shared_robots(&across_audits, job.now).await;
+            }
+            if let Some(shared) = copy {
+                if let RobotsOutcome::Rules { body, .. } = &shared.outcome
+                    && !external
+                {
+                    // The site's own lane: its sitemaps are its own to queue.
+                    let rules = RobotsRules::parse(body, &self.settings.token);
+                    queue_sitemaps(job, &rules);
+                }
                 job.out.robots = Some(shared.outcome);
                 job.out.robots_fetched_at = Some(shared.fetched_at);
                 return;
             }
-            if !self.first_to_ask(job, &cache_key).await {
+            if !self.first_to_ask(job, &in_audit).await {
                 return;
             }
         }
@@ -158,17 +173,27 @@ impl<F: Frontier> Crawler<F> {
             }
         };
         job.publish(rec);
-        if external
-            && let Some(o) = &outcome
-            && let Ok(blob) =
-                rmp_serde::to_vec_named(&SharedRobots { outcome: o.clone(), fetched_at: job.lease.started_at })
-        {
+        if let Some(o) = &outcome {
+            let shared = SharedRobots { outcome: o.clone(), fetched_at: job.lease.started_at };
+            self.share_robots(&in_audit, &shared, job.now, ROBOTS_MAX_AGE).await;
             let ttl = self.settings.external_cache_ttl.min(ROBOTS_MAX_AGE);
-            if let Err(e) = self.frontier.cache_put(&cache_key, blob, job.now, ttl).await {
-                tracing::warn!(error = %e, "could not cache robots.txt of an external host");
-            }
+            self.share_robots(&across_audits, &shared, job.now, ttl).await;
         }
         job.out.robots = outcome;
+    }
+
+    /// A copy of a host's robots.txt outcome from the frontier's result cache, if one is there and
+    /// less than [`ROBOTS_MAX_AGE`] old.
+    async fn shared_robots(&self, key: &str, now: UnixMs) -> Option<SharedRobots> {
+        let blob = self.frontier.cache_get(key, now).await.ok().flatten()?;
+        rmp_serde::from_slice::<SharedRobots>(&blob).ok().filter(|s| s.fetched_at.plus(ROBOTS_MAX_AGE) > now)
+    }
+
+    async fn share_robots(&self, key: &str, shared: &SharedRobots, now: UnixMs, ttl: std::time::Duration) {
+        let Ok(blob) = rmp_serde::to_vec_named(shared) else { return };
+        if let Err(e) = self.frontier.cache_put(key, blob, now, ttl).await {
+            tracing::warn!(error = %e, "could not share a robots.txt outcome");
+        }
     }
 
     /// One TLS handshake per https host (no HTTP request), made under the robots.txt lease: the
@@ -260,19 +285,24 @@ impl<F: Frontier> Crawler<F> {
             );
             return RobotsOutcome::OffLimits;
         }
-        for sm in rules.sitemaps() {
-            let Ok(sm) = NormalizedUrl::parse(&sm) else {
-                continue;
-            };
-            if job.scope.contains(sm.as_url()) {
-                let t = job.task();
-                let task = Task::new(t.audit, t.site, sm, TaskKind::Sitemap { index_depth: 0 }, 0, FoundVia::Standard);
-                job.out.discovered.push(task);
-            }
-        }
+        queue_sitemaps(job, rules);
         RobotsOutcome::Rules {
             body: body.to_vec(),
             crawl_delay_ms: delay.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+/// Queues the sitemaps robots.txt names that belong to the site.
+fn queue_sitemaps(job: &mut Job<'_>, rules: &RobotsRules) {
+    for sm in rules.sitemaps() {
+        let Ok(sm) = NormalizedUrl::parse(&sm) else {
+            continue;
+        };
+        if job.scope.contains(sm.as_url()) {
+            let t = job.task();
+            let task = Task::new(t.audit, t.site, sm, TaskKind::Sitemap { index_depth: 0 }, 0, FoundVia::Standard);
+            job.out.discovered.push(task);
         }
     }
 }

@@ -5,17 +5,33 @@ use super::{Crawler, Job, MAX_SITEMAP_INDEX_DEPTH};
 use crate::fetch::{Fetched, Method};
 use crate::sitemap::{SitemapKind, parse_sitemap};
 use shoal_shared::finding::Code;
-use shoal_shared::frontier::{Frontier, FrontierError};
-use shoal_shared::record::{LinkKind, LinkRecord, PageRecord};
+use shoal_shared::frontier::{Frontier, FrontierError, limit_finding};
+use shoal_shared::record::{Event, LinkKind, LinkRecord, PageRecord};
 use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::url::{MAX_URL_LEN, NormalizedUrl, UrlError};
 
 impl<F: Frontier> Crawler<F> {
     pub(super) async fn sitemap_task(&self, job: &mut Job<'_>, index_depth: u8) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
+        let limits = job.site.limits;
+        if self
+            .frontier
+            .progress(job.task().site)
+            .await?
+            .is_some_and(|p| p.pages_enqueued >= u64::from(limits.max_pages))
+        {
+            // The page budget is spent: a sitemap could only list pages that will not be fetched.
+            let t = job.task();
+            let f = limit_finding(t.audit, t.site, &job.site.start, &limits, Code::SitemapLimitReached);
+            job.out.events.push(Event::Finding(f));
+            return Ok(());
+        }
         let mut rec = job.record();
-        let result = self.fetch(job, Method::Get, &url, Some(self.settings.sitemap.max_bytes)).await;
+        // Read no more than what is left of the site's sitemap budget, and at most the per-file cap.
+        let cap = self.settings.sitemap.max_bytes.min(limits.max_sitemap_bytes.max(1));
+        let result = self.fetch(job, Method::Get, &url, Some(cap)).await;
         let Some(resp) = self.answered(job, &mut rec, result) else { return Ok(()) };
+        job.out.sitemap_bytes = resp.body.len() as u64;
         match resp.status {
             300..=399 => self.redirect(job, &mut rec, &resp).await?,
             200..=299 => self.sitemap_body(job, &mut rec, &url, &resp, index_depth).await?,

@@ -45,6 +45,8 @@ struct SiteEntry {
     leased: u64,
     pages_enqueued: u64,
     resources_enqueued: u64,
+    sitemaps_enqueued: u64,
+    sitemap_bytes: u64,
     completed: u64,
     done: bool,
     cancelled: bool,
@@ -110,6 +112,8 @@ impl EmbeddedFrontier {
                 leased: 0,
                 pages_enqueued: 0,
                 resources_enqueued: 0,
+                sitemaps_enqueued: 0,
+                sitemap_bytes: 0,
                 completed: 0,
                 done: false,
                 cancelled: false,
@@ -232,6 +236,9 @@ impl EmbeddedFrontier {
                     h.pace.next_start_at = h.pace.next_start_at.max(lease.started_at.plus(h.pace.gap()));
                 }
             }
+        }
+        if let Some(s) = st.sites.get_mut(&site_id) {
+            s.sitemap_bytes += c.sitemap_bytes;
         }
         let cancelled = st.sites.get(&site_id).is_none_or(|s| s.cancelled);
         let lane_open = st.lanes.get(&key).is_some_and(|l| !l.is_closed());
@@ -467,6 +474,13 @@ impl State {
             _ if task.kind.is_check() && site.resources_enqueued >= u64::from(limits.max_resources) => {
                 Some(Code::ResourceLimitReached)
             }
+            TaskKind::Sitemap { .. }
+                if site.sitemaps_enqueued >= u64::from(limits.max_sitemaps)
+                    || site.sitemap_bytes >= limits.max_sitemap_bytes
+                    || site.pages_enqueued >= u64::from(limits.max_pages) =>
+            {
+                Some(Code::SitemapLimitReached)
+            }
             _ => None,
         };
         if let Some(code) = over {
@@ -477,6 +491,7 @@ impl State {
         if let Some(site) = self.sites.get_mut(&task.site) {
             match task.kind {
                 TaskKind::Page => site.pages_enqueued += 1,
+                TaskKind::Sitemap { .. } => site.sitemaps_enqueued += 1,
                 _ if task.kind.is_check() => site.resources_enqueued += 1,
                 _ => {}
             }
