@@ -163,6 +163,28 @@ async fn robots_server_error_means_nothing_else_is_requested() {
     assert!(codes(&run.db).contains(&"robots_unreachable".to_owned()));
 }
 
+/// SPEC §3: if robots.txt disallows the start page, nothing else is requested from that host: no
+/// start page, no probes (security.txt, llms.txt, the soft-404 check, the http:// form), no
+/// sitemaps it names (issue 12, item 8).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_disallowing_the_start_page_means_nothing_else_is_requested() {
+    let port = crate::procs::free_port();
+    let robots =
+        format!("User-agent: *\nDisallow: /\nAllow: /sitemap.xml\n\nSitemap: http://closed.test:{port}/sitemap.xml\n");
+    let site = Site::new("closed.test")
+        .robots_txt(&robots)
+        .page("/", "<title>never</title>")
+        .route("/sitemap.xml", Route::bytes("application/xml", "<urlset></urlset>"));
+    let server = TestServer::start_on(([127, 0, 0, 1], port).into(), vec![site]).await.expect("server starts");
+    let start = server.url("closed.test", "/");
+    let run = audit(&server, &["closed.test"], &[start], &["--gap-ms", "0"]).await;
+    let log = server.shutdown().await;
+    assert_eq!(run.exit, Exit::Ok);
+    assert_eq!(log.paths("closed.test"), vec!["/robots.txt".to_owned()], "{}", log.dump());
+    let found = db::findings(&run.db);
+    assert!(found.iter().any(|f| f.0 == "start_disallowed" && f.2 == "blocked by rule /"), "{found:#?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_get_and_head_no_cookies_no_referer_and_our_user_agent() {
     let server = TestServer::start(vec![

@@ -149,7 +149,7 @@ impl<F: Frontier> Crawler<F> {
                     let rules = RobotsRules::parse(body, &self.settings.token);
                     queue_sitemaps(job, &rules);
                 }
-                job.out.robots = Some(shared.outcome);
+                job.out.robots = Some(self.for_this_lane(job, shared.outcome));
                 job.out.robots_fetched_at = Some(shared.fetched_at);
                 return;
             }
@@ -179,7 +179,25 @@ impl<F: Frontier> Crawler<F> {
             let ttl = self.settings.external_cache_ttl.min(ROBOTS_MAX_AGE);
             self.share_robots(&across_audits, &shared, job.now, ttl).await;
         }
-        job.out.robots = outcome;
+        job.out.robots = outcome.map(|o| self.for_this_lane(job, o));
+    }
+
+    /// What a host's robots.txt means for this lane. On the start host of its own site, rules
+    /// that disallow the start page close the lane: nothing else is requested from the host (no
+    /// probes, no sitemaps; SPEC §3), and `start_disallowed` names the rule. The rules themselves
+    /// are what other lanes share: for a link check from another site they are just rules.
+    fn for_this_lane(&self, job: &mut Job<'_>, outcome: RobotsOutcome) -> RobotsOutcome {
+        let RobotsOutcome::Rules { body, .. } = &outcome else { return outcome };
+        if job.is_external_lane() || !job.is_start_host() {
+            return outcome;
+        }
+        let start = job.site.start.clone();
+        let rules = RobotsRules::parse(body, &self.settings.token);
+        let Verdict::Disallowed { rule } = rules.check(start.as_url()) else { return outcome };
+        shoal_metrics::metrics().robots_denials.inc();
+        job.finding(Code::StartDisallowed, start.as_str(), format!("blocked by rule {rule}"));
+        job.out.discovered.retain(|t| !matches!(t.kind, TaskKind::Sitemap { .. }));
+        RobotsOutcome::OffLimits
     }
 
     /// A copy of a host's robots.txt outcome from the frontier's result cache, if one is there and
