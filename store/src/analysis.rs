@@ -339,6 +339,20 @@ fn indexing(sink: &Sink<'_>) -> Result<(), DbError> {
 /// to them.
 fn broken_external(sink: &Sink<'_>) -> Result<(), DbError> {
     let path = sink.path;
+    // Link checks that were redirected, target → the URLs that redirected there: a broken target
+    // is reported on the URL the site links to (the one its owner can fix).
+    let mut redirected_from: HashMap<String, Vec<String>> = HashMap::new();
+    let hops: Vec<(String, String)> = sink
+        .conn
+        .prepare_cached(
+            "SELECT url, redirect_to FROM pages WHERE site_id = ?1 AND kind = 'external'
+               AND status BETWEEN 300 AND 399 AND redirect_to IS NOT NULL",
+        )
+        .and_then(|mut s| s.query_map([sink.site], |r| Ok((r.get(0)?, r.get(1)?))).and_then(Iterator::collect))
+        .map_err(sql_err(path, "read redirected link checks"))?;
+    for (from, to) in hops {
+        redirected_from.entry(to).or_default().push(from);
+    }
     let broken: Vec<(String, String)> = sink
         .conn
         .prepare_cached(
@@ -350,17 +364,51 @@ fn broken_external(sink: &Sink<'_>) -> Result<(), DbError> {
         .and_then(|mut s| s.query_map([sink.site], |r| Ok((r.get(0)?, r.get(1)?))).and_then(Iterator::collect))
         .map_err(sql_err(path, "find broken external links"))?;
     let cap = int(u64::try_from(RELATED_CAP).unwrap_or(u64::MAX));
-    for (url, detail) in broken {
-        let from: Vec<String> = sink
-            .conn
+    let linking = |url: &str| -> Result<Vec<String>, DbError> {
+        sink.conn
             .prepare_cached(
                 "SELECT DISTINCT from_url FROM links INDEXED BY links_by_target WHERE site_id = ?1 AND to_url = ?2 AND internal = 0
                  ORDER BY from_url LIMIT ?3",
             )
             .and_then(|mut s| s.query_map(params![sink.site, url, cap], |r| r.get(0)).and_then(Iterator::collect))
-            .map_err(sql_err(path, "find pages linking out"))?;
-        let related: Vec<&str> = from.iter().map(String::as_str).collect();
-        sink.emit(Code::BrokenExternalLink, &url, &detail, &related)?;
+            .map_err(sql_err(path, "find pages linking out"))
+    };
+    for (url, detail) in broken {
+        let heads = chain_heads(&redirected_from, &url);
+        let mut reported = false;
+        for head in &heads {
+            let from = linking(head)?;
+            if from.is_empty() {
+                continue;
+            }
+            let detail = if head == &url { detail.clone() } else { format!("{detail} after redirects to {url}") };
+            let related: Vec<&str> = from.iter().map(String::as_str).collect();
+            sink.emit(Code::BrokenExternalLink, head, &detail, &related)?;
+            reported = true;
+        }
+        if !reported {
+            let from = linking(&url)?;
+            let related: Vec<&str> = from.iter().map(String::as_str).collect();
+            sink.emit(Code::BrokenExternalLink, &url, &detail, &related)?;
+        }
     }
     Ok(())
+}
+
+/// `url` and every URL whose redirects lead to it, walking the redirects backwards, at most
+/// [`MAX_FOLLOW`] steps.
+fn chain_heads(redirected_from: &HashMap<String, Vec<String>>, url: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut seen: HashSet<String> = HashSet::from([url.to_owned()]);
+    let mut todo = vec![url.to_owned()];
+    for _ in 0..MAX_FOLLOW {
+        let Some(u) = todo.pop() else { break };
+        for f in redirected_from.get(&u).into_iter().flatten() {
+            if seen.insert(f.clone()) {
+                todo.push(f.clone());
+            }
+        }
+        heads.push(u);
+    }
+    heads
 }

@@ -88,3 +88,50 @@ async fn a_host_linked_from_another_site_of_the_audit_gets_one_robots_txt_fetch(
         log.for_host("target.test").iter().filter(|r| r.path == "/page").map(|r| r.method.as_str()).collect();
     assert!(page.contains(&"GET") && page.len() <= 2, "{}", log.dump());
 }
+
+/// A link check that is redirected checks where it leads, hop by hop under each host's robots.txt
+/// (issue 12, item 8): a link whose redirect ends in a 404 on another host is a broken link,
+/// reported on the URL the site links to; one that ends in a 200 is not; a hop robots.txt
+/// disallows is never requested.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirected_link_check_follows_the_redirect_under_each_hosts_robots_txt() {
+    let probe = TestServer::start(vec![]).await.expect("server starts");
+    let port = probe.port();
+    probe.shutdown().await;
+    let at = |host: &str, path: &str| format!("http://{host}:{port}{path}");
+    let links = format!(
+        r#"<a href="{}">old</a> <a href="{}">moved</a> <a href="{}">blocked</a>"#,
+        at("ext.test", "/old"),
+        at("ext.test", "/moved"),
+        at("ext.test", "/to-blocked")
+    );
+    let sites = vec![
+        Site::new("linker.test").page(
+            "/",
+            &format!(r#"<html lang="en"><head><title>L</title><meta name="description" content="d"></head><body><h1>L</h1>{links}</body></html>"#),
+        ),
+        Site::new("ext.test")
+            .route("/old", Route::redirect(301, &at("other.test", "/new")))
+            .route("/moved", Route::redirect(302, "/here"))
+            .route("/here", Route::html("<title>here</title>"))
+            .route("/to-blocked", Route::redirect(301, &at("blocked.test", "/private/x"))),
+        Site::new("other.test").route("/new", Route::status(404)),
+        Site::new("blocked.test").robots_txt("User-agent: *\nDisallow: /private\n").route("/private/x", Route::status(404)),
+    ];
+    let server = TestServer::start_on(([127, 0, 0, 1], port).into(), sites).await.expect("server starts");
+    let hosts = ["linker.test", "ext.test", "other.test", "blocked.test"];
+    let run = common::audit(&server, &hosts, &[server.url("linker.test", "/")], &["--gap-ms", "0"]).await;
+    assert_eq!(run.exit, Exit::Ok);
+    let log = server.shutdown().await;
+    assert_eq!(log.first_path("other.test").as_deref(), Some("/robots.txt"), "{}", log.dump());
+    assert!(log.count("other.test", "/new") >= 1, "the redirect target was checked\n{}", log.dump());
+    assert!(log.count("ext.test", "/here") >= 1, "{}", log.dump());
+    assert_eq!(log.count("blocked.test", "/private/x"), 0, "robots.txt of the hop's host obeyed\n{}", log.dump());
+    let broken: Vec<(String, String)> = crate::db::findings(&run.db)
+        .into_iter()
+        .filter(|f| f.0 == "broken_external_link")
+        .map(|f| (f.1, f.2))
+        .collect();
+    let want = (at("ext.test", "/old"), format!("404 after redirects to {}", at("other.test", "/new")));
+    assert_eq!(broken, vec![want], "reported once, on the URL linked to");
+}

@@ -2,9 +2,10 @@
 //! that host's robots.txt and pace, with the result shared through the frontier's cache so that
 //! a link many sites and audits share is asked about once.
 
-use super::{Crawler, Job, fill_response};
+use super::{Crawler, Job, MAX_REDIRECTS, fill_response};
 use shoal_shared::frontier::{Frontier, FrontierError};
 use shoal_shared::record::PageRecord;
+use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::url::NormalizedUrl;
 use std::time::Duration;
 
@@ -49,6 +50,9 @@ impl<F: Frontier> Crawler<F> {
             rec.content_type = cached.content_type;
             rec.response_ms = cached.response_ms;
             rec.fetched_at = cached.fetched_at;
+            if let Some(target) = rec.redirect_to.as_deref().and_then(|t| NormalizedUrl::parse(t).ok()) {
+                follow_redirect(job, &url, target);
+            }
             job.publish(rec);
             return Ok(());
         }
@@ -65,10 +69,13 @@ impl<F: Frontier> Crawler<F> {
                 if !self.transient_status(job, &resp) {
                     return Ok(());
                 }
-                rec.redirect_to = resp
-                    .header("location")
-                    .and_then(|l| NormalizedUrl::join(url.as_url(), l).ok())
-                    .map(|u| u.to_string());
+                let target = resp.header("location").and_then(|l| NormalizedUrl::join(url.as_url(), l).ok());
+                rec.redirect_to = target.as_ref().map(ToString::to_string);
+                if (300..400).contains(&resp.status)
+                    && let Some(target) = target
+                {
+                    follow_redirect(job, &url, target);
+                }
             }
             Err(e) => {
                 rec.error = Some(e.kind());
@@ -87,4 +94,21 @@ impl<F: Frontier> Crawler<F> {
         job.publish(rec);
         Ok(())
     }
+}
+
+/// A link check that is redirected checks where it leads, the same way: the target is a check of
+/// its own, under its host's robots.txt and pace (its lane opens with robots.txt first), hop by
+/// hop up to [`MAX_REDIRECTS`]. A loop or a longer chain stops there (the last 3xx is recorded).
+/// The audit reports a broken target on the URL the site links to.
+fn follow_redirect(job: &mut Job<'_>, url: &NormalizedUrl, target: NormalizedUrl) {
+    let mut chain = job.task().chain.clone();
+    chain.push(url.clone());
+    if chain.contains(&target) || chain.len() > MAX_REDIRECTS {
+        return;
+    }
+    let t = job.task();
+    let mut next =
+        Task::new(t.audit, t.site, target, TaskKind::External, t.depth, FoundVia::Redirect { from: url.clone() });
+    next.chain = chain;
+    job.out.discovered.push(next);
 }

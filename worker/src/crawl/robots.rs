@@ -113,6 +113,9 @@ impl<F: Frontier> Crawler<F> {
 
     pub(super) fn disallowed_at_claim(&self, job: &mut Job<'_>, rule: &str) {
         shoal_metrics::metrics().robots_denials.inc();
+        if job.task().kind == TaskKind::External {
+            return; // another site's robots.txt: its URL is not checked, and that is all
+        }
         let url = job.task().url.to_string();
         match job.task().found_via.clone() {
             FoundVia::Start => job.finding(Code::StartDisallowed, &url, format!("blocked by rule {rule}")),
