@@ -77,20 +77,16 @@ import argparse
 import bisect
 import os
 import re
-import shutil
 import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
 
 import fleet
-from fleet import (SHOAL, TESTSITE, Procs, Redis, audit_view, machine_jiffies, on_sigterm,
-                   peak_and_violations, proc_cpu, read_log, scan_logs, start_redis, start_server,
-                   stop_server, submit, wait_for)
+from fleet import (Procs, Redis, audit_view, machine_jiffies, peak_and_violations,
+                   proc_cpu, read_log, start_redis, start_server, stop_server, submit, wait_for)
 
 NS = "bench"
 PREFIX = "shoal:v1:{%s}" % NS
@@ -449,7 +445,6 @@ def fmt_ms(cpu_s, pages):
 
 
 def main():
-    signal.signal(signal.SIGTERM, on_sigterm)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hosts", type=int, default=20, help="N test hosts (default 20)")
     ap.add_argument("--pages", type=int, default=200, help="P pages per host (default 200)")
@@ -471,13 +466,7 @@ def main():
     ap.add_argument("--logs", help="keep every process's log under this directory")
     args = ap.parse_args()
     counts = [int(x) for x in args.workers.split(",") if x.strip()]
-    for b in (SHOAL, TESTSITE):
-        if not os.path.exists(b):
-            raise SystemExit("%s missing: cargo build --release -p shoal -p shoal-tests" % b)
-    if not shutil.which("redis-server"):
-        raise SystemExit("redis-server missing (apt-get install redis-server)")
-    ver = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.split()
-    ver = next((w[2:] for w in ver if w.startswith("v=")), "?")
+    ver = fleet.prerequisites()
     ncpu = os.cpu_count()
     total_pages = args.hosts * args.pages
     base = args.logs or tempfile.mkdtemp(prefix="shoal-bench-")
@@ -707,21 +696,8 @@ def main():
                       "shortfall is Shoal's own, not the machine's%s." % (busy2 * 100, note))
 
     finally:
-        found = scan_logs(all_logs)
-        print()
-        print("== logs: %d processes' logs under %s%s ==" % (len(all_logs), base,
-              "" if args.logs else " (removed)"))
-        if not found:
-            print("no warnings or errors (apart from the expected 'stopping' line on SIGTERM)")
-        for (kind, level, msg), n in sorted(found.items(), key=lambda x: -x[1])[:20]:
-            print("%s %s x%d: %s" % (kind, level, n, msg))
-        if not args.logs:
-            shutil.rmtree(base, ignore_errors=True)
-        print("bench time: %.0f s" % (time.monotonic() - t_start))
+        fleet.print_logs(all_logs, base, args.logs, t_start)
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(130)
+    fleet.script(main)

@@ -9,9 +9,11 @@ Procs is stopped by Procs.stop_all, which the callers run in a `finally`.
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections import Counter
 
@@ -375,5 +377,41 @@ def reference_loop():
     return time.monotonic() - t0
 
 
+def prerequisites():
+    """Exits unless the release binaries and redis-server are there; returns Redis' version."""
+    for b in (SHOAL, TESTSITE):
+        if not os.path.exists(b):
+            raise SystemExit("%s missing: cargo build --release -p shoal -p shoal-tests" % b)
+    if not shutil.which("redis-server"):
+        raise SystemExit("redis-server missing (apt-get install redis-server)")
+    ver = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.split()
+    return next((w[2:] for w in ver if w.startswith("v=")), "?")
+
+
+def print_logs(all_logs, base, keep, t_start):
+    """The warnings and errors of every process's log (the 20 most frequent), then the bench's
+    time since `t_start` (time.monotonic()); removes `base` unless `keep`."""
+    found = scan_logs(all_logs)
+    print()
+    print("== logs: %d processes' logs under %s%s ==" % (len(all_logs), base,
+          "" if keep else " (removed)"))
+    if not found:
+        print("no warnings or errors (apart from the expected 'stopping' line on SIGTERM)")
+    for (kind, level, msg), n in sorted(found.items(), key=lambda x: -x[1])[:20]:
+        print("%s %s x%d: %s" % (kind, level, n, msg))
+    if not keep:
+        shutil.rmtree(base, ignore_errors=True)
+    print("bench time: %.0f s" % (time.monotonic() - t_start))
+
+
 def on_sigterm(signum, frame):
     raise KeyboardInterrupt("SIGTERM")  # unwinds through every `finally`, which stops the children
+
+
+def script(main):
+    """Runs a benchmark's main(): SIGTERM and Ctrl-C unwind through its `finally`s, exit 130."""
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
