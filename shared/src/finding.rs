@@ -240,6 +240,13 @@ codes! {
     CompressionMissing = "compression_missing", Notice, "performance", "A text response over 1 KB was sent without compression.";
     /// No caching headers.
     CachingHeadersMissing = "caching_headers_missing", Notice, "performance", "A static resource has no caching headers (Cache-Control, Expires, ETag or Last-Modified).";
+    /// A site under a German, Austrian, Swiss or Liechtenstein domain (or in German) whose start
+    /// page links to no Impressum.
+    ImpressumMissing = "impressum_missing", Warning, "legal", "The site is German, Austrian, Swiss or Liechtenstein (by its domain or its language), and its start page links to no Impressum (provider identification).";
+    /// An Impressum without an e-mail address or a postal address.
+    ImpressumIncomplete = "impressum_incomplete", Warning, "legal", "The Impressum gives no e-mail address or no postal address.";
+    /// No privacy policy linked from the start page of a European site.
+    PrivacyPolicyMissing = "privacy_policy_missing", Notice, "legal", "The site is European (by its domain) or German, and its start page links to no privacy policy.";
 }
 
 /// One finding about one URL of one site.

@@ -159,7 +159,17 @@ pub struct PageFacts {
     /// [`ExtractCaps::parse_limits`]): every other field describes the part before the cut.
     #[serde(default)]
     pub parse_cut: Option<ParseCut>,
+    /// The start of the `<body>` text (as counted in `word_count`), words joined by single
+    /// spaces, at most [`TEXT_HEAD_BYTES`]: what the legal-page checks read (`crate::legal`).
+    #[serde(default)]
+    pub text_head: String,
+    /// The page links to an e-mail address (`<a href="mailto:…">`).
+    #[serde(default)]
+    pub mailto: bool,
 }
+
+/// Bytes of body text [`PageFacts::text_head`] keeps: an Impressum's details are near its start.
+pub const TEXT_HEAD_BYTES: usize = 32 * 1024;
 
 impl PageFacts {
     /// Meta robots says `noindex` (or `none`).
@@ -441,6 +451,16 @@ impl Walker<'_> {
         }
         if ctx.in_body {
             self.facts.word_count += text.split_whitespace().count();
+            let head = &mut self.facts.text_head;
+            for word in text.split_whitespace() {
+                if head.len() + word.len() + 1 > TEXT_HEAD_BYTES {
+                    break;
+                }
+                if !head.is_empty() {
+                    head.push(' ');
+                }
+                head.push_str(word);
+            }
         }
     }
 
@@ -594,6 +614,9 @@ impl Walker<'_> {
         let Some(href) = el.attr("href") else {
             return;
         };
+        if href.trim_start().get(..7).is_some_and(|s| s.eq_ignore_ascii_case("mailto:")) {
+            self.facts.mailto = true;
+        }
         let nofollow = has_token(&rel_tokens(el), "nofollow");
         let Some(index) = self.add_link(href, LinkKind::Anchor, nofollow) else {
             return;

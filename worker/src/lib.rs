@@ -11,6 +11,7 @@ pub mod extract;
 pub mod fault;
 pub mod fetch;
 pub mod guard;
+pub mod legal;
 pub mod parse;
 pub mod run;
 pub mod service;

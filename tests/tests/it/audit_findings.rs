@@ -737,3 +737,32 @@ async fn json_and_csv_reports_of_the_audit() {
     assert!(pages_csv.contains(XSS), "{pages_csv}");
     assert!(pages_csv.contains("'=HYPERLINK("), "a formula-like cell is defused:\n{pages_csv}");
 }
+
+/// The legal pages of a German site (issue 12, item 8): an Impressum whose text gives an e-mail
+/// address (written the spam-shy way) and a postal address (spread over elements, as templates
+/// write it), and a privacy policy, both linked from the start page: no legal finding.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_complete_impressum_and_a_privacy_policy_raise_no_legal_finding() {
+    let home = clean_page(
+        "Startseite",
+        r#"<footer><a href="/rechtliches/anbieter">Impressum</a> · <a href="/ds">Datenschutzerklärung</a></footer>"#,
+    );
+    let imprint = clean_page(
+        "Impressum",
+        r#"<p>Beispiel GmbH<br><span>Musterstraße</span> <span>12</span><br><span>10115</span> <span>Berlin</span></p>
+           <p>E-Mail: kontakt [at] beispiel [dot] de</p>"#,
+    );
+    let site = shoal_tests::testsite::Site::new("vollstaendig.de")
+        .page("/", &home)
+        .page("/rechtliches/anbieter", &imprint)
+        .page("/ds", &clean_page("Datenschutz", ""));
+    let server = shoal_tests::testsite::TestServer::start(vec![site]).await.expect("server starts");
+    let (run, log) = common::audit_host(server, "vollstaendig.de", &[]).await;
+    assert_eq!(run.exit, Exit::Ok);
+    assert_eq!(log.count("vollstaendig.de", "/rechtliches/anbieter"), 1, "{}", log.dump());
+    let legal: Vec<_> = db::findings(&run.db)
+        .into_iter()
+        .filter(|f| matches!(f.0.as_str(), "impressum_missing" | "impressum_incomplete" | "privacy_policy_missing"))
+        .collect();
+    assert!(legal.is_empty(), "{legal:#?}");
+}

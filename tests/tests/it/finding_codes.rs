@@ -8,7 +8,8 @@
 //!   a sitemap, canonicals, resources), `wp.test` (looks like WordPress; the four probes find
 //!   something), `soft.test` (unknown paths answer 200), `secinv.test` / `secexp.test`
 //!   (security.txt), `delay.test`, `disallow.test`, `robots500.test`, `bigrobots.test`
-//!   (robots.txt), `busy.test` (a 429) and `nowhere.test` (does not resolve);
+//!   (robots.txt), `busy.test` (a 429), `beispiel.de` and `ohne-impressum.de` (legal pages) and
+//!   `nowhere.test` (does not resolve);
 //! - `external`: `linker.test` links to a missing page of another site, `ext.test`;
 //! - `limits` (`--max-links 10 --max-pages 5 --max-depth 2 --max-resources 1 --max-sitemaps 1`): one
 //!   site per budget;
@@ -32,7 +33,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 /// The hosts of the `main` audit that the test server serves.
-const MAIN_HOSTS: [&str; 10] = [
+const MAIN_HOSTS: [&str; 12] = [
     "content.test",
     "wp.test",
     "soft.test",
@@ -43,6 +44,8 @@ const MAIN_HOSTS: [&str; 10] = [
     "robots500.test",
     "bigrobots.test",
     "busy.test",
+    "beispiel.de",
+    "ohne-impressum.de",
 ];
 /// Another site that `linker.test` links to (resolved in the `external` audit, never a start).
 const EXTERNAL_HOST: &str = "ext.test";
@@ -292,6 +295,16 @@ fn main_sites(u: &dyn Fn(&str) -> String) -> Vec<Site> {
         Site::new("busy.test")
             .page("/", &clean_page("Busy home", "<a href=\"/busy\">busy</a>"))
             .route("/busy", Route::too_many(Some("1"), 1, Route::html(clean_page("Busy", "")))),
+        // A German site whose Impressum names its provider but gives no e-mail or postal address.
+        Site::new("beispiel.de")
+            .page(
+                "/",
+                &clean_page("Startseite", "<a href=\"/impressum\">Impressum</a> <a href=\"/datenschutz\">Datenschutz</a>"),
+            )
+            .page("/impressum", &clean_page("Impressum", "<p>Beispiel GmbH, vertreten durch Max Mustermann.</p>"))
+            .page("/datenschutz", &clean_page("Datenschutz", "")),
+        // A German site with no legal page at all.
+        Site::new("ohne-impressum.de").page("/", &clean_page("Startseite", "<a href=\"/ueber\">Über uns</a>")),
     ]
 }
 
@@ -377,6 +390,9 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::RateLimited, "main", at("busy.test", "/")),
         case(K::ServerError, "main", c("/error")),
         case(K::FetchAbandoned, "main", c(shoal_worker::fault::PANIC)),
+        case(K::ImpressumMissing, "main", at("ohne-impressum.de", "/")),
+        case(K::ImpressumIncomplete, "main", at("beispiel.de", "/impressum")),
+        case(K::PrivacyPolicyMissing, "main", at("ohne-impressum.de", "/")),
         case(K::PageLimitReached, "limits", at("pages.test", "/")),
         case(K::DepthLimitReached, "limits", at("depth.test", "/")),
         case(K::ResourceLimitReached, "limits", at("res.test", "/")),

@@ -7,6 +7,7 @@ use crate::charset::decode_html;
 use crate::checks;
 use crate::extract::{PageFacts, extract};
 use crate::fetch::{Fetched, Method};
+use crate::legal::{self, Legal};
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Frontier, FrontierError};
 use shoal_shared::record::{LinkKind, LinkRecord, PageRecord};
@@ -127,6 +128,10 @@ impl<F: Frontier> Crawler<F> {
         });
         if job.is_start_page() {
             self.start_page(job, &url, resp, wordpress);
+            legal_links(job, &url, &facts);
+        }
+        if legal::is_imprint(url.as_url().path(), facts.title.as_deref(), &facts.h1) {
+            imprint_details(job, &url, &facts);
         }
         if let Some(c) = facts.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok())
             && c != url
@@ -242,6 +247,39 @@ impl<F: Frontier> Crawler<F> {
         for (code, detail) in checks::page_checks(f, &job.scope, noindex, nofollow, max_links) {
             job.finding(code, url.as_str(), detail);
         }
+    }
+}
+
+/// The start page's links to the site's legal pages: an Impressum where one is required (a
+/// German, Austrian, Swiss or Liechtenstein site), a privacy policy where the GDPR applies.
+fn legal_links(job: &mut Job<'_>, url: &NormalizedUrl, facts: &PageFacts) {
+    let links_to = |kind| {
+        facts.links.iter().any(|l| {
+            matches!(l.kind, LinkKind::Anchor | LinkKind::PageLink)
+                && legal::link_is(kind, l.text.as_deref(), l.url.path())
+        })
+    };
+    let host = url.as_url().host_str().unwrap_or("");
+    if legal::imprint_required(host, facts.html_lang.as_deref()) && !links_to(Legal::Imprint) {
+        job.finding(Code::ImpressumMissing, url.as_str(), "");
+    }
+    if legal::privacy_policy_expected(host, facts.html_lang.as_deref()) && !links_to(Legal::Privacy) {
+        job.finding(Code::PrivacyPolicyMissing, url.as_str(), "");
+    }
+}
+
+/// An Impressum's required details: an e-mail address and a postal address, in its text.
+fn imprint_details(job: &mut Job<'_>, url: &NormalizedUrl, facts: &PageFacts) {
+    let found = legal::ContactDetails::scan(&facts.text_head, facts.mailto);
+    let mut missing = Vec::new();
+    if !found.email {
+        missing.push("no e-mail address");
+    }
+    if !found.postal_address {
+        missing.push("no postal address");
+    }
+    if !missing.is_empty() {
+        job.finding(Code::ImpressumIncomplete, url.as_str(), missing.join(", "));
     }
 }
 
