@@ -17,7 +17,7 @@ pub fn site_seed(audit: AuditId, site: SiteId, start: &NormalizedUrl, config: &C
     let probes = vec![
         (ProbeKind::LlmsTxt, "/llms.txt".to_owned()),
         (ProbeKind::SecurityTxt, "/.well-known/security.txt".to_owned()),
-        (ProbeKind::Soft404, format!("/shoal-soft-404-check-{token:016x}")),
+        (ProbeKind::Soft404, format!("{}{token:016x}", shoal_shared::finding::SOFT_404_PROBE_PREFIX)),
     ];
     let mut http_form = None;
     if start.as_url().scheme() == "https" {

@@ -1,9 +1,10 @@
 //! Comparing two audits in a document: `shoal report --compare OLD NEW` as JSON
 //! ([`write_compare_json`]; the HTML twin is in [`crate::html`]).
 //!
-//! The matching itself (sites by start URL, findings by `(code, url, detail)`, streamed merges) is
-//! the audit database's ([`shoal_store::compare`]), shared with the coordinator's run
-//! notifications; the rules are documented for users in `docs/report-compare.md`.
+//! The matching itself (sites by start URL, findings by their identity: code, URL and a stable
+//! key; streamed merges) is the audit database's ([`shoal_store::compare`]), shared with the
+//! coordinator's run notifications; the rules are documented for users in
+//! `docs/report-compare.md`.
 
 use super::{ReportError, generator, rfc3339};
 use serde::Serialize;
@@ -129,7 +130,7 @@ pub fn write_compare_json(db: &AuditDb, old: AuditId, new: AuditId, out: &mut dy
     key_json(&mut w, false, "generator")?;
     value(&mut w, &generator())?;
     key_json(&mut w, false, "match")?;
-    value(&mut w, &serde_json::json!({"sites": "start_url", "findings": ["code", "url", "detail"]}))?;
+    value(&mut w, &serde_json::json!({"sites": "start_url", "findings": ["code", "url", "key"]}))?;
     key_json(&mut w, false, "old")?;
     value(&mut w, &AuditJson::of(&old_audit))?;
     key_json(&mut w, false, "new")?;

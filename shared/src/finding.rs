@@ -6,6 +6,10 @@
 use crate::ids::{AuditId, SiteId};
 use serde::{Deserialize, Serialize};
 
+/// The path prefix of the soft-404 probe (a path that cannot exist; its 16 hex digits after this
+/// are derived from the audit, so each audit asks for a new one).
+pub const SOFT_404_PROBE_PREFIX: &str = "/shoal-soft-404-check-";
+
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -249,6 +253,27 @@ codes! {
     PrivacyPolicyMissing = "privacy_policy_missing", Notice, "legal", "The site is European (by its domain) or German, and its start page links to no privacy policy.";
 }
 
+impl Code {
+    /// What makes a finding of this code the same problem in two audits of a site: its URL and a
+    /// stable key, never the numbers a detail measures ("1234 ms", "9 days left", "72
+    /// characters"), which move between audits while the problem stays. The key is the detail
+    /// only where it names *which* thing is wrong and a URL can have several (`invalid_link`: the
+    /// href); the soft-404 probe's URL is reduced to the origin it probed, since each audit asks
+    /// for a new random path.
+    #[must_use]
+    pub fn identity<'a>(&self, url: &'a str, detail: &'a str) -> (&'a str, &'a str) {
+        let url = match self {
+            Code::Soft404 => url.find(SOFT_404_PROBE_PREFIX).map_or(url, |i| &url[..=i]),
+            _ => url,
+        };
+        let key = match self {
+            Code::InvalidLink => detail,
+            _ => "",
+        };
+        (url, key)
+    }
+}
+
 /// One finding about one URL of one site.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
@@ -285,6 +310,18 @@ impl Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identity_keeps_what_is_wrong_and_drops_what_is_measured() {
+        let u = "https://a.test/page";
+        assert_eq!(Code::SlowResponse.identity(u, "1234 ms"), Code::SlowResponse.identity(u, "987 ms"));
+        assert_eq!(Code::TlsCertificateExpiring.identity(u, "9 days left"), (u, ""));
+        assert_ne!(Code::InvalidLink.identity(u, "http://[a"), Code::InvalidLink.identity(u, "http://[b"));
+        let probe = |hex: &str| format!("https://a.test/shoal-soft-404-check-{hex}");
+        let (a, b) = (probe("00112233aabbccdd"), probe("ffeeddcc99887766"));
+        assert_eq!(Code::Soft404.identity(&a, "x").0, Code::Soft404.identity(&b, "y").0);
+        assert_eq!(Code::Soft404.identity(&a, "x").0, "https://a.test/");
+    }
 
     #[test]
     fn codes_round_trip_and_are_snake_case() {

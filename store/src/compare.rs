@@ -7,16 +7,19 @@
 //! - **Sites match by start URL** (exact string, as stored). A start URL listed more than once in an
 //!   audit is paired in site-id order: the first with the first, and so on. Sites with no partner are
 //!   listed as added (only in NEW) or removed (only in OLD).
-//! - **Findings match by `(code, url, detail)`**, the same key the database keeps findings unique
-//!   by. `new`: in NEW, not in OLD. `fixed`: in OLD, not in NEW. `remaining`: in both (shown as
-//!   NEW has it: severity and related URLs may have changed). A finding whose detail changed (a 404
-//!   that is now a 500) is one fixed and one new finding: the problem is not the same.
+//! - **Findings match by code, URL and a stable key per code** ([`Code::identity`]): the detail's
+//!   numbers ("1234 ms", "9 days left") are not part of it, so an unchanged problem stays
+//!   `remaining` from one audit to the next whatever it measured; only where a detail names which
+//!   thing is wrong (an invalid link's href) is it the key. `new`: in NEW, not in OLD. `fixed`: in
+//!   OLD, not in NEW. `remaining`: in both (shown as NEW has it: its detail, severity and related
+//!   URLs may have changed). A broken link that answered 404 and now 500 is still one broken link.
 //!
 //! Both sites' findings are read in `(code, url, detail)` order and merged, so a comparison holds one
 //! finding of each side in memory, however large the sites.
 
 use crate::cursor::{FindingCursor, Reader};
 use crate::{AuditDb, DbError, FindingRow, SiteSummary};
+use shoal_shared::finding::Code;
 use shoal_shared::ids::{AuditId, SiteId};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, VecDeque};
@@ -142,11 +145,22 @@ pub fn compare(db: &AuditDb, old: AuditId, new: AuditId) -> Result<Comparison, D
     Ok(Comparison { pairs, counts })
 }
 
+/// A finding's identity across audits: its code, and the URL and key [`Code::identity`] keeps. The
+/// cursors read `(code, url, detail)` order, which is this key's order too: within one code the
+/// key is either the detail or empty, and a code whose URL it shortens (the soft-404 probe) has
+/// one finding per site.
 fn key(f: &FindingRow) -> (&str, &str, &str) {
-    (&f.code, &f.url, &f.detail)
+    match Code::parse(&f.code) {
+        Some(code) => {
+            let (url, detail) = code.identity(&f.url, &f.detail);
+            (&f.code, url, detail)
+        }
+        None => (&f.code, &f.url, &f.detail),
+    }
 }
 
-/// Merges two cursors in `(code, url, detail)` order (see [`Reader::by_key`]).
+/// Merges two cursors in `(code, url, detail)` order (see [`Reader::by_key`]), matching findings
+/// by their identity ([`Code::identity`]).
 ///
 /// # Errors
 /// The first error of the database or of `f`.

@@ -766,3 +766,59 @@ async fn a_complete_impressum_and_a_privacy_policy_raise_no_legal_finding() {
         .collect();
     assert!(legal.is_empty(), "{legal:#?}");
 }
+
+/// Re-auditing an unchanged site compares as unchanged (issue 12, item 5): a slow page and a
+/// soft 404 are found again with new numbers and a new probe path, and stay "remaining", not
+/// "fixed" plus "new".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_site_audited_twice_compares_as_unchanged() {
+    let home = clean_page("Home", r#"<a href="/slow">slow</a>"#);
+    let site = shoal_tests::testsite::Site::new("same.test")
+        .page("/", &home)
+        .route(
+            "/slow",
+            shoal_tests::testsite::Route::html(clean_page("Slow", "")).delayed(std::time::Duration::from_millis(1100)),
+        )
+        .fallback(shoal_tests::testsite::Route::html(clean_page("Anything", "")));
+    let server = shoal_tests::testsite::TestServer::start(vec![site]).await.expect("server starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("audit.db");
+    let db_arg = db_path.display().to_string();
+    let resolve = format!("same.test={}", std::net::Ipv4Addr::LOCALHOST);
+    let start = server.url("same.test", "/");
+    for _ in 0..2 {
+        let args = [
+            "shoal",
+            "audit",
+            &start,
+            "--db",
+            &db_arg,
+            "--no-dns",
+            "--no-progress",
+            "--allow-private",
+            "--resolve",
+            &resolve,
+            "--gap-ms",
+            "0",
+        ];
+        let exit = shoal::run(
+            shoal::cli::Cli::try_parse_from(args).expect("parses"),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .unwrap_or_else(|f| panic!("audit failed: {:#}", f.error));
+        assert_eq!(exit, Exit::Ok);
+    }
+    let out = dir.path().join("compare.json");
+    let out_arg = out.display().to_string();
+    let args = ["shoal", "report", "--db", &db_arg, "--compare", "1", "2", "--format", "json", "--out", &out_arg];
+    shoal::run(shoal::cli::Cli::try_parse_from(args).expect("parses"), tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap_or_else(|f| panic!("compare failed: {:#}", f.error));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).expect("compare written")).expect("JSON");
+    let remaining: Vec<&str> =
+        doc["sites"][0]["remaining"].as_array().expect("remaining").iter().filter_map(|f| f["code"].as_str()).collect();
+    assert!(remaining.contains(&"slow_response") && remaining.contains(&"soft_404"), "{doc:#}");
+    assert_eq!((doc["summary"]["new"].as_u64(), doc["summary"]["fixed"].as_u64()), (Some(0), Some(0)), "{doc:#}");
+    drop(server);
+}
