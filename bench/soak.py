@@ -70,18 +70,19 @@ def user_agent(i):
 # Readings
 
 def key_families(r):
-    """{family: keys} over the namespace, {family: keys with an expiry} and {family: Counter of
-    the keys' id shapes (digits as N)}."""
-    fam, ttl, shapes = Counter(), Counter(), {}
+    """Over the namespace, per family: keys, keys with an expiry, bytes (MEMORY USAGE ... SAMPLES
+    0), and a Counter of the keys' id shapes (digits as N)."""
+    fam, ttl, size, shapes = Counter(), Counter(), Counter(), {}
     for k in r.scan(PREFIX + ":*"):
         f, _, rest = k.decode(errors="replace")[len(PREFIX) + 1:].partition(":")
         f = f or "?"
         fam[f] += 1
+        size[f] += r(b"MEMORY", b"USAGE", k, b"SAMPLES", b"0") or 0
         if rest:
             shapes.setdefault(f, Counter())[re.sub(r"\d+", "N", rest)] += 1
         if r(b"PTTL", k) > 0:
             ttl[f] += 1
-    return fam, ttl, shapes
+    return fam, ttl, size, shapes
 
 
 def url_in_task(blob):
@@ -109,7 +110,8 @@ class Reading:
         self.t = time.time()
         self.used = int(r.info("memory")["used_memory"])
         self.dbsize = r(b"DBSIZE")
-        self.fam, self.ttl, self.shapes = key_families(r)
+        self.fam, self.ttl, self.size, self.shapes = key_families(r)
+        self.xlen = r(b"XLEN", PREFIX + ":events")
         self.keys = sum(self.fam.values())
         self.rss = {n: rss_kib(procs.pid(n)) for n in ("worker1", "worker2", "coordinator", "redis")}
         self.busy, self.jiffies = machine_jiffies()
@@ -369,6 +371,11 @@ def target_bc(args, res):
     print("   used_memory %d B -> %d B (%+.2f %%): %s; keys %d -> %d (%+.2f %%): %s"
           % (a.used, b.used, dm, verdict(ok_m), a.keys, b.keys, dk, verdict(ok_k)))
     print("   key families after audit %d: %s" % (ref["n"], fmt_fam(a.fam)))
+    grew = ", ".join("%s %d -> %d B" % (f, a.size.get(f, 0), b.size.get(f, 0))
+                     for f in sorted(set(a.size) | set(b.size)) if a.size.get(f, 0) != b.size.get(f, 0))
+    print("   the keys themselves (MEMORY USAGE): %d -> %d B%s; events stream length %d -> %d"
+          % (sum(a.size.values()), sum(b.size.values()), "; changed: " + grew if grew else "",
+             a.xlen, b.xlen))
     if a.fam != b.fam:
         print("   families that changed: %s" % fam_diff(a, b))
         print("   key ids after audit %d: %s" % (ref["n"], fmt_shapes(a)))
