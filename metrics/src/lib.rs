@@ -29,6 +29,13 @@ pub struct SeverityLabels {
     pub severity: &'static str,
 }
 
+/// Label set of the worker cache gauges: the cache's fixed name, never a host or URL.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CacheLabels {
+    /// `sites`, `robots`, `send_marks`, `addresses`.
+    pub cache: &'static str,
+}
+
 /// Every metric Shoal exports. Names are the constants passed to `register` below.
 #[derive(Debug)]
 pub struct Metrics {
@@ -51,6 +58,8 @@ pub struct Metrics {
     pub leases_completed: Counter,
     /// Lease renewals sent by this process's heartbeat (one per lease per beat).
     pub leases_renewed: Counter,
+    /// Entries in this worker's caches, by cache (`sites`, `robots`, `send_marks`, `addresses`).
+    pub cache_entries: Family<CacheLabels, Gauge>,
     /// Tasks queued in the frontier for running sites (coordinator).
     pub queue_depth: Gauge,
     /// Tasks leased to workers now (coordinator).
@@ -92,6 +101,12 @@ impl Metrics {
         registry.register("fetches_in_flight", "Fetches in flight in this process", in_flight.clone());
         let leases_completed = Counter::default();
         registry.register("leases_completed", "Leases completed by this process", leases_completed.clone());
+        let cache_entries = Family::<CacheLabels, Gauge>::default();
+        registry.register(
+            "worker_cache_entries",
+            "Entries in this worker's bounded caches, by cache",
+            cache_entries.clone(),
+        );
         let leases_renewed = Counter::default();
         registry.register("leases_renewed", "Lease renewals sent by this process's heartbeat", leases_renewed.clone());
         let queue_depth = Gauge::default();
@@ -121,6 +136,7 @@ impl Metrics {
             in_flight,
             leases_completed,
             leases_renewed,
+            cache_entries,
             queue_depth,
             leased,
             leases_reclaimed,

@@ -130,6 +130,9 @@ pub struct Fetched {
     pub truncated: bool,
     /// Request start to end of body.
     pub elapsed: Duration,
+    /// Request start to the response's head: how long the request took to reach the server and
+    /// be answered, without the body's transfer.
+    pub head_after: Duration,
     /// The address connected to, when known.
     pub ip: Option<IpAddr>,
 }
@@ -267,6 +270,12 @@ impl Fetcher {
         });
         let client = build_client(&settings, &resolver)?;
         Ok(Fetcher { client: Arc::new(RwLock::new(client)), resolver, settings: Arc::new(settings) })
+    }
+
+    /// Lets the address cache drop what has expired; how many names it holds.
+    pub fn housekeeping(&self) -> u64 {
+        self.resolver.chosen.run_pending_tasks();
+        self.resolver.chosen.entry_count()
     }
 
     /// The client in force (a cheap clone: it shares the pool).
@@ -411,6 +420,7 @@ impl Fetcher {
                 return Err(e);
             }
         };
+        let head_after = started.elapsed();
         let head_bytes: usize = resp.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum();
         if head_bytes > MAX_RESPONSE_HEAD_BYTES {
             let e = FetchError::HeadersTooLarge;
@@ -432,7 +442,7 @@ impl Fetcher {
             .inc();
         m.fetch_seconds.observe(elapsed.as_secs_f64());
         m.response_bytes.inc_by(body.len() as u64);
-        Ok(Fetched { status, headers, body, truncated: truncated || declared_over, elapsed, ip: Some(ip) })
+        Ok(Fetched { status, headers, body, truncated: truncated || declared_over, elapsed, head_after, ip: Some(ip) })
     }
 }
 

@@ -55,18 +55,34 @@ impl WorkerSettings {
     }
 }
 
-/// The leases this worker is processing, for the heartbeat: each with its current deadline and
-/// when its processing began.
+/// One lease this worker is processing, as the heartbeat sees it.
+#[derive(Debug, Clone, Copy)]
+struct HeldLease {
+    /// Its current deadline.
+    deadline: UnixMs,
+    /// When its processing began (for the processing limit).
+    since: Instant,
+    /// Its completion has been sent: a renewal that finds it gone is no loss.
+    completing: bool,
+}
+
+/// The leases this worker is processing, for the heartbeat.
 #[derive(Debug, Default)]
-struct Held(Mutex<HashMap<LeaseId, (UnixMs, Instant)>>);
+struct Held(Mutex<HashMap<LeaseId, HeldLease>>);
 
 impl Held {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<LeaseId, (UnixMs, Instant)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<LeaseId, HeldLease>> {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn deadline(&self, id: LeaseId, fallback: UnixMs) -> UnixMs {
-        self.lock().get(&id).map_or(fallback, |(d, _)| *d)
+        self.lock().get(&id).map_or(fallback, |h| h.deadline)
+    }
+
+    fn completing(&self, id: LeaseId) {
+        if let Some(h) = self.lock().get_mut(&id) {
+            h.completing = true;
+        }
     }
 }
 
@@ -85,7 +101,7 @@ pub async fn run<F: Frontier>(
     let mut heartbeat = JoinSet::new();
     let beat_stop = CancellationToken::new();
     heartbeat.spawn(heartbeat_loop(
-        Arc::clone(&frontier),
+        Arc::clone(&crawler),
         Arc::clone(&held),
         settings.id.clone(),
         (settings.lease_ttl, settings.max_processing),
@@ -128,7 +144,8 @@ pub async fn run<F: Frontier>(
                     host = %lease.host,
                     kind = lease.task.kind.as_str()
                 );
-                held.lock().insert(lease.id, (lease.deadline, Instant::now()));
+                held.lock()
+                    .insert(lease.id, HeldLease { deadline: lease.deadline, since: Instant::now(), completing: false });
                 fetches.spawn(tracing::Instrument::instrument(
                     async move {
                         process_one(&crawler, &lease, &held, limit).await;
@@ -194,7 +211,10 @@ async fn process_one<F: Frontier>(crawler: &Crawler<F>, lease: &Lease, held: &He
         Ok(Ok(r)) => r,
     };
     let done = match outcome {
-        Ok(c) => complete_with_retries(crawler.frontier().as_ref(), lease, c, held).await,
+        Ok(c) => {
+            held.completing(lease.id);
+            complete_with_retries(crawler.frontier().as_ref(), lease, c, held).await
+        }
         Err(e) => Err(e),
     };
     m.in_flight.dec();
@@ -217,7 +237,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// than the processing limit (a task stuck where no timeout reaches it) is no longer renewed, so
 /// it expires and goes to another worker, counted against its URL.
 async fn heartbeat_loop<F: Frontier>(
-    frontier: Arc<F>,
+    crawler: Arc<Crawler<F>>,
     held: Arc<Held>,
     worker: WorkerId,
     (ttl, limit): (Duration, Duration),
@@ -231,8 +251,10 @@ async fn heartbeat_loop<F: Frontier>(
             _ = tick.tick() => {}
             () = stop.cancelled() => return,
         }
+        crawler.housekeeping();
+        let frontier = crawler.frontier();
         let ids: Vec<LeaseId> =
-            held.lock().iter().filter(|(_, (_, since))| since.elapsed() < limit).map(|(id, _)| *id).collect();
+            held.lock().iter().filter(|(_, h)| h.since.elapsed() < limit).map(|(id, _)| *id).collect();
         if ids.is_empty() {
             continue;
         }
@@ -242,14 +264,18 @@ async fn heartbeat_loop<F: Frontier>(
                 let mut h = held.lock();
                 for id in &ids {
                     if let Some(entry) = h.get_mut(id) {
-                        entry.0 = r.deadline;
+                        entry.deadline = r.deadline;
                     }
                 }
                 for id in &r.lost {
-                    tracing::warn!(lease = %id, "a lease was reclaimed while its fetch ran; its completion will be ignored");
-                    h.remove(id);
+                    // Completed between the list above and the renewal: not lost, just done.
+                    if h.get(id).is_some_and(|e| !e.completing) {
+                        tracing::warn!(lease = %id, "a lease was reclaimed while its fetch ran; its completion will be ignored");
+                        h.remove(id);
+                    }
                 }
-                shoal_metrics::metrics().leases_renewed.inc_by(ids.len() as u64);
+                let renewed = ids.len().saturating_sub(r.lost.len());
+                shoal_metrics::metrics().leases_renewed.inc_by(renewed as u64);
             }
             Err(e) => tracing::warn!(error = %e, "renewing leases failed; trying again at the next beat"),
         }

@@ -38,7 +38,7 @@ use shoal_shared::task::{Task, TaskKind};
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::{HostKey, Scope};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// robots.txt bytes parsed at most (RFC 9309 §2.5: at least 500 KiB). A longer file is cut there
 /// (after its last complete line) and reported as `robots_txt_too_large`.
@@ -55,14 +55,17 @@ pub const DEFAULT_EXTERNAL_CACHE_TTL: Duration = Duration::from_secs(6 * 60 * 60
 /// Sites whose info a worker keeps at most (a worker runs for months; its caches are bounded
 /// and expire, and anything dropped is read from the frontier again when needed).
 const SITE_CACHE_ENTRIES: u64 = 100_000;
-/// A site's info unused for this long is dropped (its audit has most likely ended).
-const SITE_CACHE_IDLE: Duration = Duration::from_secs(30 * 60);
+/// A site's info unused for this long is dropped (its audit has most likely ended; a site still
+/// crawled is read from the frontier again, one small read).
+const SITE_CACHE_IDLE: Duration = Duration::from_secs(2 * 60);
 /// The robots.txt rules a worker keeps, by weight: the sum of their files' sizes in KiB.
 const ROBOTS_CACHE_KIB: u64 = 256 * 1024;
 /// Rules kept this long at most, so that a lane's robots.txt fetched again after a day replaces
 /// them for link filtering too (leases carry the time of their lane's rules and are checked
-/// against current ones in any case).
-const ROBOTS_CACHE_IDLE: Duration = Duration::from_secs(10 * 60);
+/// against current ones in any case) ...
+const ROBOTS_CACHE_TTL: Duration = Duration::from_secs(10 * 60);
+/// ... and dropped sooner when unused (their site's crawl has most likely ended).
+const ROBOTS_CACHE_IDLE: Duration = Duration::from_secs(2 * 60);
 /// Hosts whose last send time a worker remembers at most ...
 const SEND_MARKS: u64 = 100_000;
 /// ... and for how long: a mark older than the longest gap a host may ask for says nothing.
@@ -126,8 +129,8 @@ pub struct Crawler<F> {
     settings: CrawlSettings,
     sites: moka::sync::Cache<SiteId, Arc<SiteInfo>>,
     robots: moka::sync::Cache<(SiteId, HostKey), Arc<CachedRules>>,
-    /// When this process last sent a request to each host.
-    last_send: moka::sync::Cache<HostKey, Instant>,
+    /// When this process last sent a request to each host (and how quickly it answers).
+    last_send: moka::sync::Cache<HostKey, policy::SendMark>,
 }
 
 impl<F> std::fmt::Debug for Crawler<F> {
@@ -215,7 +218,8 @@ impl<F: Frontier> Crawler<F> {
             robots: moka::sync::Cache::builder()
                 .max_capacity(ROBOTS_CACHE_KIB)
                 .weigher(|_, r: &Arc<CachedRules>| r.weight_kib)
-                .time_to_live(ROBOTS_CACHE_IDLE)
+                .time_to_live(ROBOTS_CACHE_TTL)
+                .time_to_idle(ROBOTS_CACHE_IDLE)
                 .build(),
             last_send: moka::sync::Cache::builder().max_capacity(SEND_MARKS).time_to_live(SEND_MARK_TTL).build(),
         }
@@ -224,6 +228,26 @@ impl<F: Frontier> Crawler<F> {
     /// The frontier this crawler works for.
     pub fn frontier(&self) -> &Arc<F> {
         &self.frontier
+    }
+
+    /// Lets the caches drop what has expired and reports their sizes (`shoal_worker_cache_entries`):
+    /// the worker's heartbeat calls it, so a cache that nothing reads any more still empties.
+    pub fn housekeeping(&self) {
+        self.sites.run_pending_tasks();
+        self.robots.run_pending_tasks();
+        self.last_send.run_pending_tasks();
+        let addresses = self.fetcher.housekeeping();
+        let m = shoal_metrics::metrics();
+        for (cache, n) in [
+            ("sites", self.sites.entry_count()),
+            ("robots", self.robots.entry_count()),
+            ("send_marks", self.last_send.entry_count()),
+            ("addresses", addresses),
+        ] {
+            m.cache_entries
+                .get_or_create(&shoal_metrics::CacheLabels { cache })
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
     }
 
     async fn site(&self, id: SiteId) -> Result<Option<Arc<SiteInfo>>, FrontierError> {

@@ -17,7 +17,7 @@ use shoal_shared::record::PageRecord;
 use shoal_shared::task::FoundVia;
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::{HostKey, NormalizedUrl};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 impl Job<'_> {
     /// Schedules a retry or says it is time to give up.
@@ -138,7 +138,10 @@ impl<F: Frontier> Crawler<F> {
     /// One request, sent no sooner than the host's gap after this worker's previous request to it.
     ///
     /// The frontier spaces *claims* a gap apart; a request delayed between claim and send (a busy
-    /// machine) could otherwise arrive inside the next one's gap, as the site would see it.
+    /// machine) could otherwise arrive inside the next one's gap, as the site would see it. And a
+    /// request let through the gate can still leave late (a new connection to open, a thread the
+    /// machine did not run): what its answer shows of that moves the host's mark (see
+    /// [`SendMark::answered`]), so the next request waits from when this one really left.
     pub(super) async fn fetch(
         &self,
         job: &Job<'_>,
@@ -146,30 +149,70 @@ impl<F: Frontier> Crawler<F> {
         url: &NormalizedUrl,
         cap: Option<u64>,
     ) -> Result<Fetched, FetchError> {
-        self.wait_turn(&job.lease.host, Duration::from_millis(job.lease.gap_ms)).await;
-        self.fetcher.fetch(method, url.as_url(), cap).await
+        let host = &job.lease.host;
+        let gap = Duration::from_millis(job.lease.gap_ms);
+        let gate = self.wait_turn(host, gap).await;
+        let result = self.fetcher.fetch(method, url.as_url(), cap).await;
+        if let (Some(gate), Ok(resp)) = (gate, &result) {
+            self.last_send.entry_by_ref(host).and_compute_with(|mark| {
+                let mark = mark.map_or(SendMark::new(gate), |e| e.into_value());
+                moka::ops::compute::Op::Put(mark.answered(gate, resp.head_after))
+            });
+        }
+        result
     }
 
-    async fn wait_turn(&self, host: &HostKey, gap: Duration) {
+    /// Waits until the host's gap has passed since this process's last request to it, and marks
+    /// the send; the gate's instant, or `None` for a host without a gap.
+    async fn wait_turn(&self, host: &HostKey, gap: Duration) -> Option<Instant> {
         if gap.is_zero() {
-            return;
+            return None;
         }
         loop {
-            let now = std::time::Instant::now();
+            let now = Instant::now();
             let mut wait = None;
             // One atomic step per host: two requests of this process cannot both take the turn.
-            self.last_send.entry_by_ref(host).and_compute_with(|last| match last.map(|e| e.into_value()) {
-                Some(last) if last + gap > now => {
-                    wait = Some(last + gap - now);
+            self.last_send.entry_by_ref(host).and_compute_with(|mark| match mark.map(|e| e.into_value()) {
+                Some(m) if m.at + gap > now => {
+                    wait = Some(m.at + gap - now);
                     moka::ops::compute::Op::Nop
                 }
-                _ => moka::ops::compute::Op::Put(now),
+                Some(m) => moka::ops::compute::Op::Put(SendMark { at: now, ..m }),
+                None => moka::ops::compute::Op::Put(SendMark::new(now)),
             });
             match wait {
                 Some(d) => tokio::time::sleep(d).await,
-                None => return,
+                None => return Some(now),
             }
         }
+    }
+}
+
+/// A host's send mark in this process: when its last request left, as far as can be told, and the
+/// quickest answer it has given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SendMark {
+    /// The next request may leave a gap after this.
+    pub(super) at: Instant,
+    /// The shortest time from a request's start to its answer's head seen from this host.
+    pub(super) fastest: Option<Duration>,
+}
+
+impl SendMark {
+    fn new(at: Instant) -> SendMark {
+        SendMark { at, fastest: None }
+    }
+
+    /// A request that passed the gate at `gate` was answered `head_after` later. It took at least
+    /// its host's quickest answer; whatever more it took is an upper bound on how late it left
+    /// after the gate (a connection opened first, a machine too busy to run the send at once, or
+    /// a slower answer), so the mark moves to the gate plus that much: the next request keeps the
+    /// whole gap from when this one may have reached the server. Never earlier than the mark was.
+    #[must_use]
+    pub(super) fn answered(self, gate: Instant, head_after: Duration) -> SendMark {
+        let fastest = self.fastest.map_or(head_after, |f| f.min(head_after));
+        let late = head_after.saturating_sub(fastest);
+        SendMark { at: self.at.max(gate + late), fastest: Some(fastest) }
     }
 }
 
@@ -180,6 +223,22 @@ mod tests {
     use shoal_shared::finding::Code;
     use shoal_shared::pace::{GiveUpReason, RetryDecision};
     use shoal_shared::task::TaskKind;
+
+    /// A request that left late (its answer came later than the host's quickest) moves the host's
+    /// mark by that much; an answer as quick as ever leaves it at the gate.
+    #[test]
+    fn a_late_answer_moves_the_send_mark() {
+        let t0 = std::time::Instant::now();
+        let ms = std::time::Duration::from_millis;
+        let m = super::SendMark { at: t0, fastest: None }.answered(t0, ms(5));
+        assert_eq!((m.at, m.fastest), (t0, Some(ms(5))), "the first answer is the quickest so far");
+        let gate = t0 + ms(300);
+        let m = super::SendMark { at: gate, ..m }.answered(gate, ms(70));
+        assert_eq!((m.at, m.fastest), (gate + ms(65), Some(ms(5))), "65 ms late: the next waits from there");
+        let later = gate + ms(400);
+        let m = super::SendMark { at: later, ..m }.answered(gate, ms(5));
+        assert_eq!(m.at, later, "never moved back");
+    }
 
     /// The words are read from the shared limits now; they must still say what they said.
     #[test]

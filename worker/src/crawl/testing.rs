@@ -68,7 +68,15 @@ pub(super) fn response(status: u16, headers: &[(&'static str, &str)], body: &str
     for (name, value) in headers {
         map.insert(*name, HeaderValue::from_str(value).expect("test header value"));
     }
-    Fetched { status, headers: map, body: Bytes::from(body.to_owned()), truncated, elapsed: Duration::ZERO, ip: None }
+    Fetched {
+        status,
+        headers: map,
+        body: Bytes::from(body.to_owned()),
+        truncated,
+        elapsed: Duration::ZERO,
+        head_after: Duration::ZERO,
+        ip: None,
+    }
 }
 
 /// The findings of a completion, as (code, detail), in order.
