@@ -207,11 +207,14 @@ impl SendMark {
     /// its host's quickest answer; whatever more it took is an upper bound on how late it left
     /// after the gate (a connection opened first, a machine too busy to run the send at once, or
     /// a slower answer), so the mark moves to the gate plus that much: the next request keeps the
-    /// whole gap from when this one may have reached the server. Never earlier than the mark was.
+    /// whole gap from when this one may have reached the server. The host's first answer has no
+    /// quicker one to compare with, and its request opened the host's first connection: all of
+    /// its time counts (once per host: robots.txt, whose connection set-up came out of the next
+    /// gap). Never earlier than the mark was.
     #[must_use]
     pub(super) fn answered(self, gate: Instant, head_after: Duration) -> SendMark {
+        let late = self.fastest.map_or(head_after, |f| head_after.saturating_sub(f));
         let fastest = self.fastest.map_or(head_after, |f| f.min(head_after));
-        let late = head_after.saturating_sub(fastest);
         SendMark { at: self.at.max(gate + late), fastest: Some(fastest) }
     }
 }
@@ -231,7 +234,7 @@ mod tests {
         let t0 = std::time::Instant::now();
         let ms = std::time::Duration::from_millis;
         let m = super::SendMark { at: t0, fastest: None }.answered(t0, ms(5));
-        assert_eq!((m.at, m.fastest), (t0, Some(ms(5))), "the first answer is the quickest so far");
+        assert_eq!((m.at, m.fastest), (t0 + ms(5), Some(ms(5))), "the first answer counts whole (its connection)");
         let gate = t0 + ms(300);
         let m = super::SendMark { at: gate, ..m }.answered(gate, ms(70));
         assert_eq!((m.at, m.fastest), (gate + ms(65), Some(ms(5))), "65 ms late: the next waits from there");
