@@ -345,20 +345,23 @@ impl RedisFrontier {
             entries = self.xreadgroup(">", max).await?;
         }
         let mut out = Vec::with_capacity(entries.len());
-        for (id, blob) in entries {
-            match blob {
-                Some(b) => out.push((EventId(id), decode::<Event>("event", &b)?)),
-                None => {
-                    // Deleted or malformed entry: acknowledge it so it is not read forever.
-                    tracing::warn!(id = %id, "skipping an events stream entry without a payload");
-                    self.ack_now(&[EventId(id)]).await?;
-                }
+        for (id, blobs) in entries {
+            if blobs.is_empty() {
+                // Deleted or malformed entry: acknowledge it so it is not read forever.
+                tracing::warn!(id = %id, "skipping an events stream entry without a payload");
+                self.ack_now(&[EventId(id)]).await?;
+                continue;
+            }
+            // One entry holds a completion's events (field `e`, repeated): each is delivered with
+            // the entry's id, and acknowledging it acknowledges them all.
+            for b in blobs {
+                out.push((EventId(id.clone()), decode::<Event>("event", &b)?));
             }
         }
         Ok(out)
     }
 
-    async fn xreadgroup(&self, id: &str, max: usize) -> Result<Vec<(String, Option<Vec<u8>>)>, FrontierError> {
+    async fn xreadgroup(&self, id: &str, max: usize) -> Result<Vec<(String, Vec<Vec<u8>>)>, FrontierError> {
         let mut c = self.conn.clone();
         let reply: Result<Value, RedisError> = redis::cmd("XREADGROUP")
             .arg("GROUP")
@@ -444,8 +447,8 @@ fn string_at(r: &[Value], i: usize) -> String {
     r.get(i).and_then(|v| redis::from_redis_value::<String>(v.clone()).ok()).unwrap_or_default()
 }
 
-/// Flattens an XREADGROUP reply into (id, payload of field `e`).
-fn stream_entries(reply: Value) -> Vec<(String, Option<Vec<u8>>)> {
+/// Flattens an XREADGROUP reply into (id, the payloads of its fields `e`, in order).
+fn stream_entries(reply: Value) -> Vec<(String, Vec<Vec<u8>>)> {
     let mut out = Vec::new();
     let streams = match reply {
         Value::Array(s) => s,
@@ -468,16 +471,18 @@ fn stream_entries(reply: Value) -> Vec<(String, Option<Vec<u8>>)> {
             }
             let fields = kv.pop();
             let id = kv.pop().and_then(|v| redis::from_redis_value::<String>(v).ok()).unwrap_or_default();
-            let mut blob = None;
+            let mut blobs = Vec::new();
             if let Some(Value::Array(f)) = fields {
                 let mut it = f.into_iter();
                 while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                    if redis::from_redis_value::<String>(k).ok().as_deref() == Some("e") {
-                        blob = redis::from_redis_value::<Vec<u8>>(v).ok();
+                    if redis::from_redis_value::<String>(k).ok().as_deref() == Some("e")
+                        && let Ok(b) = redis::from_redis_value::<Vec<u8>>(v)
+                    {
+                        blobs.push(b);
                     }
                 }
             }
-            out.push((id, blob));
+            out.push((id, blobs));
         }
     }
     out

@@ -15,6 +15,18 @@ local function publish(blob)
   end
 end
 
+-- Publishes many events as one stream entry (field `e` repeated): one XADD per completion.
+local function publish_all(blobs)
+  for from = 1, #blobs, 500 do
+    local fields = {}
+    for i = from, math.min(from + 499, #blobs) do
+      fields[#fields + 1] = 'e'
+      fields[#fields + 1] = blobs[i]
+    end
+    redis.call('XADD', k_events(), '*', unpack(fields))
+  end
+end
+
 -- The limits in force from what the host's live lanes ask and whether a live audit saw a 429 on
 -- it, mirroring shoal_shared::pace::HostPace::combine: fewest in flight (hmax), longest gap
 -- including Crawl-delay (hgap), slow mode while hslow has an audit. A host no lane and no slow
@@ -110,14 +122,16 @@ local function wake(set, now)
   end
 end
 
-local function push(lane, blob, is_robots, prio, not_before, now)
+-- Queues one task in its lane; `seq` orders it among its priority (taken from the counter when
+-- the caller has none reserved).
+local function push(lane, blob, is_robots, prio, not_before, now, seq)
   not_before = tonumber(not_before)
   if is_robots == '1' then
     redis.call('HSET', k_lane(lane), 'rt', blob, 'rtnb', not_before)
   elseif not_before > now then
     redis.call('ZADD', k_ld(lane), not_before, tostring(prio) .. blob)
   else
-    local seq = redis.call('INCR', k_seq())
+    seq = seq or redis.call('INCR', k_seq())
     redis.call('ZADD', k_lq(lane), tonumber(prio) * PRIO + seq, blob)
   end
 end
@@ -158,59 +172,129 @@ local function open_lane(site, audit, host, rt, pmax, pgap)
   return lane
 end
 
--- Queues a discovered task if its lane is open, the URL is new to the audit (its seen key `fp` not
--- taken, nor `fp2`: a resource check is kept out by the URL's page key) and within the budgets
--- (mirrors the embedded frontier's offer). Budget overruns publish the site's pre-encoded limit
--- finding once. Returns 1 if queued; records the lane in `touched`.
-local function offer(site, audit, host, fp, fp2, kind, depth, prio, nb, blob, rblob, now, touched)
-  local lane = site .. '|' .. host
+-- The members of `set` among `list` (chunked: Lua's unpack has a stack limit), as a table fp -> true.
+local function members_of(set, list)
+  local found = {}
+  for from = 1, #list, 500 do
+    local chunk = {}
+    for i = from, math.min(from + 499, #list) do chunk[#chunk + 1] = list[i] end
+    local flags = redis.call('SMISMEMBER', set, unpack(chunk))
+    for i, f in ipairs(flags) do
+      if f == 1 then found[chunk[i]] = true end
+    end
+  end
+  return found
+end
+
+local function add_all(set, list)
+  for from = 1, #list, 500 do
+    local chunk = {}
+    for i = from, math.min(from + 499, #list) do chunk[#chunk + 1] = list[i] end
+    redis.call('SADD', set, unpack(chunk))
+  end
+end
+
+-- Queues the discovered tasks `t` (tables of host, fp, fp2, kind, depth, prio, nb, blob, rblob) of a
+-- site whose lanes are open, whose URLs are new to the audit (seen key `fp` not taken, nor `fp2`: a
+-- resource check is kept out by the URL's page key) and within the budgets, in order; mirrors the
+-- embedded frontier's offer. The site's hash, each lane's state and the seen set are read once
+-- for the whole batch and written once, so a page's fifty links cost a handful of commands, not
+-- fifty times as many. Budget overruns publish the site's pre-encoded limit finding once. Records
+-- the lanes it queued into in `touched`; returns how many were queued.
+local function offer_all(site, audit, tasks, now, touched)
+  if #tasks == 0 then return 0 end
   local sk = k_site(site)
   local s = redis.call('HMGET', sk, 'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res', 'pmax', 'pgap',
     'maxsf', 'maxsb', 'smf', 'smb')
   if s[1] == '1' or s[2] == '1' then return 0 end
-  local robots = redis.call('HGET', k_lane(lane), 'robots')
-  if not robots and kind == 'x' and rblob ~= '' then
-    -- The first link of the site to this other host: open its lane, robots.txt first, under the
-    -- host's one pace (the stricter of everyone's limits).
-    open_lane(site, audit, host, rblob, num(s[8], 4), num(s[9], 300))
-    robots = 'p'
-    touched[lane] = true
+  local maxp, maxd, maxr = tonumber(s[3]), tonumber(s[4]), tonumber(s[5])
+  local pages, res, smf, smb = num(s[6], 0), num(s[7], 0), num(s[12], 0), num(s[13], 0)
+  local maxsf, maxsb = num(s[10], 20), num(s[11], 52428800)
+  local states, open = {}, {}
+  for _, t in ipairs(tasks) do
+    local lane = site .. '|' .. t.host
+    local robots = states[lane]
+    if robots == nil then
+      robots = redis.call('HGET', k_lane(lane), 'robots') or false
+      if not robots and t.kind == 'x' and t.rblob ~= '' then
+        -- The first link of the site to this other host: open its lane, robots.txt first, under
+        -- the host's one pace (the stricter of everyone's limits).
+        open_lane(site, audit, t.host, t.rblob, num(s[8], 4), num(s[9], 300))
+        robots = 'p'
+        touched[lane] = true
+      end
+      states[lane] = robots
+    end
+    if robots and robots ~= 'c' then
+      t.lane = lane
+      open[#open + 1] = t
+    end
   end
-  if not robots or robots == 'c' then return 0 end
+  local keys = {}
+  for _, t in ipairs(open) do
+    keys[#keys + 1] = t.fp
+    if t.fp2 ~= '' then keys[#keys + 1] = t.fp2 end
+  end
   local seen = k_seen(audit)
-  if redis.call('SISMEMBER', seen, fp) == 1 then return 0 end
-  if fp2 ~= '' and redis.call('SISMEMBER', seen, fp2) == 1 then return 0 end
-  local over = nil
-  if kind == 'p' then
-    if tonumber(depth) > tonumber(s[4]) then
-      over = 'd'
-    elseif num(s[6], 0) >= tonumber(s[3]) then
-      over = 'p'
+  local known = members_of(seen, keys)
+  local added, over, queued, n = {}, {}, 0, 0
+  local seq = redis.call('INCRBY', k_seq(), #open) - #open
+  for _, t in ipairs(open) do
+    if not (known[t.fp] or (t.fp2 ~= '' and known[t.fp2])) then
+      local code = nil
+      if t.kind == 'p' then
+        if tonumber(t.depth) > maxd then
+          code = 'd'
+        elseif pages >= maxp then
+          code = 'p'
+        end
+      elseif (t.kind == 'r' or t.kind == 'x') and res >= maxr then
+        code = 'r'
+      elseif t.kind == 's' and (smf >= maxsf or smb >= maxsb or pages >= maxp) then
+        code = 's'
+      end
+      if code then
+        over[code] = true
+      else
+        known[t.fp] = true
+        added[#added + 1] = t.fp
+        if t.kind == 'p' then
+          pages = pages + 1
+        elseif t.kind == 'r' or t.kind == 'x' then
+          res = res + 1
+        elseif t.kind == 's' then
+          smf = smf + 1
+        end
+        seq = seq + 1
+        push(t.lane, t.blob, '0', t.prio, t.nb, now, seq)
+        queued = queued + 1
+        touched[t.lane] = true
+        n = n + 1
+      end
     end
-  elseif (kind == 'r' or kind == 'x') and num(s[7], 0) >= tonumber(s[5]) then
-    over = 'r'
-  elseif kind == 's' and (num(s[12], 0) >= num(s[10], 20) or num(s[13], 0) >= num(s[11], 52428800)
-      or num(s[6], 0) >= tonumber(s[3])) then
-    over = 's'
   end
-  if over then
-    if redis.call('HSETNX', sk, 'rep_' .. over, '1') == 1 then
-      publish(redis.call('HGET', sk, 'lim_' .. over))
+  if n > 0 then
+    add_all(seen, added)
+    redis.call('HSET', sk, 'pages', pages, 'res', res, 'smf', smf)
+    redis.call('HINCRBY', sk, 'queued', queued)
+  end
+  for code, _ in pairs(over) do
+    if redis.call('HSETNX', sk, 'rep_' .. code, '1') == 1 then
+      publish(redis.call('HGET', sk, 'lim_' .. code))
     end
-    return 0
   end
-  redis.call('SADD', seen, fp)
-  if kind == 'p' then
-    redis.call('HINCRBY', sk, 'pages', 1)
-  elseif kind == 'r' or kind == 'x' then
-    redis.call('HINCRBY', sk, 'res', 1)
-  elseif kind == 's' then
-    redis.call('HINCRBY', sk, 'smf', 1)
+  return n
+end
+
+-- The discovered tasks of ARGV from position `base`, `n` of them, 9 arguments each.
+local function tasks_at(base, n)
+  local out = {}
+  for i = 0, n - 1 do
+    local j = base + i * 9
+    out[#out + 1] = {host = ARGV[j], fp = ARGV[j + 1], fp2 = ARGV[j + 2], kind = ARGV[j + 3], depth = ARGV[j + 4],
+      prio = ARGV[j + 5], nb = ARGV[j + 6], blob = ARGV[j + 7], rblob = ARGV[j + 8]}
   end
-  push(lane, blob, '0', prio, nb, now)
-  redis.call('HINCRBY', sk, 'queued', 1)
-  touched[lane] = true
-  return 1
+  return out
 end
 
 -- Frees a lease's slots and wakes lanes parked on them. Returns the lease's fields or nil.

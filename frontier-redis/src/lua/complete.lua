@@ -59,13 +59,11 @@ local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 17
 local touched, enqueued = {}, 0
 touched[lane] = true
 if not cancelled then
-  for i = 0, n - 1 do
-    local j = base + i * 9
-    enqueued = enqueued + offer(site, audit, ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4],
-      ARGV[j + 5], ARGV[j + 6], ARGV[j + 7], ARGV[j + 8], now, touched)
-  end
+  enqueued = offer_all(site, audit, tasks_at(base, n), now, touched)
 end
 for t, _ in pairs(touched) do schedule(t, now) end
-for i = 0, m - 1 do publish(ARGV[base + n * 9 + i]) end
+local events = {}
+for i = 0, m - 1 do events[#events + 1] = ARGV[base + n * 9 + i] end
+publish_all(events)
 check_done(site)
 return {'ok', enqueued}

@@ -17,12 +17,7 @@ for i = 0, nh - 1 do
   open_lane(site, audit, ARGV[base + i * 2], ARGV[base + i * 2 + 1], max, gap)
 end
 local touched = {}
-base = base + nh * 2
-for i = 0, ni - 1 do
-  local j = base + i * 9
-  offer(site, audit, ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4], ARGV[j + 5], ARGV[j + 6], ARGV[j + 7],
-    ARGV[j + 8], 0, touched)
-end
+offer_all(site, audit, tasks_at(base + nh * 2, ni), 0, touched)
 for lane, _ in pairs(touched) do schedule(lane, 0) end
 for _, lane in ipairs(redis.call('SMEMBERS', k_sitelanes(site))) do schedule(lane, 0) end
 return {'ok'}

@@ -274,14 +274,19 @@ pub async fn completion_and_events<F: Frontier>(f: F) {
         0,
         &p.task.found_via,
     );
-    let c = Completion { events: vec![Event::Page(Box::new(rec))], ..Completion::default() };
+    let finding = |code| {
+        Event::Finding(shoal_shared::finding::Finding::new(AuditId(1), SiteId(1), code, p.task.url.as_str(), ""))
+    };
+    let events = vec![Event::Page(Box::new(rec)), finding(Code::TitleMissing), finding(Code::H1Missing)];
+    let c = Completion { events, ..Completion::default() };
     complete(&f, &p, c, T0).await;
     let progress = f.progress(SiteId(1)).await.expect("progress").expect("site exists");
     assert!(progress.done, "{progress:?}");
     let events = drain_events(&f).await;
     let pages = events.iter().filter(|e| matches!(e, Event::Page(_))).count();
+    let findings = events.iter().filter(|e| matches!(e, Event::Finding(_))).count();
     let done = events.iter().filter(|e| matches!(e, Event::SiteDone { .. })).count();
-    assert_eq!((pages, done), (1, 1), "{events:?}");
+    assert_eq!((pages, findings, done), (1, 2, 1), "every event of a completion is delivered: {events:?}");
     assert!(drain_events(&f).await.is_empty(), "acked events are not delivered again");
     f.forget(AuditId(1)).await.expect("forget");
     assert_eq!(f.progress(SiteId(1)).await.expect("progress"), None, "a forgotten audit's sites are gone");
