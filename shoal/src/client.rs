@@ -1,4 +1,4 @@
-//! `shoal submit` and `shoal status` (and the [`Client`] `shoal schedule` uses too): small clients
+//! `shoal submit` and `shoal status` (and the `Client` `shoal schedule` uses too): small clients
 //! of the coordinator's HTTP API.
 
 use crate::cli::{ClientArgs, StatusArgs, SubmitArgs};

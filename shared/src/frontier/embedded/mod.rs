@@ -3,7 +3,7 @@
 //! Every operation takes the lock once and does its work without awaiting, so each is atomic and
 //! the arithmetic is the same pure code ([`crate::pace`]) the Redis scripts mirror.
 //!
-//! What it learns about hosts lives as long as a live audit uses them (see [`HostEntry`]): pace
+//! What it learns about hosts lives as long as a live audit uses them (see `HostEntry`): pace
 //! limits combine among the lanes still open, slow mode belongs to the audits that saw the 429,
 //! the address is looked up again when an audit joins and when its TTL runs out, and a host no
 //! lane uses is dropped [`HOST_LINGER`](crate::pace::HOST_LINGER) after its next allowed start.
