@@ -21,8 +21,8 @@ use shoal_shared::starts::{MAX_SITES_PER_AUDIT, StartList};
 use shoal_shared::task::SiteLimits;
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::NormalizedUrl;
-use shoal_shared::wire::{AuditOptions, AuditView, SiteView, SubmitRequest};
-use shoal_store::{AuditDb, AuditStatus, AuditSummary, DbError, SiteSummary};
+use shoal_shared::wire::{AuditOptions, AuditView, SitePage, SiteView, SubmitRequest};
+use shoal_store::{AuditDb, AuditStatus, AuditSummary, DbError};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -107,17 +107,18 @@ pub struct Coordinator<F> {
     observer: OnceLock<Arc<dyn Observer>>,
 }
 
-fn view(a: &AuditSummary, sites: &[SiteSummary]) -> AuditView {
+fn view(a: &AuditSummary) -> AuditView {
     AuditView {
         id: a.id.0,
         status: a.status.as_str().to_owned(),
         created_at_ms: a.created_at.0,
         finished_at_ms: a.finished_at.map(|t| t.0),
         sites_total: a.sites,
-        sites_done: sites.iter().filter(|s| s.status.as_str() == "done").count() as u64,
+        sites_done: a.sites_done,
         pages: a.pages,
         findings: a.findings,
         sites: Vec::new(),
+        sites_next_after: None,
     }
 }
 
@@ -251,18 +252,20 @@ impl<F: Frontier> Coordinator<F> {
                 .unwrap_or(self.defaults.limits);
             let mut config = self.defaults.clone();
             config.limits = limits;
-            for site in sites.iter().filter(|s| pending.contains(&s.id)) {
-                if self.frontier.progress(site.id).await?.is_some() {
-                    continue;
-                }
-                let Ok(start) = NormalizedUrl::parse(&site.start_url) else { continue };
-                match self.frontier.seed(site_seed(audit, site.id, &start, &config)).await {
-                    Ok(()) => {
-                        tracing::warn!(audit = %audit, site = %site.id, "seeded a site a crash had left unseeded")
-                    }
-                    Err(FrontierError::AlreadySeeded(_)) => {}
-                    Err(e) => return Err(e.into()),
-                }
+            let pending: Vec<_> = sites.iter().filter(|s| pending.contains(&s.id)).collect();
+            let ids: Vec<SiteId> = pending.iter().map(|s| s.id).collect();
+            let progress = self.frontier.progress_many(&ids).await?;
+            let seeds = pending
+                .iter()
+                .zip(progress)
+                .filter(|(_, p)| p.is_none())
+                .filter_map(|(site, _)| {
+                    let start = NormalizedUrl::parse(&site.start_url).ok()?;
+                    Some(site_seed(audit, site.id, &start, &config))
+                })
+                .collect();
+            for site in self.frontier.seed_many(seeds).await? {
+                tracing::warn!(audit = %audit, site = %site, "seeded a site a crash had left unseeded");
             }
         }
         Ok(())
@@ -364,19 +367,15 @@ impl<F: Frontier> Coordinator<F> {
                     Some(r) => db.start_scheduled_audit(r.schedule, &options.to_string(), now, r.next_run)?,
                 };
                 let Some(audit) = audit else { return Ok((None, Vec::new())) };
-                let mut sites = Vec::with_capacity(starts.len());
-                for s in starts {
-                    sites.push((db.add_site(audit, s.as_str())?, s));
-                }
-                Ok((Some(audit), sites))
+                let ids = db.add_sites(audit, &starts.iter().map(NormalizedUrl::as_str).collect::<Vec<_>>())?;
+                Ok((Some(audit), ids.into_iter().zip(starts).collect::<Vec<_>>()))
             })
             .await?;
         // Only a scheduled start finds nothing to link to (its schedule was removed meanwhile).
         let audit = audit.ok_or_else(|| EngineError::NoSchedule(run.map(|r| r.schedule).unwrap_or_default()))?;
         lock_open(&self.open).insert(audit, sites.iter().map(|(s, _)| *s).collect());
-        for (site, start) in &sites {
-            self.frontier.seed(site_seed(audit, *site, start, &config)).await?;
-        }
+        let seeds = sites.iter().map(|(site, start)| site_seed(audit, *site, start, &config)).collect();
+        self.frontier.seed_many(seeds).await?;
         tracing::info!(audit = %audit, sites = sites.len(), mode = self.mode, "audit started");
         Ok((audit, sites))
     }
@@ -386,35 +385,41 @@ impl<F: Frontier> Coordinator<F> {
     /// # Errors
     /// The database failed.
     pub async fn list(&self) -> Result<Vec<AuditView>, EngineError> {
-        self.read(|db| {
-            let mut out = Vec::new();
-            for a in db.audits()? {
-                let sites = db.site_counts(a.id)?;
-                out.push(view(&a, &sites));
-            }
-            Ok(out)
-        })
-        .await
+        self.read(|db| Ok(db.audits()?.iter().map(view).collect())).await
     }
 
-    /// One audit with per-site progress.
+    /// One audit with the progress of its first page of sites ([`SitePage::DEFAULT_LIMIT`]).
     ///
     /// # Errors
     /// [`EngineError::NotFound`], or the database or frontier failed.
     pub async fn status(&self, audit: AuditId) -> Result<AuditView, EngineError> {
-        let (a, sites) = self
+        self.status_page(audit, SitePage::default()).await
+    }
+
+    /// One audit with the progress of one page of its sites: two indexed reads and one frontier
+    /// round trip for the page's running sites, whatever the audit's size.
+    ///
+    /// # Errors
+    /// [`EngineError::NotFound`], or the database or frontier failed.
+    pub async fn status_page(&self, audit: AuditId, page: SitePage) -> Result<AuditView, EngineError> {
+        let limit = page.limit();
+        let (a, mut sites) = self
             .read(move |db| {
                 let a = db.audit(audit)?;
                 let sites = match &a {
-                    Some(_) => db.site_counts(audit)?,
+                    // One more than the page holds tells whether another page follows.
+                    Some(_) => db.site_page(audit, page.after.map(SiteId), limit + 1)?,
                     None => Vec::new(),
                 };
                 Ok((a, sites))
             })
             .await?;
         let a = a.ok_or(EngineError::NotFound(audit))?;
-        let mut v = view(&a, &sites);
-        // One frontier round trip for every site still running, however many there are.
+        let mut v = view(&a);
+        if sites.len() > limit {
+            sites.truncate(limit);
+            v.sites_next_after = sites.last().map(|s| s.id.0);
+        }
         let running: Vec<SiteId> = sites.iter().filter(|s| s.status.as_str() != "done").map(|s| s.id).collect();
         let mut progress: HashMap<SiteId, SiteProgress> = HashMap::with_capacity(running.len());
         for (id, p) in running.iter().zip(self.frontier.progress_many(&running).await?) {

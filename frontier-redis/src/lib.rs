@@ -36,6 +36,9 @@ use std::time::Duration;
 
 /// Leases reclaimed per `reap` call at most (it is called again on the next tick).
 const REAP_BATCH: usize = 1_000;
+/// Seed scripts per pipeline in [`RedisFrontier::seed_many_now`]: large enough that a 100,000-site
+/// submit is a few hundred round trips, small enough that one pipeline is a few MB at most.
+const SEED_PIPELINE: usize = 500;
 
 /// A frontier in Redis.
 #[derive(Clone)]
@@ -198,7 +201,8 @@ impl RedisFrontier {
         inv.arg(robots);
     }
 
-    async fn seed_now(&self, seed: SiteSeed) -> Result<(), FrontierError> {
+    /// The seed script's invocation for one site (arguments as seed.lua lists them).
+    fn seed_invocation(&self, seed: &SiteSeed) -> redis::ScriptInvocation<'_> {
         let info = SiteInfo { audit: seed.audit, start: seed.start.clone(), limits: seed.limits };
         let lim = |code| encode(&Event::Finding(limit_finding(seed.audit, seed.site, &seed.start, &seed.limits, code)));
         let hosts = seed.scope().host_keys();
@@ -228,12 +232,45 @@ impl RedisFrontier {
         for t in &seed.initial {
             Self::push_task(&mut inv, t);
         }
+        inv
+    }
+
+    async fn seed_now(&self, seed: SiteSeed) -> Result<(), FrontierError> {
+        let inv = self.seed_invocation(&seed);
         let mut c = self.conn.clone();
         let r: Vec<Value> = inv.invoke_async(&mut c).await.map_err(store("seed"))?;
         match first_word(&r).as_deref() {
             Some("exists") => Err(FrontierError::AlreadySeeded(seed.site)),
             _ => Ok(()),
         }
+    }
+
+    /// Seeds in pipelines of [`SEED_PIPELINE`] scripts: one round trip per pipeline. A pipeline
+    /// that finds the script missing (Redis restarted or flushed its script cache) loads it and
+    /// runs again; sites it had seeded answer `exists` the second time and are counted once.
+    async fn seed_many_now(&self, seeds: Vec<SiteSeed>) -> Result<Vec<SiteId>, FrontierError> {
+        let mut seeded = Vec::with_capacity(seeds.len());
+        let mut c = self.conn.clone();
+        for chunk in seeds.chunks(SEED_PIPELINE) {
+            let invocations: Vec<_> = chunk.iter().map(|s| self.seed_invocation(s)).collect();
+            let mut pipe = redis::pipe();
+            for inv in &invocations {
+                pipe.invoke_script(inv);
+            }
+            let answers: Vec<Vec<Value>> = match pipe.query_async(&mut c).await {
+                Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                    self.scripts.seed.prepare_invoke().load_async(&mut c).await.map_err(store("seed"))?;
+                    pipe.query_async(&mut c).await.map_err(store("seed"))?
+                }
+                r => r.map_err(store("seed"))?,
+            };
+            for (seed, answer) in chunk.iter().zip(&answers) {
+                if first_word(answer).as_deref() != Some("exists") {
+                    seeded.push(seed.site);
+                }
+            }
+        }
+        Ok(seeded)
     }
 
     async fn claim_now(&self, worker: &WorkerId, now: UnixMs) -> Result<Claim, FrontierError> {
@@ -491,6 +528,10 @@ fn stream_entries(reply: Value) -> Vec<(String, Vec<Vec<u8>>)> {
 impl Frontier for RedisFrontier {
     fn seed(&self, seed: SiteSeed) -> impl Future<Output = Result<(), FrontierError>> + Send {
         self.seed_now(seed)
+    }
+
+    fn seed_many(&self, seeds: Vec<SiteSeed>) -> impl Future<Output = Result<Vec<SiteId>, FrontierError>> + Send {
+        self.seed_many_now(seeds)
     }
 
     fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send {

@@ -6,7 +6,7 @@
 //! | GET | `/metrics` | Prometheus metrics (OpenMetrics text), no token needed |
 //! | POST | `/v1/audits` | submit `{"urls": [...], "options": {...}}` → 201 `{"id": N}` |
 //! | GET | `/v1/audits` | every audit with totals |
-//! | GET | `/v1/audits/{id}` | one audit with per-site progress |
+//! | GET | `/v1/audits/{id}?after=ID&limit=N` | one audit with the progress of a page of its sites (1,000 unless `limit`, at most 10,000; `sites_next_after` names the next page's `after`) |
 //! | POST | `/v1/audits/{id}/cancel` | cancel; answers the audit's state |
 //! | GET | `/v1/audits/{id}/report?format=json` | the JSON report (docs/report-json.md) |
 //! | POST | `/v1/schedules` | add a recurring audit `{"name", "urls", "options", "when", "time_zone"}` → 201 with it |
@@ -30,7 +30,7 @@ use shoal_coordinator::schedule;
 use shoal_shared::frontier::Frontier;
 use shoal_shared::ids::{AuditId, ScheduleId};
 use shoal_shared::time::UnixMs;
-use shoal_shared::wire::{ScheduleRequest, SubmitRequest};
+use shoal_shared::wire::{ScheduleRequest, SitePage, SubmitRequest};
 use std::sync::Arc;
 
 /// Request bodies larger than this are refused (a submit of 100,000 URLs fits).
@@ -116,8 +116,13 @@ async fn list<F: Frontier>(State(st): State<AppState<F>>) -> Result<Response, Se
     Ok(Json(st.engine.list().await?).into_response())
 }
 
-async fn status<F: Frontier>(State(st): State<AppState<F>>, Path(id): Path<u64>) -> Result<Response, ServerError> {
-    Ok(Json(st.engine.status(AuditId(id)).await?).into_response())
+async fn status<F: Frontier>(
+    State(st): State<AppState<F>>,
+    Path(id): Path<u64>,
+    page: Result<Query<SitePage>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ServerError> {
+    let Query(page) = page.map_err(|e| ServerError::BadRequest(format!("invalid query: {e}")))?;
+    Ok(Json(st.engine.status_page(AuditId(id), page).await?).into_response())
 }
 
 async fn cancel<F: Frontier>(State(st): State<AppState<F>>, Path(id): Path<u64>) -> Result<Response, ServerError> {

@@ -82,9 +82,37 @@ pub struct AuditView {
     pub pages: u64,
     /// Findings recorded.
     pub findings: u64,
-    /// Per-site detail (only in single-audit answers).
+    /// Per-site detail (only in single-audit answers): one page of the sites in id order, at most
+    /// [`SitePage::limit`], so an audit's status costs the same whatever its size.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sites: Vec<SiteView>,
+    /// More sites follow `sites`: ask again with `?after=` this id for the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sites_next_after: Option<u64>,
+}
+
+/// Which of an audit's sites a status lists (`GET /v1/audits/{id}?after=ID&limit=N`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SitePage {
+    /// Only sites with a larger id (the previous page's `sites_next_after`).
+    pub after: Option<u64>,
+    /// At most this many sites ([`SitePage::DEFAULT_LIMIT`] when absent, at most
+    /// [`SitePage::MAX_LIMIT`]).
+    pub limit: Option<usize>,
+}
+
+impl SitePage {
+    /// Sites per page unless asked otherwise.
+    pub const DEFAULT_LIMIT: usize = 1_000;
+    /// The most sites one page holds.
+    pub const MAX_LIMIT: usize = 10_000;
+
+    /// The page size in force.
+    #[must_use]
+    pub fn limit(&self) -> usize {
+        self.limit.unwrap_or(Self::DEFAULT_LIMIT).clamp(1, Self::MAX_LIMIT)
+    }
 }
 
 /// A request to add a recurring audit (`POST /v1/schedules`).

@@ -393,6 +393,13 @@ pub struct StatusArgs {
     /// Print the coordinator's JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// With an audit: list its sites after this site id (the `sites_next_after` of the page
+    /// before).
+    #[arg(long, value_name = "SITE_ID", requires = "audit")]
+    pub after: Option<u64>,
+    /// With an audit: list at most this many of its sites (default 1,000, at most 10,000).
+    #[arg(long, value_name = "N", requires = "audit")]
+    pub limit: Option<usize>,
 }
 
 /// `shoal audit`.

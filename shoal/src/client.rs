@@ -5,7 +5,7 @@ use crate::cli::{ClientArgs, StatusArgs, SubmitArgs};
 use crate::{Exit, Failure};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use shoal_shared::wire::{AuditView, SubmitRequest};
+use shoal_shared::wire::{AuditView, SitePage, SubmitRequest};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -89,8 +89,12 @@ impl Client {
         Ok(value)
     }
 
-    async fn status(&self, id: u64) -> anyhow::Result<AuditView> {
-        let v = self.call(self.http.get(format!("{}/v1/audits/{id}", self.base))).await?;
+    async fn status(&self, id: u64, page: SitePage) -> anyhow::Result<AuditView> {
+        let mut url = format!("{}/v1/audits/{id}?limit={}", self.base, page.limit());
+        if let Some(after) = page.after {
+            url.push_str(&format!("&after={after}"));
+        }
+        let v = self.call(self.http.get(url)).await?;
         serde_json::from_value(v).context("unexpected answer from the coordinator")
     }
 }
@@ -123,7 +127,7 @@ pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> Result<Ex
     loop {
         // The coordinator or Redis may restart while we wait; the audit goes on, so keep asking
         // for a while before giving up.
-        let s = match client.status(id).await {
+        let s = match client.status(id, SitePage::default()).await {
             Ok(s) => {
                 failing_since = None;
                 s
@@ -143,10 +147,14 @@ pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> Result<Ex
                 continue;
             }
         };
-        let queued: u64 = s.sites.iter().map(|x| x.queued + x.leased).sum();
+        // Queued work is known per listed site: a total only when the page holds every site.
+        let queued = match s.sites_next_after {
+            None => format!(", {} queued", s.sites.iter().map(|x| x.queued + x.leased).sum::<u64>()),
+            Some(_) => String::new(),
+        };
         let line = format!(
-            "{}: {}/{} sites done, {} pages, {} queued, {} findings",
-            s.status, s.sites_done, s.sites_total, s.pages, queued, s.findings
+            "{}: {}/{} sites done, {} pages{queued}, {} findings",
+            s.status, s.sites_done, s.sites_total, s.pages, s.findings
         );
         match &bar {
             Some(b) => b.set_message(line.clone()),
@@ -174,7 +182,7 @@ pub async fn status(args: &StatusArgs) -> Result<Exit, Failure> {
     let mut out = std::io::stdout().lock();
     match args.audit {
         Some(id) => {
-            let s = client.status(id).await?;
+            let s = client.status(id, SitePage { after: args.after, limit: args.limit }).await?;
             if args.json {
                 writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
             } else {
@@ -194,6 +202,9 @@ pub async fn status(args: &StatusArgs) -> Result<Exit, Failure> {
                         site.findings,
                         site.start_url
                     )?;
+                }
+                if let Some(after) = s.sites_next_after {
+                    writeln!(out, "  ... more sites: shoal status {} --after {after}", s.id)?;
                 }
             }
         }

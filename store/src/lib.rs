@@ -246,6 +246,8 @@ pub struct AuditSummary {
     pub options_json: String,
     /// Number of sites.
     pub sites: u64,
+    /// Sites done.
+    pub sites_done: u64,
     /// Fetched URLs of kind `page`, over all sites.
     pub pages: u64,
     /// Fetched URLs of any kind (pages, resources, robots.txt, sitemaps, probes), over all sites.
@@ -394,6 +396,32 @@ impl AuditDb {
         Ok(SiteId(uint(self.conn.last_insert_rowid())))
     }
 
+    /// Adds many sites to an audit in one transaction (one commit, not one per site: a 100,000-site
+    /// submit would otherwise wait for 100,000 syncs). Returns their ids in the order given.
+    ///
+    /// # Errors
+    /// [`DbError::UnknownAudit`], or [`DbError::Sql`] on a write failure (then none is added).
+    pub fn add_sites<S: AsRef<str>>(&mut self, audit: AuditId, start_urls: &[S]) -> Result<Vec<SiteId>, DbError> {
+        self.require_audit(audit)?;
+        let path = &self.path;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err(path, "begin adding sites"))?;
+        let mut ids = Vec::with_capacity(start_urls.len());
+        {
+            let mut insert = tx
+                .prepare_cached("INSERT INTO sites (audit_id, start_url) VALUES (?1, ?2)")
+                .map_err(sql_err(path, "prepare adding a site"))?;
+            for url in start_urls {
+                insert.execute(rusqlite::params![int(audit.0), url.as_ref()]).map_err(sql_err(path, "add a site"))?;
+                ids.push(SiteId(uint(tx.last_insert_rowid())));
+            }
+        }
+        tx.commit().map_err(sql_err(path, "commit added sites"))?;
+        Ok(ids)
+    }
+
     /// Applies a batch of worker events in one transaction: all of them or none.
     ///
     /// Idempotent: a page is upserted by `(site, url)` (its links replaced), a finding is ignored if
@@ -479,6 +507,15 @@ impl AuditDb {
     /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure. An unknown audit has no sites.
     pub fn site_counts(&self, audit: AuditId) -> Result<Vec<SiteSummary>, DbError> {
         read::sites(&self.conn, &self.path, audit)
+    }
+
+    /// A page of an audit's sites in id order: the first `limit` after `after` (from the start
+    /// when `None`). What an audit's status lists, so its cost does not grow with the audit.
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
+    pub fn site_page(&self, audit: AuditId, after: Option<SiteId>, limit: usize) -> Result<Vec<SiteSummary>, DbError> {
+        read::site_page(&self.conn, &self.path, audit, after, limit)
     }
 
     fn require_audit(&self, audit: AuditId) -> Result<(), DbError> {

@@ -163,7 +163,8 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
     let mut stmt = conn
         .prepare_cached(
             "SELECT a.id, a.created_at_ms, a.finished_at_ms, a.status, a.options_json, COUNT(s.id),
-                    COALESCE(SUM(s.pages), 0), COALESCE(SUM(s.urls), 0), COALESCE(SUM(s.findings), 0)
+                    COALESCE(SUM(s.pages), 0), COALESCE(SUM(s.urls), 0), COALESCE(SUM(s.findings), 0),
+                    COALESCE(SUM(s.status = 'done'), 0)
              FROM audits a LEFT JOIN sites s ON s.audit_id = a.id
              WHERE ?1 IS NULL OR a.id = ?1
              GROUP BY a.id ORDER BY a.id",
@@ -184,6 +185,7 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
             pages: get(6).map_err(sql_err(path, op))?,
             urls: get(7).map_err(sql_err(path, op))?,
             findings: get(8).map_err(sql_err(path, op))?,
+            sites_done: get(9).map_err(sql_err(path, op))?,
         });
     }
     Ok(out)
@@ -213,6 +215,30 @@ pub(super) fn sites(conn: &Connection, path: &Path, audit: AuditId) -> Result<Ve
         .prepare_cached(&format!("SELECT {SITE_COLUMNS} FROM sites WHERE audit_id = ?1 ORDER BY id"))
         .map_err(sql_err(path, op))?;
     let mut rows = stmt.query([int(audit.0)]).map_err(sql_err(path, op))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().map_err(sql_err(path, op))? {
+        out.push(site_from_row(r, path)?);
+    }
+    Ok(out)
+}
+
+/// A page of an audit's sites in id order: those after `after`, at most `limit`.
+pub(super) fn site_page(
+    conn: &Connection,
+    path: &Path,
+    audit: AuditId,
+    after: Option<SiteId>,
+    limit: usize,
+) -> Result<Vec<SiteSummary>, DbError> {
+    let op = "read sites";
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {SITE_COLUMNS} FROM sites WHERE audit_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+        ))
+        .map_err(sql_err(path, op))?;
+    let after = after.map_or(0, |s| int(s.0));
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut rows = stmt.query(rusqlite::params![int(audit.0), after, limit]).map_err(sql_err(path, op))?;
     let mut out = Vec::new();
     while let Some(r) = rows.next().map_err(sql_err(path, op))? {
         out.push(site_from_row(r, path)?);

@@ -309,6 +309,12 @@ pub trait Frontier: Send + Sync + 'static {
     /// queues `seed.initial` behind the start host's robots.txt. The initial URLs join the seen set.
     fn seed(&self, seed: SiteSeed) -> impl Future<Output = Result<(), FrontierError>> + Send;
 
+    /// Seeds many sites in as few steps as the back end allows (pipelined on Redis), so a submit of
+    /// 100,000 sites costs a few hundred round trips, not 100,000. A site already seeded is left
+    /// as it is (seeding is idempotent, which a retried submit and recovery rely on). Returns the
+    /// sites seeded by this call, in the order given.
+    fn seed_many(&self, seeds: Vec<SiteSeed>) -> impl Future<Output = Result<Vec<SiteId>, FrontierError>> + Send;
+
     /// Picks a ready lane and leases its next task: the host's start time has come, its in-flight
     /// count and its IP's are under their caps. Increments both and moves the host's next start.
     fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send;

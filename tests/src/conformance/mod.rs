@@ -6,7 +6,7 @@
 
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{
-    Claim, Completed, Completion, Frontier, LaneRobots, Lease, Resolution, RobotsOutcome, SiteSeed,
+    Claim, Completed, Completion, Frontier, FrontierError, LaneRobots, Lease, Resolution, RobotsOutcome, SiteSeed,
 };
 use shoal_shared::ids::{AuditId, SiteId, WorkerId};
 use shoal_shared::pace::PaceLimits;
@@ -474,6 +474,29 @@ pub async fn result_cache_round_trip<F: Frontier>(f: F) {
     assert_eq!(f.cache_get("lock", T0).await.expect("get"), Some(vec![1]));
 }
 
+/// Seeding many sites at once is seeding each: every site's lanes start with robots.txt, and a
+/// second call (a retried submit, recovery) seeds nothing again; seed and seed_many agree.
+pub async fn seed_many_seeds_each_once<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
+    let seeds: Vec<SiteSeed> =
+        (1..=3).map(|i| seed(1, i, &format!("{}.test", ['a', 'b', 'c'][i as usize - 1]), 4, 0, 10)).collect();
+    let seeded = f.seed_many(seeds.clone()).await.expect("seed_many");
+    assert_eq!(seeded, vec![SiteId(2), SiteId(3)], "site 1 was seeded already");
+    assert_eq!(f.seed_many(seeds).await.expect("seed_many again"), Vec::<SiteId>::new());
+    assert!(matches!(f.seed(seed(1, 3, "c.test", 4, 0, 10)).await, Err(FrontierError::AlreadySeeded(SiteId(3)))));
+    let mut robots = 0;
+    for _ in 0..6 {
+        let l = lease(&f, T0).await;
+        assert_eq!(l.task.kind, TaskKind::Robots, "{l:?}");
+        robots += 1;
+    }
+    assert_eq!(robots, 6, "start host and twin of each of three sites");
+    no_lease(&f, T0).await;
+    for site in 1..=3 {
+        assert!(f.progress(SiteId(site)).await.expect("progress").is_some(), "site {site}");
+    }
+}
+
 /// Runs every check, each on a fresh frontier from `make`.
 pub async fn run_all<F, Fut, M>(mut make: M)
 where
@@ -482,6 +505,7 @@ where
     M: FnMut() -> Fut,
 {
     robots_first(make().await).await;
+    seed_many_seeds_each_once(make().await).await;
     gap_and_in_flight(make().await).await;
     per_ip_cap(make().await).await;
     slow_mode_and_retry(make().await).await;

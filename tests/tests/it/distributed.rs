@@ -823,3 +823,66 @@ async fn shared_host_in_two_concurrent_audits_gets_one_pace() {
     drop(workers);
     drop(coord);
 }
+
+/// A large audit: its sites are recorded in one transaction and seeded in pipelines, and its
+/// status lists one page of sites at a time (in id order, `sites_next_after` naming the next
+/// page), with totals over all of them. No worker runs, so nothing is fetched and every site
+/// stays queued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_audit_is_seeded_whole_and_its_status_comes_in_pages() {
+    let _serial = SERIAL.lock().await;
+    ensure_built().await;
+    let redis = RedisServer::start().expect("redis-server starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("audit.db");
+    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), "large", &db, &[]).await;
+    let n = 2_345;
+    let urls: Vec<String> = (0..n).map(|i| format!("http://s{i:05}.invalid/")).collect();
+    let audit = coord.submit(&urls, json!({})).await;
+
+    let get = |path: String| {
+        let coord = &coord;
+        async move { coord.api(reqwest::Method::GET, &path, None).await.expect("status answers") }
+    };
+    let ids = |v: &serde_json::Value| -> Vec<u64> {
+        v["sites"].as_array().expect("sites listed").iter().map(|s| s["id"].as_u64().expect("site id")).collect()
+    };
+    let (code, first) = get(format!("/v1/audits/{audit}")).await;
+    assert_eq!(code, 200, "{first}");
+    assert_eq!((first["sites_total"].as_u64(), first["sites_done"].as_u64()), (Some(n), Some(0)), "{first}");
+    let page1 = ids(&first);
+    assert_eq!(page1.len(), 1_000, "the default page");
+    assert_eq!(first["sites_next_after"].as_u64(), page1.last().copied());
+    assert_eq!(first["sites"][0]["start_url"], urls[0]);
+    for s in first["sites"].as_array().expect("sites") {
+        // Seeded: robots.txt, the start page and the standard probes are queued in the frontier.
+        assert_eq!(s["status"].as_str(), Some("running"), "{s}");
+        assert!(s["queued"].as_u64() >= Some(2), "{s}");
+    }
+
+    let mut all = page1.clone();
+    let mut after = first["sites_next_after"].as_u64();
+    let mut pages = 1;
+    while let Some(a) = after {
+        let (code, v) = get(format!("/v1/audits/{audit}?after={a}")).await;
+        assert_eq!(code, 200, "{v}");
+        let page = ids(&v);
+        assert!(page.iter().all(|id| *id > a), "page after {a}: {page:?}");
+        all.extend(page);
+        after = v["sites_next_after"].as_u64();
+        pages += 1;
+        assert!(pages <= 3, "more pages than the sites fill");
+    }
+    assert_eq!(pages, 3);
+    let unique: BTreeSet<u64> = all.iter().copied().collect();
+    assert_eq!((all.len(), unique.len()), (n as usize, n as usize), "every site once, in id order");
+    assert!(all.windows(2).all(|w| w[0] < w[1]));
+
+    let (code, small) = get(format!("/v1/audits/{audit}?limit=5&after={}", all[10])).await;
+    assert_eq!(code, 200, "{small}");
+    assert_eq!(ids(&small), all[11..16].to_vec());
+    let (code, bad) = get(format!("/v1/audits/{audit}?limit=many")).await;
+    assert_eq!(code, 400, "{bad}");
+    let (code, unknown) = get(format!("/v1/audits/{audit}?sort=url")).await;
+    assert_eq!(code, 400, "{unknown}");
+}

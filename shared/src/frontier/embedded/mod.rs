@@ -575,6 +575,23 @@ impl Frontier for EmbeddedFrontier {
         ready(self.seed_now(seed))
     }
 
+    fn seed_many(&self, seeds: Vec<SiteSeed>) -> impl Future<Output = Result<Vec<SiteId>, FrontierError>> + Send {
+        let mut seeded = Vec::with_capacity(seeds.len());
+        let mut result = Ok(());
+        for seed in seeds {
+            let site = seed.site;
+            match self.seed_now(seed) {
+                Ok(()) => seeded.push(site),
+                Err(FrontierError::AlreadySeeded(_)) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        ready(result.map(|()| seeded))
+    }
+
     fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
         ready(Ok(self.claim_now(worker, now)))
     }
