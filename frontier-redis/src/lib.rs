@@ -226,7 +226,7 @@ impl RedisFrontier {
             .arg(hosts.len())
             .arg(seed.initial.len());
         for host in &hosts {
-            let robots = robots_task(&seed, host);
+            let robots = robots_task(seed, host);
             inv.arg(host.as_str()).arg(robots.map(|t| encode(&t)).unwrap_or_default());
         }
         for t in &seed.initial {
