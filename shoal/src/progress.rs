@@ -12,7 +12,7 @@ const MAX_SITE_BARS: usize = 8;
 /// How often plain log lines report progress when there is no terminal.
 const LOG_EVERY: Duration = Duration::from_secs(5);
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 struct Counts {
     pages: u64,
     errors: u64,
@@ -20,12 +20,31 @@ struct Counts {
     done: bool,
 }
 
+/// The sum of every site's [`Counts`], kept up to date on each change (summing 40,000 sites on
+/// every page made a large audit quadratic).
+#[derive(Debug, Default, Clone, Copy)]
+struct Totals {
+    pages: u64,
+    errors: u64,
+    queued: u64,
+    done: u64,
+}
+
+impl Totals {
+    fn replace(&mut self, old: Counts, new: Counts) {
+        self.pages = self.pages - old.pages + new.pages;
+        self.errors = self.errors - old.errors + new.errors;
+        self.queued = self.queued - old.queued + new.queued;
+        self.done = self.done - u64::from(old.done) + u64::from(new.done);
+    }
+}
+
 /// Audit progress, per site and overall.
 #[derive(Debug)]
 pub struct Progress {
     bars: Option<(MultiProgress, ProgressBar, HashMap<SiteId, ProgressBar>)>,
     names: HashMap<SiteId, String>,
-    counts: Mutex<(HashMap<SiteId, Counts>, Instant)>,
+    counts: Mutex<(HashMap<SiteId, Counts>, Totals, Instant)>,
 }
 
 impl Progress {
@@ -50,18 +69,18 @@ impl Progress {
             (multi, total, per_site)
         });
         let counts = sites.keys().map(|id| (*id, Counts::default())).collect();
-        Progress { bars, names: sites.clone(), counts: Mutex::new((counts, Instant::now())) }
+        Progress { bars, names: sites.clone(), counts: Mutex::new((counts, Totals::default(), Instant::now())) }
     }
 
     fn update(&self, site: SiteId, f: impl FnOnce(&mut Counts)) {
         let mut guard = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (counts, last_log) = &mut *guard;
+        let (counts, totals, last_log) = &mut *guard;
         if let Some(c) = counts.get_mut(&site) {
+            let old = *c;
             f(c);
+            totals.replace(old, *c);
         }
-        let (pages, errors, queued, done) = counts
-            .values()
-            .fold((0, 0, 0, 0), |a, c| (a.0 + c.pages, a.1 + c.errors, a.2 + c.queued, a.3 + u64::from(c.done)));
+        let Totals { pages, errors, queued, done } = *totals;
         let total = counts.len();
         match &self.bars {
             Some((_, all, per_site)) => {

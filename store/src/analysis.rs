@@ -80,7 +80,8 @@ impl Sink<'_> {
 /// Runs every site-level rule for one site; see the module documentation.
 pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site: SiteId) -> Result<(), DbError> {
     let sink = Sink { conn, path, site: int(site.0) };
-    conn.execute("UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'", [sink.site])
+    conn.prepare_cached("UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'")
+        .and_then(|mut s| s.execute([sink.site]))
         .map_err(sql_err(path, "mark earlier analysis findings"))?;
     broken_links(&sink)?;
     redirects(&sink)?;
@@ -89,7 +90,8 @@ pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site:
     indexing(&sink)?;
     broken_external(&sink)?;
     let removed = conn
-        .execute("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1", [sink.site])
+        .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")
+        .and_then(|mut s| s.execute([sink.site]))
         .map_err(sql_err(path, "remove outdated analysis findings"))?;
     tracing::debug!(audit = %audit, site = %site, removed, "site analysis done");
     Ok(())
@@ -99,7 +101,7 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
     let path = sink.path;
     let mut broken = sink
         .conn
-        .prepare(
+        .prepare_cached(
             "SELECT p.url, p.status, p.error FROM pages p
              WHERE p.site_id = ?1 AND p.kind <> 'robots' AND p.kind NOT GLOB 'probe_*'
                AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))
@@ -111,7 +113,7 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
     let mut rows = broken.query([sink.site]).map_err(sql_err(path, "find broken URLs"))?;
     let mut linking = sink
         .conn
-        .prepare(
+        .prepare_cached(
             "SELECT DISTINCT from_url FROM links INDEXED BY links_by_target WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
                AND kind NOT IN ('sitemap_entry', 'canonical')
              ORDER BY from_url LIMIT ?3",
@@ -119,7 +121,7 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
         .map_err(sql_err(path, "prepare linking pages query"))?;
     let mut kinds = sink
         .conn
-        .prepare(
+        .prepare_cached(
             "SELECT DISTINCT kind FROM links INDEXED BY links_by_target WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
                AND kind NOT IN ('sitemap_entry', 'canonical')",
         )
@@ -179,7 +181,7 @@ fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
     const REDIRECT: &str = "status BETWEEN 300 AND 399 AND redirect_to IS NOT NULL";
     let map: HashMap<String, String> = sink
         .conn
-        .prepare(&format!("SELECT url, redirect_to FROM pages WHERE site_id = ?1 AND {REDIRECT}"))
+        .prepare_cached(&format!("SELECT url, redirect_to FROM pages WHERE site_id = ?1 AND {REDIRECT}"))
         .and_then(|mut s| s.query_map([sink.site], |r| Ok((r.get(0)?, r.get(1)?))).and_then(Iterator::collect))
         .map_err(sql_err(path, "read redirects"))?;
     if map.is_empty() {
@@ -187,7 +189,7 @@ fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
     }
     let candidates: Vec<String> = sink
         .conn
-        .prepare(&format!(
+        .prepare_cached(&format!(
             "SELECT p.url FROM pages p WHERE p.site_id = ?1 AND {REDIRECT}
                AND (p.found_via = 'start'
                     OR p.url IN (SELECT start_url FROM sites WHERE id = ?1)
@@ -228,14 +230,14 @@ fn duplicates(sink: &Sink<'_>, column: &'static str, code: Code) -> Result<(), D
     let path = sink.path;
     let mut groups = sink
         .conn
-        .prepare(&format!(
+        .prepare_cached(&format!(
             "SELECT {column} FROM pages WHERE site_id = ?1 AND {DUPLICATE_ELIGIBLE} AND trim({column}) <> ''
              GROUP BY {column} HAVING COUNT(*) > 1 ORDER BY {column}"
         ))
         .map_err(sql_err(path, "prepare duplicate query"))?;
     let mut members = sink
         .conn
-        .prepare(&format!(
+        .prepare_cached(&format!(
             "SELECT url FROM pages WHERE site_id = ?1 AND {DUPLICATE_ELIGIBLE} AND {column} = ?2 ORDER BY url"
         ))
         .map_err(sql_err(path, "prepare duplicate members query"))?;

@@ -195,14 +195,14 @@ impl<'a> Batch<'a> {
         self.check_site(audit, site)?;
         analysis::analyse_site(self.conn, self.path, audit, site)?;
         self.conn
-            .execute(
+            .prepare_cached(
                 "UPDATE sites SET status = 'done', done_at_ms = COALESCE(done_at_ms, ?2),
                     pages = (SELECT COUNT(*) FROM pages WHERE site_id = ?1 AND kind = 'page'),
                     urls = (SELECT COUNT(*) FROM pages WHERE site_id = ?1),
                     findings = (SELECT COUNT(*) FROM findings WHERE site_id = ?1)
                  WHERE id = ?1",
-                params![int(site.0), int(now.0)],
             )
+            .and_then(|mut s| s.execute(params![int(site.0), int(now.0)]))
             .map_err(sql_err(self.path, "mark a site done"))?;
         // The recount includes everything this batch wrote for the site so far.
         self.deltas.remove(&site);

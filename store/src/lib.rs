@@ -42,6 +42,8 @@ use std::time::Duration;
 /// How long a statement waits for another connection's lock before failing with "database is
 /// locked". Long enough for a report reading while the writer commits a large batch.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Prepared statements kept per connection: the write path, the site analysis and the report reads.
+const STATEMENT_CACHE: usize = 64;
 
 /// Why the audit database could not do what was asked. Every variant names the file, because the
 /// user chose it (`--db`) and is the one who can fix permissions, disk space or a wrong path.
@@ -309,6 +311,10 @@ impl AuditDb {
             tracing::warn!(path = %path.display(), mode, "audit database could not switch to WAL mode; readers may wait for the writer");
         }
         conn.execute_batch("PRAGMA foreign_keys = ON;").map_err(open_err)?;
+        // Every statement of the write path and the site analysis stays prepared (rusqlite keeps
+        // 16 by default, fewer than a batch and an analysis use, so they were parsed again and
+        // again: a third of the CPU of a 40,000-site audit).
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let mut db = AuditDb { conn, path: path.to_owned() };
         db.migrate()?;
         Ok(db)
