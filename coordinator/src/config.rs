@@ -20,4 +20,19 @@ pub struct CrawlConfig {
     pub crawl: CrawlSettings,
     /// Frontier-wide settings.
     pub frontier: FrontierSettings,
+    /// Sites in the frontier at once, over all running audits; the others wait their turn
+    /// ([`crate::admission`]).
+    pub max_active_sites: usize,
+}
+
+impl Default for CrawlConfig {
+    fn default() -> Self {
+        CrawlConfig {
+            limits: SiteLimits::default(),
+            fetch: FetchSettings::default(),
+            crawl: CrawlSettings::default(),
+            frontier: FrontierSettings::default(),
+            max_active_sites: crate::admission::DEFAULT_MAX_ACTIVE_SITES,
+        }
+    }
 }

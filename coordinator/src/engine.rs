@@ -10,9 +10,9 @@
 //! idempotent, so a coordinator killed at any moment resumes where it stopped ([`Coordinator::recover`]);
 //! leases expire on their own, so no worker's death loses a URL.
 
+use crate::admission::Admission;
 use crate::aggregate::{EVENT_BATCH, lock};
 use crate::config::CrawlConfig;
-use crate::seed::site_seed;
 use shoal_shared::frontier::{Frontier, FrontierError, SiteProgress};
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
 use shoal_shared::pace::PaceLimits;
@@ -97,6 +97,8 @@ pub struct Coordinator<F> {
     defaults: CrawlConfig,
     /// How audits record where they ran (`"embedded"` or `"distributed"`).
     mode: &'static str,
+    /// Which running sites are in the frontier and which wait for a place.
+    admission: Admission,
     /// Sites not yet done, per running audit.
     open: Mutex<HashMap<AuditId, HashSet<SiteId>>>,
     /// Wakes [`Coordinator::finished`] whenever an audit leaves `open`.
@@ -118,6 +120,7 @@ fn view(a: &AuditSummary) -> AuditView {
         pages: a.pages,
         findings: a.findings,
         sites: Vec::new(),
+        sites_waiting: 0,
         sites_next_after: None,
     }
 }
@@ -142,6 +145,7 @@ impl<F: Frontier> Coordinator<F> {
                 open.insert(a.id, pending);
             }
         }
+        let defaults_active = defaults.max_active_sites;
         let reader = if db.path() == std::path::Path::new(":memory:") {
             None
         } else {
@@ -154,6 +158,7 @@ impl<F: Frontier> Coordinator<F> {
             defaults,
             mode,
             open: Mutex::new(open),
+            admission: Admission::new(defaults_active),
             changed: tokio::sync::Notify::new(),
             forgetting: Mutex::new(HashSet::new()),
             observer: OnceLock::new(),
@@ -224,15 +229,17 @@ impl<F: Frontier> Coordinator<F> {
         Ok(tokio::task::spawn_blocking(move || f(&mut lock(&db))).await??)
     }
 
-    /// Settles what a crash can leave half done, at start: an audit whose sites were all done
-    /// but which was not yet marked done (the coordinator died between acknowledging the last
-    /// site's event and writing the audit), and sites recorded in the database but never seeded
-    /// into the frontier (it died during a submit). Seeding is idempotent: a site already in the
-    /// frontier is left as it is.
+    /// Settles what a crash can leave half done, at start, and rebuilds the admission window
+    /// ([`crate::admission`]): an audit whose sites were all done but which was not yet marked
+    /// done (the coordinator died between acknowledging the last site's event and writing the
+    /// audit) ends; of the running sites, those the frontier holds count as active and the others
+    /// wait for a place (never admitted yet, or lost with an emptied Redis). Seeding is
+    /// idempotent: a site already in the frontier is left as it is.
     ///
     /// # Errors
     /// The database or the frontier failed.
     pub async fn recover(&self) -> Result<(), EngineError> {
+        self.admission.clear();
         let running: Vec<(AuditId, HashSet<SiteId>)> =
             lock_open(&self.open).iter().map(|(a, s)| (*a, s.clone())).collect();
         for (audit, pending) in running {
@@ -255,20 +262,42 @@ impl<F: Frontier> Coordinator<F> {
             let pending: Vec<_> = sites.iter().filter(|s| pending.contains(&s.id)).collect();
             let ids: Vec<SiteId> = pending.iter().map(|s| s.id).collect();
             let progress = self.frontier.progress_many(&ids).await?;
-            let seeds = pending
+            let active = progress.iter().filter(|p| p.is_some()).count();
+            let waiting: Vec<_> = pending
                 .iter()
                 .zip(progress)
                 .filter(|(_, p)| p.is_none())
-                .filter_map(|(site, _)| {
-                    let start = NormalizedUrl::parse(&site.start_url).ok()?;
-                    Some(site_seed(audit, site.id, &start, &config))
-                })
+                .filter_map(|(site, _)| Some((site.id, NormalizedUrl::parse(&site.start_url).ok()?)))
                 .collect();
-            for site in self.frontier.seed_many(seeds).await? {
-                tracing::warn!(audit = %audit, site = %site, "seeded a site a crash had left unseeded");
+            if !waiting.is_empty() {
+                tracing::info!(audit = %audit, active, waiting = waiting.len(), "running sites resumed");
+            }
+            self.admission.add(audit, Arc::new(config), waiting, active);
+        }
+        self.admit().await
+    }
+
+    /// Seeds waiting sites into the frontier while the window has room ([`crate::admission`]).
+    /// Called after a submit, when sites end and on every reaping tick (so a failed seed is
+    /// tried again).
+    ///
+    /// # Errors
+    /// The frontier failed; the sites it was given wait again.
+    pub async fn admit(&self) -> Result<(), EngineError> {
+        let taken = self.admission.take();
+        if taken.seeds.is_empty() {
+            return Ok(());
+        }
+        match self.frontier.seed_many(taken.seeds.clone()).await {
+            Ok(seeded) => {
+                self.admission.seeded(&taken, &seeded);
+                Ok(())
+            }
+            Err(e) => {
+                self.admission.failed(taken);
+                Err(e.into())
             }
         }
-        Ok(())
     }
 
     /// The limits of an audit: the defaults, narrowed by the request's options.
@@ -374,8 +403,8 @@ impl<F: Frontier> Coordinator<F> {
         // Only a scheduled start finds nothing to link to (its schedule was removed meanwhile).
         let audit = audit.ok_or_else(|| EngineError::NoSchedule(run.map(|r| r.schedule).unwrap_or_default()))?;
         lock_open(&self.open).insert(audit, sites.iter().map(|(s, _)| *s).collect());
-        let seeds = sites.iter().map(|(site, start)| site_seed(audit, *site, start, &config)).collect();
-        self.frontier.seed_many(seeds).await?;
+        self.admission.add(audit, Arc::new(config), sites.clone(), 0);
+        self.admit().await?;
         tracing::info!(audit = %audit, sites = sites.len(), mode = self.mode, "audit started");
         Ok((audit, sites))
     }
@@ -416,6 +445,7 @@ impl<F: Frontier> Coordinator<F> {
             .await?;
         let a = a.ok_or(EngineError::NotFound(audit))?;
         let mut v = view(&a);
+        v.sites_waiting = self.admission.waiting(audit) as u64;
         if sites.len() > limit {
             sites.truncate(limit);
             v.sites_next_after = sites.last().map(|s| s.id.0);
@@ -498,8 +528,9 @@ impl<F: Frontier> Coordinator<F> {
             for e in &events {
                 if let Event::SiteDone { audit, site } = e
                     && let Some(pending) = open.get_mut(audit)
+                    && pending.remove(site)
                 {
-                    pending.remove(site);
+                    self.admission.ended(*audit);
                     if pending.is_empty() {
                         finished.push(*audit);
                     }
@@ -510,6 +541,11 @@ impl<F: Frontier> Coordinator<F> {
             self.end(audit, AuditStatus::Done).await?;
             tracing::info!(audit = %audit, "audit done");
             self.forget(audit).await;
+        }
+        // The places of the sites that ended go to waiting sites; a failure here is retried on
+        // the next reaping tick and costs no event.
+        if let Err(e) = self.admit().await {
+            tracing::warn!(error = %e, "seeding waiting sites failed; trying again");
         }
         Ok(events.len())
     }
@@ -532,6 +568,7 @@ impl<F: Frontier> Coordinator<F> {
     pub async fn end(&self, audit: AuditId, status: AuditStatus) -> Result<(), EngineError> {
         self.write(move |db| db.finish_audit(audit, status, UnixMs::from(std::time::SystemTime::now()))).await?;
         lock_open(&self.open).remove(&audit);
+        self.admission.remove(audit);
         self.changed.notify_waiters();
         Ok(())
     }
@@ -641,6 +678,9 @@ impl<F: Frontier> Coordinator<F> {
                     }
                     if let Err(e) = self.update_gauges().await {
                         tracing::warn!(error = %e, "updating gauges failed");
+                    }
+                    if let Err(e) = self.admit().await {
+                        tracing::warn!(error = %e, "seeding waiting sites failed; trying again");
                     }
                     let pending: Vec<AuditId> = lock_set(&self.forgetting).iter().copied().collect();
                     for audit in pending {

@@ -5,6 +5,7 @@
 //! (`shoal-server`); `shoal audit` is the same engine on the embedded frontier with in-process
 //! workers ([`local`]). No loop, constant or metric of the role exists twice.
 
+pub mod admission;
 pub mod aggregate;
 pub mod config;
 pub mod engine;

@@ -86,6 +86,10 @@ pub struct AuditView {
     /// [`SitePage::limit`], so an audit's status costs the same whatever its size.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sites: Vec<SiteView>,
+    /// Sites that wait for a place among the sites crawled at once (the coordinator's
+    /// `--active-sites`); they are `running` with nothing queued until their turn.
+    #[serde(default)]
+    pub sites_waiting: u64,
     /// More sites follow `sites`: ask again with `?after=` this id for the next page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sites_next_after: Option<u64>,

@@ -480,6 +480,11 @@ pub struct CrawlArgs {
     /// Requests in flight to one server IP at most, across all its hosts.
     #[arg(long, env = "SHOAL_IP_IN_FLIGHT", default_value_t = DEFAULT_MAX_IN_FLIGHT_PER_IP)]
     pub ip_in_flight: u16,
+    /// Sites crawled at once at most, over all running audits (coordinator and `shoal audit`); the
+    /// rest of a large audit waits in the coordinator and starts as sites finish, taking turns
+    /// between audits.
+    #[arg(long, env = "SHOAL_ACTIVE_SITES", default_value_t = shoal_coordinator::admission::DEFAULT_MAX_ACTIVE_SITES)]
+    pub active_sites: usize,
     /// Seconds a request may take, body included.
     #[arg(long, env = "SHOAL_TIMEOUT_S", default_value_t = 15)]
     pub timeout_s: u64,
@@ -707,7 +712,10 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             max_in_flight_per_ip: this.ip_in_flight,
             lease_ttl_ms: this.lease_ttl_s.saturating_mul(1000),
         };
-        Ok(CrawlConfig { limits, fetch, crawl, frontier })
+        if this.active_sites == 0 {
+            return Err(ConfigError::Invalid("--active-sites must be at least 1".into()));
+        }
+        Ok(CrawlConfig { limits, fetch, crawl, frontier, max_active_sites: this.active_sites })
     }
 }
 

@@ -185,6 +185,50 @@ async fn file_of_sites_skips_comments_and_blank_lines() {
     assert_eq!(strings(&db, "SELECT status FROM audits"), vec!["done".to_owned()]);
 }
 
+/// `--active-sites 2`: six sites are crawled two at a time, each one whole (robots.txt, pages,
+/// probes) before a waiting one starts, as the server sees it: at no request are more than two
+/// sites between their first and last request. Every site is crawled completely.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn active_sites_bounds_how_many_sites_are_crawled_at_once() {
+    let hosts: Vec<String> = (1..=6).map(|i| format!("w{i}.test")).collect();
+    let server =
+        TestServer::start(hosts.iter().map(|h| Site::generated(h, 6, 2)).collect()).await.expect("server starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("audit.db");
+    let mut cmd = shoal(dir.path());
+    cmd.arg("audit").arg("--db").arg(&db).args(["--allow-private", "--no-dns", "--no-progress", "--gap-ms", "20"]);
+    cmd.args(["--active-sites", "2"]);
+    for h in &hosts {
+        cmd.arg(server.url(h, "/")).args(["--resolve", &server.resolve_arg(h)]);
+    }
+    let mut child = cmd.spawn().expect("shoal starts");
+    let status = wait_child(&mut child, Duration::from_secs(60)).await;
+    let log = server.shutdown().await;
+    let stderr = stderr_of(dir.path());
+    let status = status.unwrap_or_else(|| panic!("shoal did not finish within 60 s:\n{stderr}"));
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    for h in &hosts {
+        let pages = log.paths(h).iter().filter(|p| p.starts_with("/p/") || *p == "/").count();
+        assert_eq!(pages, 6, "6 pages of {h}\n{}", log.dump());
+    }
+    // Each site's span of requests (its www twin's robots.txt included).
+    let site_of = |host: &str| host.trim_start_matches("www.").to_owned();
+    let mut spans: std::collections::BTreeMap<String, (Instant, Instant)> = std::collections::BTreeMap::new();
+    for r in log.all() {
+        let end = r.end.unwrap_or(r.start);
+        let span = spans.entry(site_of(&r.host)).or_insert((r.start, end));
+        span.0 = span.0.min(r.start);
+        span.1 = span.1.max(end);
+    }
+    assert_eq!(spans.len(), 6, "{}", log.dump());
+    for r in log.all() {
+        let open: Vec<&String> =
+            spans.iter().filter(|(_, (a, b))| *a <= r.start && r.start <= *b).map(|(h, _)| h).collect();
+        assert!(open.len() <= 2, "{} {}{} while {open:?} were being crawled\n{}", r.method, r.host, r.path, log.dump());
+    }
+    assert_eq!(strings(&db, "SELECT DISTINCT status FROM sites"), vec!["done".to_owned()]);
+}
+
 /// Runs `shoal --log-format json audit http://nowhere.test/ --no-dns` (a host that cannot resolve:
 /// no DNS query is sent, nothing is contacted); returns the exit status, the database and stderr.
 fn audit_unresolvable(dir: &Path) -> (ExitStatus, PathBuf, String) {

@@ -824,18 +824,19 @@ async fn shared_host_in_two_concurrent_audits_gets_one_pace() {
     drop(coord);
 }
 
-/// A large audit: its sites are recorded in one transaction and seeded in pipelines, and its
-/// status lists one page of sites at a time (in id order, `sites_next_after` naming the next
-/// page), with totals over all of them. No worker runs, so nothing is fetched and every site
-/// stays queued.
+/// A large audit: its sites are recorded in one transaction, the first `--active-sites` of them
+/// seeded in pipelines and the rest waiting their turn, and its status lists one page of sites
+/// at a time (in id order, `sites_next_after` naming the next page), with totals over all of
+/// them. No worker runs, so nothing is fetched and no site ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_large_audit_is_seeded_whole_and_its_status_comes_in_pages() {
+async fn a_large_audit_is_admitted_in_a_window_and_its_status_comes_in_pages() {
     let _serial = SERIAL.lock().await;
     ensure_built().await;
     let redis = RedisServer::start().expect("redis-server starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("audit.db");
-    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), "large", &db, &[]).await;
+    let coord =
+        Coordinator::start(dir.path(), "coordinator", &redis.url(), "large", &db, &["--active-sites", "1500"]).await;
     let n = 2_345;
     let urls: Vec<String> = (0..n).map(|i| format!("http://s{i:05}.invalid/")).collect();
     let audit = coord.submit(&urls, json!({})).await;
@@ -850,17 +851,16 @@ async fn a_large_audit_is_seeded_whole_and_its_status_comes_in_pages() {
     let (code, first) = get(format!("/v1/audits/{audit}")).await;
     assert_eq!(code, 200, "{first}");
     assert_eq!((first["sites_total"].as_u64(), first["sites_done"].as_u64()), (Some(n), Some(0)), "{first}");
+    assert_eq!(first["sites_waiting"].as_u64(), Some(n - 1_500), "{first}");
     let page1 = ids(&first);
     assert_eq!(page1.len(), 1_000, "the default page");
     assert_eq!(first["sites_next_after"].as_u64(), page1.last().copied());
     assert_eq!(first["sites"][0]["start_url"], urls[0]);
-    for s in first["sites"].as_array().expect("sites") {
-        // Seeded: robots.txt, the start page and the standard probes are queued in the frontier.
-        assert_eq!(s["status"].as_str(), Some("running"), "{s}");
-        assert!(s["queued"].as_u64() >= Some(2), "{s}");
-    }
+    assert!(first["sites"].as_array().expect("sites").iter().all(|s| s["status"] == "running"), "{first}");
 
     let mut all = page1.clone();
+    let mut queued: Vec<u64> =
+        first["sites"].as_array().expect("sites").iter().map(|s| s["queued"].as_u64().unwrap_or(0)).collect();
     let mut after = first["sites_next_after"].as_u64();
     let mut pages = 1;
     while let Some(a) = after {
@@ -869,6 +869,7 @@ async fn a_large_audit_is_seeded_whole_and_its_status_comes_in_pages() {
         let page = ids(&v);
         assert!(page.iter().all(|id| *id > a), "page after {a}: {page:?}");
         all.extend(page);
+        queued.extend(v["sites"].as_array().expect("sites").iter().map(|s| s["queued"].as_u64().unwrap_or(0)));
         after = v["sites_next_after"].as_u64();
         pages += 1;
         assert!(pages <= 3, "more pages than the sites fill");
@@ -877,6 +878,9 @@ async fn a_large_audit_is_seeded_whole_and_its_status_comes_in_pages() {
     let unique: BTreeSet<u64> = all.iter().copied().collect();
     assert_eq!((all.len(), unique.len()), (n as usize, n as usize), "every site once, in id order");
     assert!(all.windows(2).all(|w| w[0] < w[1]));
+    // The first 1,500 sites (in id order) are in the frontier, the others wait with nothing queued.
+    assert!(queued[..1_500].iter().all(|q| *q >= 2), "admitted sites have their seeds queued");
+    assert!(queued[1_500..].iter().all(|q| *q == 0), "waiting sites have nothing queued yet");
 
     let (code, small) = get(format!("/v1/audits/{audit}?limit=5&after={}", all[10])).await;
     assert_eq!(code, 200, "{small}");

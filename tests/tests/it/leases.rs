@@ -142,8 +142,13 @@ async fn a_task_that_never_ends_is_dropped_and_given_up() {
     };
     let pace = shoal_shared::pace::PaceLimits::new(4, Duration::ZERO).expect("valid pace");
     let limits = SiteLimits { pace, ..SiteLimits::default() };
-    let config =
-        CrawlConfig { limits, fetch: fetch.clone(), crawl: CrawlSettings::default(), frontier: frontier_settings };
+    let config = CrawlConfig {
+        limits,
+        fetch: fetch.clone(),
+        crawl: CrawlSettings::default(),
+        frontier: frontier_settings,
+        max_active_sites: shoal_coordinator::admission::DEFAULT_MAX_ACTIVE_SITES,
+    };
     let frontier = Arc::new(EmbeddedFrontier::new(frontier_settings));
     let engine = Arc::new(
         Engine::new(AuditDb::open(&db_path).expect("db"), Arc::clone(&frontier), config, "embedded").expect("engine"),

@@ -566,10 +566,8 @@ impl State {
     /// Drops ended lanes from the claim order, keeping the cursor on the same live lane.
     fn compact_lane_order(&mut self) {
         let lanes = &self.lanes;
-        let before_cursor = self.lane_order[..self.cursor.min(self.lane_order.len())]
-            .iter()
-            .filter(|k| lanes.contains_key(*k))
-            .count();
+        let before_cursor =
+            self.lane_order[..self.cursor.min(self.lane_order.len())].iter().filter(|k| lanes.contains_key(*k)).count();
         self.lane_order.retain(|k| lanes.contains_key(k));
         self.ended_in_order = 0;
         self.cursor = if before_cursor >= self.lane_order.len() { 0 } else { before_cursor };
