@@ -162,12 +162,8 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
     let op = "list audits";
     let mut stmt = conn
         .prepare_cached(
-            "SELECT a.id, a.created_at_ms, a.finished_at_ms, a.status, a.options_json, COUNT(s.id),
-                    COALESCE(SUM(s.pages), 0), COALESCE(SUM(s.urls), 0), COALESCE(SUM(s.findings), 0),
-                    COALESCE(SUM(s.status = 'done'), 0)
-             FROM audits a LEFT JOIN sites s ON s.audit_id = a.id
-             WHERE ?1 IS NULL OR a.id = ?1
-             GROUP BY a.id ORDER BY a.id",
+            "SELECT id, created_at_ms, finished_at_ms, status, options_json, sites, pages, urls, findings, sites_done
+             FROM audits WHERE ?1 IS NULL OR id = ?1 ORDER BY id",
         )
         .map_err(sql_err(path, op))?;
     let mut rows = stmt.query([only.map(|a| int(a.0))]).map_err(sql_err(path, op))?;

@@ -19,12 +19,17 @@
 //! |---|---|---|
 //! | `schedules` | `id` (never reused) | `name`, `urls_json` (the start URLs, read only when a run starts) and `sites` (their number), `options_json` (the API's audit options), `spec` (a cron pattern or `every 7d`) and `time_zone` (IANA name), `next_run_ms`; the latest run: `last_audit_id`, `last_started_ms`, and `settled` (1 once its end was handled: notified, next run computed) |
 //! | `audits.schedule_id` | indexed | the schedule that started the audit, `NULL` for a submitted one. No foreign key: a removed schedule's runs keep their link, so their reports still compare run with run (ids are never reused) |
+//!
+//! Version 4 keeps each audit's totals in its row: `audits.sites`, `sites_done`, `pages`, `urls`,
+//! `findings`, the sums of its sites' rows, kept by triggers on `sites` (insert, update of a
+//! counter or the status, delete), so an audit's status reads one row whatever its size instead
+//! of summing 100,000 sites (30 ms) on every request.
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -129,4 +134,35 @@ CREATE TABLE schedules (
 ) STRICT;
 ALTER TABLE audits ADD COLUMN schedule_id INTEGER;
 CREATE INDEX audits_by_schedule ON audits (schedule_id, id) WHERE schedule_id IS NOT NULL;
+";
+
+/// Version 4: each audit's totals in its own row, kept by triggers (see the module documentation).
+const V4: &str = "
+ALTER TABLE audits ADD COLUMN sites INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE audits ADD COLUMN sites_done INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE audits ADD COLUMN pages INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE audits ADD COLUMN urls INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE audits ADD COLUMN findings INTEGER NOT NULL DEFAULT 0;
+UPDATE audits SET
+    sites = (SELECT COUNT(*) FROM sites s WHERE s.audit_id = audits.id),
+    sites_done = (SELECT COUNT(*) FROM sites s WHERE s.audit_id = audits.id AND s.status = 'done'),
+    pages = (SELECT COALESCE(SUM(s.pages), 0) FROM sites s WHERE s.audit_id = audits.id),
+    urls = (SELECT COALESCE(SUM(s.urls), 0) FROM sites s WHERE s.audit_id = audits.id),
+    findings = (SELECT COALESCE(SUM(s.findings), 0) FROM sites s WHERE s.audit_id = audits.id);
+CREATE TRIGGER sites_totals_insert AFTER INSERT ON sites BEGIN
+    UPDATE audits SET sites = sites + 1, sites_done = sites_done + (NEW.status = 'done'),
+        pages = pages + NEW.pages, urls = urls + NEW.urls, findings = findings + NEW.findings
+    WHERE id = NEW.audit_id;
+END;
+CREATE TRIGGER sites_totals_update AFTER UPDATE OF status, pages, urls, findings ON sites BEGIN
+    UPDATE audits SET sites_done = sites_done + (NEW.status = 'done') - (OLD.status = 'done'),
+        pages = pages + NEW.pages - OLD.pages, urls = urls + NEW.urls - OLD.urls,
+        findings = findings + NEW.findings - OLD.findings
+    WHERE id = NEW.audit_id;
+END;
+CREATE TRIGGER sites_totals_delete AFTER DELETE ON sites BEGIN
+    UPDATE audits SET sites = sites - 1, sites_done = sites_done - (OLD.status = 'done'),
+        pages = pages - OLD.pages, urls = urls - OLD.urls, findings = findings - OLD.findings
+    WHERE id = OLD.audit_id;
+END;
 ";

@@ -319,3 +319,48 @@ fn a_database_from_a_newer_shoal_is_refused() {
     let err = AuditDb::open(&path).expect_err("too new");
     assert!(matches!(err, DbError::TooNew { found: 99, .. }), "{err}");
 }
+
+/// An audit's totals (kept in its row by triggers) are the sums of its sites' rows after every
+/// kind of write: sites added, pages and findings applied (twice: idempotent), a site done with
+/// its exact recount; another audit's totals are untouched.
+#[test]
+fn audit_totals_are_the_sums_of_its_sites() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut db, ids) = fresh(dir.path());
+    let audit = ids.0;
+    let more = db.add_sites(audit, &["https://b.test/", "https://c.test/"]).expect("add sites");
+    let other = db.create_audit("{}", UnixMs(5)).expect("other audit");
+    db.add_site(other, "https://d.test/").expect("site of another audit");
+    let check = |db: &AuditDb, when: &str| {
+        let a = db.audit(audit).expect("read").expect("exists");
+        let sites = db.site_counts(audit).expect("sites");
+        let sum = |f: fn(&shoal_store::SiteSummary) -> u64| sites.iter().map(f).sum::<u64>();
+        assert_eq!(
+            (a.sites, a.sites_done, a.pages, a.urls, a.findings),
+            (
+                sites.len() as u64,
+                sites.iter().filter(|s| s.status == SiteStatus::Done).count() as u64,
+                sum(|s| s.pages),
+                sum(|s| s.urls),
+                sum(|s| s.findings)
+            ),
+            "{when}"
+        );
+        a
+    };
+    assert_eq!(check(&db, "after adding sites").sites, 3);
+    let events = crawl(ids);
+    db.apply(&events[..events.len() - 1]).expect("pages and findings");
+    check(&db, "after pages and findings");
+    db.apply(&events[..events.len() - 1]).expect("the same again");
+    let before_done = check(&db, "after applying twice");
+    db.apply(&events).expect("with the site done");
+    let done = check(&db, "after the site is done");
+    assert_eq!(done.sites_done, 1);
+    assert!(done.pages > 0 && done.findings >= before_done.findings, "{done:?}");
+    let b = (audit, more[0]);
+    db.apply(&[html(b, "/", "B", "b", vec![]), Event::SiteDone { audit, site: more[0] }]).expect("site b");
+    assert_eq!(check(&db, "after site b").sites_done, 2);
+    let other_totals = db.audit(other).expect("read").expect("exists");
+    assert_eq!((other_totals.sites, other_totals.pages), (1, 0), "the other audit is untouched");
+}

@@ -118,15 +118,21 @@ fn a_version_2_database_upgrades_in_place() {
             [],
         )
         .expect("an old audit");
-        conn.execute("INSERT INTO sites (audit_id, start_url, status) VALUES (1, 'https://a.example/', 'done')", [])
-            .expect("an old site");
+        conn.execute(
+            "INSERT INTO sites (audit_id, start_url, status, pages, urls, findings)
+             VALUES (1, 'https://a.example/', 'done', 3, 5, 2), (1, 'https://b.example/', 'running', 1, 1, 0)",
+            [],
+        )
+        .expect("old sites");
     }
     let mut db = AuditDb::open(&path).expect("upgrade");
     let version: i64 =
         Connection::open(&path).and_then(|c| c.query_row("PRAGMA user_version", [], |r| r.get(0))).expect("version");
     assert_eq!(version, i64::try_from(schema::MIGRATIONS.len()).expect("small"));
     let old = db.audit(AuditId(1)).expect("read").expect("the old audit is kept");
-    assert_eq!((old.status, old.sites), (AuditStatus::Done, 1));
+    assert_eq!((old.status, old.sites), (AuditStatus::Done, 2));
+    // Version 4 filled in the audit's totals from its sites.
+    assert_eq!((old.sites_done, old.pages, old.urls, old.findings), (1, 4, 6, 2));
     assert_eq!(db.scheduled_run(AuditId(1)).expect("read"), None, "an old audit belongs to no schedule");
     let id = db.add_schedule(&weekly(), UnixMs(1000), UnixMs(2000)).expect("schedules work after the upgrade");
     let audit = db.start_scheduled_audit(id, "{}", UnixMs(3000), UnixMs(4000)).expect("start").expect("exists");
