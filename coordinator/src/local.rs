@@ -70,6 +70,7 @@ async fn run_audit_inner(
     shutdown: CancellationToken,
 ) -> Result<AuditOutcome, EngineError> {
     let db = AuditDb::open(&req.db)?;
+    db.sync_at_checkpoints_only()?;
     let frontier = Arc::new(EmbeddedFrontier::new(req.config.frontier));
     let engine = Arc::new(Coordinator::new(db, Arc::clone(&frontier), req.config.clone(), "embedded")?);
     let fetcher = Fetcher::new(req.config.fetch.clone()).map_err(|e| EngineError::Fetcher(e.to_string()))?;

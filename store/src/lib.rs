@@ -320,6 +320,17 @@ impl AuditDb {
         Ok(db)
     }
 
+    /// Commits wait for the disk only at checkpoints (`PRAGMA synchronous = NORMAL` in WAL mode):
+    /// a commit survives a crash of the process, not of the machine. For `shoal audit`, where a
+    /// machine crash ends the audit anyway and it is run again; it saves a sync per batch. The
+    /// coordinator keeps the default, because it acknowledges events to Redis after each commit.
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] if the setting cannot be changed.
+    pub fn sync_at_checkpoints_only(&self) -> Result<(), DbError> {
+        self.conn.execute_batch("PRAGMA synchronous = NORMAL;").map_err(sql_err(&self.path, "set synchronous"))
+    }
+
     /// The file this database lives in (for messages).
     #[must_use]
     pub fn path(&self) -> &Path {

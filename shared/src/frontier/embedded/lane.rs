@@ -23,6 +23,12 @@ pub(super) struct Lane {
     pub(super) delayed: BTreeMap<(UnixMs, u64), Task>,
     /// Expired leases per task (by seen key), against [`crate::frontier::MAX_LEASE_EXPIRIES`].
     pub(super) expired: HashMap<u64, u8>,
+    /// The lane has an entry in claim's round-robin order (maybe a stale one, see `listed`).
+    pub(super) in_order: bool,
+    /// Claims look at the lane: it may have work. A lane with nothing queued (its site's other
+    /// host once robots.txt is read, a lane whose pages are all leased) leaves the order until
+    /// a task is queued in it, so a claim does not pass over hundreds of idle lanes.
+    pub(super) listed: bool,
 }
 
 impl Lane {
@@ -36,6 +42,8 @@ impl Lane {
             ready: BTreeMap::new(),
             delayed: BTreeMap::new(),
             expired: HashMap::new(),
+            in_order: false,
+            listed: false,
         }
     }
 

@@ -31,6 +31,13 @@ use lane::{HostEntry, Lane};
 
 type LaneKey = (SiteId, HostKey);
 
+/// What a parked lane waits for: a free slot of its host or of its server IP.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Park {
+    Host(HostKey),
+    Ip(IpAddr),
+}
+
 /// Entries the shared result cache holds at most in one process (external checks, robots.txt of
 /// other sites' hosts); expired ones are dropped first, and past this new results are not cached.
 const MAX_CACHE_ENTRIES: usize = 200_000;
@@ -56,11 +63,16 @@ struct SiteEntry {
 #[derive(Debug, Default)]
 struct State {
     lanes: HashMap<LaneKey, Lane>,
-    /// Claim's round-robin order. Ended lanes stay in it until they are half of it (claims skip
-    /// them), so ending a site costs O(1) amortised, not a pass over every lane: an audit of
+    /// Claim's round-robin order of the lanes that may have work ([`Lane::listed`]). Entries of
+    /// ended or unlisted lanes stay in it until they are half of it (claims skip them), so ending
+    /// a site or emptying a lane costs O(1) amortised, not a pass over every lane: an audit of
     /// 40,000 sites would otherwise be quadratic.
     lane_order: Vec<LaneKey>,
+    /// Entries of `lane_order` that claims skip (ended or unlisted lanes).
     ended_in_order: usize,
+    /// Lanes with work that wait for a slot of their host or IP, listed again when a lease of
+    /// that host or IP ends ([`State::release`]).
+    parked: HashMap<Park, Vec<LaneKey>>,
     cursor: usize,
     hosts: HashMap<HostKey, HostEntry>,
     ips: HashMap<IpAddr, IpPace>,
@@ -138,16 +150,29 @@ impl EmbeddedFrontier {
 
     fn claim_now(&self, worker: &WorkerId, now: UnixMs) -> Claim {
         let mut st = self.lock();
+        if st.ended_in_order * 2 > st.lane_order.len() {
+            st.compact_lane_order();
+        }
         let n = st.lane_order.len();
         let mut earliest: Option<UnixMs> = None;
         let cap = self.settings.max_in_flight_per_ip;
         for i in 0..n {
             let idx = (st.cursor + i) % n;
-            let key = st.lane_order[idx].clone();
-            let State { lanes, hosts, ips, sites, .. } = &mut *st;
-            let (Some(lane), Some(host)) = (lanes.get_mut(&key), hosts.get(&key.1)) else {
+            // Borrowed, not cloned: a claim may look at many lanes and takes one.
+            let State { lanes, hosts, ips, sites, parked, ended_in_order, lane_order, .. } = &mut *st;
+            let key = &lane_order[idx];
+            let (Some(lane), Some(host)) = (lanes.get_mut(key), hosts.get(&key.1)) else {
                 continue;
             };
+            if !lane.listed {
+                continue;
+            }
+            if lane.len() == 0 || lane.is_closed() {
+                // Nothing to claim until a task is queued here (State::push lists it again).
+                lane.listed = false;
+                *ended_in_order += 1;
+                continue;
+            }
             if lane.expire_robots(now)
                 && let Some(s) = sites.get_mut(&key.0)
             {
@@ -156,18 +181,24 @@ impl EmbeddedFrontier {
             let Some(due) = lane.next_due(now) else {
                 continue;
             };
-            if host.resolving.is_some() {
-                // The host's address is being looked up: its lanes wait for the answer.
+            // Blocked by its host (address being looked up, every slot taken) or its IP (at its
+            // cap): the lane leaves the order until a lease of that host or IP ends, as Redis
+            // parks it, so claims do not pass over it again and again (hundreds of hosts on one
+            // shared-hosting IP made every claim a pass over all of them).
+            let blocked = if host.resolving.is_some() || host.pace.ready_at().is_none() {
+                Some(Park::Host(key.1.clone()))
+            } else {
+                host.ip.filter(|ip| !ips.get(ip).copied().unwrap_or_default().has_room(cap)).map(Park::Ip)
+            };
+            if let Some(on) = blocked {
+                lane.listed = false;
+                *ended_in_order += 1;
+                parked.entry(on).or_default().push(key.clone());
                 continue;
             }
             let Some(host_ready) = host.pace.ready_at() else {
                 continue;
             };
-            if let Some(ip) = host.ip
-                && !ips.get(&ip).copied().unwrap_or_default().has_room(cap)
-            {
-                continue;
-            }
             let at = due.max(host_ready);
             if at > now {
                 earliest = Some(earliest.map_or(at, |e| e.min(at)));
@@ -176,9 +207,10 @@ impl EmbeddedFrontier {
             let Some(task) = lane.pop() else { continue };
             let expired = lane.expired.get(&task.seen_key()).copied().unwrap_or(0);
             let robots_at = if lane.robots == LaneRobots::Pending { UnixMs(0) } else { lane.robots_at };
+            let host = key.1.clone();
             st.cursor = (idx + 1) % n;
             let grant = Grant { expired, robots_at, ttl: self.settings.lease_ttl() };
-            return Claim::Leased(Box::new(st.lease(worker, key.1, task, now, grant)));
+            return Claim::Leased(Box::new(st.lease(worker, host, task, now, grant)));
         }
         earliest.map_or(Claim::Idle, Claim::Wait)
     }
@@ -405,6 +437,33 @@ impl State {
         if let Some(s) = self.sites.get_mut(&lease.task.site) {
             s.leased -= 1;
         }
+        self.wake(&Park::Host(lease.host.clone()));
+        if let Some(ip) = lease.ip {
+            self.wake(&Park::Ip(ip));
+        }
+    }
+
+    /// Lists the lanes parked on `on` again (a slot of that host or IP is free).
+    fn wake(&mut self, on: &Park) {
+        for key in self.parked.remove(on).unwrap_or_default() {
+            self.relist(&key);
+        }
+    }
+
+    /// Puts a lane back into claim's order, if it exists and is not there.
+    fn relist(&mut self, key: &LaneKey) {
+        let Some(lane) = self.lanes.get_mut(key) else { return };
+        if lane.listed {
+            return;
+        }
+        lane.listed = true;
+        if lane.in_order {
+            // Its old entry is still in the order: it counts again.
+            self.ended_in_order = self.ended_in_order.saturating_sub(1);
+        } else {
+            lane.in_order = true;
+            self.lane_order.push(key.clone());
+        }
     }
 
     fn push(&mut self, key: &LaneKey, task: Task, now: UnixMs) {
@@ -412,6 +471,7 @@ impl State {
         let seq = self.next_seq;
         if let Some(lane) = self.lanes.get_mut(key) {
             lane.push(task, seq, now);
+            self.relist(key);
             if let Some(s) = self.sites.get_mut(&key.0) {
                 s.queued += 1;
             }
@@ -438,7 +498,7 @@ impl State {
         h.recompute();
         let key = (site, host.clone());
         self.lanes.insert(key.clone(), Lane::new(robots.clone()));
-        self.lane_order.push(key.clone());
+        // Listed by its first task.
         self.push(&key, robots, now);
     }
 
@@ -550,7 +610,7 @@ impl State {
         // The site's lanes are finished: drop them so claims stop scanning them, and so their
         // hosts' pace no longer counts them.
         for h in hosts {
-            if self.lanes.remove(&(site_id, h.clone())).is_some() {
+            if self.lanes.remove(&(site_id, h.clone())).is_some_and(|l| l.listed) {
                 self.ended_in_order += 1;
             }
             if let Some(host) = self.hosts.get_mut(&h) {
@@ -563,12 +623,19 @@ impl State {
         }
     }
 
-    /// Drops ended lanes from the claim order, keeping the cursor on the same live lane.
+    /// Drops ended and unlisted lanes from the claim order, keeping the cursor on the same lane.
     fn compact_lane_order(&mut self) {
-        let lanes = &self.lanes;
+        let lanes = &mut self.lanes;
+        let listed = |lanes: &HashMap<LaneKey, Lane>, k: &LaneKey| lanes.get(k).is_some_and(|l| l.listed);
         let before_cursor =
-            self.lane_order[..self.cursor.min(self.lane_order.len())].iter().filter(|k| lanes.contains_key(*k)).count();
-        self.lane_order.retain(|k| lanes.contains_key(k));
+            self.lane_order[..self.cursor.min(self.lane_order.len())].iter().filter(|k| listed(lanes, k)).count();
+        self.lane_order.retain(|k| {
+            let keep = listed(lanes, k);
+            if !keep && let Some(l) = lanes.get_mut(k) {
+                l.in_order = false;
+            }
+            keep
+        });
         self.ended_in_order = 0;
         self.cursor = if before_cursor >= self.lane_order.len() { 0 } else { before_cursor };
     }
