@@ -162,8 +162,10 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
     let op = "list audits";
     let mut stmt = conn
         .prepare_cached(
-            "SELECT id, created_at_ms, finished_at_ms, status, options_json, sites, pages, urls, findings, sites_done
-             FROM audits WHERE ?1 IS NULL OR id = ?1 ORDER BY id",
+            "SELECT a.id, a.created_at_ms, a.finished_at_ms, a.status, a.options_json, COALESCE(t.sites, 0),
+                    COALESCE(t.pages, 0), COALESCE(t.urls, 0), COALESCE(t.findings, 0), COALESCE(t.sites_done, 0)
+             FROM audits a LEFT JOIN audit_totals t ON t.audit_id = a.id
+             WHERE ?1 IS NULL OR a.id = ?1 ORDER BY a.id",
         )
         .map_err(sql_err(path, op))?;
     let mut rows = stmt.query([only.map(|a| int(a.0))]).map_err(sql_err(path, op))?;
