@@ -28,7 +28,8 @@
 //! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
 //! | `…:leaseid`, `…:seq` | string (int) | claim, complete | counters |
 //! | `…:settings` | string | coordinator | frontier-wide settings (rmp `FrontierSettings`: per-IP cap, lease time), read by workers at start |
-//! | `…:cache:{key}` | string (with expiry) | workers | shared results: `x:{url}` an external link check (rmp `PageRecord`), `r:{scheme}://{host}` another site's robots.txt outcome |
+//! | `…:cache:{key}` | string (with expiry) | workers | shared results: `x:{url}` an external link check (rmp `PageRecord`), `r:{scheme}://{host}` another site's robots.txt outcome, `a:{audit}:r:{scheme}://{host}` the audit's own copy of a host's robots.txt (and `…#asking`, who fetches it) |
+//! | `…:acache:{audit}` | set | workers, `forget` | the audit's own `cache` keys (`a:{audit}:…`), unlinked when the audit is forgotten |
 //! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: rmp `Event`); consumer group `coordinator` |
 //!
 //! Lua scripts get the prefix as `KEYS[1]` and build keys with the functions of [`lua_prelude`],
@@ -70,6 +71,7 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_events", ":events", false),
     ("k_settings", ":settings", false),
     ("k_cache", ":cache:", true),
+    ("k_acache", ":acache:", true),
 ];
 
 /// Builds the keys of one frontier namespace.
@@ -118,6 +120,12 @@ impl Keys {
     #[must_use]
     pub fn cache(&self, key: &str) -> String {
         self.key("k_cache", Some(key))
+    }
+
+    /// The set of an audit's own result-cache keys (`audit_cache_key`), dropped by `forget`.
+    #[must_use]
+    pub fn audit_cache(&self, audit: AuditId) -> String {
+        self.key("k_acache", Some(&audit.0.to_string()))
     }
 
     /// The frontier-wide settings.

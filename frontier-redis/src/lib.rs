@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{
     Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, LaneRobotsState,
-    Lease, Renewal, Resolution, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed, limit_finding,
+    Lease, Renewal, Resolution, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed, audit_of_cache_key, limit_finding,
 };
 use shoal_shared::ids::{AuditId, LeaseId, SiteId, WorkerId};
 use shoal_shared::record::Event;
@@ -690,18 +690,16 @@ impl Frontier for RedisFrontier {
         ttl: Duration,
     ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
         let mut c = self.conn.clone();
+        let owner = audit_of_cache_key(key).map(|a| (self.keys.audit_cache(a), key.to_owned()));
         let key = self.keys.cache(key);
         let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         async move {
-            let r: Option<String> = redis::cmd("SET")
-                .arg(&key)
-                .arg(value)
-                .arg("NX")
-                .arg("PX")
-                .arg(ms)
-                .query_async(&mut c)
-                .await
-                .map_err(store("add to cache"))?;
+            let mut pipe = redis::pipe();
+            pipe.cmd("SET").arg(&key).arg(value).arg("NX").arg("PX").arg(ms);
+            if let Some((set, member)) = &owner {
+                pipe.cmd("SADD").arg(set).arg(member).ignore();
+            }
+            let (r,): (Option<String>,) = pipe.query_async(&mut c).await.map_err(store("add to cache"))?;
             Ok(r.is_some())
         }
     }
@@ -714,17 +712,17 @@ impl Frontier for RedisFrontier {
         ttl: Duration,
     ) -> impl Future<Output = Result<(), FrontierError>> + Send {
         let mut c = self.conn.clone();
+        // An audit's own entry is also listed under the audit, so `forget` drops it.
+        let owner = audit_of_cache_key(key).map(|a| (self.keys.audit_cache(a), key.to_owned()));
         let key = self.keys.cache(key);
         let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         async move {
-            redis::cmd("SET")
-                .arg(&key)
-                .arg(value)
-                .arg("PX")
-                .arg(ms)
-                .query_async::<()>(&mut c)
-                .await
-                .map_err(store("write cache"))
+            let mut pipe = redis::pipe();
+            pipe.cmd("SET").arg(&key).arg(value).arg("PX").arg(ms).ignore();
+            if let Some((set, member)) = &owner {
+                pipe.cmd("SADD").arg(set).arg(member).ignore();
+            }
+            pipe.query_async::<()>(&mut c).await.map_err(store("write cache"))
         }
     }
 

@@ -1,6 +1,6 @@
 -- forget: ARGV = audit. Drops an ended audit's records: its sites that are done (a site still
 -- running, a cancelled audit's leases out, keeps everything), and once none is left its seen set,
--- its host list and the slow mode its 429s put hosts in. Returns 1 when nothing of it is left.
+-- its host list, the slow mode its 429s put hosts in and its own result-cache entries. Returns 1 when nothing of it is left.
 local audit = ARGV[1]
 local remaining = 0
 for _, site in ipairs(redis.call('SMEMBERS', k_auditsites(audit))) do
@@ -15,5 +15,8 @@ if remaining > 0 then return 0 end
 for _, host in ipairs(redis.call('SMEMBERS', k_ahosts(audit))) do
   if redis.call('SREM', k_hslow(host), audit) == 1 then recompute(host) end
 end
-redis.call('UNLINK', k_seen(audit), k_auditsites(audit), k_ahosts(audit))
+for _, key in ipairs(redis.call('SMEMBERS', k_acache(audit))) do
+  redis.call('UNLINK', k_cache(key))
+end
+redis.call('UNLINK', k_seen(audit), k_auditsites(audit), k_ahosts(audit), k_acache(audit))
 return 1

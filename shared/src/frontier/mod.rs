@@ -303,6 +303,21 @@ pub enum FrontierError {
     Lost(&'static str),
 }
 
+/// The result-cache key of something that belongs to one audit (`a:{audit}:{rest}`): such
+/// entries are dropped when the audit is forgotten ([`Frontier::forget`]), whatever their time,
+/// so a copy kept for the length of an audit (a host's robots.txt, 24 h) does not outlive it.
+#[must_use]
+pub fn audit_cache_key(audit: AuditId, rest: &str) -> String {
+    format!("a:{audit}:{rest}")
+}
+
+/// The audit an [`audit_cache_key`] belongs to; `None` for a frontier-wide key.
+#[must_use]
+pub fn audit_of_cache_key(key: &str) -> Option<AuditId> {
+    let (audit, _) = key.strip_prefix("a:")?.split_once(':')?;
+    audit.parse().ok().map(AuditId)
+}
+
 /// One frontier, two back ends. All methods are atomic with respect to each other.
 pub trait Frontier: Send + Sync + 'static {
     /// Creates the site's lanes (start host and twin), each with robots.txt as its first task, and
@@ -373,7 +388,8 @@ pub trait Frontier: Send + Sync + 'static {
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
 
     /// Drops what the frontier still keeps of an ended audit (its seen set, site records, the
-    /// slow mode its 429s put hosts in), so memory does not grow with every audit. Sites still
+    /// slow mode its 429s put hosts in, its [`audit_cache_key`] entries), so memory does not grow
+    /// with every audit. Sites still
     /// running (a cancelled audit's leases out) are kept: true once nothing of the audit is left,
     /// so callers ask again until then.
     fn forget(&self, audit: AuditId) -> impl Future<Output = Result<bool, FrontierError>> + Send;

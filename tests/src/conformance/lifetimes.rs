@@ -3,7 +3,7 @@
 //! that are renewed, expired leases counted, and nothing of an ended audit kept.
 
 use super::{T0, complete, lease, ms, no_lease, page, resolution, seed, worker};
-use shoal_shared::frontier::{Claim, Completion, Frontier, Lease, Resolution, RobotsOutcome};
+use shoal_shared::frontier::{Claim, Completion, Frontier, Lease, Resolution, RobotsOutcome, audit_cache_key};
 use shoal_shared::ids::{AuditId, SiteId, WorkerId};
 use shoal_shared::task::TaskKind;
 use shoal_shared::time::UnixMs;
@@ -263,9 +263,23 @@ pub async fn ended_audits_are_forgotten<F: Frontier>(f: F) {
     let p = lease(&f, t).await;
     let audit = p.task.audit;
     f.cancel(audit).await.expect("cancel");
+    // The audit's own cache entries (a robots.txt copy kept 24 h, its lock) end with it; another
+    // audit's and the frontier-wide ones stay.
+    let day = Duration::from_secs(86_400);
+    let other_audit = if audit == AuditId(7) { AuditId(8) } else { AuditId(7) };
+    let own = audit_cache_key(audit, "r:http://a.test");
+    let theirs = audit_cache_key(other_audit, "r:http://a.test");
+    f.cache_put(&own, vec![1], t, day).await.expect("put");
+    assert!(f.cache_add(&format!("{own}#asking"), vec![1], t, day).await.expect("add"));
+    f.cache_put(&theirs, vec![2], t, day).await.expect("put");
+    f.cache_put("r:http://a.test", vec![3], t, day).await.expect("put");
     assert!(!f.forget(audit).await.expect("forget"), "a lease is still out: its site is kept");
     complete(&f, &p, Completion::default(), t).await;
     assert!(f.forget(audit).await.expect("forget"), "now nothing is left");
+    assert_eq!(f.cache_get(&own, t).await.expect("get"), None, "the audit's robots.txt copy is gone");
+    assert_eq!(f.cache_get(&format!("{own}#asking"), t).await.expect("get"), None);
+    assert_eq!(f.cache_get(&theirs, t).await.expect("get"), Some(vec![2]), "another audit's stays");
+    assert_eq!(f.cache_get("r:http://a.test", t).await.expect("get"), Some(vec![3]), "frontier-wide stays");
     let site = p.task.site;
     let other = if site == SiteId(70) { SiteId(80) } else { SiteId(70) };
     let many = f.progress_many(&[site, other, SiteId(999)]).await.expect("progress");

@@ -137,7 +137,7 @@ impl<F: Frontier> Crawler<F> {
         let url = job.task().url.clone();
         let external = job.is_external_lane();
         let host = format!("{}://{}", url.as_url().scheme(), job.lease.host);
-        let in_audit = format!("ra:{}:{host}", job.task().audit);
+        let in_audit = shoal_shared::frontier::audit_cache_key(job.task().audit, &format!("r:{host}"));
         let across_audits = format!("r:{host}");
         if job.task().chain.is_empty() {
             let mut copy = self.shared_robots(&in_audit, job.now).await;

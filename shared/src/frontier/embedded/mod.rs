@@ -366,6 +366,7 @@ impl EmbeddedFrontier {
             return false;
         }
         st.seen.remove(&audit);
+        st.cache.retain(|k, _| super::audit_of_cache_key(k) != Some(audit));
         for host in st.audit_hosts.remove(&audit).unwrap_or_default() {
             if let Some(h) = st.hosts.get_mut(&host)
                 && h.slow_audits.remove(&audit)
