@@ -26,17 +26,13 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 mod lane;
+mod order;
+
+use order::Park;
 
 use lane::{HostEntry, Lane};
 
 type LaneKey = (SiteId, HostKey);
-
-/// What a parked lane waits for: a free slot of its host or of its server IP.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Park {
-    Host(HostKey),
-    Ip(IpAddr),
-}
 
 /// Entries the shared result cache holds at most in one process (external checks, robots.txt of
 /// other sites' hosts); expired ones are dropped first, and past this new results are not cached.
@@ -444,29 +440,6 @@ impl State {
         }
     }
 
-    /// Lists the lanes parked on `on` again (a slot of that host or IP is free).
-    fn wake(&mut self, on: &Park) {
-        for key in self.parked.remove(on).unwrap_or_default() {
-            self.relist(&key);
-        }
-    }
-
-    /// Puts a lane back into claim's order, if it exists and is not there.
-    fn relist(&mut self, key: &LaneKey) {
-        let Some(lane) = self.lanes.get_mut(key) else { return };
-        if lane.listed {
-            return;
-        }
-        lane.listed = true;
-        if lane.in_order {
-            // Its old entry is still in the order: it counts again.
-            self.ended_in_order = self.ended_in_order.saturating_sub(1);
-        } else {
-            lane.in_order = true;
-            self.lane_order.push(key.clone());
-        }
-    }
-
     fn push(&mut self, key: &LaneKey, task: Task, now: UnixMs) {
         self.next_seq += 1;
         let seq = self.next_seq;
@@ -622,23 +595,6 @@ impl State {
         if self.ended_in_order * 2 > self.lane_order.len() {
             self.compact_lane_order();
         }
-    }
-
-    /// Drops ended and unlisted lanes from the claim order, keeping the cursor on the same lane.
-    fn compact_lane_order(&mut self) {
-        let lanes = &mut self.lanes;
-        let listed = |lanes: &HashMap<LaneKey, Lane>, k: &LaneKey| lanes.get(k).is_some_and(|l| l.listed);
-        let before_cursor =
-            self.lane_order[..self.cursor.min(self.lane_order.len())].iter().filter(|k| listed(lanes, k)).count();
-        self.lane_order.retain(|k| {
-            let keep = listed(lanes, k);
-            if !keep && let Some(l) = lanes.get_mut(k) {
-                l.in_order = false;
-            }
-            keep
-        });
-        self.ended_in_order = 0;
-        self.cursor = if before_cursor >= self.lane_order.len() { 0 } else { before_cursor };
     }
 
     fn progress(&self, site: SiteId) -> Option<SiteProgress> {
