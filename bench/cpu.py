@@ -46,7 +46,6 @@ Run from the repository root after `cargo build --release -p shoal -p shoal-test
     python3 bench/cpu.py [--rev 04b3203] [--hosts 200] [--pages 50] [--skip-scale] ...
 """
 import argparse
-import bisect
 import hashlib
 import http.client
 import json
@@ -58,7 +57,6 @@ import sqlite3
 import statistics
 import subprocess
 import tempfile
-import threading
 import time
 from collections import Counter
 
@@ -202,16 +200,15 @@ def redis_cpu(r):
     return float(i["used_cpu_user"]) + float(i["used_cpu_sys"])
 
 
-class Sampler(threading.Thread):
+class Sampler(fleet.Sampler):
     """Every `period` s: wall time (ms since the epoch), CPU s per named process (/proc), Redis'
-    own CPU (INFO cpu), the commandstats calls total and the machine's jiffies."""
+    own CPU (INFO cpu), the commandstats calls total and the machine's jiffies; `at(t_ms)` gives
+    ({name: cpu}, calls, busy, total)."""
 
     def __init__(self, pids, sock, period=0.05):
-        super().__init__(daemon=True)
-        self.pids, self.period = pids, period
+        super().__init__(period)
+        self.pids = pids
         self.redis = Redis(sock)
-        self.samples = []
-        self.halt = threading.Event()
 
     def sample(self):
         t = time.time() * 1000
@@ -219,33 +216,10 @@ class Sampler(threading.Thread):
         cpu["redis_info"] = redis_cpu(self.redis)
         calls = sum(n for c, (n, _, _) in commandstats(self.redis).items() if c not in OWN_COMMANDS)
         busy, total = machine_jiffies()
-        self.samples.append((t, cpu, calls, busy, total))
+        return (t, cpu, calls, busy, total)
 
-    def run(self):
-        while not self.halt.is_set():
-            self.sample()
-            self.halt.wait(self.period)
-
-    def finish(self):
-        if self.is_alive():
-            self.halt.set()
-            self.join(10)
-            self.sample()
+    def close(self):
         self.redis.close()
-
-    def at(self, t_ms):
-        """The values interpolated linearly to wall time t_ms: ({name: cpu}, calls, busy, total)."""
-        s = self.samples
-        i = max(bisect.bisect_right([x[0] for x in s], t_ms) - 1, 0)
-        a, b = s[i], s[min(i + 1, len(s) - 1)]
-        w = 0.0 if b[0] == a[0] else min(max((t_ms - a[0]) / (b[0] - a[0]), 0.0), 1.0)
-
-        def mix(x, y):
-            if x is None or y is None:
-                return x if y is None else y
-            return x + (y - x) * w
-        return ({n: mix(a[1][n], b[1][n]) for n in a[1]}, mix(a[2], b[2]), mix(a[3], b[3]),
-                mix(a[4], b[4]))
 
 
 class Busy:

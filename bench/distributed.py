@@ -74,7 +74,6 @@ Run from the repository root after `cargo build --release -p shoal -p shoal-test
     python3 bench/distributed.py [--hosts 20] [--pages 200] [--workers 1,2,4] [--runs 3]
 """
 import argparse
-import bisect
 import os
 import re
 import signal
@@ -116,49 +115,25 @@ def start_workers(procs, sock, n, hosts, args):
 # ---------------------------------------------------------------------------------------------
 # Sampling CPU and command counts during a run
 
-class Sampler(threading.Thread):
+class Sampler(fleet.Sampler):
     """Every `period` s: wall time (ms since the epoch), CPU s per named process, machine jiffies and
-    (if given a Redis socket) the commandstats total."""
+    (if given a Redis socket) the commandstats total; `at(t_ms)` gives (cpu, busy, total, calls)."""
 
     def __init__(self, pids, sock=None, period=0.05):
-        super().__init__(daemon=True)
-        self.pids, self.period = pids, period
+        super().__init__(period)
+        self.pids = pids
         self.redis = Redis(sock) if sock else None
-        self.samples = []
-        self.halt = threading.Event()
 
     def sample(self):
         t = time.time() * 1000
         cpu = {name: proc_cpu(pid) for name, pid in self.pids.items()}
         busy, total = machine_jiffies()
         calls = calls_total(self.redis.commandstats()) if self.redis else 0
-        self.samples.append((t, cpu, busy, total, calls))
+        return (t, cpu, busy, total, calls)
 
-    def run(self):
-        while not self.halt.is_set():
-            self.sample()
-            self.halt.wait(self.period)
-
-    def finish(self):
-        self.halt.set()
-        self.join(10)
-        self.sample()
+    def close(self):
         if self.redis:
             self.redis.close()
-
-    def at(self, t_ms):
-        """The sample values interpolated linearly to wall time t_ms."""
-        s = self.samples
-        i = max(bisect.bisect_right([x[0] for x in s], t_ms) - 1, 0)
-        a, b = s[i], s[min(i + 1, len(s) - 1)]
-        w = 0.0 if b[0] == a[0] else min(max((t_ms - a[0]) / (b[0] - a[0]), 0.0), 1.0)
-
-        def mix(x, y):
-            if x is None or y is None:
-                return x if y is None else y
-            return x + (y - x) * w
-        cpu = {n: mix(a[1][n], b[1][n]) for n in a[1]}
-        return cpu, mix(a[2], b[2]), mix(a[3], b[3]), mix(a[4], b[4])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ Imported by distributed.py and soak.py, which sit beside it (run them from the r
 Standard library only. Only 127.0.0.1 and unix sockets are used; every process started through
 Procs is stopped by Procs.stop_all, which the callers run in a `finally`.
 """
+import bisect
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 
@@ -352,6 +354,52 @@ def scan_logs(all_logs):
 
 # ---------------------------------------------------------------------------------------------
 # Figures
+
+class Sampler(threading.Thread):
+    """Samples every `period` s while a run goes on, in a thread of its own; `sample()` returns one
+    tuple whose first field is the wall time (ms since the epoch) and whose other fields are
+    numbers, None or {name: number} dicts. `at(t_ms)` interpolates every field to a wall time, so
+    figures can be cut to the exact window of a run. Used by distributed.py and cpu.py."""
+
+    def __init__(self, period=0.05):
+        super().__init__(daemon=True)
+        self.period = period
+        self.samples = []
+        self.halt = threading.Event()
+
+    def sample(self):
+        raise NotImplementedError
+
+    def close(self):
+        """Releases what sample() uses (called once by finish())."""
+
+    def run(self):
+        while not self.halt.is_set():
+            self.samples.append(self.sample())
+            self.halt.wait(self.period)
+
+    def finish(self):
+        if self.is_alive():
+            self.halt.set()
+            self.join(10)
+        self.samples.append(self.sample())
+        self.close()
+
+    def at(self, t_ms):
+        """The fields after the time, interpolated linearly to wall time t_ms."""
+        s = self.samples
+        i = max(bisect.bisect_right([x[0] for x in s], t_ms) - 1, 0)
+        a, b = s[i], s[min(i + 1, len(s) - 1)]
+        w = 0.0 if b[0] == a[0] else min(max((t_ms - a[0]) / (b[0] - a[0]), 0.0), 1.0)
+
+        def mix(x, y):
+            if isinstance(x, dict):
+                return {n: mix(x[n], y[n]) for n in x}
+            if x is None or y is None:
+                return x if y is None else y
+            return x + (y - x) * w
+        return tuple(mix(x, y) for x, y in zip(a[1:], b[1:]))
+
 
 def rss_kib(pid):
     """VmRSS of a live process in KiB (/proc/PID/status), or None once it is gone."""
