@@ -523,6 +523,7 @@ impl<F: Frontier> Coordinator<F> {
             o.applied(&events);
         }
         let mut finished = Vec::new();
+        let mut ended = 0;
         {
             let mut open = lock_open(&self.open);
             for e in &events {
@@ -531,6 +532,7 @@ impl<F: Frontier> Coordinator<F> {
                     && pending.remove(site)
                 {
                     self.admission.ended(*audit);
+                    ended += 1;
                     if pending.is_empty() {
                         finished.push(*audit);
                     }
@@ -544,7 +546,9 @@ impl<F: Frontier> Coordinator<F> {
         }
         // The places of the sites that ended go to waiting sites; a failure here is retried on
         // the next reaping tick and costs no event.
-        if let Err(e) = self.admit().await {
+        if ended > 0
+            && let Err(e) = self.admit().await
+        {
             tracing::warn!(error = %e, "seeding waiting sites failed; trying again");
         }
         Ok(events.len())
