@@ -296,6 +296,18 @@ pub const fn status_pace(status: u16) -> StatusPace {
     }
 }
 
+/// Classifies an answer from its status and whether it carried a Retry-After that parsed: as
+/// [`status_pace`], except that a 503 with Retry-After slows the host like a 429. A server that
+/// says "unavailable, come back later" is overloaded, not briefly broken, and the site-audit bot
+/// we follow reads it the same way.
+#[must_use]
+pub const fn answer_pace(status: u16, has_retry_after: bool) -> StatusPace {
+    match (status, has_retry_after) {
+        (503, true) => StatusPace::SlowDown,
+        _ => status_pace(status),
+    }
+}
+
 /// Parses a Retry-After value (delta seconds or an HTTP date) into an absolute time.
 ///
 /// A date in the past means "now". Garbage gives `None`, which callers treat as no header.
@@ -439,6 +451,15 @@ mod tests {
             RetryDecision::RetryAt(T0.plus(MAX_RETRY_WAIT)),
             "exactly 60 s is still waited for"
         );
+    }
+
+    #[test]
+    fn a_503_with_retry_after_slows_the_host() {
+        assert_eq!(answer_pace(503, true), StatusPace::SlowDown);
+        assert_eq!(answer_pace(503, false), StatusPace::Retry);
+        assert_eq!(answer_pace(502, true), StatusPace::Retry, "only 503 means come back later");
+        assert_eq!(answer_pace(429, false), StatusPace::SlowDown);
+        assert_eq!(answer_pace(200, true), StatusPace::Final);
     }
 
     #[test]

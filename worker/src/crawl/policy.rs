@@ -10,8 +10,8 @@ use crate::fetch::{FetchError, Fetched, Method};
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::Frontier;
 use shoal_shared::pace::{
-    MAX_RETRIES, MAX_RETRY_WAIT, RetryDecision, SLOW_MODE_GAP, StatusPace, parse_retry_after, retry_decision,
-    status_pace,
+    MAX_RETRIES, MAX_RETRY_WAIT, RetryDecision, SLOW_MODE_GAP, StatusPace, answer_pace, parse_retry_after,
+    retry_decision,
 };
 use shoal_shared::record::PageRecord;
 use shoal_shared::task::FoundVia;
@@ -39,19 +39,28 @@ impl Job<'_> {
         resp.header("retry-after").and_then(|v| parse_retry_after(v, self.now))
     }
 
-    /// A 429 was answered: the completion tells the frontier, which puts the host in slow mode
-    /// for every worker, and the site owner is told why the audit slowed down.
-    pub(super) fn rate_limited(&mut self) {
+    /// What an answer means for retries and pace ([`answer_pace`]): its status, and for a 503
+    /// whether it said when to come back.
+    pub(super) fn pace_of(&self, resp: &Fetched) -> StatusPace {
+        answer_pace(resp.status, self.retry_after(resp).is_some())
+    }
+
+    /// A 429, or a 503 with Retry-After, was answered: the completion tells the frontier, which
+    /// puts the host in slow mode for every worker, and the site owner is told why the audit
+    /// slowed down.
+    pub(super) fn rate_limited(&mut self, status: u16) {
         shoal_metrics::metrics().rate_limited.inc();
         self.out.rate_limited = true;
         let host_root = self.host_root();
-        self.finding(Code::RateLimited, &host_root, slow_mode_detail());
+        self.finding(Code::RateLimited, &host_root, slow_mode_detail(status));
     }
 }
 
-/// The detail of a `rate_limited` finding: what slow mode means, from the shared pace rules.
-fn slow_mode_detail() -> String {
-    format!("answered 429 Too Many Requests; host slowed to 1 request every {} s", SLOW_MODE_GAP.as_secs())
+/// The detail of a `rate_limited` finding: which answer, and what slow mode means, from the
+/// shared pace rules.
+fn slow_mode_detail(status: u16) -> String {
+    let answer = if status == 503 { "503 Service Unavailable with Retry-After" } else { "429 Too Many Requests" };
+    format!("answered {answer}; host slowed to 1 request every {} s", SLOW_MODE_GAP.as_secs())
 }
 
 /// Why a retry was given up, in words for the finding.
@@ -112,23 +121,24 @@ impl<F: Frontier> Crawler<F> {
         self.transient_status(job, &resp).then_some(resp)
     }
 
-    /// An answer to try again ([`status_pace`]: 429, 502/503/504): retried on the schedule, a 429
-    /// slowing the host. True when the answer is final, including a retry given up.
+    /// An answer to try again ([`answer_pace`]: 429, 502/503/504): retried on the schedule, a 429
+    /// or a 503 with Retry-After slowing the host. True when the answer is final, including a
+    /// retry given up.
     pub(super) fn transient_status(&self, job: &mut Job<'_>, resp: &Fetched) -> bool {
         let status = resp.status;
-        let pace = status_pace(status);
+        let pace = job.pace_of(resp);
         if pace == StatusPace::Final {
             return true;
         }
         let url = job.task().url.to_string();
         if pace == StatusPace::SlowDown {
-            job.rate_limited();
+            job.rate_limited(status);
         }
         let ra = job.retry_after(resp);
         match job.retry(ra) {
             None => false,
             Some(d) => {
-                let code = if pace == StatusPace::SlowDown { Code::FetchFailed } else { Code::ServerError };
+                let code = if status == 429 { Code::FetchFailed } else { Code::ServerError };
                 job.finding(code, &url, format!("HTTP {status}; {}", describe_give_up(d)));
                 true
             }
@@ -254,16 +264,28 @@ mod tests {
             describe_give_up(RetryDecision::GiveUp(GiveUpReason::RetriesExhausted)),
             "still failing after 2 retries"
         );
-        assert_eq!(slow_mode_detail(), "answered 429 Too Many Requests; host slowed to 1 request every 3 s");
+        assert_eq!(slow_mode_detail(429), "answered 429 Too Many Requests; host slowed to 1 request every 3 s");
+        assert_eq!(
+            slow_mode_detail(503),
+            "answered 503 Service Unavailable with Retry-After; host slowed to 1 request every 3 s"
+        );
     }
 
     /// What `transient_status` did with one answer: final or not, requeued with how many
     /// retries, slow mode asked for, findings.
     fn transient(status: u16, retries: u8) -> (bool, Option<u8>, bool, Vec<(Code, String)>) {
+        transient_with(status, &[], retries)
+    }
+
+    fn transient_with(
+        status: u16,
+        headers: &[(&'static str, &str)],
+        retries: u8,
+    ) -> (bool, Option<u8>, bool, Vec<(Code, String)>) {
         let lease = lease("https://a.test/page", TaskKind::Page, retries);
         let site = site();
         let mut job = job(&lease, &site);
-        let last = crawler().transient_status(&mut job, &response(status, &[], "", false));
+        let last = crawler().transient_status(&mut job, &response(status, headers, "", false));
         (last, job.out.requeue.as_ref().map(|t| t.retries), job.out.rate_limited, findings(&job.out))
     }
 
@@ -279,9 +301,21 @@ mod tests {
             let gave_up = (Code::ServerError, format!("HTTP {status}; still failing after 2 retries"));
             assert_eq!(transient(status, 2), (true, None, false, vec![gave_up]), "HTTP {status}");
         }
-        let slowed = (Code::RateLimited, slow_mode_detail());
+        let slowed = (Code::RateLimited, slow_mode_detail(429));
         assert_eq!(transient(429, 1), (false, Some(2), true, vec![slowed.clone()]));
         let gave_up = (Code::FetchFailed, "HTTP 429; still failing after 2 retries".to_owned());
         assert_eq!(transient(429, 2), (true, None, true, vec![slowed, gave_up]));
+    }
+
+    /// Issue 17 item 3: a 503 that says when to come back slows the host like a 429; one
+    /// without Retry-After (or with one that does not parse) is a plain retry, as before.
+    #[test]
+    fn a_503_with_retry_after_slows_the_host() {
+        let slowed = (Code::RateLimited, slow_mode_detail(503));
+        assert_eq!(transient_with(503, &[("retry-after", "5")], 0), (false, Some(1), true, vec![slowed.clone()]));
+        let gave_up = (Code::ServerError, "HTTP 503; still failing after 2 retries".to_owned());
+        assert_eq!(transient_with(503, &[("retry-after", "5")], 2), (true, None, true, vec![slowed, gave_up]));
+        assert_eq!(transient_with(503, &[("retry-after", "soon")], 0), (false, Some(1), false, vec![]));
+        assert_eq!(transient_with(502, &[("retry-after", "5")], 0), (false, Some(1), false, vec![]));
     }
 }

@@ -14,7 +14,7 @@ use crate::tls;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Frontier, FrontierError, LaneRobots, RobotsOutcome};
 use shoal_shared::ids::SiteId;
-use shoal_shared::pace::{MAX_GAP, StatusPace, status_pace};
+use shoal_shared::pace::{MAX_GAP, StatusPace};
 use shoal_shared::robots::{ROBOTS_MAX_AGE, RobotsRules, RobotsStatus, Verdict, rules_for_status};
 use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::time::UnixMs;
@@ -263,7 +263,8 @@ impl<F: Frontier> Crawler<F> {
     ///
     /// Redirects are followed here, one hop per lease under the host's pace, so they never reach
     /// [`rules_for_status`] (which reads a 3xx as "the fetcher gave up"). Every other status is
-    /// its decision; a 429 also slows the host, as it does for any request ([`status_pace`]).
+    /// its decision; a 429 (or a 503 with Retry-After) also slows the host, as it does for any
+    /// request ([`shoal_shared::pace::answer_pace`]).
     fn robots_response(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched) -> Option<RobotsOutcome> {
         if (300..=399).contains(&resp.status) {
             return robots_redirect(job, url, resp);
@@ -273,8 +274,8 @@ impl<F: Frontier> Crawler<F> {
             RobotsStatus::Rules(rules) => Some(self.robots_rules(job, url, resp, body, &rules)),
             RobotsStatus::AllowAll => Some(RobotsOutcome::AllowAll),
             RobotsStatus::Retry => {
-                if status_pace(resp.status) == StatusPace::SlowDown {
-                    job.rate_limited();
+                if job.pace_of(resp) == StatusPace::SlowDown {
+                    job.rate_limited(resp.status);
                 }
                 let ra = job.retry_after(resp);
                 robots_retry(job, url, resp.status, ra)
@@ -512,9 +513,18 @@ mod tests {
         );
         too_long.rate_limited = true;
         assert_eq!(answer(429, &[("retry-after", "120")], "", false, 0), too_long);
-        let server_error = answer(503, &[("retry-after", "120")], "", false, 0);
+        // Issue 17: a 503 that says when to come back slows the host like a 429 (here the wait is
+        // too long, so robots.txt is also given up); one without Retry-After is a plain retry.
+        let unavailable = answer(503, &[("retry-after", "120")], "", false, 0);
         let detail = "HTTP 503; server asked to wait 120 s, over the 60 s limit";
-        assert_eq!(server_error, seen(Some("off_limits"), None, &[(Code::RobotsUnreachable, detail)]));
+        let slowed_503 = "answered 503 Service Unavailable with Retry-After; host slowed to 1 request every 3 s";
+        let mut expected =
+            seen(Some("off_limits"), None, &[(Code::RateLimited, slowed_503), (Code::RobotsUnreachable, detail)]);
+        expected.rate_limited = true;
+        assert_eq!(unavailable, expected);
+        let mut plain = seen(None, Some((ROBOTS, 1)), &[]);
+        plain.rate_limited = false;
+        assert_eq!(answer(503, &[], "", false, 0), plain);
     }
 
     #[test]
