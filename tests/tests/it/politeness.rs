@@ -94,10 +94,24 @@ async fn many_hosts_on_one_ip_share_the_ip_cap() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_429_nothing_before_retry_after_then_one_in_flight_and_three_seconds() {
+    slow_mode_after(429, Route::too_many(Some("2"), 1, Route::html("<title>busy ok</title><h1>x</h1>"))).await;
+}
+
+/// Issue 17: a 503 that says when to come back slows the host exactly as a 429 does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_503_with_retry_after_nothing_before_it_then_one_in_flight_and_three_seconds() {
+    let unavailable = Route::with_header("retry-after", "2", Route::status(503));
+    slow_mode_after(503, Route::first(1, unavailable, Route::html("<title>busy ok</title><h1>x</h1>"))).await;
+}
+
+/// Audits a host whose `/busy` answers `status` once (with Retry-After: 2) and asserts from the
+/// server's log: the URL is not asked again before Retry-After, and everything sent once the
+/// answer could be read keeps slow mode (one in flight, 3 s apart), reported as `rate_limited`.
+async fn slow_mode_after(status: u16, busy: Route) {
     let server = TestServer::start(vec![
         Site::new("a.test")
             .page("/", r#"<title>t</title><h1>h</h1><a href="/busy">b</a><a href="/a">a</a><a href="/b">b</a>"#)
-            .route("/busy", Route::too_many(Some("2"), 1, Route::html("<title>busy ok</title><h1>x</h1>")))
+            .route("/busy", busy)
             .page("/a", "<title>a</title><h1>a</h1>")
             .page("/b", "<title>b</title><h1>b</h1>"),
     ])
@@ -106,7 +120,7 @@ async fn after_429_nothing_before_retry_after_then_one_in_flight_and_three_secon
     let (run, log) = audit_host(server, "a.test", &[]).await;
     assert_eq!(run.exit, Exit::Ok);
     let reqs = log.for_host("a.test");
-    let first_429 = reqs.iter().position(|r| r.status == Some(429)).expect("a 429 was served");
+    let first_429 = reqs.iter().position(|r| r.status == Some(status)).expect("the slowing answer was served");
     let t429 = reqs[first_429].start;
     let busy_again = reqs.iter().skip(first_429 + 1).find(|r| r.path == "/busy").expect("the 429 URL was retried");
     assert!(
@@ -144,6 +158,7 @@ async fn server_errors_are_retried_twice_then_reported() {
     let found = codes(&run.db);
     assert!(found.contains(&"server_error".to_owned()), "{found:?}");
     assert!(found.contains(&"broken_internal_link".to_owned()), "{found:?}");
+    assert!(!found.contains(&"rate_limited".to_owned()), "a 503 without Retry-After is no slow-down: {found:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
