@@ -99,6 +99,14 @@ pub fn redact(url: &str) -> String {
 }
 
 impl RedisFrontier {
+    /// Adds to a cache write the listing of an audit's own entry ([`audit_of_cache_key`]) under
+    /// its audit, in the same round trip, so `forget` drops it with the audit.
+    fn list_under_audit(&self, pipe: &mut redis::Pipeline, key: &str) {
+        if let Some(audit) = audit_of_cache_key(key) {
+            pipe.cmd("SADD").arg(self.keys.audit_cache(audit)).arg(key).ignore();
+        }
+    }
+
     /// Connects to `url` (`redis://`, `rediss://` for TLS, `redis+unix://`; a password in the URL
     /// is used) and uses namespace `ns` (one per deployment). `consumer` names this process in the
     /// events consumer group (the coordinator uses a fixed name so that after a restart it re-reads
@@ -690,15 +698,11 @@ impl Frontier for RedisFrontier {
         ttl: Duration,
     ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
         let mut c = self.conn.clone();
-        let owner = audit_of_cache_key(key).map(|a| (self.keys.audit_cache(a), key.to_owned()));
-        let key = self.keys.cache(key);
+        let mut pipe = redis::pipe();
         let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        pipe.cmd("SET").arg(self.keys.cache(key)).arg(value).arg("NX").arg("PX").arg(ms);
+        self.list_under_audit(&mut pipe, key);
         async move {
-            let mut pipe = redis::pipe();
-            pipe.cmd("SET").arg(&key).arg(value).arg("NX").arg("PX").arg(ms);
-            if let Some((set, member)) = &owner {
-                pipe.cmd("SADD").arg(set).arg(member).ignore();
-            }
             let (r,): (Option<String>,) = pipe.query_async(&mut c).await.map_err(store("add to cache"))?;
             Ok(r.is_some())
         }
@@ -712,18 +716,11 @@ impl Frontier for RedisFrontier {
         ttl: Duration,
     ) -> impl Future<Output = Result<(), FrontierError>> + Send {
         let mut c = self.conn.clone();
-        // An audit's own entry is also listed under the audit, so `forget` drops it.
-        let owner = audit_of_cache_key(key).map(|a| (self.keys.audit_cache(a), key.to_owned()));
-        let key = self.keys.cache(key);
+        let mut pipe = redis::pipe();
         let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-        async move {
-            let mut pipe = redis::pipe();
-            pipe.cmd("SET").arg(&key).arg(value).arg("PX").arg(ms).ignore();
-            if let Some((set, member)) = &owner {
-                pipe.cmd("SADD").arg(set).arg(member).ignore();
-            }
-            pipe.query_async::<()>(&mut c).await.map_err(store("write cache"))
-        }
+        pipe.cmd("SET").arg(self.keys.cache(key)).arg(value).arg("PX").arg(ms).ignore();
+        self.list_under_audit(&mut pipe, key);
+        async move { pipe.query_async::<()>(&mut c).await.map_err(store("write cache")) }
     }
 
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {

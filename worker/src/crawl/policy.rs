@@ -39,12 +39,6 @@ impl Job<'_> {
         resp.header("retry-after").and_then(|v| parse_retry_after(v, self.now))
     }
 
-    /// What an answer means for retries and pace ([`answer_pace`]): its status, and for a 503
-    /// whether it said when to come back.
-    pub(super) fn pace_of(&self, resp: &Fetched) -> StatusPace {
-        answer_pace(resp.status, self.retry_after(resp).is_some())
-    }
-
     /// A 429, or a 503 with Retry-After, was answered: the completion tells the frontier, which
     /// puts the host in slow mode for every worker, and the site owner is told why the audit
     /// slowed down.
@@ -126,7 +120,8 @@ impl<F: Frontier> Crawler<F> {
     /// retry given up.
     pub(super) fn transient_status(&self, job: &mut Job<'_>, resp: &Fetched) -> bool {
         let status = resp.status;
-        let pace = job.pace_of(resp);
+        let ra = job.retry_after(resp);
+        let pace = answer_pace(status, ra.is_some());
         if pace == StatusPace::Final {
             return true;
         }
@@ -134,7 +129,6 @@ impl<F: Frontier> Crawler<F> {
         if pace == StatusPace::SlowDown {
             job.rate_limited(status);
         }
-        let ra = job.retry_after(resp);
         match job.retry(ra) {
             None => false,
             Some(d) => {

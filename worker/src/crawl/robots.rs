@@ -14,7 +14,7 @@ use crate::tls;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Frontier, FrontierError, LaneRobots, RobotsOutcome};
 use shoal_shared::ids::SiteId;
-use shoal_shared::pace::{MAX_GAP, StatusPace};
+use shoal_shared::pace::{MAX_GAP, StatusPace, answer_pace};
 use shoal_shared::robots::{ROBOTS_MAX_AGE, RobotsRules, RobotsStatus, Verdict, rules_for_status};
 use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::time::UnixMs;
@@ -274,10 +274,10 @@ impl<F: Frontier> Crawler<F> {
             RobotsStatus::Rules(rules) => Some(self.robots_rules(job, url, resp, body, &rules)),
             RobotsStatus::AllowAll => Some(RobotsOutcome::AllowAll),
             RobotsStatus::Retry => {
-                if job.pace_of(resp) == StatusPace::SlowDown {
+                let ra = job.retry_after(resp);
+                if answer_pace(resp.status, ra.is_some()) == StatusPace::SlowDown {
                     job.rate_limited(resp.status);
                 }
-                let ra = job.retry_after(resp);
                 robots_retry(job, url, resp.status, ra)
             }
         }
