@@ -431,7 +431,13 @@ impl RedisFrontier {
                 self.pending_first.store(true, Ordering::Release);
                 return Err(FrontierError::Lost("the events stream"));
             }
-            Err(e) => return Err(store("read events")(e)),
+            Err(e) => {
+                // Redis may have delivered the entries (moved them to this consumer's pending list,
+                // persisted in its AOF) before the connection broke: the reply is lost, the entries
+                // are not. Read the pending list first next time, or they are never applied.
+                self.pending_first.store(true, Ordering::Release);
+                return Err(store("read events")(e));
+            }
         };
         Ok(stream_entries(reply))
     }
@@ -455,7 +461,12 @@ impl RedisFrontier {
             .ignore()
             .query_async::<()>(&mut c)
             .await
-            .map_err(store("acknowledge events"))
+            .map_err(|e| {
+                // Committed but not acknowledged: read again (applying is idempotent), so the
+                // engine still sees these events, site-done ones included.
+                self.pending_first.store(true, Ordering::Release);
+                store("acknowledge events")(e)
+            })
     }
 }
 

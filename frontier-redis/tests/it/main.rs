@@ -1,4 +1,5 @@
 //! The frontier-redis crate's integration tests, one binary (one link step) for the whole crate.
 
 mod conformance;
+mod events;
 mod lifetimes;
