@@ -8,6 +8,8 @@
 //! `shoal_shared::domain` judges; only a missing resolver is the caller's concern.
 
 use hickory_resolver::TokioResolver;
+use hickory_resolver::net::{DnsError, NetError};
+use hickory_resolver::proto::op::ResponseCode;
 use hickory_resolver::proto::rr::{RData, RecordType};
 use shoal_shared::domain::records::Caa;
 use shoal_shared::domain::spf::{SpfRecord, spf_records};
@@ -21,7 +23,7 @@ pub const MAX_SPF_RECORDS: usize = 16;
 const PARALLEL: usize = 4;
 
 /// What an answer's records were, kept to the types asked for.
-fn records(r: &Result<hickory_resolver::lookup::Lookup, hickory_resolver::net::NetError>) -> Answer<Vec<RData>> {
+fn records(r: &Result<hickory_resolver::lookup::Lookup, NetError>) -> Answer<Vec<RData>> {
     match r {
         Ok(l) => {
             let want = l.query().query_type();
@@ -29,7 +31,12 @@ fn records(r: &Result<hickory_resolver::lookup::Lookup, hickory_resolver::net::N
                 l.answers().iter().filter(|r| r.record_type() == want).map(|r| r.data.clone()).collect();
             if v.is_empty() { Answer::None } else { Answer::Found(v) }
         }
-        Err(e) if e.is_no_records_found() || e.is_nx_domain() => Answer::None,
+        // An empty answer is data only when the server said so (NXDOMAIN, or NOERROR without
+        // records); REFUSED or SERVFAIL with no records says nothing about the domain.
+        Err(NetError::Dns(DnsError::NoRecordsFound(n))) => match n.response_code {
+            ResponseCode::NXDomain | ResponseCode::NoError => Answer::None,
+            other => Answer::Failed(format!("the server answered {other}")),
+        },
         Err(e) => Answer::Failed(e.to_string()),
     }
 }

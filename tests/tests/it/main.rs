@@ -12,6 +12,8 @@ mod dashboard;
 mod db;
 mod deep_html;
 mod distributed;
+mod domain_checks;
+mod domain_world;
 mod external_links;
 mod finding_codes;
 mod finding_support;
