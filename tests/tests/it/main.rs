@@ -13,6 +13,7 @@ mod db;
 mod deep_html;
 mod distributed;
 mod domain_checks;
+mod domain_distributed;
 mod domain_world;
 mod external_links;
 mod finding_codes;
