@@ -18,6 +18,7 @@
 //!   in [`compare`](super::compare)).
 
 pub(super) mod csp;
+mod domain;
 mod svg;
 mod view;
 
@@ -302,6 +303,7 @@ fn write_site<W: Write>(
         db.for_each_finding(site.id, |f| finding_row(w, reader, &f, Some(site.id)))
     })?;
     render(w, &SectionEnd)?;
+    domain::write_domain_section(w, db, reader, site)?;
 
     render(w, &PagesStart { site: site.id.0, count: stats.urls })?;
     db.for_each_page(site.id, |p| -> Result<(), ReportError> {

@@ -5,6 +5,7 @@
 
 mod compare_fixture;
 mod db_report;
+mod domain_section;
 mod html_fixture;
 mod json_fields;
 mod report_compare;
