@@ -22,6 +22,7 @@ mod sitemap;
 #[cfg(test)]
 mod testing;
 
+pub use domain::MAIL_SERVERS_CHECKED;
 pub use probe::WORDPRESS_PROBES;
 
 use self::address::Lookup;
