@@ -306,7 +306,7 @@ pub async fn converse(
         }
     }
     let deadline = tokio::time::Instant::now() + t;
-    let starttls = match tls::handshake(tcp, host, addr, deadline, roots, now).await {
+    let starttls = match tls::handshake(tcp, host, addr, (deadline, t), roots, now).await {
         Ok((facts, mut stream)) => {
             let problems = facts.problems(now).into_iter().map(Problem::from).collect();
             // The session goes on encrypted: a fresh EHLO is not needed to say goodbye.
@@ -344,7 +344,7 @@ mod tests {
     fn reply_table() {
         let ok: &[(&[u8], u16, usize, usize)] = &[
             (b"220 mx.test ESMTP\r\n", 220, 1, 19),
-            (b"250-mx.test\r\n250-PIPELINING\r\n250 STARTTLS\r\nrest", 250, 3, 42),
+            (b"250-mx.test\r\n250-PIPELINING\r\n250 STARTTLS\r\nrest", 250, 3, 43),
             (b"221\n", 221, 1, 4),
         ];
         for (bytes, code, lines, used) in ok {
@@ -365,6 +365,68 @@ mod tests {
         }
         let flood: Vec<u8> = (0..=MAX_REPLY_LINES).flat_map(|_| b"250-x\r\n".iter().copied()).collect();
         assert!(parse_reply(&flood).is_err());
+    }
+
+    /// A server on loopback that answers the first connection with `greeting`, then every line it
+    /// reads with `answer` (it lives as long as the test's runtime).
+    #[allow(clippy::disallowed_methods, reason = "a test server that ends with the test's runtime")]
+    async fn scripted(greeting: &'static [u8], answer: &'static [u8]) -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.expect("bind loopback");
+        let addr = listener.local_addr().expect("bound address");
+        tokio::spawn(async move {
+            if let Ok((mut tcp, _)) = listener.accept().await {
+                let _ = tcp.write_all(greeting).await;
+                let mut buf = [0u8; 512];
+                while let Ok(n) = tcp.read(&mut buf).await {
+                    if n == 0 || tcp.write_all(answer).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        addr
+    }
+
+    fn settings() -> SmtpSettings {
+        SmtpSettings { helo_name: "audit.test".into(), step_timeout: Duration::from_millis(500) }
+    }
+
+    /// Bad replies are outcomes, within the step timeouts, never a hang or a panic.
+    #[tokio::test]
+    async fn misbehaving_servers_are_outcomes() {
+        crate::tls::install_crypto_provider();
+        let roots = Roots::webpki();
+        let now = UnixMs(1_800_000_000_000);
+        let flood: &'static [u8] = Box::leak(b"250-x\r\n".repeat(4000).into_boxed_slice());
+        let cases: Vec<(&'static [u8], &'static [u8], &str)> = vec![
+            (b"HTTP/1.1 400 Bad Request\r\n\r\n", b"", "protocol_error"),
+            (b"220 hi\r\n", b"garbage\r\n", "protocol_error"),
+            (b"220 hi\r\n", flood, "protocol_error"),
+            (b"220 hi\r\n", b"250-half a reply", "protocol_error"),
+            (b"", b"", "unreachable"),
+            (b"220 hi\r\n", b"250-mx\r\n250 STARTTLS\r\n", "starttls"),
+        ];
+        for (greeting, answer, want) in cases {
+            let addr = scripted(greeting, answer).await;
+            let started = std::time::Instant::now();
+            let c = converse("mx.test", addr, &settings(), &roots, now).await;
+            assert!(started.elapsed() < Duration::from_secs(3), "{want}: took {:?}", started.elapsed());
+            let got = match &c {
+                Conversation::Unreachable { .. } => "unreachable",
+                Conversation::ProtocolError { .. } => "protocol_error",
+                Conversation::Talked { starttls: Starttls::NotOffered, .. } => "talked",
+                Conversation::Talked { .. } => "starttls",
+            };
+            assert_eq!(
+                got,
+                want,
+                "{:?} / {:?}: {c:?}",
+                String::from_utf8_lossy(greeting),
+                String::from_utf8_lossy(&answer[..answer.len().min(40)])
+            );
+        }
+        let refused = converse("mx.test", "127.0.0.1:9".parse().expect("addr"), &settings(), &roots, now).await;
+        assert!(matches!(refused, Conversation::Unreachable { .. }), "{refused:?}");
     }
 
     #[test]

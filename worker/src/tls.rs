@@ -339,26 +339,31 @@ pub async fn probe(
     now: UnixMs,
 ) -> Result<TlsFacts, ProbeError> {
     let addr = SocketAddr::new(ip, port);
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    if ServerName::try_from(name.clone()).is_err() {
+        return Err(ProbeError::InvalidName { host: name });
+    }
     let deadline = tokio::time::Instant::now() + timeout;
     let timed_out = || ProbeError::Timeout { host: host.to_owned(), addr, after: timeout };
     let tcp = tokio::time::timeout_at(deadline, TcpStream::connect(addr))
         .await
         .map_err(|_| timed_out())?
         .map_err(|e| ProbeError::Connect { host: host.to_owned(), addr, reason: e.to_string() })?;
-    let (facts, mut tls) = handshake(tcp, host, addr, deadline, roots, now).await?;
+    let (facts, mut tls) = handshake(tcp, host, addr, (deadline, timeout), roots, now).await?;
     // Best effort: the facts are already in hand, a peer that does not read is not our problem.
     let _ = tokio::time::timeout_at(deadline, tls.shutdown()).await;
     Ok(facts)
 }
 
 /// The handshake of [`probe`] on a connection already open (a mail server's, after `STARTTLS`):
-/// the same verifier, so the same verdicts, bounded by `deadline`. Returns the facts and the TLS
-/// stream, for the caller to finish its conversation and close.
+/// the same verifier, so the same verdicts, bounded by `deadline` (`bound` is the time limit it
+/// stands for, named in a timeout). Returns the facts and the TLS stream, for the caller to finish
+/// its conversation and close.
 pub async fn handshake<S>(
     stream: S,
     host: &str,
     addr: SocketAddr,
-    deadline: tokio::time::Instant,
+    (deadline, bound): (tokio::time::Instant, Duration),
     roots: &Roots,
     now: UnixMs,
 ) -> Result<(TlsFacts, tokio_rustls::client::TlsStream<S>), ProbeError>
@@ -380,10 +385,9 @@ where
         .with_no_client_auth();
     config.resumption = Resumption::disabled();
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let after = deadline.saturating_duration_since(tokio::time::Instant::now());
     let tls = tokio::time::timeout_at(deadline, connector.connect(server_name, stream))
         .await
-        .map_err(|_| ProbeError::Timeout { host: host.clone(), addr, after })?
+        .map_err(|_| ProbeError::Timeout { host: host.clone(), addr, after: bound })?
         .map_err(|e| handshake_error(&host, addr, &e))?;
     let version = tls.get_ref().1.protocol_version().map(version_name);
     let seen = recorder.take().ok_or_else(|| ProbeError::Handshake {
