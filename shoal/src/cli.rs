@@ -5,6 +5,10 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use shoal_coordinator::CrawlConfig;
+
+mod domain;
+
+pub use domain::DomainArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
 use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
@@ -509,28 +513,9 @@ pub struct CrawlArgs {
     /// intranets and tests. The certificate check then judges against these roots only.
     #[arg(long, env = "SHOAL_CA_FILE", value_name = "PATH")]
     pub ca_file: Option<PathBuf>,
-    /// Ask these DNS servers (IP:PORT, repeatable; comma-separated in the environment variable)
-    /// instead of the system's: every name Shoal resolves goes there (hosts to fetch, mail
-    /// servers, the DNS checks), except names given with --resolve.
-    #[arg(long = "dns-server", value_name = "IP:PORT", env = "SHOAL_DNS_SERVER", value_delimiter = ',')]
-    pub dns_server: Vec<String>,
-    /// Do not run the DNS, e-mail and domain checks of audited sites (NS, MX, SPF, DMARC, DKIM,
-    /// CAA, DNSSEC, MTA-STS, TLS-RPT, mail servers, RDAP expiry).
-    #[arg(long, env = "SHOAL_NO_DNS_CHECKS")]
-    pub no_dns_checks: bool,
-    /// Do not talk to audited domains' mail servers (the DNS checks still run).
-    #[arg(long, env = "SHOAL_NO_SMTP")]
-    pub no_smtp: bool,
-    /// The port mail servers are talked to on (25; others for tests and intranets).
-    #[arg(long, env = "SHOAL_SMTP_PORT", default_value_t = shoal_worker::smtp::DEFAULT_SMTP_PORT)]
-    pub smtp_port: u16,
-    /// The name sent with EHLO to mail servers; set one that resolves to your workers' addresses.
-    #[arg(long, env = "SHOAL_HELO_NAME", default_value = shoal_worker::smtp::DEFAULT_HELO_NAME)]
-    pub helo_name: String,
-    /// The base URL of one RDAP service asked for every domain's registration, instead of the
-    /// registry the IANA bootstrap file names (tests, intranets).
-    #[arg(long, env = "SHOAL_RDAP_URL", value_name = "URL")]
-    pub rdap_url: Option<String>,
+    /// The DNS, e-mail and domain checks (SPEC §9).
+    #[command(flatten)]
+    pub domain: DomainArgs,
     /// Seconds a lease lasts without a renewal (3-600). Workers renew their leases every third
     /// of it while the fetch runs, so a dead worker's URLs go to another worker about this long
     /// after its last renewal, and a slow fetch is never handed out twice.
@@ -690,35 +675,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
                 .map_err(|e| ConfigError::Invalid(format!("--resolve {r:?}: {e}")))?;
             resolve.insert(host.trim().to_ascii_lowercase(), ip);
         }
-        let mut dns_servers = Vec::new();
-        for d in &this.dns_server {
-            let addr: std::net::SocketAddr = d
-                .trim()
-                .parse()
-                .map_err(|e| ConfigError::Invalid(format!("--dns-server {d:?}: expected IP:PORT ({e})")))?;
-            dns_servers.push(addr);
-        }
-        let helo = this.helo_name.trim();
-        let helo_ok = !helo.is_empty()
-            && helo.len() <= 253
-            && helo.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'[' | b']' | b':'));
-        if !helo_ok {
-            return Err(ConfigError::Invalid(format!(
-                "--helo-name {:?}: a host name (letters, digits, '-', '.') or an address literal like [192.0.2.1]",
-                this.helo_name
-            )));
-        }
-        if this.smtp_port == 0 {
-            return Err(ConfigError::Invalid("--smtp-port must be 1-65535".into()));
-        }
-        let rdap_url = match &this.rdap_url {
-            None => None,
-            Some(u) => {
-                let parsed =
-                    NormalizedUrl::parse(u).map_err(|e| ConfigError::Invalid(format!("--rdap-url {u:?}: {e}")))?;
-                Some(parsed.to_string())
-            }
-        };
+        let domain = this.domain.validate()?;
         let limits = SiteLimits {
             max_pages: this.max_pages,
             max_depth: this.max_depth,
@@ -728,8 +685,8 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             max_sitemaps: this.max_sitemaps,
             max_sitemap_bytes: this.max_sitemap_bytes,
             // With --no-dns no question may leave the machine, so there is nothing to check.
-            dns_checks: !this.no_dns_checks && !this.no_dns,
-            smtp: !this.no_smtp,
+            dns_checks: !this.domain.no_dns_checks && !this.no_dns,
+            smtp: !this.domain.no_smtp,
         };
         let timeout = Duration::from_secs(this.timeout_s);
         let (extra_roots_pem, tls_roots) = match &this.ca_file {
@@ -749,7 +706,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             resolve,
             no_dns: this.no_dns,
             extra_roots_pem,
-            dns_servers,
+            dns_servers: domain.dns_servers,
         };
         let crawl = CrawlSettings {
             token: token.clone(),
@@ -761,9 +718,9 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             tls_roots,
             check_external: !this.no_external,
             external_cache_ttl: Duration::from_secs(this.external_cache_s),
-            smtp_port: this.smtp_port,
-            helo_name: helo.to_owned(),
-            rdap_url,
+            smtp_port: domain.smtp_port,
+            helo_name: domain.helo_name,
+            rdap_url: domain.rdap_url,
             ..CrawlSettings::default()
         };
         let frontier = FrontierSettings {
