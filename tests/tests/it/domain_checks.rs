@@ -3,26 +3,17 @@
 //! ([`crate::domain_world`]), judged from their logs and the audit database. Every code is raised
 //! by the finding table (`finding_codes.rs`, audit `domain`); here: what is asked and how often.
 
-use crate::db;
 use crate::domain_world::{AUDITED, World};
 use shoal::Exit;
-use shoal_shared::finding::Code;
 use std::path::Path;
 
 /// Findings of the DNS, mail and domain families of the site that starts at `start`.
 fn domain_findings(db_path: &Path, start: &str) -> Vec<(String, String, String)> {
-    db::query(
-        db_path,
-        "SELECT f.code, f.url, f.detail FROM findings f JOIN sites s ON s.id = f.site_id
-          WHERE s.start_url = ?1 ORDER BY f.code, f.url",
-        [start],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )
-    .into_iter()
-    .filter(|(code, _, _): &(String, String, String)| {
-        Code::parse(code).is_some_and(|c| matches!(c.family(), "dns" | "mail" | "domain"))
-    })
-    .collect()
+    crate::domain_world::domain_findings(db_path)
+        .into_iter()
+        .filter(|f| f.0 == start)
+        .map(|(_, code, url, detail)| (code, url, detail))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,12 +2,10 @@
 //! `redis-server` run the DNS, mail and domain checks as frontier tasks, and find what `shoal
 //! audit` finds; a mail server shared by several audited domains is talked to once per audit.
 
-use crate::db;
 use crate::distributed::SERIAL;
 use crate::domain_world::World;
 use crate::procs::{Coordinator, Proc, ensure_built};
 use serde_json::json;
-use shoal_shared::finding::Code;
 use shoal_tests::redis::RedisServer;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -17,14 +15,7 @@ const DOMAINS: &[&str] = &["good.test", "weak.test", "twin1.test", "mail2.test",
 
 /// (start URL, code, url) of the DNS, mail and domain findings of every site.
 fn domain_rows(db_path: &Path) -> BTreeSet<(String, String, String)> {
-    db::query(db_path, "SELECT s.start_url, f.code, f.url FROM findings f JOIN sites s ON s.id = f.site_id", [], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-    })
-    .into_iter()
-    .filter(|(_, code, _): &(String, String, String)| {
-        Code::parse(code).is_some_and(|c| matches!(c.family(), "dns" | "mail" | "domain"))
-    })
-    .collect()
+    crate::domain_world::domain_findings(db_path).into_iter().map(|(s, c, u, _)| (s, c, u)).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

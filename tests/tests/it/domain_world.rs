@@ -9,11 +9,8 @@
 
 #![allow(dead_code, reason = "each test uses a different part of the world")]
 
-use crate::common::{AUDIT_DEADLINE, Audited};
+use crate::common::Audited;
 use crate::finding_support::Where;
-use clap::Parser;
-use shoal::cli::Cli;
-use shoal::run;
 use shoal_shared::finding::Code;
 use shoal_tests::dnsserver::{DnsServer, Zone};
 use shoal_tests::log::RequestLog;
@@ -22,7 +19,6 @@ use shoal_tests::testsite::{Route, Site, TestCa, TestServer, TlsConfig};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
-use tokio_util::sync::CancellationToken;
 
 static NEXT_NET: AtomicU8 = AtomicU8::new(0);
 
@@ -220,12 +216,7 @@ impl World {
         args.extend(self.starts(domains));
         args.extend(["--db".into(), db.display().to_string()]);
         args.extend(options);
-        let cli = Cli::try_parse_from(&args).expect("arguments parse");
-        let exit = tokio::time::timeout(AUDIT_DEADLINE, run(cli, CancellationToken::new()))
-            .await
-            .expect("audit finished within the deadline")
-            .unwrap_or_else(|f| panic!("audit failed: {:#}", f.error));
-        Audited { exit, db, _dir: dir }
+        crate::common::run_audit(&args, db, dir).await
     }
 
     /// Where each code of SPEC §9 must be raised (every one of them), for the finding table.
@@ -300,6 +291,23 @@ impl World {
         self.dns.shutdown().await;
         (log, https, received)
     }
+}
+
+/// The findings of the DNS, mail and domain families in an audit database: (start URL of the
+/// site, code, URL, detail), in that order.
+pub fn domain_findings(db_path: &std::path::Path) -> Vec<(String, String, String, String)> {
+    crate::db::query(
+        db_path,
+        "SELECT s.start_url, f.code, f.url, f.detail FROM findings f JOIN sites s ON s.id = f.site_id
+          ORDER BY s.start_url, f.code, f.url, f.detail",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )
+    .into_iter()
+    .filter(|(_, code, _, _): &(String, String, String, String)| {
+        Code::parse(code).is_some_and(|c| matches!(c.family(), "dns" | "mail" | "domain"))
+    })
+    .collect()
 }
 
 /// One zone per domain (SOA, NS, web address) plus what each domain is about, and `test.` for the
