@@ -13,8 +13,11 @@
 
 mod compare;
 mod csv_out;
+pub mod guidance;
 mod html;
+pub mod issues;
 mod json;
+pub mod score;
 
 pub use compare::{COMPARE_SCHEMA, Change, for_each_change, pair_sites, write_compare_json};
 pub use csv_out::{CSV_FILES, write_csv};

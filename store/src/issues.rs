@@ -142,8 +142,7 @@ impl AuditDb {
                  WHERE site_id = ?1 AND code = ?2 ORDER BY url, detail LIMIT ?3 OFFSET ?4",
             )
             .map_err(sql_err(path, op))?;
-        let mut rows =
-            stmt.query(params![int(site.0), code, int(limit), int(offset)]).map_err(sql_err(path, op))?;
+        let mut rows = stmt.query(params![int(site.0), code, int(limit), int(offset)]).map_err(sql_err(path, op))?;
         while let Some(r) = rows.next().map_err(sql_err(path, op))? {
             f(finding_from_row(r, path, op)?)?;
         }
