@@ -315,6 +315,28 @@ pub fn across_sites(sites: &[SiteHealth]) -> Vec<CodeAcross> {
     out
 }
 
+/// Sites by score band: ten bands of ten points (the last one is 90–100), then the sites
+/// without a score.
+#[must_use]
+pub fn score_bands(sites: &[SiteHealth]) -> [u64; 11] {
+    let mut out = [0; 11];
+    for s in sites {
+        match s.score {
+            Some(score) => out[usize::from(score.get().min(99) / 10)] += 1,
+            None => out[10] += 1,
+        }
+    }
+    out
+}
+
+/// The median score of the scored sites (the lower middle one for an even number).
+#[must_use]
+pub fn median_score(sites: &[SiteHealth]) -> Option<u8> {
+    let mut scores: Vec<u8> = sites.iter().filter_map(|s| s.score.map(|s| s.get())).collect();
+    scores.sort_unstable();
+    scores.get(scores.len().checked_sub(1)? / 2).copied()
+}
+
 /// Sites ordered worst first: no score before any score (nothing could be audited), then lowest
 /// score, more errors, site id.
 #[must_use]
