@@ -9,8 +9,9 @@
 //! - **The same CMS**: sites the crawler recognised as WordPress, with the codes most of them share.
 //!
 //! A code counts as shared by a group when at least two of its sites and at least half of them
-//! have it, and it is more common in the group than among the audit's other sites; groups without
-//! such a code are left out. The server's IP address and the generator's version are not
+//! have it, and its share in the group is at least [`LIFT`] (20 percentage points) above its share
+//! among the audit's other sites: a code as common everywhere (a missing CSP header on nine sites
+//! in ten) says nothing about the group. Groups without such a code are left out. The server's IP address and the generator's version are not
 //! recorded by the crawler, so sites are not grouped by them.
 
 use crate::issues::SiteHealth;
@@ -19,6 +20,10 @@ use shoal_shared::finding::Severity;
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_store::{AuditDb, DbError};
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// How much more common (in percentage points, as a fraction) a code must be in a group than
+/// among the other sites to count as shared by the group.
+pub const LIFT: f64 = 0.2;
 
 /// Causes of each kind shown at most.
 pub const MAX_PER_KIND: usize = 20;
@@ -169,7 +174,7 @@ fn group(kind: CauseKind, members: Vec<SiteId>, sites: &[SiteHealth]) -> Option<
         .filter_map(|(code, (n, out, severity))| {
             let share = n as f64 / size;
             let elsewhere = if others == 0 { 0.0 } else { out as f64 / others as f64 };
-            (n >= 2 && share >= 0.5 && share > elsewhere).then(|| SharedCode {
+            (n >= 2 && share >= 0.5 && share >= elsewhere + LIFT).then(|| SharedCode {
                 code: code.to_owned(),
                 severity,
                 sites: n,

@@ -4,7 +4,7 @@
 //!
 //! Small for large batches: it is written from the per-(site, code) aggregates, one row per site
 //! (at most [`MAX_SITE_ROWS`]) and one per code, never a row per finding or per page, so its size
-//! grows with the number of sites only (about 200 bytes a site).
+//! grows with the number of sites only (about 180 bytes a site).
 
 use super::links::Links;
 use super::render;
@@ -24,7 +24,8 @@ use std::collections::HashMap;
 use std::io::Write;
 
 /// Sites listed in the overview's table at most (the lowest scores); the rest are in the
-/// directory's and the dashboard's per-site pages and in `sites.csv`.
+/// overview JSON, `sites.csv`, and the directory's and the dashboard's per-site pages. A row is
+/// about 180 bytes, so the page stays under 2 MB.
 pub const MAX_SITE_ROWS: usize = 10_000;
 /// Sites in each of the short rankings.
 pub const RANKING_ROWS: usize = 20;
@@ -227,15 +228,13 @@ pub(crate) fn rankings_and_sites<W: Write>(w: &mut W, sites: &[SiteHealth], link
                 link: links.site(&h.site),
                 running: h.site.status.as_str() == "running",
                 score: score_text(h),
-                score_sort: h.score.map_or(-1, |s| i32::from(s.get())),
                 band: band(h.score.map(|s| s.get())),
                 trend: trend.map_or_else(String::new, |t| format!("{t:+}")),
-                trend_sort: trend.map_or(0, i32::from),
                 errors: h.counts.errors,
                 warnings: h.counts.warnings,
                 notices: h.counts.notices,
                 pages: h.site.pages,
-                top: h.groups.first().map_or("", |g| g.message().unwrap_or(&g.code)),
+                top: h.groups.first().map_or("", |g| g.code.as_str()),
                 sevs: sev_letters(h),
                 families: h.family_bits(),
             },
