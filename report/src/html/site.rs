@@ -62,8 +62,16 @@ pub(crate) fn sev_letter(s: Severity) -> &'static str {
     }
 }
 
-/// A family's name for people: `security_headers` → `Security headers`.
+/// A family's name for people: `security_headers` → `Security headers`, `https` → `HTTPS`.
 pub(crate) fn family_label(family: &str) -> String {
+    match family {
+        "https" => return "HTTPS".to_owned(),
+        "llms_txt" => return "llms.txt".to_owned(),
+        "security_txt" => return "security.txt".to_owned(),
+        "soft_404" => return "Soft 404".to_owned(),
+        "wordpress" => return "WordPress".to_owned(),
+        _ => {}
+    }
     let mut s = family.replace('_', " ");
     if let Some(first) = s.get(..1) {
         let upper = first.to_ascii_uppercase();
@@ -580,6 +588,7 @@ mod tests {
             ["band-none", "band-good", "band-fair", "band-poor", "band-bad"]
         );
         assert_eq!(family_label("security_headers"), "Security headers");
+        assert_eq!(family_label("https"), "HTTPS");
         assert_eq!(family_label(""), "");
         assert_eq!(points(12.345), "12.3");
     }
