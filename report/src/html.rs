@@ -20,6 +20,7 @@
 
 pub(crate) mod compare_page;
 pub(super) mod csp;
+mod data;
 pub mod links;
 mod overview;
 mod site;

@@ -285,6 +285,25 @@ mod tests {
     }
 
     #[test]
+    fn the_scoring_page_names_every_site_and_info_code() {
+        let doc = include_str!("../../docs/report-scoring.md");
+        let row = |scope: &str| {
+            doc.lines()
+                .map(str::trim_start)
+                .find(|l| l.starts_with(&format!("| `{scope}` |")))
+                .unwrap_or_else(|| panic!("{scope} row"))
+        };
+        for (scope, codes) in [("site", SITE_CODES), ("info", INFO_CODES)] {
+            let line = row(scope);
+            for code in codes {
+                let by_prefix = code.match_indices('_').any(|(i, _)| line.contains(&format!("`{}_*`", &code[..i])));
+                assert!(line.contains(&format!("`{code}`")) || by_prefix, "{code} in the {scope} row");
+            }
+        }
+        assert!(doc.contains(&format!("**`{FORMULA}`**")));
+    }
+
+    #[test]
     fn site_and_info_lists_name_real_codes() {
         for code in SITE_CODES.iter().chain(INFO_CODES) {
             assert!(Code::parse(code).is_some(), "{code} is a code");

@@ -4,15 +4,16 @@
 //!
 //! Small for large batches: it is written from the per-(site, code) aggregates, one row per site
 //! (at most [`MAX_SITE_ROWS`]) and one per code, never a row per finding or per page, so its size
-//! grows with the number of sites only (about 180 bytes a site).
+//! grows with the number of sites only (about 120 bytes a site past the first 500).
 
+use super::data::DataBlock;
 use super::links::Links;
 use super::render;
 use super::site::{band, family_label, family_options, points, sev_letter};
 use super::svg::{self, Bar, palette};
 use super::view_issues::{
     AcrossRow, AcrossView, CauseView, CausesView, IssueSiteRow, IssueSitesStart, OverviewSummary, RankRow,
-    RankingsView, SharedView, SiteRef, SiteRow, SitesEnd, SitesStart,
+    RankingsView, SharedView, SiteRef, SiteRow, SitesData, SitesEnd, SitesStart,
 };
 use crate::causes::{Cause, CauseKind};
 use crate::issues::{CodeAcross, SiteHealth, by_errors, by_score, family, family_bit, median_score, score_bands};
@@ -23,10 +24,13 @@ use shoal_store::AuditSummary;
 use std::collections::HashMap;
 use std::io::Write;
 
-/// Sites listed in the overview's table at most (the lowest scores); the rest are in the
-/// overview JSON, `sites.csv`, and the directory's and the dashboard's per-site pages. A row is
-/// about 180 bytes, so the page stays under 2 MB.
+/// Sites listed in the overview at most (the lowest scores); the rest are in the overview JSON,
+/// `sites.csv`, and the directory's and the dashboard's per-site pages. In the data block a site
+/// takes about 120 bytes, so the page of 10,000 sites stays near 1.3 MB.
 pub const MAX_SITE_ROWS: usize = 10_000;
+/// Sites written as rows of the table; a larger batch hands the script every site as data
+/// ([`super::data`]), which it pages, sorts and filters without laying out 10,000 rows.
+pub const HTML_SITE_ROWS: usize = 500;
 /// Sites in each of the short rankings.
 pub const RANKING_ROWS: usize = 20;
 /// Sites named under a shared cause at most.
@@ -209,38 +213,86 @@ pub(crate) fn rankings_and_sites<W: Write>(w: &mut W, sites: &[SiteHealth], link
                 .collect(),
         },
     )?;
-    let shown = worst.len().min(MAX_SITE_ROWS);
+    let listed = worst.len().min(MAX_SITE_ROWS);
+    let rows = listed.min(HTML_SITE_ROWS);
+    let data = listed > rows;
     render(
         w,
         &SitesStart {
             total: sites.len(),
-            shown,
+            listed,
+            rows,
             linked: !matches!(links, Links::SingleFile { inline: false }),
-            rest_hint: "every site is in sites.csv, the overview JSON and the dashboard",
+            data,
         },
     )?;
-    for h in worst.iter().take(shown) {
-        let trend = h.trend();
-        render(
-            w,
-            &SiteRow {
-                start_url: &h.site.start_url,
-                link: links.site(&h.site),
-                running: h.site.status.as_str() == "running",
-                score: score_text(h),
-                band: band(h.score.map(|s| s.get())),
-                trend: trend.map_or_else(String::new, |t| format!("{t:+}")),
-                errors: h.counts.errors,
-                warnings: h.counts.warnings,
-                notices: h.counts.notices,
-                pages: h.site.pages,
-                top: h.groups.first().map_or("", |g| g.code.as_str()),
-                sevs: sev_letters(h),
-                families: h.family_bits(),
-            },
-        )?;
+    for h in worst.iter().take(rows) {
+        render(w, &site_row(h, links))?;
     }
-    render(w, &SitesEnd)
+    render(w, &SitesEnd)?;
+    if data {
+        let all: Vec<SiteData<'_>> = worst.iter().take(listed).map(|h| SiteData::of(site_row(h, links))).collect();
+        render(w, &SitesData { data: DataBlock::of(&all).map_err(|e| ReportError::Write { source: e.into() })? })?;
+    }
+    Ok(())
+}
+
+fn site_row(h: &SiteHealth, links: Links) -> SiteRow<'_> {
+    SiteRow {
+        start_url: &h.site.start_url,
+        link: links.site(&h.site),
+        running: h.site.status.as_str() == "running",
+        score: score_text(h),
+        band: band(h.score.map(|s| s.get())),
+        trend: h.trend().map_or_else(String::new, |t| format!("{t:+}")),
+        errors: h.counts.errors,
+        warnings: h.counts.warnings,
+        notices: h.counts.notices,
+        pages: h.site.pages,
+        top: h.groups.first().map_or("", |g| g.code.as_str()),
+        sevs: sev_letters(h),
+        families: h.family_bits(),
+    }
+}
+
+/// One site in the data block, as an array (names would double its size): start URL, link, score
+/// text, band class, trend text, errors, warnings, notices, pages, largest issue, severity letters,
+/// family bits, unfinished (0 or 1). The order is the script's (`report.js`, `dataTable`).
+#[derive(serde::Serialize)]
+struct SiteData<'a>(
+    &'a str,
+    Option<String>,
+    String,
+    &'static str,
+    String,
+    u64,
+    u64,
+    u64,
+    u64,
+    &'a str,
+    String,
+    u64,
+    u8,
+);
+
+impl<'a> SiteData<'a> {
+    fn of(r: SiteRow<'a>) -> SiteData<'a> {
+        SiteData(
+            r.start_url,
+            r.link.map(|l| l.to_string()),
+            r.score,
+            r.band,
+            r.trend,
+            r.errors,
+            r.warnings,
+            r.notices,
+            r.pages,
+            r.top,
+            r.sevs,
+            r.families,
+            u8::from(r.running),
+        )
+    }
 }
 
 /// The page of one code across the sites of an audit: why and how, then every site that has it,
@@ -325,9 +377,9 @@ mod tests {
         assert_eq!(median_score(&[h(1, 0, 0)]), None);
         let sites = [h(1, 1, 0), h(2, 1, 10), h(3, 0, 0), h(4, 1, 2)];
         let scores: Vec<Option<u8>> = sites.iter().map(|s| s.score.map(|s| s.get())).collect();
-        assert_eq!(scores, [Some(100), Some(50), None, Some(78)]);
-        assert_eq!(median_score(&sites), Some(78));
-        assert_eq!(score_bands(&sites), [0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 1]);
+        assert_eq!(scores, [Some(100), Some(50), None, Some(80)]);
+        assert_eq!(median_score(&sites), Some(80));
+        assert_eq!(score_bands(&sites), [0, 0, 0, 0, 0, 1, 0, 0, 1, 1, 1]);
         assert_eq!(sev_letters(&sites[1]), "e");
         assert_eq!(sev_letters(&sites[0]), "");
     }

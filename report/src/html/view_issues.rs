@@ -213,9 +213,19 @@ pub(crate) struct RankingsView {
 #[template(path = "report/overview.html", block = "sites_start")]
 pub(crate) struct SitesStart {
     pub(crate) total: usize,
-    pub(crate) shown: usize,
+    /// Sites the script can page through (the data block), at most [`super::MAX_SITE_ROWS`].
+    pub(crate) listed: usize,
+    /// Sites written as HTML rows.
+    pub(crate) rows: usize,
     pub(crate) linked: bool,
-    pub(crate) rest_hint: &'static str,
+    /// The rows come from a data block (`sites-data`) when the page has more sites than rows.
+    pub(crate) data: bool,
+}
+
+#[derive(Template, Debug)]
+#[template(path = "report/overview.html", block = "sites_data")]
+pub(crate) struct SitesData {
+    pub(crate) data: super::data::DataBlock,
 }
 
 #[derive(Template, Debug)]

@@ -90,6 +90,108 @@
     });
   });
   each(document.querySelectorAll("table.paged"), paged);
+  // A table whose rows come from a JSON data block (`data-source`): the overview of a large batch,
+  // where laying out 10,000 rows would take seconds. A row of data is [start URL, link, score,
+  // score band, trend, errors, warnings, notices, pages, largest issue, severity letters, family
+  // bits, unfinished]; text goes in with textContent, the link is one of the report's own.
+  function dataTable(table) {
+    var src = document.getElementById(table.getAttribute("data-source"));
+    var all;
+    try { all = JSON.parse(src.textContent); } catch (e) { return; }
+    var size = parseInt(table.getAttribute("data-page-size"), 10) || 500;
+    var st = { rows: all, shown: all, page: 0, keep: function () { return true; } };
+    var columns = [0, 2, 4, 5, 6, 7, 8, 9];
+    var body = table.tBodies[0];
+    var nav = document.createElement("nav");
+    nav.className = "pager";
+    var prev = document.createElement("button");
+    prev.type = "button";
+    prev.textContent = "\u2190 Previous";
+    var next = document.createElement("button");
+    next.type = "button";
+    next.textContent = "Next \u2192";
+    var info = document.createElement("span");
+    nav.appendChild(prev);
+    nav.appendChild(info);
+    nav.appendChild(next);
+    table.parentNode.insertBefore(nav, table.nextSibling);
+    function td(tr, text, cls) {
+      var c = document.createElement("td");
+      if (cls) { c.className = cls; }
+      c.textContent = text;
+      tr.appendChild(c);
+      return c;
+    }
+    st.render = function () {
+      var pages = Math.max(1, Math.ceil(st.shown.length / size));
+      if (st.page >= pages) { st.page = pages - 1; }
+      var frag = document.createDocumentFragment();
+      st.shown.slice(st.page * size, (st.page + 1) * size).forEach(function (r) {
+        var tr = document.createElement("tr");
+        tr.setAttribute("data-s", r[10]);
+        tr.setAttribute("data-f", String(r[11]));
+        var first = td(tr, r[1] ? "" : r[0]);
+        if (r[1]) {
+          var a = document.createElement("a");
+          a.setAttribute("href", r[1]);
+          a.textContent = r[0];
+          first.appendChild(a);
+        }
+        if (r[12]) {
+          var small = document.createElement("small");
+          small.textContent = " (unfinished)";
+          first.appendChild(small);
+        }
+        td(tr, r[2], r[3]);
+        [r[4], r[5], r[6], r[7], r[8], r[9]].forEach(function (v) { td(tr, String(v)); });
+        frag.appendChild(tr);
+      });
+      body.textContent = "";
+      body.appendChild(frag);
+      info.textContent = " Page " + (st.page + 1) + " of " + pages + " (" + st.shown.length + " sites) ";
+      prev.disabled = st.page === 0;
+      next.disabled = st.page >= pages - 1;
+    };
+    st.filter = function (keep) {
+      st.keep = keep;
+      st.shown = st.rows.filter(keep);
+      st.page = 0;
+      st.render();
+      return st.shown.length;
+    };
+    prev.addEventListener("click", function () { st.page -= 1; st.render(); });
+    next.addEventListener("click", function () { st.page += 1; st.render(); });
+    each(table.tHead.rows[0].cells, function (th, i) {
+      th.tabIndex = 0;
+      th.setAttribute("aria-sort", "none");
+      var numeric = th.getAttribute("data-type") === "num";
+      var sort = function () {
+        var asc = th.getAttribute("aria-sort") !== "ascending";
+        each(table.tHead.rows[0].cells, function (h) { h.setAttribute("aria-sort", "none"); });
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+        var k = function (r) {
+          var v = r[columns[i]];
+          if (numeric) { var n = parseFloat(v); return isNaN(n) ? -Infinity : n; }
+          return String(v).toLowerCase();
+        };
+        var keyed = st.rows.map(function (r, j) { return [k(r), j, r]; });
+        keyed.sort(function (a, b) {
+          if (a[0] < b[0]) { return asc ? -1 : 1; }
+          if (a[0] > b[0]) { return asc ? 1 : -1; }
+          return a[1] - b[1];
+        });
+        st.rows = keyed.map(function (x) { return x[2]; });
+        st.filter(st.keep);
+      };
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", function (e) {
+        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
+      });
+    });
+    table.shoalData = st;
+    st.render();
+  }
+  each(document.querySelectorAll("table[data-source]"), dataTable);
   // Filters: text, severity (`data-sev` on rows of findings tables, the letters of `data-s`
   // elsewhere) and family (a bit of `data-f`), over one or more tables or lists (`data-for`).
   function matches(r, text, level, fam) {
@@ -112,6 +214,15 @@
     var shown = 0;
     var total = 0;
     targets.forEach(function (t) {
+      if (t.shoalData) {
+        total += t.shoalData.rows.length;
+        shown += t.shoalData.filter(function (r) {
+          if (level && r[10].indexOf(level.charAt(0)) < 0) { return false; }
+          if (bits && (r[11] & bits) === 0) { return false; }
+          return !text || (r[0] + " " + r[9]).toLowerCase().indexOf(text) >= 0;
+        });
+        return;
+      }
       each(rowsOf(t), function (r) {
         var ok = matches(r, text, level, bits);
         r.setAttribute("data-match", ok ? "1" : "0");

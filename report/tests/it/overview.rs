@@ -360,3 +360,58 @@ fn overview_site_and_issue_pages_render_in_chromium() {
         std::fs::write(artifacts.join(format!("report-{name}.png")), &png).expect("artifact kept");
     }
 }
+
+#[test]
+fn a_large_batch_hands_its_sites_to_the_script_as_data() {
+    use shoal_shared::finding::{Code, Finding};
+    use shoal_shared::record::{Discovery, Event, PageRecord, UrlKind};
+    use shoal_shared::time::UnixMs;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut db = AuditDb::open(&dir.path().join("large.db")).expect("open");
+    let audit = db.create_audit("{}", UnixMs(T0)).expect("audit");
+    let urls: Vec<String> = (0..600).map(|i| format!("https://s{i:03}.test/")).collect();
+    let mut hostile = urls.clone();
+    hostile[599] = "https://s599.test/</script><script>alert(1)</script>".to_owned();
+    let sites = db.add_sites(audit, &hostile).expect("sites");
+    let mut events = Vec::new();
+    for (i, site) in sites.iter().enumerate() {
+        events.push(Event::Page(Box::new(PageRecord {
+            audit,
+            site: *site,
+            url: urls[i].clone(),
+            kind: UrlKind::Page,
+            status: Some(200),
+            found_via: Discovery::Start,
+            ..PageRecord::default()
+        })));
+        if i % 3 == 0 {
+            events.push(Event::Finding(Finding::new(audit, *site, Code::HstsMissing, urls[i].clone(), "")));
+        }
+    }
+    db.apply(&events).expect("apply");
+    let path = dir.path().join("overview.html");
+    let doc = overview(&db, audit, Links::Directory { nested: false }, &Branding::default());
+    std::fs::write(&path, &doc).expect("written");
+    let table = between(&doc, r#"id="sites-table""#, "</table>");
+    assert_eq!(table.matches("<tr data-s=").count(), 500, "the first 500 as rows");
+    assert!(table.contains(r#"data-source="sites-data""#));
+    let block = between(&doc, r#"<script type="application/json" id="sites-data">"#, "</script>");
+    assert!(!block.contains('<'), "crawled text cannot end the data block");
+    let data: Value = serde_json::from_str(block).expect("JSON");
+    assert_eq!(data.as_array().map(Vec::len), Some(600), "every site for the script");
+
+    let bin = chromium::chromium();
+    let url = format!("file://{}", path.display());
+    let (ok, dom, log) = chromium::run_chromium(
+        &bin,
+        &dir.path().join("profile"),
+        &["--virtual-time-budget=2000", "--dump-dom", &url],
+        Duration::from_secs(90),
+    );
+    assert!(ok, "chromium failed:\n{log}");
+    assert!(!log.contains("Content Security Policy"), "{log}");
+    let table = between(&dom, r#"id="sites-table""#, "</table>");
+    assert_eq!(table.matches("<tr data-s=").count(), 500, "the script renders one page of 500");
+    assert!(dom.contains("Page 1 of 2 (600 sites)"), "and pages through all of them");
+    assert_eq!(dom.to_ascii_lowercase().matches("<script>alert").count(), 0, "no injected script element");
+}
