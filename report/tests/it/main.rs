@@ -4,6 +4,10 @@
 #![allow(clippy::disallowed_methods)]
 
 mod batch_fixture;
+/// Headless Chromium, shared with the end-to-end tests (which get it from the shoal-tests library;
+/// this crate cannot depend on that one).
+#[path = "../../../tests/src/chromium.rs"]
+mod chromium;
 mod compare_fixture;
 mod db_report;
 mod html_fixture;

@@ -13,8 +13,7 @@ use shoal_store::AuditDb;
 use std::path::Path;
 use std::time::Duration;
 
-#[path = "../../../tests/src/chromium.rs"]
-mod chromium;
+use crate::chromium;
 
 fn overview(db: &AuditDb, audit: shoal_shared::ids::AuditId, links: Links, branding: &Branding) -> String {
     let mut out = Vec::new();

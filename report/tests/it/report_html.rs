@@ -13,11 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// Headless Chromium, shared with the end-to-end tests (which get it from the shoal-tests library;
-/// this crate cannot depend on that one).
-#[path = "../../../tests/src/chromium.rs"]
-mod chromium;
-use chromium::{chromium, run_chromium};
+use crate::chromium::{chromium, run_chromium};
 
 #[test]
 fn html_report_has_every_section_and_one_svg_per_chart() {
