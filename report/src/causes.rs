@@ -195,30 +195,12 @@ fn group(kind: CauseKind, members: Vec<SiteId>, sites: &[SiteHealth]) -> Option<
 mod tests {
     use super::*;
     use crate::issues::SiteHealth;
-    use shoal_store::{IssueCount, SiteStatus, SiteSummary};
+    use crate::issues::testing::{count, site};
+    use shoal_store::IssueCount;
 
     fn health(id: u64, codes: &[&str]) -> SiteHealth {
-        let site = SiteSummary {
-            id: SiteId(id),
-            audit: AuditId(1),
-            start_url: format!("https://s{id}.test/"),
-            status: SiteStatus::Done,
-            pages: 10,
-            urls: 10,
-            findings: 0,
-            done_at: None,
-        };
-        let counts: Vec<IssueCount> = codes
-            .iter()
-            .map(|c| IssueCount {
-                site: SiteId(id),
-                code: (*c).to_owned(),
-                severity: Severity::Warning,
-                urls: 1,
-                findings: 1,
-            })
-            .collect();
-        SiteHealth::new(site, &counts, 10, None)
+        let counts: Vec<IssueCount> = codes.iter().map(|c| count(id, c, Severity::Warning, 1)).collect();
+        SiteHealth::new(site(id, 10), &counts, 10, None)
     }
 
     #[test]

@@ -42,6 +42,7 @@ use shoal_store::cursor::Reader;
 use shoal_store::{AuditDb, AuditSummary, PageRow};
 use site::Depth;
 use std::io::{BufWriter, Write};
+pub(crate) use svg::escape as escape_markup;
 use view::{BackLink, Foot, Head, SectionEnd, TableEnd, UrlView};
 use view_issues::IssueEnd;
 
@@ -314,6 +315,11 @@ fn href(url: &str) -> Option<&str> {
 
 fn url_view(url: &str) -> UrlView<'_> {
     UrlView { text: url, href: href(url) }
+}
+
+/// A finding's related URLs as shown.
+fn related_views(urls: &[String]) -> Vec<UrlView<'_>> {
+    urls.iter().map(|u| url_view(u)).collect()
 }
 
 /// The id of a URL's details section: site id and a 64-bit FNV-1a hash of the URL. Computable from

@@ -358,12 +358,14 @@ pub fn by_errors(sites: &[SiteHealth]) -> Vec<&SiteHealth> {
     out
 }
 
+/// Sites and counts for the unit tests of the report crate.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
     use shoal_store::SiteStatus;
 
-    fn site(id: u64, pages: u64) -> SiteSummary {
+    /// A finished site `https://s{id}.test/` of audit 1 with `pages` pages.
+    pub(crate) fn site(id: u64, pages: u64) -> SiteSummary {
         SiteSummary {
             id: SiteId(id),
             audit: AuditId(1),
@@ -376,9 +378,18 @@ mod tests {
         }
     }
 
-    fn count(site: u64, code: &str, severity: Severity, urls: u64) -> IssueCount {
+    /// `urls` findings of `code` on site `site`, one per URL.
+    pub(crate) fn count(site: u64, code: &str, severity: Severity, urls: u64) -> IssueCount {
         IssueCount { site: SiteId(site), code: code.to_owned(), severity, urls, findings: urls }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shoal_store::SiteStatus;
+
+    use super::testing::{count, site};
 
     #[test]
     fn groups_are_ranked_by_impact_and_counted_by_severity() {

@@ -258,6 +258,16 @@ pub(super) fn value<W: Write, T: Serialize + ?Sized>(w: &mut W, v: &T) -> Result
     serde_json::to_writer(w, v).map_err(|e| ReportError::Write { source: e.into() })
 }
 
+/// Opens a document: `{"schema":SCHEMA,"generator":"shoal <version>"` (every JSON report starts
+/// so).
+pub(super) fn open_document<W: Write>(w: &mut W, schema: &str) -> Result<(), ReportError> {
+    w.write_all(b"{")?;
+    key(w, true, "schema")?;
+    value(w, schema)?;
+    key(w, false, "generator")?;
+    value(w, &generator())
+}
+
 /// Writes `"key":` (preceded by a comma unless it is the object's first key).
 pub(super) fn key<W: Write>(w: &mut W, first: bool, name: &str) -> Result<(), ReportError> {
     if !first {
@@ -281,14 +291,9 @@ fn ms_pair(t: Option<UnixMs>) -> (Option<String>, Option<u64>) {
 pub fn write_json(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<(), ReportError> {
     let summary = db.audit(audit)?.ok_or(ReportError::UnknownAudit { audit })?;
     let mut w = BufWriter::new(out);
-    let head = audit_json(&summary);
-    w.write_all(b"{")?;
-    key(&mut w, true, "schema")?;
-    value(&mut w, SCHEMA)?;
-    key(&mut w, false, "generator")?;
-    value(&mut w, &generator())?;
+    open_document(&mut w, SCHEMA)?;
     key(&mut w, false, "audit")?;
-    value(&mut w, &head)?;
+    value(&mut w, &audit_json(&summary))?;
     key(&mut w, false, "changes")?;
     write_changes(db, audit, &mut w)?;
     key(&mut w, false, "sites")?;
@@ -327,11 +332,7 @@ pub(crate) fn write_site_health_json(
     let audit = health.site.audit;
     let summary = db.audit(audit)?.ok_or(ReportError::UnknownAudit { audit })?;
     let mut w = BufWriter::new(out);
-    w.write_all(b"{")?;
-    key(&mut w, true, "schema")?;
-    value(&mut w, SCHEMA)?;
-    key(&mut w, false, "generator")?;
-    value(&mut w, &generator())?;
+    open_document(&mut w, SCHEMA)?;
     key(&mut w, false, "audit")?;
     value(&mut w, &audit_json(&summary))?;
     key(&mut w, false, "changes")?;

@@ -7,8 +7,8 @@
 //! audit). A site without findings has one passing test case, `health`. A failure lists the URLs
 //! (at most [`URLS_PER_FAILURE`]) with their details.
 //!
-//! XML is written by hand: five escapes and dropping the characters XML 1.0 cannot carry (crawled
-//! text may hold control characters), which no crate does for us.
+//! XML is written by hand: the report's markup escaper and dropping the characters XML 1.0 cannot
+//! carry (crawled text may hold control characters), which no crate does for us.
 
 use crate::compare::{Change, changes_with};
 use crate::gate::{Gate, parse_severity};
@@ -23,24 +23,15 @@ use std::io::{BufWriter, Write};
 /// URLs listed in one failure's text at most.
 pub const URLS_PER_FAILURE: u64 = 50;
 
-/// Text for XML content and attribute values: `&`, `<`, `>`, `"`, `'` escaped, and characters XML
-/// 1.0 does not allow (most control characters, lone surrogates cannot occur in a `str`, U+FFFE
-/// and U+FFFF) dropped.
+/// Text for XML content and attribute values: the characters XML 1.0 does not allow (most control
+/// characters, U+FFFE and U+FFFF; lone surrogates cannot occur in a `str`) dropped, then `&`, `<`,
+/// `>`, `"`, `'` escaped as for the report's SVG (one escaper for markup written by hand).
 fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
-            c => out.push(c),
-        }
-    }
-    out
+    let allowed: String = s
+        .chars()
+        .filter(|c| matches!(c, '\t' | '\n' | '\r') || (*c >= ' ' && !matches!(c, '\u{fffe}' | '\u{ffff}')))
+        .collect();
+    crate::html::escape_markup(&allowed)
 }
 
 /// Writes the JUnit XML of an audit; test cases fail by `gate`.
@@ -167,7 +158,7 @@ mod tests {
 
     #[test]
     fn xml_text_is_escaped_and_stripped_of_what_xml_cannot_carry() {
-        assert_eq!(xml(r#"<a href="x">&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;");
+        assert_eq!(xml(r#"<a href="x">&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
         assert_eq!(xml("a\u{0}b\u{1b}c\td\u{fffe}"), "abc\td");
         assert_eq!(xml("ünïcødé ✓"), "ünïcødé ✓");
     }

@@ -3,12 +3,13 @@
 //! scripts of hosting providers that rank thousands of customer sites; the full findings of a site
 //! are in its `shoal.report/v1` document.
 
+use crate::ReportError;
 use crate::causes::{Cause, causes};
+use crate::compare::AuditJson;
 use crate::html::links::Links;
 use crate::issues::{CodeAcross, SiteHealth, across_sites, audit_health, median_score, score_bands};
-use crate::json::{HealthJson, key, value};
+use crate::json::{HealthJson, key, open_document, value};
 use crate::score::FORMULA;
-use crate::{ReportError, generator, rfc3339};
 use serde::Serialize;
 use shoal_shared::ids::AuditId;
 use shoal_store::{AuditDb, AuditSummary};
@@ -17,16 +18,6 @@ use std::io::{BufWriter, Write};
 /// The `schema` value of every overview document. Within v1 fields may be added, never removed,
 /// renamed or retyped.
 pub const OVERVIEW_SCHEMA: &str = "shoal.overview/v1";
-
-#[derive(Serialize)]
-struct AuditJson<'a> {
-    id: u64,
-    created_at: String,
-    created_at_ms: u64,
-    finished_at: Option<String>,
-    finished_at_ms: Option<u64>,
-    status: &'a str,
-}
 
 #[derive(Serialize)]
 struct SummaryJson {
@@ -140,25 +131,11 @@ pub(crate) fn write_overview_json_of(
     out: &mut dyn Write,
 ) -> Result<(), ReportError> {
     let mut w = BufWriter::new(out);
-    w.write_all(b"{")?;
-    key(&mut w, true, "schema")?;
-    value(&mut w, OVERVIEW_SCHEMA)?;
-    key(&mut w, false, "generator")?;
-    value(&mut w, &generator())?;
+    open_document(&mut w, OVERVIEW_SCHEMA)?;
     key(&mut w, false, "score_formula")?;
     value(&mut w, FORMULA)?;
     key(&mut w, false, "audit")?;
-    value(
-        &mut w,
-        &AuditJson {
-            id: summary.id.0,
-            created_at: rfc3339(summary.created_at),
-            created_at_ms: summary.created_at.0,
-            finished_at: summary.finished_at.map(rfc3339),
-            finished_at_ms: summary.finished_at.map(|t| t.0),
-            status: summary.status.as_str(),
-        },
-    )?;
+    value(&mut w, &AuditJson::of(summary))?;
     key(&mut w, false, "summary")?;
     value(
         &mut w,

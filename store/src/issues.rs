@@ -75,22 +75,11 @@ impl AuditDb {
     /// # Errors
     /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
     pub fn issue_counts(&self, audit: AuditId) -> Result<Vec<IssueCount>, DbError> {
-        let path = &self.path;
-        let op = "read issue counts";
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT f.site_id, f.code, {RANK}, COUNT(DISTINCT f.url), COUNT(*)
-                 FROM sites s JOIN findings f ON f.site_id = s.id
-                 WHERE s.audit_id = ?1 GROUP BY f.site_id, f.code ORDER BY f.site_id, f.code"
-            ))
-            .map_err(sql_err(path, op))?;
-        let mut rows = stmt.query([int(audit.0)]).map_err(sql_err(path, op))?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next().map_err(sql_err(path, op))? {
-            out.push(issue_from_row(r, path)?);
-        }
-        Ok(out)
+        self.issue_rows(
+            "FROM sites s JOIN findings f ON f.site_id = s.id
+             WHERE s.audit_id = ?1 GROUP BY f.site_id, f.code ORDER BY f.site_id, f.code",
+            int(audit.0),
+        )
     }
 
     /// One site's findings grouped by code, ordered by code.
@@ -98,16 +87,18 @@ impl AuditDb {
     /// # Errors
     /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
     pub fn site_issue_counts(&self, site: SiteId) -> Result<Vec<IssueCount>, DbError> {
+        self.issue_rows("FROM findings f WHERE f.site_id = ?1 GROUP BY f.code ORDER BY f.code", int(site.0))
+    }
+
+    /// Issue counts selected by `rest` (the query after its column list) for the id `param`.
+    fn issue_rows(&self, rest: &str, param: i64) -> Result<Vec<IssueCount>, DbError> {
         let path = &self.path;
         let op = "read issue counts";
         let mut stmt = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT f.site_id, f.code, {RANK}, COUNT(DISTINCT f.url), COUNT(*)
-                 FROM findings f WHERE f.site_id = ?1 GROUP BY f.code ORDER BY f.code"
-            ))
+            .prepare_cached(&format!("SELECT f.site_id, f.code, {RANK}, COUNT(DISTINCT f.url), COUNT(*) {rest}"))
             .map_err(sql_err(path, op))?;
-        let mut rows = stmt.query([int(site.0)]).map_err(sql_err(path, op))?;
+        let mut rows = stmt.query([param]).map_err(sql_err(path, op))?;
         let mut out = Vec::new();
         while let Some(r) = rows.next().map_err(sql_err(path, op))? {
             out.push(issue_from_row(r, path)?);

@@ -344,31 +344,13 @@ pub(crate) fn issue_sites<W: Write>(
 mod tests {
     use super::*;
     use crate::issues::SiteHealth;
-    use shoal_shared::ids::AuditId;
-    use shoal_store::{IssueCount, SiteStatus, SiteSummary};
+    use crate::issues::testing::{count, site};
+    use shoal_store::IssueCount;
 
     fn h(id: u64, answered: u64, errors: u64) -> SiteHealth {
-        let site = SiteSummary {
-            id: SiteId(id),
-            audit: AuditId(1),
-            start_url: format!("https://s{id}.test/"),
-            status: SiteStatus::Done,
-            pages: 10,
-            urls: 10,
-            findings: 0,
-            done_at: None,
-        };
-        let counts: Vec<IssueCount> = (errors > 0)
-            .then(|| IssueCount {
-                site: SiteId(id),
-                code: "title_missing".into(),
-                severity: Severity::Error,
-                urls: errors,
-                findings: errors,
-            })
-            .into_iter()
-            .collect();
-        SiteHealth::new(site, &counts, answered, None)
+        let counts: Vec<IssueCount> =
+            (errors > 0).then(|| count(id, "title_missing", Severity::Error, errors)).into_iter().collect();
+        SiteHealth::new(site(id, 10), &counts, answered, None)
     }
 
     #[test]

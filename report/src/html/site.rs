@@ -16,7 +16,7 @@ use super::view_issues::{
     ChartsView, FamilyOption, IssueEnd, IssueRow, IssueStart, IssuesEnd, IssuesStart, SiteEnd, SiteHealthView,
     TrendView,
 };
-use super::{anchor, href, human_bytes, render, severity_rank, status_text, url_view};
+use super::{anchor, href, human_bytes, related_views, render, severity_rank, status_text, url_view};
 use crate::ReportError;
 use crate::compare::{self, Change};
 use crate::issues::{IssueGroup, SiteHealth, families, family_bit};
@@ -240,7 +240,7 @@ pub(crate) fn issue_rows<W: Write>(
                 href: href(&f.url),
                 anchor: a,
                 detail: &f.detail,
-                related: f.related.iter().map(|u| url_view(u)).collect(),
+                related: related_views(&f.related),
             },
         )
     })
@@ -456,7 +456,7 @@ pub(crate) fn finding_row<W: Write>(
             href: href(&f.url),
             anchor,
             detail: &f.detail,
-            related: f.related.iter().map(|u| url_view(u)).collect(),
+            related: related_views(&f.related),
         },
     )
 }

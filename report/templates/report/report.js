@@ -10,24 +10,28 @@
     if (el.tBodies && el.tBodies[0]) { return el.tBodies[0].rows; }
     return el.querySelectorAll("[data-item]");
   }
+  // The pager under a paged table: Previous, "Page x of y", Next.
+  function pagerFor(table) {
+    var p = { nav: document.createElement("nav"), prev: document.createElement("button"),
+      next: document.createElement("button"), info: document.createElement("span") };
+    p.nav.className = "pager";
+    p.prev.type = "button";
+    p.prev.textContent = "\u2190 Previous";
+    p.next.type = "button";
+    p.next.textContent = "Next \u2192";
+    p.nav.appendChild(p.prev);
+    p.nav.appendChild(p.info);
+    p.nav.appendChild(p.next);
+    table.parentNode.insertBefore(p.nav, table.nextSibling);
+    return p;
+  }
   // Paging: a `table.paged` shows `data-page-size` of its matching rows at a time.
   var pagers = [];
   function paged(table) {
     var size = parseInt(table.getAttribute("data-page-size"), 10) || 100;
     var state = { table: table, size: size, page: 0 };
-    var nav = document.createElement("nav");
-    nav.className = "pager";
-    var prev = document.createElement("button");
-    prev.type = "button";
-    prev.textContent = "\u2190 Previous";
-    var next = document.createElement("button");
-    next.type = "button";
-    next.textContent = "Next \u2192";
-    var info = document.createElement("span");
-    nav.appendChild(prev);
-    nav.appendChild(info);
-    nav.appendChild(next);
-    table.parentNode.insertBefore(nav, table.nextSibling);
+    var p = pagerFor(table);
+    var nav = p.nav, prev = p.prev, next = p.next, info = p.info;
     state.show = function () {
       var matching = Array.prototype.filter.call(rowsOf(table), function (r) {
         return r.getAttribute("data-match") !== "0";
@@ -102,19 +106,8 @@
     var st = { rows: all, shown: all, page: 0, keep: function () { return true; } };
     var columns = [0, 2, 4, 5, 6, 7, 8, 9];
     var body = table.tBodies[0];
-    var nav = document.createElement("nav");
-    nav.className = "pager";
-    var prev = document.createElement("button");
-    prev.type = "button";
-    prev.textContent = "\u2190 Previous";
-    var next = document.createElement("button");
-    next.type = "button";
-    next.textContent = "Next \u2192";
-    var info = document.createElement("span");
-    nav.appendChild(prev);
-    nav.appendChild(info);
-    nav.appendChild(next);
-    table.parentNode.insertBefore(nav, table.nextSibling);
+    var p = pagerFor(table);
+    var prev = p.prev, next = p.next, info = p.info;
     function td(tr, text, cls) {
       var c = document.createElement("td");
       if (cls) { c.className = cls; }
