@@ -35,6 +35,11 @@ pub const GAUGE_SITES: usize = 2_000;
 pub const REAP_EVERY: Duration = Duration::from_secs(1);
 /// How long the aggregator sleeps when there were no events.
 pub const AGGREGATE_IDLE: Duration = Duration::from_millis(100);
+/// How long the aggregator lets events gather after a batch smaller than [`EVENT_BATCH`]: one
+/// transaction for what a busy crawl publishes in that time instead of one per handful of pages
+/// (each commit writes every page it dirtied, and each batch is a thread hop). Findings reach the
+/// database this much later; a full batch is followed at once.
+pub const AGGREGATE_GATHER: Duration = Duration::from_millis(50);
 /// How long the aggregator waits after a failure before trying again.
 pub const AGGREGATE_RETRY: Duration = Duration::from_secs(1);
 
@@ -645,7 +650,8 @@ impl<F: Frontier> Coordinator<F> {
             let pause = match self.aggregate().await {
                 Ok(0) => AGGREGATE_IDLE,
                 Ok(_) if stop.is_cancelled() => return,
-                Ok(_) => continue,
+                Ok(n) if n >= EVENT_BATCH => continue,
+                Ok(_) => AGGREGATE_GATHER,
                 Err(EngineError::Frontier(FrontierError::Lost(what))) => {
                     // The frontier's store came back empty: seed the audits still running again
                     // from the database (pages already stored stay; their sites are crawled anew,

@@ -371,7 +371,7 @@ impl RedisFrontier {
                     .arg(t.not_before.0);
             }
         }
-        inv.arg(c.discovered.len()).arg(c.events.len());
+        inv.arg(c.discovered.len()).arg(c.events.len()).arg(self.settings.max_in_flight_per_ip);
         for t in &c.discovered {
             Self::push_task(&mut inv, t);
         }
@@ -580,7 +580,7 @@ impl Frontier for RedisFrontier {
         let mut c = self.conn.clone();
         let inv = {
             let mut i = self.scripts.reap.prepare_invoke();
-            i.key(self.keys.prefix()).arg(now.0).arg(REAP_BATCH);
+            i.key(self.keys.prefix()).arg(now.0).arg(REAP_BATCH).arg(self.settings.max_in_flight_per_ip);
             i
         };
         async move {

@@ -6,13 +6,13 @@
 //! coordinator's run notifications; the rules are documented for users in
 //! `docs/report-compare.md`.
 
-use super::{ReportError, generator, rfc3339};
+use super::{ReportError, rfc3339};
 use serde::Serialize;
 use shoal_store::compare::{self as core, ChangeCounts, SitePairs};
 use shoal_store::cursor::Reader;
 use shoal_store::{AuditDb, AuditSummary, DbError, SiteSummary};
 
-use super::json::{FindingJson, key as key_json, value};
+use super::json::{FindingJson, key as key_json, open_document, value};
 use shoal_shared::ids::AuditId;
 use std::io::{BufWriter, Write};
 
@@ -124,11 +124,7 @@ pub fn write_compare_json(db: &AuditDb, old: AuditId, new: AuditId, out: &mut dy
     let totals = TotalsJson::of(&pairs, ChangeCounts::sum(&counts));
 
     let mut w = BufWriter::new(out);
-    w.write_all(b"{")?;
-    key_json(&mut w, true, "schema")?;
-    value(&mut w, COMPARE_SCHEMA)?;
-    key_json(&mut w, false, "generator")?;
-    value(&mut w, &generator())?;
+    open_document(&mut w, COMPARE_SCHEMA)?;
     key_json(&mut w, false, "match")?;
     value(&mut w, &serde_json::json!({"sites": "start_url", "findings": ["code", "url", "key"]}))?;
     key_json(&mut w, false, "old")?;

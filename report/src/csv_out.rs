@@ -1,6 +1,9 @@
-//! CSV reports: `pages.csv`, `links.csv`, `findings.csv`, one row per stored row, streamed.
+//! CSV reports: `pages.csv`, `links.csv`, `findings.csv`, one row per stored row, streamed; and
+//! `issues.csv` (one row per site and code: the grouped issues) and `sites.csv` (one row per site:
+//! its score and trend), for spreadsheets and other tools that rank sites.
 
 use super::{ReportError, rfc3339};
+use crate::issues::audit_health;
 use shoal_shared::ids::AuditId;
 use shoal_store::AuditDb;
 use std::borrow::Cow;
@@ -8,7 +11,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// The files [`write_csv`] writes, in order.
-pub const CSV_FILES: [&str; 3] = ["pages.csv", "links.csv", "findings.csv"];
+pub const CSV_FILES: [&str; 5] = ["pages.csv", "links.csv", "findings.csv", "issues.csv", "sites.csv"];
 
 const PAGES_HEADER: &[&str] = &[
     "site_id",
@@ -37,6 +40,25 @@ const PAGES_HEADER: &[&str] = &[
 const LINKS_HEADER: &[&str] = &["site_id", "from_url", "to_url", "kind", "nofollow", "internal", "text"];
 
 const FINDINGS_HEADER: &[&str] = &["site_id", "code", "severity", "family", "url", "detail", "related", "message"];
+
+const ISSUES_HEADER: &[&str] =
+    &["site_id", "start_url", "code", "severity", "family", "scope", "urls", "findings", "impact", "message", "fix"];
+
+const SITES_HEADER: &[&str] = &[
+    "site_id",
+    "start_url",
+    "status",
+    "score",
+    "previous_audit",
+    "previous_score",
+    "trend",
+    "errors",
+    "warnings",
+    "notices",
+    "pages",
+    "answered_pages",
+    "top_issue",
+];
 
 /// Separates the values of list columns (h1s, robots directives, related URLs) within one cell.
 const LIST_SEPARATOR: &str = " | ";
@@ -166,5 +188,50 @@ pub fn write_csv(db: &AuditDb, audit: AuditId, dir: &Path) -> Result<Vec<PathBuf
         })?;
     }
     written.push(findings.finish()?);
+
+    let health = audit_health(db, audit)?;
+    let mut issues = Sheet::create(dir, CSV_FILES[3], ISSUES_HEADER)?;
+    for h in &health {
+        let id = h.site.id.0.to_string();
+        for g in &h.groups {
+            issues.row(&[
+                Cow::Borrowed(id.as_str()),
+                cell(&h.site.start_url),
+                cell(&g.code),
+                Cow::Borrowed(g.severity.as_str()),
+                Cow::Borrowed(g.family),
+                Cow::Borrowed(g.scope.as_str()),
+                Cow::Owned(g.urls.to_string()),
+                Cow::Owned(g.findings.to_string()),
+                Cow::Owned(format!("{:.1}", g.impact)),
+                Cow::Borrowed(g.message().unwrap_or("")),
+                Cow::Owned(g.fix().unwrap_or_default()),
+            ])?;
+        }
+    }
+    written.push(issues.finish()?);
+
+    let mut sites = Sheet::create(dir, CSV_FILES[4], SITES_HEADER)?;
+    let num = |n: Option<u8>| Cow::Owned(n.map(|n| n.to_string()).unwrap_or_default());
+    for h in &health {
+        let earlier = h.earlier.as_ref();
+        sites.row(&[
+            Cow::Owned(h.site.id.0.to_string()),
+            cell(&h.site.start_url),
+            Cow::Borrowed(h.site.status.as_str()),
+            num(h.score.map(|s| s.get())),
+            Cow::Owned(earlier.map(|e| e.previous.audit.0.to_string()).unwrap_or_default()),
+            num(earlier.and_then(|e| e.score).map(|s| s.get())),
+            // A number of ours, not crawled text: written as is (a negative trend is `-3`).
+            Cow::Owned(h.trend().map(|t| t.to_string()).unwrap_or_default()),
+            Cow::Owned(h.counts.errors.to_string()),
+            Cow::Owned(h.counts.warnings.to_string()),
+            Cow::Owned(h.counts.notices.to_string()),
+            Cow::Owned(h.site.pages.to_string()),
+            Cow::Owned(h.answered.to_string()),
+            opt(h.groups.first().map(|g| g.code.as_str())),
+        ])?;
+    }
+    written.push(sites.finish()?);
     Ok(written)
 }

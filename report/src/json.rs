@@ -2,12 +2,15 @@
 
 use super::compare::{AuditJson as AuditRefJson, CountsJson, TotalsJson, site_ref, unknown_audit};
 use super::{ReportError, generator, rfc3339};
+use crate::issues::{IssueGroup, SiteHealth, audit_health, baselines, site_health};
+use crate::score::FORMULA;
 use serde::Serialize;
 use shoal_shared::ids::AuditId;
+use shoal_shared::ids::SiteId;
 use shoal_shared::time::UnixMs;
 use shoal_store::compare::{self as core, Change};
 use shoal_store::cursor::Reader;
-use shoal_store::{AuditDb, FindingRow, LinkRow, PageRow, SiteStats, SiteSummary};
+use shoal_store::{AuditDb, AuditSummary, FindingRow, LinkRow, PageRow, SiteStats};
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 
@@ -157,6 +160,72 @@ impl<'a> PageJson<'a> {
     }
 }
 
+/// A site's earlier audit and score (`sites[].health.previous`).
+#[derive(Serialize)]
+struct PreviousJson {
+    audit: u64,
+    site: u64,
+    score: Option<u8>,
+}
+
+/// `sites[].health`: the score, how it was computed, its trend.
+#[derive(Serialize)]
+pub(crate) struct HealthJson {
+    score: Option<u8>,
+    formula: &'static str,
+    answered_pages: u64,
+    previous: Option<PreviousJson>,
+    trend: Option<i16>,
+}
+
+impl HealthJson {
+    pub(crate) fn of(h: &SiteHealth) -> HealthJson {
+        HealthJson {
+            score: h.score.map(|s| s.get()),
+            formula: FORMULA,
+            answered_pages: h.answered,
+            previous: h.earlier.as_ref().map(|e| PreviousJson {
+                audit: e.previous.audit.0,
+                site: e.previous.site.0,
+                score: e.score.map(|s| s.get()),
+            }),
+            trend: h.trend(),
+        }
+    }
+}
+
+/// `sites[].issues[]`: one issue group.
+#[derive(Serialize)]
+pub(crate) struct IssueJson<'a> {
+    code: &'a str,
+    severity: &'static str,
+    family: &'static str,
+    scope: &'static str,
+    urls: u64,
+    findings: u64,
+    impact: f64,
+    message: Option<&'static str>,
+    why: Option<String>,
+    fix: Option<String>,
+}
+
+impl<'a> IssueJson<'a> {
+    pub(crate) fn of(g: &'a IssueGroup) -> IssueJson<'a> {
+        IssueJson {
+            code: &g.code,
+            severity: g.severity.as_str(),
+            family: g.family,
+            scope: g.scope.as_str(),
+            urls: g.urls,
+            findings: g.findings,
+            impact: (g.impact * 10.0).round() / 10.0,
+            message: g.message(),
+            why: g.why(),
+            fix: g.fix(),
+        }
+    }
+}
+
 /// One finding as the JSON reports write it (the audit report and the comparison share it).
 #[derive(Serialize)]
 pub(super) struct FindingJson<'a> {
@@ -189,6 +258,16 @@ pub(super) fn value<W: Write, T: Serialize + ?Sized>(w: &mut W, v: &T) -> Result
     serde_json::to_writer(w, v).map_err(|e| ReportError::Write { source: e.into() })
 }
 
+/// Opens a document: `{"schema":SCHEMA,"generator":"shoal <version>"` (every JSON report starts
+/// so).
+pub(super) fn open_document<W: Write>(w: &mut W, schema: &str) -> Result<(), ReportError> {
+    w.write_all(b"{")?;
+    key(w, true, "schema")?;
+    value(w, schema)?;
+    key(w, false, "generator")?;
+    value(w, &generator())
+}
+
 /// Writes `"key":` (preceded by a comma unless it is the object's first key).
 pub(super) fn key<W: Write>(w: &mut W, first: bool, name: &str) -> Result<(), ReportError> {
     if !first {
@@ -212,8 +291,63 @@ fn ms_pair(t: Option<UnixMs>) -> (Option<String>, Option<u64>) {
 pub fn write_json(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<(), ReportError> {
     let summary = db.audit(audit)?.ok_or(ReportError::UnknownAudit { audit })?;
     let mut w = BufWriter::new(out);
+    open_document(&mut w, SCHEMA)?;
+    key(&mut w, false, "audit")?;
+    value(&mut w, &audit_json(&summary))?;
+    key(&mut w, false, "changes")?;
+    write_changes(db, audit, &mut w)?;
+    key(&mut w, false, "sites")?;
+    w.write_all(b"[")?;
+    for (i, health) in audit_health(db, audit)?.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        write_site(db, health, &mut w)?;
+    }
+    w.write_all(b"]}\n")?;
+    w.flush()?;
+    Ok(())
+}
+
+/// Writes a `shoal.report/v1` document of one site (its audit's `audit` object, `changes` null,
+/// `sites` holding that site only): what `shoal report --site` and `--per-site` hand to a
+/// customer.
+///
+/// # Errors
+/// [`ReportError::UnknownSite`], [`ReportError::Db`] on a read failure, [`ReportError::Write`] if
+/// `out` fails.
+pub fn write_site_json(db: &AuditDb, site: SiteId, out: &mut dyn Write) -> Result<(), ReportError> {
+    let summary = db.site(site)?.ok_or(ReportError::UnknownSite { site })?;
+    let base = baselines(db, summary.audit)?;
+    let health = site_health(db, summary, base.get(&site))?;
+    write_site_health_json(db, &health, out)
+}
+
+/// [`write_site_json`] for a site whose health is already known.
+pub(crate) fn write_site_health_json(
+    db: &AuditDb,
+    health: &SiteHealth,
+    out: &mut dyn Write,
+) -> Result<(), ReportError> {
+    let audit = health.site.audit;
+    let summary = db.audit(audit)?.ok_or(ReportError::UnknownAudit { audit })?;
+    let mut w = BufWriter::new(out);
+    open_document(&mut w, SCHEMA)?;
+    key(&mut w, false, "audit")?;
+    value(&mut w, &audit_json(&summary))?;
+    key(&mut w, false, "changes")?;
+    value(&mut w, &serde_json::Value::Null)?;
+    key(&mut w, false, "sites")?;
+    w.write_all(b"[")?;
+    write_site(db, health, &mut w)?;
+    w.write_all(b"]}\n")?;
+    w.flush()?;
+    Ok(())
+}
+
+fn audit_json(summary: &AuditSummary) -> AuditJson<'_> {
     let (finished_at, finished_at_ms) = ms_pair(summary.finished_at);
-    let head = AuditJson {
+    AuditJson {
         id: summary.id.0,
         created_at: rfc3339(summary.created_at),
         created_at_ms: summary.created_at.0,
@@ -221,27 +355,7 @@ pub fn write_json(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<(
         finished_at_ms,
         status: summary.status.as_str(),
         options: serde_json::from_str(&summary.options_json).unwrap_or(serde_json::Value::Null),
-    };
-    w.write_all(b"{")?;
-    key(&mut w, true, "schema")?;
-    value(&mut w, SCHEMA)?;
-    key(&mut w, false, "generator")?;
-    value(&mut w, &generator())?;
-    key(&mut w, false, "audit")?;
-    value(&mut w, &head)?;
-    key(&mut w, false, "changes")?;
-    write_changes(db, audit, &mut w)?;
-    key(&mut w, false, "sites")?;
-    w.write_all(b"[")?;
-    for (i, site) in db.site_counts(audit)?.iter().enumerate() {
-        if i > 0 {
-            w.write_all(b",")?;
-        }
-        write_site(db, site, &mut w)?;
     }
-    w.write_all(b"]}\n")?;
-    w.flush()?;
-    Ok(())
 }
 
 /// What the first run of a schedule says instead of a comparison.
@@ -308,7 +422,8 @@ fn write_changes<W: Write>(db: &AuditDb, audit: AuditId, w: &mut W) -> Result<()
     Ok(())
 }
 
-fn write_site<W: Write>(db: &AuditDb, site: &SiteSummary, w: &mut W) -> Result<(), ReportError> {
+fn write_site<W: Write>(db: &AuditDb, health: &SiteHealth, w: &mut W) -> Result<(), ReportError> {
+    let site = &health.site;
     let stats = db.site_stats(site.id)?;
     let (done_at, done_at_ms) = ms_pair(site.done_at);
     w.write_all(b"{")?;
@@ -324,6 +439,10 @@ fn write_site<W: Write>(db: &AuditDb, site: &SiteSummary, w: &mut W) -> Result<(
     value(w, &done_at_ms)?;
     key(w, false, "summary")?;
     value(w, &SummaryJson::of(&stats))?;
+    key(w, false, "health")?;
+    value(w, &HealthJson::of(health))?;
+    key(w, false, "issues")?;
+    value(w, &health.groups.iter().map(IssueJson::of).collect::<Vec<_>>())?;
 
     key(w, false, "pages")?;
     w.write_all(b"[")?;

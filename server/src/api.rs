@@ -8,7 +8,7 @@
 //! | GET | `/v1/audits` | every audit with totals |
 //! | GET | `/v1/audits/{id}?after=ID&limit=N` | one audit with the progress of a page of its sites (1,000 unless `limit`, at most 10,000; `sites_next_after` names the next page's `after`) |
 //! | POST | `/v1/audits/{id}/cancel` | cancel; answers the audit's state |
-//! | GET | `/v1/audits/{id}/report?format=json` | the JSON report (docs/report-json.md) |
+//! | GET | `/v1/audits/{id}/report?format=json` | the JSON report (docs/report-json.md); `format=overview` the overview (`shoal.overview/v1`), `sarif` SARIF 2.1.0, `junit` JUnit XML (test cases fail on errors) |
 //! | POST | `/v1/schedules` | add a recurring audit `{"name", "urls", "options", "when", "time_zone"}` → 201 with it |
 //! | GET | `/v1/schedules` | every schedule with its last and next run |
 //! | GET | `/v1/schedules/{id}` | one schedule with its start URLs |
@@ -27,6 +27,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use shoal_coordinator::Coordinator;
 use shoal_coordinator::schedule;
+use shoal_report::Branding;
 use shoal_shared::frontier::Frontier;
 use shoal_shared::ids::{AuditId, ScheduleId};
 use shoal_shared::time::UnixMs;
@@ -49,10 +50,10 @@ impl<F> Clone for AppState<F> {
 }
 
 /// The API's routes over `engine`, requiring `Authorization: Bearer <token>` on everything but
-/// `/healthz`.
-pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String) -> Router {
+/// `/healthz`; the dashboard's reports carry `branding`.
+pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String, branding: Arc<Branding>) -> Router {
     let state = AppState { engine, token: Arc::from(token) };
-    let dashboard = crate::dashboard::router(Arc::clone(&state.engine), Arc::clone(&state.token));
+    let dashboard = crate::dashboard::router(Arc::clone(&state.engine), Arc::clone(&state.token), branding);
     let api = Router::new()
         .route("/v1/audits", post(submit::<F>).get(list::<F>))
         .route("/v1/audits/{id}", get(status::<F>))
@@ -167,11 +168,28 @@ async fn report<F: Frontier>(
     Path(id): Path<u64>,
     Query(q): Query<ReportQuery>,
 ) -> Result<Response, ServerError> {
-    match q.format.as_deref().unwrap_or("json") {
-        "json" => {
-            let body = crate::render_report(&st.engine, AuditId(id), shoal_report::write_json).await?;
-            Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+    let audit = AuditId(id);
+    let (body, content_type) = match q.format.as_deref().unwrap_or("json") {
+        "json" => (crate::render_report(&st.engine, audit, shoal_report::write_json).await?, "application/json"),
+        "overview" => {
+            let write = move |db: &_, out: &mut dyn std::io::Write| {
+                shoal_report::write_overview_json(db, audit, shoal_report::Links::Dashboard { audit }, out)
+            };
+            (crate::render_with(&st.engine, audit, write).await?, "application/json")
         }
-        other => Err(ServerError::BadRequest(format!("unknown report format {other:?}; use json"))),
-    }
+        "sarif" => {
+            (crate::render_report(&st.engine, audit, shoal_report::write_sarif).await?, "application/sarif+json")
+        }
+        "junit" => {
+            let gate = shoal_report::Gate { level: shoal_shared::finding::Severity::Error, new_only: false };
+            let write = move |db: &_, out: &mut dyn std::io::Write| shoal_report::write_junit(db, audit, gate, out);
+            (crate::render_with(&st.engine, audit, write).await?, "application/xml")
+        }
+        other => {
+            return Err(ServerError::BadRequest(format!(
+                "unknown report format {other:?}; use json, overview, sarif or junit"
+            )));
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, content_type)], body).into_response())
 }

@@ -28,6 +28,7 @@
 //! - **The report does not stop aggregation.** It is rendered on a second connection to the audit
 //!   database (WAL mode lets it read while the aggregator writes), off the async threads.
 
+mod reports;
 mod views;
 
 use crate::ServerError;
@@ -45,6 +46,7 @@ use axum::{Extension, Form, Router};
 use serde::Deserialize;
 use shoal_coordinator::Coordinator;
 use shoal_coordinator::engine::EngineError;
+use shoal_report::{Branding, ReportError};
 use shoal_shared::frontier::Frontier;
 use shoal_shared::ids::AuditId;
 use std::net::SocketAddr;
@@ -69,6 +71,8 @@ const MAX_FORM: usize = 16 * 1024;
 struct Dash<F> {
     engine: Arc<Coordinator<F>>,
     token: Arc<str>,
+    /// The operator's name and logo on reports.
+    branding: Arc<Branding>,
     sessions: Arc<Sessions>,
     /// Login attempts per client address and overall.
     throttle: Arc<Throttle>,
@@ -80,6 +84,7 @@ impl<F> Clone for Dash<F> {
         Dash {
             engine: Arc::clone(&self.engine),
             token: Arc::clone(&self.token),
+            branding: Arc::clone(&self.branding),
             sessions: Arc::clone(&self.sessions),
             throttle: Arc::clone(&self.throttle),
         }
@@ -117,17 +122,27 @@ impl Auth {
 }
 
 /// The dashboard's routes (see the module docs), to merge into the API router: `/` and everything
-/// under `/ui/`. `token` is the coordinator's bearer token.
-pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: Arc<str>) -> Router {
-    let state =
-        Dash { engine, token, sessions: Arc::new(Sessions::default()), throttle: Arc::new(Throttle::default()) };
+/// under `/ui/`. `token` is the coordinator's bearer token; reports carry `branding`.
+pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: Arc<str>, branding: Arc<Branding>) -> Router {
+    let state = Dash {
+        engine,
+        token,
+        branding,
+        sessions: Arc::new(Sessions::default()),
+        throttle: Arc::new(Throttle::default()),
+    };
     let protected = Router::new()
         .route("/ui/", get(list::<F>))
         .route("/ui/audits/{id}", get(audit::<F>))
         .route("/ui/schedules", get(schedules::<F>))
         .route("/ui/audits/{id}/cancel", post(cancel::<F>))
-        .route("/ui/audits/{id}/report", get(report_html::<F>))
+        .route("/ui/audits/{id}/report", get(reports::overview::<F>))
         .route("/ui/audits/{id}/report.json", get(report_json::<F>))
+        .route("/ui/audits/{id}/overview.json", get(reports::overview_json::<F>))
+        .route("/ui/audits/{id}/issues/{code}", get(reports::audit_issue::<F>))
+        .route("/ui/audits/{id}/sites/{site}", get(reports::site::<F>))
+        .route("/ui/audits/{id}/sites/{site}/report.json", get(reports::site_json::<F>))
+        .route("/ui/audits/{id}/sites/{site}/issues/{code}", get(reports::site_issue::<F>))
         .route("/ui/{*rest}", get(not_found))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_login::<F>));
     Router::new()
@@ -317,6 +332,9 @@ fn service_error(e: ServerError) -> Response {
         ServerError::BadRequest(m) | ServerError::Engine(EngineError::BadRequest(m)) => {
             message(StatusCode::BAD_REQUEST, &m)
         }
+        ServerError::Report(e @ (ReportError::UnknownSite { .. } | ReportError::UnknownIssue { .. })) => {
+            message(StatusCode::NOT_FOUND, &e.to_string())
+        }
         other => {
             tracing::error!(error = %format!("{other:#}"), "dashboard request failed");
             message(StatusCode::INTERNAL_SERVER_ERROR, "Internal error; see the coordinator's log.")
@@ -483,34 +501,32 @@ async fn cancel<F: Frontier>(
     }
 }
 
-/// `GET /ui/audits/{id}/report`: the self-contained HTML report, under its own policy.
-async fn report_html<F: Frontier>(State(d): State<Dash<F>>, Path(id): Path<u64>) -> Response {
-    match crate::render_report(&d.engine, AuditId(id), shoal_report::write_html).await {
-        Ok(body) => {
-            let policy = meta_csp(&body)
-                .map(|p| format!("{p}; {REPORT_CSP_EXTRA}"))
-                .and_then(|p| HeaderValue::from_str(&p).ok())
-                // Without its meta policy the report would still be escaped; keep what a header can add.
-                .unwrap_or(HeaderValue::from_static("frame-ancestors 'none'; base-uri 'none'; object-src 'none'"));
-            let mut resp = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
-            resp.headers_mut().insert(header::CONTENT_SECURITY_POLICY, policy);
-            resp
-        }
-        Err(e) => service_error(e),
+/// A report page under its own policy: the report's meta policy copied into the header, plus what
+/// a meta element cannot say.
+fn report_page(body: Vec<u8>) -> Response {
+    let policy = meta_csp(&body)
+        .map(|p| format!("{p}; {REPORT_CSP_EXTRA}"))
+        .and_then(|p| HeaderValue::from_str(&p).ok())
+        // Without its meta policy the report would still be escaped; keep what a header can add.
+        .unwrap_or(HeaderValue::from_static("frame-ancestors 'none'; base-uri 'none'; object-src 'none'"));
+    let mut resp = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
+    resp.headers_mut().insert(header::CONTENT_SECURITY_POLICY, policy);
+    resp
+}
+
+/// A JSON document, named for a download.
+fn json_download(body: Vec<u8>, filename: &str) -> Response {
+    let mut resp = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!("inline; filename=\"{filename}\"")) {
+        resp.headers_mut().insert(header::CONTENT_DISPOSITION, v);
     }
+    resp
 }
 
 /// `GET /ui/audits/{id}/report.json`: the JSON report (docs/report-json.md).
 async fn report_json<F: Frontier>(State(d): State<Dash<F>>, Path(id): Path<u64>) -> Response {
     match crate::render_report(&d.engine, AuditId(id), shoal_report::write_json).await {
-        Ok(body) => {
-            let disposition = format!("inline; filename=\"shoal-audit-{id}.json\"");
-            let mut resp = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
-            if let Ok(v) = HeaderValue::from_str(&disposition) {
-                resp.headers_mut().insert(header::CONTENT_DISPOSITION, v);
-            }
-            resp
-        }
+        Ok(body) => json_download(body, &format!("shoal-audit-{id}.json")),
         Err(e) => service_error(e),
     }
 }

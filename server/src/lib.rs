@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use shoal_coordinator::Coordinator;
 use shoal_coordinator::engine::EngineError;
-use shoal_report::ReportError;
+use shoal_report::{Branding, ReportError};
 use shoal_shared::frontier::Frontier;
 use shoal_shared::ids::AuditId;
 use shoal_store::AuditDb;
@@ -69,6 +69,19 @@ pub async fn render_report<F: Frontier>(
     audit: AuditId,
     write: ReportWriter,
 ) -> Result<Vec<u8>, ServerError> {
+    render_with(engine, audit, move |db, out| write(db, audit, out)).await
+}
+
+/// Renders what `write` writes about `audit` on its own database connection, off the async
+/// threads (reports of large audits take seconds and must not hold the engine's connection).
+///
+/// # Errors
+/// No such audit, or the database or the writer failed.
+pub async fn render_with<F, W>(engine: &Coordinator<F>, audit: AuditId, write: W) -> Result<Vec<u8>, ServerError>
+where
+    F: Frontier,
+    W: FnOnce(&AuditDb, &mut dyn std::io::Write) -> Result<(), ReportError> + Send + 'static,
+{
     let path = shoal_coordinator::aggregate::lock(engine.db()).path().to_owned();
     tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ServerError> {
         let db = AuditDb::open(&path).map_err(|e| ServerError::Engine(e.into()))?;
@@ -76,13 +89,14 @@ pub async fn render_report<F: Frontier>(
             return Err(EngineError::NotFound(audit).into());
         }
         let mut buf = Vec::new();
-        write(&db, audit, &mut buf)?;
+        write(&db, &mut buf)?;
         Ok(buf)
     })
     .await?
 }
 
-/// Serves the API and the dashboard on `listener` until `shutdown`.
+/// Serves the API and the dashboard on `listener` until `shutdown`; the dashboard's reports carry
+/// `branding` (the operator's name and logo).
 ///
 /// # Errors
 /// The listener failed.
@@ -90,9 +104,10 @@ pub async fn serve<F: Frontier>(
     listener: tokio::net::TcpListener,
     engine: Arc<Coordinator<F>>,
     token: String,
+    branding: Branding,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let app = api::router(engine, token);
+    let app = api::router(engine, token, Arc::new(branding));
     // The peer address is what the dashboard's login throttle counts per client.
     axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
         .with_graceful_shutdown(async move { shutdown.cancelled().await })

@@ -184,6 +184,12 @@ impl HostPace {
         self.next_start_at = now.plus(self.gap());
     }
 
+    /// How many more requests may be in flight now (lanes parked on a full host wake this many).
+    #[must_use]
+    pub fn room(&self) -> u32 {
+        self.max_in_flight().saturating_sub(self.in_flight)
+    }
+
     /// Records a request finishing (its slot is free again).
     pub fn finish(&mut self) {
         self.in_flight = self.in_flight.saturating_sub(1);
@@ -335,6 +341,12 @@ impl IpPace {
     #[must_use]
     pub fn has_room(&self, cap: u16) -> bool {
         self.in_flight < u32::from(cap)
+    }
+
+    /// How many more requests fit under `cap` (lanes parked on a full IP wake this many).
+    #[must_use]
+    pub fn room(&self, cap: u16) -> u32 {
+        u32::from(cap).saturating_sub(self.in_flight)
     }
 }
 

@@ -4,6 +4,9 @@
 //! constants of the crates that own them, so `--help` shows what the code does.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+mod report;
+pub use report::{BrandingArgs, FailOn, ReportArgs, ReportFormat};
 pub use shoal_coordinator::CrawlConfig;
 
 mod domain;
@@ -189,6 +192,9 @@ pub struct CoordinatorArgs {
     /// Defaults for submitted audits (limits and pace) and the frontier (per-IP cap, lease time).
     #[command(flatten)]
     pub crawl: CrawlArgs,
+    /// The operator's name and logo on the dashboard's reports.
+    #[command(flatten)]
+    pub branding: BrandingArgs,
 }
 
 impl CoordinatorArgs {
@@ -437,6 +443,9 @@ pub struct AuditArgs {
     /// Where --report writes (a file for json, a directory for csv).
     #[arg(long, env = "SHOAL_OUT")]
     pub out: Option<PathBuf>,
+    /// The operator's name and logo on the HTML report.
+    #[command(flatten)]
+    pub branding: BrandingArgs,
 }
 
 /// Settings shared by every command that crawls.
@@ -521,37 +530,6 @@ pub struct CrawlArgs {
     /// after its last renewal, and a slow fetch is never handed out twice.
     #[arg(long, env = "SHOAL_LEASE_TTL_S", default_value_t = 10)]
     pub lease_ttl_s: u64,
-}
-
-/// `shoal report`.
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// The audit to report on; the latest if omitted.
-    pub audit: Option<u64>,
-    /// The audit database.
-    #[arg(long, env = "SHOAL_DB", default_value = "shoal.db")]
-    pub db: PathBuf,
-    /// Report format.
-    #[arg(long, env = "SHOAL_FORMAT", value_enum, default_value_t = ReportFormat::Json)]
-    pub format: ReportFormat,
-    /// Output file (json, html; standard output if omitted) or directory (csv; current directory if
-    /// omitted).
-    #[arg(long, env = "SHOAL_OUT")]
-    pub out: Option<PathBuf>,
-    /// Compare two audits instead: new, fixed and remaining findings per site (json or html).
-    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with = "audit")]
-    pub compare: Option<Vec<u64>>,
-}
-
-/// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    /// One JSON document (schema in docs/report-json.md).
-    Json,
-    /// pages.csv, links.csv and findings.csv.
-    Csv,
-    /// One self-contained HTML file with charts (docs/report-html.md).
-    Html,
 }
 
 /// `shoal robots`.

@@ -42,6 +42,8 @@ pub enum Exit {
     Input = 3,
     /// The audit database could not be opened or written.
     Database = 4,
+    /// `shoal report --fail-on` found findings of that severity (the report was written).
+    Findings = 5,
     /// Stopped by Ctrl-C or SIGTERM; what was crawled is kept.
     Interrupted = 130,
 }
@@ -117,7 +119,9 @@ impl From<ReportError> for Failure {
     fn from(e: ReportError) -> Failure {
         match e {
             ReportError::Db(db) => Failure::database(db),
-            ReportError::UnknownAudit { .. } => Failure::input(e),
+            ReportError::UnknownAudit { .. } | ReportError::UnknownSite { .. } | ReportError::UnknownIssue { .. } => {
+                Failure::input(e)
+            }
             // Output files are the user's to choose: an unwritable one is unusable input.
             e @ (ReportError::File { .. } | ReportError::Csv { .. }) => Failure::input(e),
             e => Failure::internal(e),
@@ -145,10 +149,7 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
     let log_format = cli.log_format;
     match cli.command {
         Command::Audit(args) => cmd::audit::run(&args, log_format, shutdown).await,
-        Command::Report(args) => {
-            cmd::report::write(&args.db, args.audit, args.format, args.out.as_deref(), args.compare.as_deref())?;
-            Ok(Exit::Ok)
-        }
+        Command::Report(args) => cmd::report::run(&args),
         Command::Robots(args) => cmd::robots::run(&args),
         Command::Coordinator(args) => cmd::coordinator::run(&args, shutdown).await,
         Command::Worker(args) => cmd::worker::run(&args, shutdown).await,

@@ -25,6 +25,10 @@
 //!   [`DUPLICATE_DETAIL_CHARS`] characters), `related` the other pages (sorted, at most
 //!   [`RELATED_CAP`]).
 //!
+//! The crawl stores links clustered by their source page only; the rules that look links up by
+//! target or kind read a per-site copy, `temp.site_links`, indexed once when the site ends
+//! (migration 5 explains why). It is emptied again afterwards, so it holds one site at a time.
+//!
 //! Idempotent: the findings this module wrote before for the site (`origin = 'analysis'`) are
 //! marked stale, the ones produced again are kept with their ids (their `related` refreshed), and
 //! the rest are deleted. A finding a worker already reported with the same key is left alone.
@@ -80,6 +84,7 @@ impl Sink<'_> {
 /// Runs every site-level rule for one site; see the module documentation.
 pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site: SiteId) -> Result<(), DbError> {
     let sink = Sink { conn, path, site: int(site.0) };
+    site_links(conn, path, sink.site)?;
     conn.prepare_cached("UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'")
         .and_then(|mut s| s.execute([sink.site]))
         .map_err(sql_err(path, "mark earlier analysis findings"))?;
@@ -93,8 +98,31 @@ pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site:
         .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")
         .and_then(|mut s| s.execute([sink.site]))
         .map_err(sql_err(path, "remove outdated analysis findings"))?;
+    conn.prepare_cached("DELETE FROM temp.site_links")
+        .and_then(|mut s| s.execute([]))
+        .map_err(sql_err(path, "empty the site's link copy"))?;
     tracing::debug!(audit = %audit, site = %site, removed, "site analysis done");
     Ok(())
+}
+
+/// Copies the site's links into `temp.site_links`, indexed by target and by kind: what the rules
+/// below look links up by. Built once per site, in memory or a temporary file, never written to
+/// the audit database or its log.
+fn site_links(conn: &Connection, path: &Path, site: i64) -> Result<(), DbError> {
+    conn.execute_batch(
+        "CREATE TEMP TABLE IF NOT EXISTS site_links (
+             from_url TEXT NOT NULL, to_url TEXT NOT NULL, kind TEXT NOT NULL, internal INTEGER NOT NULL);
+         CREATE INDEX IF NOT EXISTS temp.site_links_by_target ON site_links (to_url, internal);
+         CREATE INDEX IF NOT EXISTS temp.site_links_by_kind ON site_links (kind, to_url);",
+    )
+    .map_err(sql_err(path, "create the site's link copy"))?;
+    conn.prepare_cached(
+        "INSERT INTO temp.site_links (from_url, to_url, kind, internal)
+         SELECT from_url, to_url, kind, internal FROM main.links WHERE site_id = ?1",
+    )
+    .and_then(|mut s| s.execute([site]))
+    .map(drop)
+    .map_err(sql_err(path, "copy the site's links"))
 }
 
 fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
@@ -105,7 +133,7 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
             "SELECT p.url, p.status, p.error FROM pages p
              WHERE p.site_id = ?1 AND p.kind <> 'robots' AND p.kind NOT GLOB 'probe_*'
                AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))
-               AND EXISTS (SELECT 1 FROM links l WHERE l.site_id = p.site_id AND l.to_url = p.url AND l.internal = 1
+               AND EXISTS (SELECT 1 FROM temp.site_links l WHERE l.to_url = p.url AND l.internal = 1
                            AND l.kind NOT IN ('sitemap_entry', 'canonical'))
              ORDER BY p.url",
         )
@@ -114,16 +142,16 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
     let mut linking = sink
         .conn
         .prepare_cached(
-            "SELECT DISTINCT from_url FROM links INDEXED BY links_by_target WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
-               AND kind NOT IN ('sitemap_entry', 'canonical')
-             ORDER BY from_url LIMIT ?3",
+            "SELECT DISTINCT from_url FROM temp.site_links INDEXED BY site_links_by_target
+             WHERE to_url = ?1 AND internal = 1 AND kind NOT IN ('sitemap_entry', 'canonical')
+             ORDER BY from_url LIMIT ?2",
         )
         .map_err(sql_err(path, "prepare linking pages query"))?;
     let mut kinds = sink
         .conn
         .prepare_cached(
-            "SELECT DISTINCT kind FROM links INDEXED BY links_by_target WHERE site_id = ?1 AND to_url = ?2 AND internal = 1
-               AND kind NOT IN ('sitemap_entry', 'canonical')",
+            "SELECT DISTINCT kind FROM temp.site_links INDEXED BY site_links_by_target
+             WHERE to_url = ?1 AND internal = 1 AND kind NOT IN ('sitemap_entry', 'canonical')",
         )
         .map_err(sql_err(path, "prepare link kinds query"))?;
     let cap = int(u64::try_from(RELATED_CAP).unwrap_or(u64::MAX));
@@ -137,11 +165,11 @@ fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
             (None, None) => continue,
         };
         let from: Vec<String> = linking
-            .query_map(params![sink.site, url, cap], |r| r.get(0))
+            .query_map(params![url, cap], |r| r.get(0))
             .and_then(Iterator::collect)
             .map_err(sql_err(path, "find linking pages"))?;
         let link_kinds: Vec<String> = kinds
-            .query_map(params![sink.site, url], |r| r.get(0))
+            .query_map([&url], |r| r.get(0))
             .and_then(Iterator::collect)
             .map_err(sql_err(path, "find link kinds"))?;
         let resource_only = link_kinds.iter().all(|k| RESOURCE_LINK_KINDS.iter().any(|r| r.as_str() == k));
@@ -193,7 +221,7 @@ fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
             "SELECT p.url FROM pages p WHERE p.site_id = ?1 AND {REDIRECT}
                AND (p.found_via = 'start'
                     OR p.url IN (SELECT start_url FROM sites WHERE id = ?1)
-                    OR EXISTS (SELECT 1 FROM links l WHERE l.site_id = p.site_id AND l.to_url = p.url AND l.internal = 1))
+                    OR EXISTS (SELECT 1 FROM temp.site_links l WHERE l.to_url = p.url AND l.internal = 1))
              ORDER BY p.url"
         ))
         .and_then(|mut s| s.query_map([sink.site], |r| r.get(0)).and_then(Iterator::collect))
@@ -225,41 +253,84 @@ fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
 const DUPLICATE_ELIGIBLE: &str = "kind = 'page' AND status = 200
     AND (content_type LIKE 'text/html%' OR content_type LIKE 'application/xhtml+xml%')";
 
-/// `column` is one of our own column names, never input.
+/// `column` is one of our own column names, never input. One pass over the site's eligible pages
+/// in (value, URL) order: no index on the column is needed (a crawl does not maintain one), and a
+/// value shared by 100,000 pages is never held as one list, only its first `RELATED_CAP + 1` pages.
 fn duplicates(sink: &Sink<'_>, column: &'static str, code: Code) -> Result<(), DbError> {
     let path = sink.path;
-    let mut groups = sink
+    let op = "read duplicates";
+    let mut stmt = sink
         .conn
         .prepare_cached(&format!(
-            "SELECT {column} FROM pages WHERE site_id = ?1 AND {DUPLICATE_ELIGIBLE} AND trim({column}) <> ''
-             GROUP BY {column} HAVING COUNT(*) > 1 ORDER BY {column}"
+            "SELECT {column}, url FROM pages WHERE site_id = ?1 AND {DUPLICATE_ELIGIBLE} AND trim({column}) <> ''
+             ORDER BY {column}, url"
         ))
         .map_err(sql_err(path, "prepare duplicate query"))?;
-    let mut members = sink
-        .conn
-        .prepare_cached(&format!(
-            "SELECT url FROM pages WHERE site_id = ?1 AND {DUPLICATE_ELIGIBLE} AND {column} = ?2 ORDER BY url"
-        ))
-        .map_err(sql_err(path, "prepare duplicate members query"))?;
-    let mut rows = groups.query([sink.site]).map_err(sql_err(path, "find duplicates"))?;
-    while let Some(row) = rows.next().map_err(sql_err(path, "read duplicates"))? {
-        let value: String = row.get(0).map_err(sql_err(path, "read duplicates"))?;
-        let detail: String = value.chars().take(DUPLICATE_DETAIL_CHARS).collect();
-        // The first RELATED_CAP + 1 members are enough to give every member RELATED_CAP others,
-        // so a value shared by 100,000 pages never sits in memory as one list.
-        let head: Vec<String> = members
-            .query_map(params![sink.site, value], |r| r.get(0))
-            .and_then(|it| it.take(RELATED_CAP + 1).collect())
-            .map_err(sql_err(path, "read duplicate pages"))?;
-        let mut all = members.query(params![sink.site, value]).map_err(sql_err(path, "read duplicate pages"))?;
-        // `members` is borrowed by `all`; the head was collected before, so this is one pass.
-        while let Some(r) = all.next().map_err(sql_err(path, "read duplicate pages"))? {
-            let url: String = r.get(0).map_err(sql_err(path, "read duplicate pages"))?;
-            let related: Vec<&str> = head.iter().map(String::as_str).filter(|u| *u != url).take(RELATED_CAP).collect();
-            sink.emit(code, &url, &detail, &related)?;
+    let mut rows = stmt.query([sink.site]).map_err(sql_err(path, op))?;
+    let mut group: Option<Duplicates> = None;
+    while let Some(row) = rows.next().map_err(sql_err(path, op))? {
+        let value: String = row.get(0).map_err(sql_err(path, op))?;
+        let url: String = row.get(1).map_err(sql_err(path, op))?;
+        match &mut group {
+            Some(g) if g.value == value => g.add(sink, code, url)?,
+            _ => {
+                if let Some(g) = group.take() {
+                    g.finish(sink, code)?;
+                }
+                group = Some(Duplicates { value, head: vec![url], flushed: false });
+            }
         }
     }
-    Ok(())
+    match group {
+        Some(g) => g.finish(sink, code),
+        None => Ok(()),
+    }
+}
+
+/// The pages sharing one value, as they stream in URL order: the first `RELATED_CAP + 1` are kept
+/// (enough to give every member `RELATED_CAP` others); past them each page is reported at once.
+struct Duplicates {
+    value: String,
+    head: Vec<String>,
+    /// The head's findings are written (the group outgrew it).
+    flushed: bool,
+}
+
+impl Duplicates {
+    fn detail(&self) -> String {
+        self.value.chars().take(DUPLICATE_DETAIL_CHARS).collect()
+    }
+
+    fn related<'a>(&'a self, url: &str) -> Vec<&'a str> {
+        self.head.iter().map(String::as_str).filter(|u| *u != url).take(RELATED_CAP).collect()
+    }
+
+    fn add(&mut self, sink: &Sink<'_>, code: Code, url: String) -> Result<(), DbError> {
+        if self.head.len() <= RELATED_CAP {
+            self.head.push(url);
+            return Ok(());
+        }
+        if !self.flushed {
+            self.flush(sink, code)?;
+        }
+        sink.emit(code, &url, &self.detail(), &self.related(&url))
+    }
+
+    fn flush(&mut self, sink: &Sink<'_>, code: Code) -> Result<(), DbError> {
+        let detail = self.detail();
+        for url in &self.head {
+            sink.emit(code, url, &detail, &self.related(url))?;
+        }
+        self.flushed = true;
+        Ok(())
+    }
+
+    fn finish(mut self, sink: &Sink<'_>, code: Code) -> Result<(), DbError> {
+        if !self.flushed && self.head.len() > 1 {
+            self.flush(sink, code)?;
+        }
+        Ok(())
+    }
 }
 
 /// One rule of [`indexing`]: a query returning (url, detail) rows for the site in `?1`.
@@ -274,22 +345,22 @@ struct Rule {
 const INDEXING_RULES: &[Rule] = &[
     Rule {
         code: Code::SitemapUrlError,
-        sql: "SELECT DISTINCT p.url, COALESCE(CAST(p.status AS TEXT), p.error) FROM links l
-              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
-              WHERE l.site_id = ?1 AND l.kind = 'sitemap_entry'
+        sql: "SELECT DISTINCT p.url, COALESCE(CAST(p.status AS TEXT), p.error) FROM temp.site_links l
+              JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
+              WHERE l.kind = 'sitemap_entry'
                 AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))",
     },
     Rule {
         code: Code::SitemapUrlRedirect,
-        sql: "SELECT DISTINCT p.url, 'redirects to ' || p.redirect_to FROM links l
-              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
-              WHERE l.site_id = ?1 AND l.kind = 'sitemap_entry' AND p.status BETWEEN 300 AND 399",
+        sql: "SELECT DISTINCT p.url, 'redirects to ' || p.redirect_to FROM temp.site_links l
+              JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
+              WHERE l.kind = 'sitemap_entry' AND p.status BETWEEN 300 AND 399",
     },
     Rule {
         code: Code::SitemapUrlNoindex,
-        sql: "SELECT DISTINCT p.url, 'noindex' FROM links l
-              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
-              WHERE l.site_id = ?1 AND l.kind = 'sitemap_entry' AND p.status BETWEEN 200 AND 299
+        sql: "SELECT DISTINCT p.url, 'noindex' FROM temp.site_links l
+              JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
+              WHERE l.kind = 'sitemap_entry' AND p.status BETWEEN 200 AND 299
                 AND (p.meta_robots_json LIKE '%noindex%' OR p.meta_robots_json LIKE '%\"none\"%'
                      OR lower(p.x_robots_tag_json) LIKE '%noindex%')",
     },
@@ -297,7 +368,7 @@ const INDEXING_RULES: &[Rule] = &[
         code: Code::OrphanPage,
         sql: "SELECT p.url, 'listed in a sitemap, linked from no crawled page' FROM pages p
               WHERE p.site_id = ?1 AND p.kind = 'page' AND p.found_via = 'sitemap' AND p.status BETWEEN 200 AND 299
-                AND NOT EXISTS (SELECT 1 FROM links l WHERE l.site_id = p.site_id AND l.to_url = p.url
+                AND NOT EXISTS (SELECT 1 FROM temp.site_links l WHERE l.to_url = p.url
                                 AND l.kind IN ('anchor', 'iframe', 'page_link') AND l.from_url <> p.url)",
     },
     Rule {
@@ -309,17 +380,17 @@ const INDEXING_RULES: &[Rule] = &[
     Rule {
         code: Code::CanonicalBroken,
         sql: "SELECT DISTINCT l.from_url, l.to_url || ' answers ' || COALESCE(CAST(p.status AS TEXT), p.error)
-              FROM links l INDEXED BY links_by_kind
-              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
-              WHERE l.site_id = ?1 AND l.kind = 'canonical'
+              FROM temp.site_links l INDEXED BY site_links_by_kind
+              JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
+              WHERE l.kind = 'canonical'
                 AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))",
     },
     Rule {
         code: Code::CanonicalRedirect,
         sql: "SELECT DISTINCT l.from_url, l.to_url || ' redirects to ' || p.redirect_to
-              FROM links l INDEXED BY links_by_kind
-              JOIN pages p ON p.site_id = l.site_id AND p.url = l.to_url
-              WHERE l.site_id = ?1 AND l.kind = 'canonical' AND p.status BETWEEN 300 AND 399",
+              FROM temp.site_links l INDEXED BY site_links_by_kind
+              JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
+              WHERE l.kind = 'canonical' AND p.status BETWEEN 300 AND 399",
     },
 ];
 
@@ -369,10 +440,10 @@ fn broken_external(sink: &Sink<'_>) -> Result<(), DbError> {
     let linking = |url: &str| -> Result<Vec<String>, DbError> {
         sink.conn
             .prepare_cached(
-                "SELECT DISTINCT from_url FROM links INDEXED BY links_by_target WHERE site_id = ?1 AND to_url = ?2 AND internal = 0
-                 ORDER BY from_url LIMIT ?3",
+                "SELECT DISTINCT from_url FROM temp.site_links INDEXED BY site_links_by_target
+                 WHERE to_url = ?1 AND internal = 0 ORDER BY from_url LIMIT ?2",
             )
-            .and_then(|mut s| s.query_map(params![sink.site, url, cap], |r| r.get(0)).and_then(Iterator::collect))
+            .and_then(|mut s| s.query_map(params![url, cap], |r| r.get(0)).and_then(Iterator::collect))
             .map_err(sql_err(path, "find pages linking out"))
     };
     for (url, detail) in broken {

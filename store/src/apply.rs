@@ -132,10 +132,12 @@ impl<'a> Batch<'a> {
         let sql = if old_kind.is_some() { UPDATE_PAGE } else { INSERT_PAGE };
         self.conn.prepare_cached(sql).and_then(|mut s| s.execute(values)).map_err(sql_err(path, "store a page"))?;
 
-        self.conn
-            .prepare_cached("DELETE FROM links WHERE site_id = ?1 AND from_url = ?2")
-            .and_then(|mut s| s.execute(params![site, p.url]))
-            .map_err(sql_err(path, "replace a page's links"))?;
+        if old_kind.is_some() {
+            self.conn
+                .prepare_cached("DELETE FROM links WHERE site_id = ?1 AND from_url = ?2")
+                .and_then(|mut s| s.execute(params![site, p.url]))
+                .map_err(sql_err(path, "replace a page's links"))?;
+        }
         let mut insert = self
             .conn
             .prepare_cached(

@@ -224,18 +224,7 @@ impl FindingCursor<'_> {
             self.done = true;
             return Ok(None);
         };
-        let related: String = r.get(4).map_err(sql_err(path, op))?;
-        Ok(Some(FindingRow {
-            code: r.get(0).map_err(sql_err(path, op))?,
-            severity: r.get(1).map_err(sql_err(path, op))?,
-            url: r.get(2).map_err(sql_err(path, op))?,
-            detail: r.get(3).map_err(sql_err(path, op))?,
-            related: serde_json::from_str(&related).map_err(|e| DbError::Corrupt {
-                path: path.clone(),
-                what: "findings.related_json",
-                detail: e.to_string(),
-            })?,
-        }))
+        crate::read::finding_from_row(r, path, op).map(Some)
     }
 
     /// The next finding without consuming it.

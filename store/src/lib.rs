@@ -25,10 +25,12 @@ pub mod analysis;
 mod apply;
 pub mod compare;
 pub mod cursor;
+pub mod issues;
 mod read;
 mod schedule;
 pub mod schema;
 
+pub use issues::IssueCount;
 pub use read::{FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
 pub use schedule::{NewSchedule, ScheduleRow, ScheduledRun};
 

@@ -279,6 +279,18 @@ fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
     })
 }
 
+/// A finding from the columns `code, severity, url, detail, related_json`.
+pub(crate) fn finding_from_row(r: &Row<'_>, path: &Path, op: &'static str) -> Result<FindingRow, DbError> {
+    let related: String = r.get(4).map_err(sql_err(path, op))?;
+    Ok(FindingRow {
+        code: r.get(0).map_err(sql_err(path, op))?,
+        severity: r.get(1).map_err(sql_err(path, op))?,
+        url: r.get(2).map_err(sql_err(path, op))?,
+        detail: r.get(3).map_err(sql_err(path, op))?,
+        related: json_list(path, "findings.related_json", &related)?,
+    })
+}
+
 fn link_from_row(r: &Row<'_>) -> rusqlite::Result<LinkRow> {
     Ok(LinkRow {
         from_url: r.get(0)?,
@@ -410,14 +422,7 @@ impl AuditDb {
             .map_err(sql_err(path, op))?;
         let mut rows = stmt.query([int(site.0)]).map_err(sql_err(path, op))?;
         while let Some(r) = rows.next().map_err(sql_err(path, op))? {
-            let related: String = r.get(4).map_err(sql_err(path, op))?;
-            f(FindingRow {
-                code: r.get(0).map_err(sql_err(path, op))?,
-                severity: r.get(1).map_err(sql_err(path, op))?,
-                url: r.get(2).map_err(sql_err(path, op))?,
-                detail: r.get(3).map_err(sql_err(path, op))?,
-                related: json_list(path, "findings.related_json", &related)?,
-            })?;
+            f(finding_from_row(r, path, op)?)?;
         }
         Ok(())
     }

@@ -29,7 +29,7 @@
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -171,4 +171,35 @@ CREATE TRIGGER sites_totals_delete AFTER DELETE ON sites BEGIN
         pages = pages - OLD.pages, urls = urls - OLD.urls, findings = findings - OLD.findings
     WHERE audit_id = OLD.audit_id;
 END;
+";
+
+/// Version 5: cheaper writes (issue 13). A crawl stored every link in a table and three indexes
+/// and every page in a table and four, though only the site analysis, once per site, reads them
+/// by target, kind, title or description. `links` is now clustered on its source (`WITHOUT ROWID`,
+/// primary key site, page, position: one B-tree per link instead of two, and the order every
+/// reader wants), and the analysis builds its own per-site indexes in a temporary table when the
+/// site ends (`analysis.rs`). Pages are read per site through their primary key.
+const V5: &str = "
+DROP INDEX pages_by_title;
+DROP INDEX pages_by_description;
+DROP INDEX pages_by_kind;
+DROP INDEX links_by_kind;
+DROP INDEX links_by_target;
+DROP INDEX links_by_source;
+CREATE TABLE links_v5 (
+    site_id  INTEGER NOT NULL,
+    from_url TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    to_url   TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    nofollow INTEGER NOT NULL CHECK (nofollow IN (0, 1)),
+    internal INTEGER NOT NULL CHECK (internal IN (0, 1)),
+    text     TEXT,
+    PRIMARY KEY (site_id, from_url, position),
+    FOREIGN KEY (site_id, from_url) REFERENCES pages (site_id, url) ON DELETE CASCADE
+) STRICT, WITHOUT ROWID;
+INSERT OR IGNORE INTO links_v5 (site_id, from_url, position, to_url, kind, nofollow, internal, text)
+    SELECT site_id, from_url, position, to_url, kind, nofollow, internal, text FROM links;
+DROP TABLE links;
+ALTER TABLE links_v5 RENAME TO links;
 ";

@@ -114,12 +114,13 @@ local function schedule(lane, now)
   end
 end
 
-local function wake(set, now)
-  local lanes = redis.call('SMEMBERS', set)
-  if #lanes > 0 then
-    redis.call('DEL', set)
-    for _, lane in ipairs(lanes) do schedule(lane, now) end
-  end
+-- Schedules again up to `room` lanes parked in `set` (that many slots of its host or IP are free).
+-- Not every parked lane: hundreds of hosts on one shared server at its IP cap would otherwise be
+-- rescheduled by every completion and parked again by the next claims.
+local function wake(set, now, room)
+  if room <= 0 then return end
+  local lanes = redis.call('SPOP', set, room)
+  for _, lane in ipairs(lanes) do schedule(lane, now) end
 end
 
 -- Queues one task in its lane; `seq` orders it among its priority (taken from the counter when
@@ -314,25 +315,37 @@ local function tasks_at(base, n)
   return out
 end
 
--- Frees a lease's slots and wakes lanes parked on them. Returns the lease's fields or nil.
-local function release(id, now)
+-- Frees a lease's slots and wakes as many lanes parked on them as are free (`ipcap`: the per-IP
+-- cap). Returns the lease's fields or nil.
+local function release(id, now, ipcap)
   local lk = k_lease(id)
   local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started')
   if not L[1] then return nil end
   redis.call('DEL', lk)
   redis.call('ZREM', k_leases(), id)
   local hk = k_host(L[3])
-  if redis.call('EXISTS', hk) == 1 then
-    if tonumber(redis.call('HINCRBY', hk, 'inf', -1)) < 0 then redis.call('HSET', hk, 'inf', 0) end
-    if redis.call('HGET', hk, 'ipr') == tostring(id) then redis.call('HDEL', hk, 'ipr') end
+  local host_room = 0
+  local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr')
+  if h[1] then
+    local inf = math.max(tonumber(h[1]) - 1, 0)
+    redis.call('HSET', hk, 'inf', inf)
+    if h[3] == tostring(id) then
+      redis.call('HDEL', hk, 'ipr')
+      h[3] = false
+    end
+    if not h[3] then host_room = num(h[2], 1) - inf end
   end
   if redis.call('EXISTS', k_site(L[7])) == 1 then
     redis.call('HINCRBY', k_site(L[7]), 'leased', -1)
   end
-  wake(k_hostwait(L[3]), now)
+  wake(k_hostwait(L[3]), now, host_room)
   if L[4] ~= '' then
-    if tonumber(redis.call('DECR', k_ipf(L[4]))) <= 0 then redis.call('DEL', k_ipf(L[4])) end
-    wake(k_ipwait(L[4]), now)
+    local n = tonumber(redis.call('DECR', k_ipf(L[4])))
+    if n <= 0 then
+      redis.call('DEL', k_ipf(L[4]))
+      n = 0
+    end
+    wake(k_ipwait(L[4]), now, ipcap - n)
   end
   return L
 end

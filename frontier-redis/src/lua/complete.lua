@@ -1,12 +1,12 @@
 -- complete: ARGV = now, lease_id, resolved ('' | 'f' failed | the address), resolved_ttl_ms (clamped),
 --   rate_limited, robots_state ('' | 'k' | 'c'), robots_blob, crawl_delay_ms (''),
 --   robots_fetched_at ('' = the lease's start), sitemap_bytes, requeue_blob (''), requeue_is_robots, requeue_prio,
---   requeue_not_before, n_discovered, n_events,
+--   requeue_not_before, n_discovered, n_events, ip_cap,
 --   then n_discovered x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob),
 --   then n_events x blob.
 -- Returns {'stale'} | {'ok', enqueued}.
 local now = tonumber(ARGV[1])
-local L = release(ARGV[2], now)
+local L = release(ARGV[2], now, tonumber(ARGV[17]))
 if not L then return {'stale'} end
 local lane, host, site, started = L[2], L[3], L[7], tonumber(L[8])
 local sk = k_site(site)
@@ -55,7 +55,7 @@ if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARG
 else
   redis.call('HINCRBY', sk, 'completed', 1)
 end
-local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 17
+local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 18
 local touched, enqueued = {}, 0
 touched[lane] = true
 if not cancelled then

@@ -1,10 +1,10 @@
--- reap: ARGV = now, max. Leases past their deadline give back their slots; their tasks return to
+-- reap: ARGV = now, max, ip_cap. Leases past their deadline give back their slots; their tasks return to
 -- their lanes with one more expired lease counted (lexp), so a task that kills or hangs every worker
 -- that takes it is given up after MAX_LEASE_EXPIRIES. Returns how many were reclaimed.
-local now, max = tonumber(ARGV[1]), tonumber(ARGV[2])
+local now, max, ipcap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local ids = redis.call('ZRANGEBYSCORE', k_leases(), '-inf', now, 'LIMIT', 0, max)
 for _, id in ipairs(ids) do
-  local L = release(id, now)
+  local L = release(id, now, ipcap)
   if L then
     local lane, site = L[2], L[7]
     local sk = k_site(site)

@@ -40,12 +40,15 @@ impl fmt::Display for Asset {
 impl askama::filters::HtmlSafe for Asset {}
 
 /// The policy for a report carrying [`STYLE`] and [`SCRIPT`]: no loads of any kind, no plugins, no
-/// base-URL or form tricks, and only those two inline blocks.
-pub(crate) fn policy() -> String {
+/// base-URL or form tricks, and only those two inline blocks. With the operator's logo (a `data:`
+/// image, [`crate::branding`]) images from `data:` URLs are allowed too, and still nothing that
+/// needs the network.
+pub(crate) fn policy(logo: bool) -> String {
     format!(
-        "default-src 'none'; script-src {}; style-src {}; img-src 'none'; base-uri 'none'; form-action 'none'",
+        "default-src 'none'; script-src {}; style-src {}; img-src {}; base-uri 'none'; form-action 'none'",
         source_hash(SCRIPT.text()),
-        source_hash(STYLE.text())
+        source_hash(STYLE.text()),
+        if logo { "data:" } else { "'none'" }
     )
 }
 
@@ -181,8 +184,10 @@ mod tests {
 
     #[test]
     fn policy_names_both_hashes_and_allows_no_loads() {
-        let p = policy();
+        let p = policy(false);
         assert!(p.starts_with("default-src 'none';"), "{p}");
+        assert!(p.contains("img-src 'none';"), "{p}");
+        assert!(policy(true).contains("img-src data:;"));
         assert!(p.contains(&format!("script-src {};", source_hash(SCRIPT.text()))), "{p}");
         assert!(p.contains(&format!("style-src {};", source_hash(STYLE.text()))), "{p}");
         assert!(!p.contains("unsafe"), "{p}");

@@ -1,10 +1,11 @@
 //! Each site's "Domain and e-mail" section: the findings of SPEC §9's checks (families `dns`,
-//! `mail`, `domain`) in a table of their own, after the site's findings. A module and a template
+//! `mail`, `domain`) in a table of their own, after the site's issues in its own report. A module and a template
 //! file of their own (`templates/report/domain.html`), so the section moves with the report's
 //! layout as one piece.
 
+use super::site::{finding_row, findings_table};
 use super::view::{FindingsStart, SectionEnd};
-use super::{ReportError, finding_row, findings_table, render};
+use super::{ReportError, render};
 use askama::Template;
 use shoal_shared::domain::registrable_domain;
 use shoal_store::cursor::Reader;

@@ -7,14 +7,22 @@
 //! unescaped.
 
 use super::csp::Asset;
+use super::links::Local;
 use super::svg::Svg;
 use askama::Template;
 
 /// A crawled URL as shown: its text, and an href only when it is an http(s) URL.
 #[derive(Debug, Clone)]
-pub(super) struct UrlView<'a> {
-    pub(super) text: &'a str,
-    pub(super) href: Option<&'a str>,
+pub(crate) struct UrlView<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) href: Option<&'a str>,
+}
+
+/// The link from a page back to the page above it (a site's report to the overview).
+#[derive(Debug, Clone)]
+pub(crate) struct BackLink {
+    pub(crate) href: Local,
+    pub(crate) text: String,
 }
 
 #[derive(Template, Debug)]
@@ -25,55 +33,16 @@ pub(super) struct Head<'a> {
     pub(super) title: &'a str,
     pub(super) written_at: &'a str,
     pub(super) style: Asset,
-}
-
-/// One line of the audit summary's site table.
-#[derive(Debug)]
-pub(super) struct SiteLine {
-    pub(super) id: u64,
-    pub(super) start_url: String,
-    pub(super) status: &'static str,
-    pub(super) pages: u64,
-    pub(super) urls: u64,
-    pub(super) errors: u64,
-    pub(super) warnings: u64,
-    pub(super) notices: u64,
-}
-
-#[derive(Template, Debug)]
-#[template(path = "report/report.html", block = "audit_summary")]
-pub(super) struct AuditSummaryView {
-    pub(super) audit_id: u64,
-    pub(super) status: &'static str,
-    pub(super) created_at: String,
-    pub(super) finished_at: Option<String>,
-    pub(super) sites: Vec<SiteLine>,
-    pub(super) pages: u64,
-    pub(super) urls: u64,
-    pub(super) errors: u64,
-    pub(super) warnings: u64,
-    pub(super) notices: u64,
-    pub(super) options: String,
+    pub(super) operator: Option<&'a str>,
+    pub(super) logo: Option<&'a str>,
+    pub(super) back: Option<BackLink>,
 }
 
 /// A chart with its caption.
 #[derive(Debug)]
-pub(super) struct Chart {
-    pub(super) caption: &'static str,
-    pub(super) svg: Svg,
-}
-
-#[derive(Template, Debug)]
-#[template(path = "report/report.html", block = "site_start")]
-pub(super) struct SiteStart<'a> {
-    pub(super) id: u64,
-    pub(super) start_url: &'a str,
-    pub(super) start_href: Option<&'a str>,
-    pub(super) status: &'static str,
-    pub(super) done_at: Option<String>,
-    pub(super) pages: u64,
-    pub(super) urls: u64,
-    pub(super) charts: Vec<Chart>,
+pub(crate) struct Chart {
+    pub(crate) caption: &'static str,
+    pub(crate) svg: Svg,
 }
 
 /// The earlier site a site is compared with, and the counts.
@@ -131,12 +100,6 @@ pub(super) struct TableEnd {
 #[derive(Template, Debug)]
 #[template(path = "report/report.html", block = "section_end")]
 pub(super) struct SectionEnd;
-
-#[derive(Template, Debug)]
-#[template(path = "report/report.html", block = "findings_section")]
-pub(super) struct FindingsSection {
-    pub(super) site: u64,
-}
 
 #[derive(Template, Debug)]
 #[template(path = "report/report.html", block = "pages_start")]

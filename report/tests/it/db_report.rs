@@ -182,7 +182,7 @@ fn csv_files_have_headers_and_one_row_per_record() {
     let files = report::write_csv(&db, audit, &out).expect("csv written");
     let names: Vec<String> =
         files.iter().map(|f| f.file_name().expect("name").to_string_lossy().into_owned()).collect();
-    assert_eq!(names, ["pages.csv", "links.csv", "findings.csv"]);
+    assert_eq!(names, ["pages.csv", "links.csv", "findings.csv", "issues.csv", "sites.csv"]);
 
     let read = |name: &str| {
         let mut r = csv::Reader::from_path(out.join(name)).expect("readable");
@@ -210,6 +210,22 @@ fn csv_files_have_headers_and_one_row_per_record() {
     assert_eq!(findings.len(), 4);
     assert_eq!(&findings[2][1], "redirect_chain");
     assert_eq!(&findings[2][6], [u("/a"), u("/b"), u("/c")].join(" | ").as_str());
+
+    // One row per site and code, the findings of each counted; one row per site with its score.
+    let (header, issues) = read("issues.csv");
+    assert_eq!(&header[..4], ["site_id", "start_url", "code", "severity"]);
+    let codes: std::collections::BTreeSet<&str> = findings.iter().map(|r| &r[1]).collect();
+    assert_eq!(issues.len(), codes.len());
+    let counted: u64 = issues.iter().map(|r| r[7].parse::<u64>().expect("findings")).sum();
+    assert_eq!(counted, findings.len() as u64);
+    let fix = header.iter().position(|h| h == "fix").expect("fix column");
+    assert!(issues.iter().all(|r| !r[fix].is_empty()), "every known code has its fix");
+    let (header, sites) = read("sites.csv");
+    assert_eq!(&header[..4], ["site_id", "start_url", "status", "score"]);
+    assert_eq!(sites.len(), 1);
+    let score: u8 = sites[0][3].parse().expect("a score");
+    assert!(score <= 100);
+    assert_eq!(&sites[0][1], u("/").as_str());
 }
 
 /// Counts bytes and `"url":"` keys instead of keeping the output, so the report's own memory use

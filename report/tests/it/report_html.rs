@@ -13,11 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// Headless Chromium, shared with the end-to-end tests (which get it from the shoal-tests library;
-/// this crate cannot depend on that one).
-#[path = "../../../tests/src/chromium.rs"]
-mod chromium;
-use chromium::{chromium, run_chromium};
+use crate::chromium::{chromium, run_chromium};
 
 #[test]
 fn html_report_has_every_section_and_one_svg_per_chart() {
@@ -27,8 +23,9 @@ fn html_report_has_every_section_and_one_svg_per_chart() {
 
     assert!(doc.starts_with("<!DOCTYPE html>"), "{}", &doc[..100]);
     assert!(doc.ends_with("</html>\n"), "the document is complete");
-    assert!(doc.contains(r#"<section id="summary""#));
-    for section in ["site", "charts", "changes", "findings", "pages", "urls"] {
+    // An audit of one site: the site's own report, no overview.
+    assert!(!doc.contains(r#"<section id="summary""#));
+    for section in ["site", "issues", "charts", "changes", "pages", "urls"] {
         let id = format!(r#"id="{section}-{site}""#);
         assert_eq!(doc.matches(&id).count(), 1, "one {id}");
     }
@@ -46,17 +43,31 @@ fn html_report_has_every_section_and_one_svg_per_chart() {
     let response = between(&doc, r#"data-chart="response""#, "</svg>");
     assert!(response.contains("<title>≥10s: 1</title>"), "the 12 s page: {response}");
 
-    // Every fetched URL has a row and a details section; the summary counts findings by severity.
+    // Every fetched URL has a row and a details section.
     assert_eq!(doc.matches(r#"<article class="url-detail""#).count(), 11);
     let pages_table = between(&doc, &format!(r#"id="pages-t-{site}""#), "</table>");
     assert_eq!(pages_table.matches("<tr>").count(), 1 + 11, "header and one row per URL");
-    let findings_table = between(&doc, &format!(r#"id="findings-t-{site}""#), "</table>");
+
+    // Issues, not rows: one group per code, each finding once under its group, the health score.
+    let counts = db.site_issue_counts(site).expect("counts");
+    let issues = between(&doc, &format!(r#"id="issues-{site}""#), &format!(r#"id="changes-{site}""#));
+    assert_eq!(issues.matches(r#"<details class="issue"#).count(), counts.len(), "{issues}");
+    let findings: u64 = counts.iter().map(|c| c.findings).sum();
+    assert_eq!(issues.matches(r#"<tr><td class="url">"#).count() as u64, findings, "{issues}");
     let stats = db.site_stats(site).expect("stats");
-    let total = stats.severities.errors + stats.severities.warnings + stats.severities.notices;
-    assert_eq!(findings_table.matches("<tr data-sev=").count() as u64, total);
     assert!(doc.contains(&format!("<b>{}</b> errors", stats.severities.errors)));
+    assert!(doc.contains("Health score ") && doc.contains("shoal-health/1"), "the score and its formula");
+    // The largest impact first (equal impacts by code): errors, then the warning, then notices.
+    let order: Vec<usize> = ["broken_internal_link", "fetch_failed", "server_error", "title_duplicate", "noindex"]
+        .iter()
+        .map(|c| issues.find(&format!("<code>{c}</code>")).unwrap_or_else(|| panic!("{c} grouped")))
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "ranked by impact: {order:?}");
+    // Why it matters and how to fix it, from docs/findings.md.
+    assert!(issues.contains("<b>Why it matters:</b> Broken links lead visitors to dead ends"), "{issues}");
+    assert!(issues.contains("<b>How to fix it:</b> Fix or remove the link"), "{issues}");
     // The broken link found by the site-level analysis links to its URL's details.
-    assert!(doc.contains("broken_internal_link"));
+    assert!(issues.contains(&format!(r##"href="#u{site}-"##)), "{issues}");
     // Per-URL facts: redirect target, canonical, meta robots, h1s, link counts, the URL's findings.
     let start_detail = between(&doc, r#"<article class="url-detail""#, "</article>");
     assert!(start_detail.contains(&format!(r#"href="{BASE}/""#)), "{start_detail}");
@@ -163,7 +174,7 @@ fn html_report_shows_changes_since_the_latest_earlier_audit_of_the_same_start_ur
     db.apply_at(&events, UnixMs(T0 + 1_100_000)).expect("apply");
 
     let doc = html(&db, second);
-    let changes = between(&doc, &format!(r#"id="changes-{site}""#), &format!(r#"id="findings-{site}""#));
+    let changes = between(&doc, &format!(r#"id="changes-{site}""#), &format!(r#"id="charts-{site}""#));
     assert!(changes.contains(&format!("Compared with audit {first}")), "{changes}");
     let new_list = between(changes, "New findings", "Fixed findings");
     assert!(new_list.contains("<code>server_error</code>") && new_list.contains("/new-broken"), "{new_list}");

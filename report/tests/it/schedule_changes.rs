@@ -66,7 +66,7 @@ fn second_run_lists_new_and_fixed_findings_first_run_says_it_has_no_previous() {
     shoal_report::write_html(&db, second, &mut html).expect("html");
     let html = String::from_utf8(html).expect("utf-8");
     let top = html.find("schedule-changes").expect("the schedule section");
-    assert!(top < html.find("id=\"summary\"").expect("summary"), "it opens the report");
+    assert!(top < html.find("id=\"site-").expect("the site"), "it opens the report");
     assert!(html.contains("weekly &#60;b&#62;") || html.contains("weekly &lt;b&gt;"), "the name is escaped");
     assert!(html.contains("Changes since the schedule&#39;s previous run") || html.contains("schedule's previous run"));
     let mut first_html = Vec::new();

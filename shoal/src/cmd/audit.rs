@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 /// Bad settings or start URLs (3), the audit database (4), anything else (1).
 pub async fn run(args: &AuditArgs, log_format: LogFormat, shutdown: CancellationToken) -> Result<Exit, Failure> {
     let config = shoal_coordinator::CrawlConfig::try_from(&args.crawl)?;
+    let branding = crate::cmd::report::load_branding(&args.branding)?;
     let starts = crate::cli::start_urls(&args.urls, args.file.as_ref())?;
     let req = AuditRequest { starts, db: args.db.clone(), config, concurrency: args.concurrency.max(1) };
     let show_progress = !args.no_progress;
@@ -26,7 +27,8 @@ pub async fn run(args: &AuditArgs, log_format: LogFormat, shutdown: Cancellation
     metrics.stop().await;
     let outcome = outcome?;
     if let Some(format) = args.report {
-        crate::cmd::report::write(&args.db, Some(outcome.audit.0), format, args.out.as_deref(), None)?;
+        let db = shoal_store::AuditDb::open(&args.db)?;
+        crate::cmd::report::write(&db, outcome.audit, format, args.out.as_deref(), &branding, None)?;
     }
     let summary = format!(
         "audit {} {}: {} site(s), {} page(s), {} finding(s); database {}",

@@ -21,6 +21,7 @@ pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<
     let crawl = shoal_coordinator::CrawlConfig::try_from(&args.crawl)?;
     // Refuse to start with a token too short to keep the API and the dashboard closed.
     crate::cli::check_token(&args.token)?;
+    let branding = crate::cmd::report::load_branding(&args.branding)?;
     let webhook = match args.notify()? {
         Some(settings) => Some(Webhook::new(settings).context("building the webhook's HTTP client")?),
         None => None,
@@ -38,7 +39,7 @@ pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<
         listen = %listener.local_addr().unwrap_or(args.listen), db = %args.db.display(), "coordinator started"
     );
     let mut tasks = JoinSet::new();
-    tasks.spawn(shoal_server::serve(listener, Arc::clone(&engine), args.token.clone(), shutdown.clone()));
+    tasks.spawn(shoal_server::serve(listener, Arc::clone(&engine), args.token.clone(), branding, shutdown.clone()));
     {
         let engine = Arc::clone(&engine);
         let stop = shutdown.clone();

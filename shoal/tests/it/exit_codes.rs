@@ -79,3 +79,29 @@ fn four_when_the_audit_database_fails_in_any_command() {
     let out = shoal(&["report", "--db", other.to_str().expect("utf-8"), "--compare", "1", "2"]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
 }
+
+#[test]
+fn five_when_the_report_finds_what_fail_on_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db_path = dir.path().join("a.db");
+    database(&db_path);
+    let db = db_path.to_str().expect("utf-8");
+    let out = shoal(&["report", "--db", db, "--fail-on", "notice"]);
+    assert_eq!(out.status.code(), Some(0), "no finding at all: {}", stderr(&out));
+    let mut store = AuditDb::open(&db_path).expect("open");
+    let site = store.site_counts(shoal_shared::ids::AuditId(1)).expect("sites")[0].id;
+    let finding = shoal_shared::finding::Finding::new(
+        shoal_shared::ids::AuditId(1),
+        site,
+        shoal_shared::finding::Code::CspMissing,
+        "https://a.test/",
+        "",
+    );
+    store.apply(&[shoal_shared::record::Event::Finding(finding)]).expect("a notice");
+    drop(store);
+    let out = shoal(&["report", "--db", db, "--fail-on", "warning"]);
+    assert_eq!(out.status.code(), Some(0), "a notice is not a warning: {}", stderr(&out));
+    let out = shoal(&["report", "--db", db, "--fail-on", "notice"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(out.stdout.starts_with(b"{\"schema\":\"shoal.report/v1\""), "the report was written first");
+}

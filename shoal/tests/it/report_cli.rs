@@ -65,3 +65,127 @@ fn shoal_report_writes_html_with_the_cli() {
     assert!(doc.starts_with("<!DOCTYPE html>") && doc.ends_with("</html>\n"));
     assert_eq!(doc.matches("<svg").count(), CHARTS.len());
 }
+
+#[path = "../../../report/tests/it/batch_fixture.rs"]
+mod batch_fixture;
+
+/// The exit status and standard error of `shoal report ARGS --db DB`.
+fn status(args: &[&str], db: &Path) -> (Option<i32>, String) {
+    let out = shoal(args, db);
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn fail_on_exits_five_after_writing_the_report_and_new_only_counts_new_findings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let b = batch_fixture::batch(dir.path());
+    let db = b.db.path().to_owned();
+    let (first, second) = (b.first.0.to_string(), b.second.0.to_string());
+    drop(b);
+    let sarif = dir.path().join("audit.sarif");
+    let sarif_arg = sarif.to_str().expect("utf-8");
+
+    // Errors in the audit: status 5, the report written all the same, the reason on stderr.
+    let (code, err) = status(&["report", &second, "--format", "sarif", "--out", sarif_arg, "--fail-on", "error"], &db);
+    assert_eq!(code, Some(5), "{err}");
+    assert!(err.contains("--fail-on error: 154 findings") && err.contains("title_missing (150)"), "{err}");
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).expect("written")).expect("SARIF");
+    assert_eq!(log["version"], "2.1.0");
+    // Only the new error since audit 1 with --new-only; none new in a site without errors.
+    let (code, err) = status(&["report", &second, "--fail-on", "error", "--new-only", "--out", sarif_arg], &db);
+    assert_eq!(code, Some(5), "{err}");
+    assert!(err.contains("1 new finding") && err.contains("server_error (1)"), "{err}");
+    let (code, err) =
+        status(&["report", &second, "--site", "gamma.test", "--fail-on", "error", "--out", sarif_arg], &db);
+    assert_eq!(code, Some(0), "gamma has warnings only: {err}");
+    let (code, err) =
+        status(&["report", &second, "--site", "gamma.test", "--fail-on", "warning", "--out", sarif_arg], &db);
+    assert_eq!(code, Some(5), "{err}");
+    let (code, _) = status(&["report", &first, "--fail-on", "error", "--new-only", "--out", sarif_arg], &db);
+    assert_eq!(code, Some(5), "no earlier audit: every error is new");
+    // A bad level is a usage error, as any bad flag value.
+    let (code, _) = status(&["report", &second, "--fail-on", "fatal"], &db);
+    assert_eq!(code, Some(2));
+
+    // JUnit: test cases fail by the same rule.
+    let junit = dir.path().join("junit.xml");
+    let (code, err) = status(
+        &[
+            "report",
+            &second,
+            "--format",
+            "junit",
+            "--out",
+            junit.to_str().expect("utf-8"),
+            "--fail-on",
+            "error",
+            "--new-only",
+        ],
+        &db,
+    );
+    assert_eq!(code, Some(5), "{err}");
+    let xml = std::fs::read_to_string(&junit).expect("junit written");
+    assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+}
+
+#[test]
+fn site_and_per_site_reports_on_the_command_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let b = batch_fixture::batch(dir.path());
+    let db = b.db.path().to_owned();
+    let second = b.second.0.to_string();
+    let beta_id = b.sites[1].0.to_string();
+    drop(b);
+
+    // --site by start URL as typed, by id; its JSON is a v1 document of that site only.
+    for wanted in ["beta.test", "https://beta.test/", beta_id.as_str()] {
+        let out = shoal(&["report", &second, "--site", wanted], &db);
+        assert!(out.status.success(), "{wanted}: {}", String::from_utf8_lossy(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(doc["sites"].as_array().map(Vec::len), Some(1));
+        assert_eq!(doc["sites"][0]["start_url"], "https://beta.test/");
+    }
+    let html = dir.path().join("beta.html");
+    let out = shoal(
+        &["report", &second, "--site", "beta.test", "--format", "html", "--out", html.to_str().expect("utf-8")],
+        &db,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&html).expect("written").contains("Site audit: https://beta.test/"));
+    let (code, err) = status(&["report", &second, "--site", "nowhere.test"], &db);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("has no site \"nowhere.test\"") && err.contains("https://alpha.test/"), "{err}");
+    let (code, err) = status(&["report", &second, "--site", "beta.test", "--format", "csv"], &db);
+    assert_eq!(code, Some(3), "{err}");
+
+    // --per-site with the operator's name and logo.
+    let logo = dir.path().join("logo.svg");
+    std::fs::write(&logo, r#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>"#).expect("logo");
+    let reports = dir.path().join("reports");
+    let out = shoal(
+        &[
+            "report",
+            &second,
+            "--per-site",
+            reports.to_str().expect("utf-8"),
+            "--operator-name",
+            "Acme Hosting",
+            "--operator-logo",
+            logo.to_str().expect("utf-8"),
+        ],
+        &db,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let index = std::fs::read_to_string(reports.join("index.html")).expect("index");
+    assert!(index.contains("Prepared by Acme Hosting") && index.contains("data:image/svg+xml;base64,"));
+    assert_eq!(
+        std::fs::read_dir(reports.join("sites")).expect("sites").count(),
+        10,
+        "an HTML and a JSON file per site"
+    );
+    // A file that is not an image is refused before anything is written.
+    let (code, err) =
+        status(&["report", &second, "--format", "html", "--operator-logo", db.to_str().expect("utf-8")], &db);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("not a PNG, JPEG, GIF, WebP or SVG"), "{err}");
+}

@@ -5,7 +5,8 @@ use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::record::{Discovery, Event, FetchFailure, LinkKind, LinkRecord, PageRecord, UrlKind};
 use shoal_shared::task::ProbeKind;
 use shoal_shared::time::UnixMs;
-use shoal_store::{AuditDb, AuditStatus, DbError, SiteStatus};
+use shoal_store::analysis::RELATED_CAP;
+use shoal_store::{AuditDb, AuditStatus, DbError, SiteStatus, schema};
 use std::path::Path;
 
 const BASE: &str = "https://example.test";
@@ -363,4 +364,66 @@ fn audit_totals_are_the_sums_of_its_sites() {
     assert_eq!(check(&db, "after site b").sites_done, 2);
     let other_totals = db.audit(other).expect("read").expect("exists");
     assert_eq!((other_totals.sites, other_totals.pages), (1, 0), "the other audit is untouched");
+}
+
+/// A title shared by more pages than a finding lists: every page gets its finding, each naming
+/// `RELATED_CAP` others and never itself (the analysis streams such groups instead of holding them).
+#[test]
+fn a_title_shared_by_many_pages_gives_each_its_finding_with_a_capped_list() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut db, ids) = fresh(dir.path());
+    let n = RELATED_CAP + 5;
+    let mut events: Vec<Event> =
+        (0..n).map(|i| html(ids, &format!("/p{i:03}"), "One title", &format!("Description {i}"), vec![])).collect();
+    events.push(Event::SiteDone { audit: ids.0, site: ids.1 });
+    db.apply_at(&events, UnixMs(1_700_000_100_000)).expect("batch applies");
+    let dups: Vec<_> = findings(&db, ids.1).into_iter().filter(|f| f.0 == "title_duplicate").collect();
+    assert_eq!(dups.len(), n, "one finding per page sharing the title");
+    for (i, (_, url, detail, related)) in dups.iter().enumerate() {
+        assert_eq!(url, &format!("/p{i:03}"));
+        assert_eq!(detail, "One title");
+        assert_eq!(related.len(), RELATED_CAP, "{url}");
+        assert!(!related.contains(url), "{url} lists itself");
+    }
+}
+
+/// A version-4 file with pages and links (links then had a rowid and three indexes): after the
+/// upgrade its links read back in document order and the site analysis finds what they show.
+#[test]
+fn a_version_4_database_keeps_its_links_through_the_upgrade() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("v4.db");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("sqlite");
+        for m in &schema::MIGRATIONS[..4] {
+            conn.execute_batch(m).expect("old migration");
+        }
+        conn.execute_batch(&format!(
+            "PRAGMA user_version = 4; PRAGMA application_id = {};
+             INSERT INTO audits (created_at_ms, status, options_json) VALUES (100, 'running', '{{}}');
+             INSERT INTO sites (audit_id, start_url) VALUES (1, '{home}');
+             INSERT INTO pages (site_id, url, kind, status, depth, found_via, bytes, response_ms, fetched_at_ms,
+                                h1_json, meta_robots_json, x_robots_tag_json, hreflang_json, headers_json)
+             VALUES (1, '{home}', 'page', 200, 0, 'start', 10, 1, 100, '[]', '[]', '[]', '[]', '{{}}'),
+                    (1, '{missing}', 'page', 404, 1, 'link', 10, 1, 100, '[]', '[]', '[]', '[]', '{{}}');
+             INSERT INTO links (site_id, from_url, position, to_url, kind, nofollow, internal, text)
+             VALUES (1, '{home}', 1, '{missing}', 'anchor', 0, 1, 'second'),
+                    (1, '{home}', 0, '{about}', 'anchor', 0, 1, 'first');",
+            schema::APPLICATION_ID,
+            home = u("/"),
+            missing = u("/missing"),
+            about = u("/about"),
+        ))
+        .expect("a version-4 audit");
+    }
+    let mut db = AuditDb::open(&path).expect("upgrade");
+    let links = db.links_from(SiteId(1), &u("/")).expect("links read");
+    let order: Vec<(&str, Option<&str>)> = links.iter().map(|l| (l.to_url.as_str(), l.text.as_deref())).collect();
+    assert_eq!(order, [(u("/about").as_str(), Some("first")), (u("/missing").as_str(), Some("second"))]);
+    db.apply_at(&[Event::SiteDone { audit: AuditId(1), site: SiteId(1) }], UnixMs(200)).expect("analysis");
+    let broken: Vec<_> = findings(&db, SiteId(1)).into_iter().filter(|f| f.0 == "broken_internal_link").collect();
+    assert_eq!(
+        broken,
+        [("broken_internal_link".to_owned(), "/missing".to_owned(), "404".to_owned(), vec!["/".to_owned()])]
+    );
 }

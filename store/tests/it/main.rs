@@ -1,4 +1,5 @@
 //! The audit database's integration tests, one binary for the crate.
 
 mod db_store;
+mod issues;
 mod schedules;

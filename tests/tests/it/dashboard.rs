@@ -1,7 +1,8 @@
 //! The coordinator's web dashboard end to end: a real `shoal coordinator` process on a private
 //! `redis-server`, one real `shoal worker` crawling the in-process test web server, and the pages
 //! read both over plain HTTP (status codes, headers, cookies, CSRF) and in headless Chromium (what a
-//! person sees: the audits list, live per-site progress, the report with its charts).
+//! person sees: the audits list, live per-site progress, the batch overview, a site's report with
+//! its charts, an issue across sites).
 //!
 //! Two audits are submitted before the worker starts, so the "running" state is seen for certain:
 //! audit A is then crawled to the end, audit B is cancelled from the dashboard's form. Last, the
@@ -61,6 +62,13 @@ async fn send(req: reqwest::RequestBuilder) -> Answer {
     let headers = resp.headers().clone();
     let body = resp.text().await.expect("a body");
     Answer { status, headers, body }
+}
+
+/// The text between the first `open` and the next `close`.
+fn between<'a>(s: &'a str, open: &str, close: &str) -> &'a str {
+    let start = s.find(open).unwrap_or_else(|| panic!("{open} not found")) + open.len();
+    let len = s[start..].find(close).unwrap_or_else(|| panic!("{close} not found after {open}"));
+    &s[start..start + len]
 }
 
 /// How a request authenticates.
@@ -409,6 +417,8 @@ async fn dashboard_lists_shows_progress_opens_the_report_and_refuses_without_the
     std::fs::create_dir_all(&artifacts).expect("artifact dir");
     std::fs::write(artifacts.join("dashboard.png"), &png).expect("artifact kept");
 
+    // The report: the batch overview first, each site linked to its own report, each issue to
+    // the sites that have it.
     let (dom, _) = browser.dom(&browser.login_url(&format!("{ui_a}/report")), Some(2000)).await;
     assert!(
         dom.contains(r#"data-js="ready""#),
@@ -416,7 +426,51 @@ async fn dashboard_lists_shows_progress_opens_the_report_and_refuses_without_the
         &dom[..dom.len().min(2000)]
     );
     assert!(dom.contains(r#"data-css="ready""#), "the report's stylesheet applied under its CSP");
-    assert_eq!(dom.matches("<svg").count(), 2 * CHARTS_PER_SITE, "the charts of both sites rendered");
+    assert!(dom.contains(r#"data-chart="scores""#), "the overview's score chart rendered");
+    let site_ids: Vec<u64> = coord.status(audit_a).await.expect("status")["sites"]
+        .as_array()
+        .expect("sites")
+        .iter()
+        .filter_map(|s| s["id"].as_u64())
+        .collect();
+    assert_eq!(site_ids.len(), 2);
+    for id in &site_ids {
+        assert!(dom.contains(&format!(r#"href="/ui/audits/{audit_a}/sites/{id}""#)), "site {id} linked:\n{dom}");
+    }
+    let across = between(&dom, r#"id="across""#, "</table>");
+    let issue = between(across, r#"href="/ui/audits/"#, "\"");
+    assert!(issue.contains("/issues/"), "an issue across sites is linked: {issue}");
+    let png = browser.screenshot(&browser.login_url(&format!("{ui_a}/report"))).await;
+    std::fs::write(artifacts.join("dashboard-overview.png"), &png).expect("artifact kept");
+
+    // A site's own report: its health, its issues, and the charts.
+    let site_page = format!("{ui_a}/sites/{}", site_ids[0]);
+    let (dom, _) = browser.dom(&browser.login_url(&site_page), Some(2000)).await;
+    assert!(dom.contains(r#"data-js="ready""#), "the site report's script ran:\n{}", &dom[..dom.len().min(2000)]);
+    assert!(dom.contains("Health score") && dom.contains(&format!(r#"id="issues-{}""#, site_ids[0])), "{dom}");
+    assert_eq!(dom.matches("<svg").count(), CHARTS_PER_SITE, "the site's charts rendered");
+    assert!(dom.contains(&format!(r#"href="/ui/audits/{audit_a}/report""#)), "back to the overview");
+    let png = browser.screenshot(&browser.login_url(&site_page)).await;
+    std::fs::write(artifacts.join("dashboard-site.png"), &png).expect("artifact kept");
+    // An issue across sites and one page of a site's issue group.
+    let code = issue.rsplit('/').next().expect("a code").to_owned();
+    let (dom, _) = browser.dom(&browser.login_url(&format!("{ui_a}/issues/{code}")), Some(2000)).await;
+    assert!(dom.contains(&format!("<code>{code}</code>")) && dom.contains(r#"id="issue-sites""#), "{dom}");
+    let a = get(&http, &format!("{base}{ui_a}/sites/{}/issues/{code}?page=1", site_ids[0]), me).await;
+    let b = get(&http, &format!("{base}{ui_a}/sites/{}/issues/{code}?page=1", site_ids[1]), me).await;
+    assert!(a.status == 200 || b.status == 200, "the code's group on one of the sites: {} {}", a.status, b.status);
+    // Another audit's site, an unknown code: not found.
+    let a = get(&http, &format!("{base}/ui/audits/{audit_b}/sites/{}", site_ids[0]), me).await;
+    assert_eq!(a.status, 404, "a site of another audit");
+    let a = get(&http, &format!("{base}{ui_a}/issues/no_such_code"), me).await;
+    assert_eq!(a.status, 404);
+    let a = get(&http, &format!("{base}{ui_a}/overview.json"), me).await;
+    let overview: serde_json::Value = serde_json::from_str(&a.body).expect("the overview JSON parses");
+    assert_eq!(overview["schema"], "shoal.overview/v1");
+    assert_eq!(overview["sites"].as_array().map(Vec::len), Some(2));
+    let a = get(&http, &format!("{base}{site_page}/report.json"), me).await;
+    let site_json: serde_json::Value = serde_json::from_str(&a.body).expect("the site JSON parses");
+    assert_eq!(site_json["sites"][0]["id"], site_ids[0]);
 
     // --- The report over HTTP: its own policy in the header; the JSON report.
     let a = get(&http, &format!("{base}{ui_a}/report"), me).await;

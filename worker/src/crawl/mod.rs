@@ -143,6 +143,10 @@ pub struct Crawler<F> {
     robots: moka::sync::Cache<(SiteId, HostKey), Arc<CachedRules>>,
     /// When this process last sent a request to each host (and how quickly it answers).
     last_send: moka::sync::Cache<HostKey, policy::SendMark>,
+    /// HTML parses running at once, at most one per core: parsing is CPU work on the blocking
+    /// pool, and 64 leases parsing at once only made the pool grow to dozens of threads, each
+    /// with its own stack and allocator arena, switching between them on two cores.
+    parse_slots: tokio::sync::Semaphore,
 }
 
 impl<F> std::fmt::Debug for Crawler<F> {
@@ -234,6 +238,7 @@ impl<F: Frontier> Crawler<F> {
                 .time_to_idle(ROBOTS_CACHE_IDLE)
                 .build(),
             last_send: moka::sync::Cache::builder().max_capacity(SEND_MARKS).time_to_live(SEND_MARK_TTL).build(),
+            parse_slots: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, usize::from)),
         }
     }
 

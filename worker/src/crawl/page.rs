@@ -117,6 +117,8 @@ impl<F: Frontier> Crawler<F> {
         let ct = resp.header("content-type").map(str::to_owned);
         let base = url.as_url().clone();
         let caps = self.settings.extract.clone();
+        // Never closed, so this waits for a slot; were it closed, parsing without one is harmless.
+        let _slot = self.parse_slots.acquire().await.ok();
         let (facts, wordpress) = tokio::task::spawn_blocking(move || {
             let (text, _) = decode_html(&body, ct.as_deref());
             (extract(&text, &base, &caps), checks::looks_like_wordpress(&text))

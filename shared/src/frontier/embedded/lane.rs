@@ -1,12 +1,13 @@
 //! The embedded frontier's lanes and hosts: what each holds and the small rules about it.
 
+use super::{Map, Set};
 use crate::frontier::{LaneRobots, RobotsOutcome};
 use crate::ids::{AuditId, LeaseId, SiteId};
 use crate::pace::{HOST_LINGER, HostPace, LaneDemand};
 use crate::robots::ROBOTS_MAX_AGE;
 use crate::task::{Priority, Task, TaskKind};
 use crate::time::UnixMs;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// One host of one site: its robots.txt state and its queue.
@@ -22,7 +23,7 @@ pub(super) struct Lane {
     pub(super) ready: BTreeMap<(Priority, u64), Task>,
     pub(super) delayed: BTreeMap<(UnixMs, u64), Task>,
     /// Expired leases per task (by seen key), against [`crate::frontier::MAX_LEASE_EXPIRIES`].
-    pub(super) expired: HashMap<u64, u8>,
+    pub(super) expired: Map<u64, u8>,
     /// The lane has an entry in claim's round-robin order (maybe a stale one, see `listed`).
     pub(super) in_order: bool,
     /// Claims look at the lane: it may have work. A lane with nothing queued (its site's other
@@ -56,7 +57,7 @@ impl Lane {
             robots_task: None,
             ready: BTreeMap::new(),
             delayed: BTreeMap::new(),
-            expired: HashMap::new(),
+            expired: Map::default(),
             in_order: false,
             listed: false,
         }
@@ -143,9 +144,9 @@ pub(super) struct HostEntry {
     /// The one lease out that looks the address up; the host's other lanes wait for it.
     pub(super) resolving: Option<LeaseId>,
     /// What each live lane of the host asks (by site: a lane is one host of one site).
-    pub(super) lanes: HashMap<SiteId, LaneDemand>,
+    pub(super) lanes: Map<SiteId, LaneDemand>,
     /// Live audits that saw a 429 from the host: slow mode while any is left.
-    pub(super) slow_audits: HashSet<AuditId>,
+    pub(super) slow_audits: Set<AuditId>,
 }
 
 impl HostEntry {
@@ -155,8 +156,8 @@ impl HostEntry {
             ip: None,
             ip_until: None,
             resolving: None,
-            lanes: HashMap::new(),
-            slow_audits: HashSet::new(),
+            lanes: Map::default(),
+            slow_audits: Set::default(),
         }
     }
 
