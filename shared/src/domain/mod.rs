@@ -290,14 +290,7 @@ impl DnsFacts {
 
     fn spf_issues(&self, out: &mut Vec<Issue>) {
         let d = self.domain.as_str();
-        let txt = match &self.txt {
-            Answer::Found(t) => t.as_slice(),
-            Answer::None => &[],
-            Answer::Failed(e) => {
-                out.push(issue(Code::DnsLookupFailed, d, format!("TXT: {e}")));
-                return;
-            }
-        };
+        let Some(txt) = txt_or_report(&self.txt, d, out) else { return };
         let records = spf_records(txt);
         let record = match records.as_slice() {
             [] => {
@@ -341,14 +334,7 @@ impl DnsFacts {
 
     fn dmarc_issues(&self, out: &mut Vec<Issue>) {
         let at = format!("_dmarc.{}", self.domain);
-        let txt = match &self.dmarc {
-            Answer::Found(t) => t.as_slice(),
-            Answer::None => &[],
-            Answer::Failed(e) => {
-                out.push(issue(Code::DnsLookupFailed, at, format!("TXT: {e}")));
-                return;
-            }
-        };
+        let Some(txt) = txt_or_report(&self.dmarc, &at, out) else { return };
         let records: Vec<&String> = txt.iter().filter(|t| is_dmarc(t)).collect();
         let record = match records.as_slice() {
             [] => return out.push(issue(Code::DmarcMissing, at, "no v=DMARC1 record")),
@@ -368,6 +354,19 @@ impl DnsFacts {
                     out.push(issue(Code::DmarcSubdomainPolicyNone, at, record));
                 }
             }
+        }
+    }
+}
+
+/// The TXT records of an answer (none when there are none); `None`, with `dns_lookup_failed`
+/// reported about `at`, when the lookup failed.
+fn txt_or_report<'a>(answer: &'a Answer<Vec<String>>, at: &str, out: &mut Vec<Issue>) -> Option<&'a [String]> {
+    match answer {
+        Answer::Found(t) => Some(t.as_slice()),
+        Answer::None => Some(&[]),
+        Answer::Failed(e) => {
+            out.push(issue(Code::DnsLookupFailed, at, format!("TXT: {e}")));
+            None
         }
     }
 }

@@ -226,21 +226,16 @@ fn term(w: &str) -> Result<Term, SpfError> {
             None => Mechanism::Ptr(None),
             Some(a) => Mechanism::Ptr(Some(required(a.strip_prefix(':')).ok_or_else(|| bad("ptr names no domain"))?)),
         },
-        "ip4" => {
-            let (ip, cidr) =
-                network(arg.and_then(|a| a.strip_prefix(':'))).ok_or_else(|| bad("ip4 names no address"))?;
-            if ip.parse::<Ipv4Addr>().is_err() || cidr.is_some_and(|c| c.parse::<u8>().map_or(true, |n| n > 32)) {
-                return Err(bad("a malformed IPv4 network"));
+        "ip4" | "ip6" => {
+            let v6 = name.eq_ignore_ascii_case("ip6");
+            let (ip, cidr) = network(arg.and_then(|a| a.strip_prefix(':')))
+                .ok_or_else(|| bad(if v6 { "ip6 names no address" } else { "ip4 names no address" }))?;
+            let (parses, max) =
+                if v6 { (ip.parse::<Ipv6Addr>().is_ok(), 128) } else { (ip.parse::<Ipv4Addr>().is_ok(), 32) };
+            if !parses || cidr.is_some_and(|c| c.parse::<u8>().map_or(true, |n| n > max)) {
+                return Err(bad(if v6 { "a malformed IPv6 network" } else { "a malformed IPv4 network" }));
             }
-            Mechanism::Ip4
-        }
-        "ip6" => {
-            let (ip, cidr) =
-                network(arg.and_then(|a| a.strip_prefix(':'))).ok_or_else(|| bad("ip6 names no address"))?;
-            if ip.parse::<Ipv6Addr>().is_err() || cidr.is_some_and(|c| c.parse::<u8>().map_or(true, |n| n > 128)) {
-                return Err(bad("a malformed IPv6 network"));
-            }
-            Mechanism::Ip6
+            if v6 { Mechanism::Ip6 } else { Mechanism::Ip4 }
         }
         _ => return Err(bad("an unknown mechanism")),
     };
