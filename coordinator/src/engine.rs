@@ -321,6 +321,7 @@ impl<F: Frontier> Coordinator<F> {
             follow_nofollow: o.follow_nofollow.unwrap_or(d.follow_nofollow),
             max_sitemaps: o.max_sitemaps.unwrap_or(d.max_sitemaps),
             max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
+            ..d
         };
         if limits.max_pages == 0 {
             return Err(EngineError::BadRequest("max_pages must be at least 1".into()));

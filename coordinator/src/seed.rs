@@ -8,7 +8,8 @@ use shoal_shared::url::NormalizedUrl;
 
 /// The seed of one site: the start page, then the standard probes (SPEC §2: `/llms.txt`,
 /// `/.well-known/security.txt`, one random never-existing path, and for an https start the
-/// `http://` form of the start page), all behind the robots.txt of its hosts.
+/// `http://` form of the start page), all behind the robots.txt of its hosts; and the DNS check
+/// of its domain (SPEC §9), in a lane of its own.
 #[must_use]
 pub fn site_seed(audit: AuditId, site: SiteId, start: &NormalizedUrl, config: &CrawlConfig) -> SiteSeed {
     let mut initial = vec![Task::new(audit, site, start.clone(), TaskKind::Page, 0, FoundVia::Start)];
@@ -33,6 +34,16 @@ pub fn site_seed(audit: AuditId, site: SiteId, start: &NormalizedUrl, config: &C
     }
     if let Some(u) = http_form {
         initial.push(Task::new(audit, site, u, TaskKind::Probe(ProbeKind::HttpsRedirect), 0, FoundVia::Standard));
+    }
+    // SPEC §9: the DNS check of the site's domain (a lane of its own, no robots.txt: it asks DNS,
+    // not the web server), which queues the mail, MTA-STS and registry checks it finds work for.
+    // Only audited sites are seeded, so only they get it.
+    let domain = start.as_url().host_str().and_then(shoal_shared::domain::registrable_domain);
+    if config.limits.dns_checks
+        && let Some(domain) = domain
+        && let Ok(u) = NormalizedUrl::service("dns", &domain, shoal_shared::domain::DNS_TASK_PORT)
+    {
+        initial.push(Task::new(audit, site, u, TaskKind::DomainDns, 0, FoundVia::Standard));
     }
     SiteSeed { audit, site, start: start.clone(), limits: config.limits, initial }
 }

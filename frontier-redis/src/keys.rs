@@ -8,7 +8,7 @@
 //! | key | type | written by | meaning |
 //! |---|---|---|---|
 //! | `…:ready` | zset | claim, complete, seed, reap | lanes that may have a claimable task, scored by the earliest start (ms) |
-//! | `…:lane:{site}\|{host}` | hash | seed, claim, complete | lane state: `host`, `site`, `robots` (`p` pending, `k` known, `c` closed), `rt`/`rtnb` the robots.txt task and its not-before, `rtpl` the first robots.txt task (queued again when the rules are a day old), `rat` when the rules were fetched, `pgap` the audit's gap |
+//! | `…:lane:{site}\|{host}` | hash | seed, claim, complete | lane state: `host`, `site`, `robots` (`p` pending, `k` known, `c` closed; a lane of DNS checks or a mail server opens `k`, with no robots.txt task), `rt`/`rtnb` the robots.txt task and its not-before, `rtpl` the first robots.txt task (queued again when the rules are a day old), `rat` when the rules were fetched, `pgap` the audit's gap |
 //! | `…:lq:{lane}` | zset | complete, claim | ready tasks (rmp blobs), scored by priority·2⁴⁰ + sequence |
 //! | `…:ld:{lane}` | zset | complete, reap | delayed tasks (priority digit + blob), scored by not-before (ms) |
 //! | `…:lexp:{lane}` | hash | reap, claim, complete | expired leases per queued task (field: the task blob) |
@@ -28,7 +28,7 @@
 //! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
 //! | `…:leaseid`, `…:seq` | string (int) | claim, complete | counters |
 //! | `…:settings` | string | coordinator | frontier-wide settings (rmp `FrontierSettings`: per-IP cap, lease time), read by workers at start |
-//! | `…:cache:{key}` | string (with expiry) | workers | shared results: `x:{url}` an external link check (rmp `PageRecord`), `r:{scheme}://{host}` another site's robots.txt outcome, `a:{audit}:r:{scheme}://{host}` the audit's own copy of a host's robots.txt (and `…#asking`, who fetches it) |
+//! | `…:cache:{key}` | string (with expiry) | workers | shared results: `x:{url}` an external link check (rmp `PageRecord`), `r:{scheme}://{host}` another site's robots.txt outcome, `a:{audit}:r:{scheme}://{host}` the audit's own copy of a host's robots.txt (and `…#asking`, who fetches it), `a:{audit}:smtp:{host}:{port}` a mail server's conversation (rmp `Conversation`) and `a:{audit}:rdap:{url}` a registry's answer, shared by the audit's sites, `rdap:bootstrap` the IANA RDAP bootstrap file (a day; each with its `…#asking` lock) |
 //! | `…:acache:{audit}` | set | workers, `forget` | the audit's own `cache` keys (`a:{audit}:…`), unlinked when the audit is forgotten |
 //! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: rmp `Event`); consumer group `coordinator` |
 //!

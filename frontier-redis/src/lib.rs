@@ -86,6 +86,22 @@ fn kind_code(kind: TaskKind) -> &'static str {
     }
 }
 
+/// How the script opens the lane of a task that may be the first of its host's lane
+/// ([`TaskKind::opens_lane`]): an HTTP check's robots.txt task (the lane starts with it), or `-`
+/// and the lane's robots state for a task that is no HTTP request (the lane opens with its robots
+/// known, so nothing waits for a robots.txt). Empty for tasks that never open a lane.
+fn lane_opener(t: &Task) -> Vec<u8> {
+    if !t.kind.opens_lane() {
+        Vec::new()
+    } else if t.kind.needs_robots() {
+        shoal_shared::frontier::robots_task_for(t).map(|r| encode(&r)).unwrap_or_default()
+    } else {
+        let mut v = b"-".to_vec();
+        v.extend(encode(&LaneRobots::Known(RobotsOutcome::AllowAll)));
+        v
+    }
+}
+
 /// A Redis URL without its password, for messages and logs.
 #[must_use]
 pub fn redact(url: &str) -> String {
@@ -200,13 +216,7 @@ impl RedisFrontier {
             .arg(t.priority.0)
             .arg(t.not_before.0)
             .arg(encode(t));
-        // An external check may be the first task of its host's lane: the script opens the lane
-        // with this robots.txt task.
-        let robots = match t.kind {
-            TaskKind::External => shoal_shared::frontier::robots_task_for(t).map(|r| encode(&r)).unwrap_or_default(),
-            _ => Vec::new(),
-        };
-        inv.arg(robots);
+        inv.arg(lane_opener(t));
     }
 
     /// The seed script's invocation for one site (arguments as seed.lua lists them).

@@ -21,6 +21,7 @@
 pub(crate) mod compare_page;
 pub(super) mod csp;
 mod data;
+mod domain;
 pub mod links;
 mod overview;
 mod site;

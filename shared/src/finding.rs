@@ -251,6 +251,94 @@ codes! {
     ImpressumIncomplete = "impressum_incomplete", Warning, "legal", "The Impressum gives no e-mail address or no postal address.";
     /// No privacy policy linked from the start page of a European site.
     PrivacyPolicyMissing = "privacy_policy_missing", Notice, "legal", "The site is European (by its domain) or German, and its start page links to no privacy policy.";
+    /// Fewer than two name servers, or one whose name does not resolve.
+    DnsNameServers = "dns_name_servers", Warning, "dns", "The domain has fewer than two name servers, or a name server whose own name does not resolve.";
+    /// The domain does not exist in DNS (NXDOMAIN) or has no name servers at all.
+    DnsDomainMissing = "dns_domain_missing", Error, "dns", "The domain does not resolve: DNS says it does not exist, or it has no name servers.";
+    /// The DNS checks could not be made (the resolver did not answer).
+    DnsLookupFailed = "dns_lookup_failed", Notice, "dns", "A DNS lookup of the domain failed (timeout or server failure), so some DNS checks could not be made.";
+    /// No DNSSEC.
+    DnssecUnsigned = "dnssec_unsigned", Notice, "dns", "The domain is not DNSSEC-signed.";
+    /// No CAA record.
+    CaaMissing = "caa_missing", Notice, "dns", "The domain publishes no CAA record, so any certificate authority may issue certificates for it.";
+    /// CAA without iodef.
+    CaaIodefMissing = "caa_iodef_missing", Notice, "dns", "The CAA records name no iodef contact for reports of refused certificate requests.";
+    /// A CAA record that cannot be used.
+    CaaInvalid = "caa_invalid", Warning, "dns", "A CAA record is malformed or has an unknown critical tag, so certificate authorities may refuse to issue.";
+    /// No MX record (and no null MX).
+    MxMissing = "mx_missing", Notice, "mail", "The domain has no MX record: mail to it goes to its A record, or nowhere.";
+    /// MX to a CNAME.
+    MxCname = "mx_cname", Warning, "mail", "An MX record points at an alias (CNAME), which RFC 2181 forbids; some mail servers refuse to deliver.";
+    /// MX to an IP address.
+    MxIpAddress = "mx_ip_address", Error, "mail", "An MX record names an IP address instead of a host name; mail servers cannot deliver to it.";
+    /// MX host without address.
+    MxUnresolvable = "mx_unresolvable", Error, "mail", "A mail server named by an MX record has no address (no A or AAAA record).";
+    /// No SPF record.
+    SpfMissing = "spf_missing", Warning, "mail", "The domain publishes no SPF record, so anyone can send mail that claims to come from it.";
+    /// More than one SPF record.
+    SpfMultiple = "spf_multiple", Error, "mail", "The domain publishes more than one SPF record; receivers treat that as a permanent error.";
+    /// An SPF record that does not parse.
+    SpfInvalid = "spf_invalid", Error, "mail", "The SPF record (or one it includes) is malformed; receivers treat it as a permanent error.";
+    /// Over the 10 DNS lookups of RFC 7208.
+    SpfTooManyLookups = "spf_too_many_lookups", Error, "mail", "Evaluating the SPF record takes more than 10 DNS lookups (RFC 7208), so receivers treat it as a permanent error.";
+    /// `+all`.
+    SpfPassAll = "spf_pass_all", Error, "mail", "The SPF record ends in +all: it allows every server in the world to send as the domain.";
+    /// `?all` (or no `all`).
+    SpfNeutralAll = "spf_neutral_all", Warning, "mail", "The SPF record ends in ?all (or has no all): it asserts nothing about other servers.";
+    /// `~all`.
+    SpfSoftfailAll = "spf_softfail_all", Notice, "mail", "The SPF record ends in ~all (soft fail): mail from other servers is marked, not refused.";
+    /// No DMARC record.
+    DmarcMissing = "dmarc_missing", Warning, "mail", "The domain publishes no DMARC record (_dmarc), so receivers get no policy for mail that fails SPF and DKIM.";
+    /// DMARC that does not parse.
+    DmarcInvalid = "dmarc_invalid", Error, "mail", "The DMARC record is malformed or there is more than one; receivers ignore it.";
+    /// p=none.
+    DmarcPolicyNone = "dmarc_policy_none", Warning, "mail", "The DMARC policy is p=none: failing mail is only monitored, never quarantined or rejected.";
+    /// No rua.
+    DmarcReportsMissing = "dmarc_reports_missing", Notice, "mail", "The DMARC record asks for no aggregate reports (rua), so nobody learns who sends as the domain.";
+    /// sp=none under a stricter p.
+    DmarcSubdomainPolicyNone = "dmarc_subdomain_policy_none", Notice, "mail", "The DMARC subdomain policy is sp=none: mail from invented subdomains is not refused.";
+    /// No DKIM key under the common selectors.
+    DkimNotFound = "dkim_not_found", Notice, "mail", "No DKIM key was found under the common selectors tried (the domain may use another selector).";
+    /// No MTA-STS.
+    MtaStsMissing = "mta_sts_missing", Notice, "mail", "The domain publishes no MTA-STS policy, so senders may deliver its mail without TLS.";
+    /// An MTA-STS record or policy that cannot be used.
+    MtaStsInvalid = "mta_sts_invalid", Error, "mail", "The MTA-STS record or policy is malformed or could not be fetched; senders ignore it.";
+    /// Policy does not cover the MX hosts.
+    MtaStsMxMismatch = "mta_sts_mx_mismatch", Error, "mail", "The MTA-STS policy does not list every MX host; senders enforcing it will not deliver to the others.";
+    /// Policy in testing mode.
+    MtaStsTesting = "mta_sts_testing", Notice, "mail", "The MTA-STS policy is in testing mode: failures are reported, not enforced.";
+    /// No TLS-RPT.
+    TlsRptMissing = "tls_rpt_missing", Notice, "mail", "The domain publishes no TLS-RPT record (_smtp._tls), so it gets no reports of failed TLS deliveries.";
+    /// TLS-RPT that does not parse.
+    TlsRptInvalid = "tls_rpt_invalid", Warning, "mail", "The TLS-RPT record is malformed; senders send no reports.";
+    /// The mail server did not answer.
+    SmtpUnreachable = "smtp_unreachable", Error, "mail", "The mail server could not be reached on its SMTP port, or did not greet in time.";
+    /// The mail server answered the greeting or EHLO with an error or garbage.
+    SmtpProtocolError = "smtp_protocol_error", Error, "mail", "The mail server's greeting or EHLO answer is an error or not valid SMTP.";
+    /// No STARTTLS.
+    SmtpStarttlsMissing = "smtp_starttls_missing", Warning, "mail", "The mail server does not offer STARTTLS: mail to it travels unencrypted.";
+    /// STARTTLS offered but failing.
+    SmtpStarttlsFailed = "smtp_starttls_failed", Error, "mail", "The mail server offers STARTTLS but refuses it or the TLS handshake fails.";
+    /// Expired mail server certificate.
+    SmtpCertificateExpired = "smtp_certificate_expired", Error, "mail", "The mail server's TLS certificate has expired.";
+    /// Mail server certificate expires soon.
+    SmtpCertificateExpiring = "smtp_certificate_expiring", Warning, "mail", "The mail server's TLS certificate expires within 30 days.";
+    /// Mail server certificate untrusted or self-signed.
+    SmtpCertificateUntrusted = "smtp_certificate_untrusted", Warning, "mail", "The mail server's TLS certificate is self-signed or not trusted; senders that verify (MTA-STS, DANE) will not deliver.";
+    /// Mail server certificate for another name.
+    SmtpCertificateHostname = "smtp_certificate_hostname", Warning, "mail", "The mail server's TLS certificate does not cover its MX host name.";
+    /// Old TLS on the mail server.
+    SmtpTlsOldVersion = "smtp_tls_old_version", Warning, "mail", "The mail server negotiates TLS older than 1.2.";
+    /// Registration expires within 30 days.
+    DomainExpiring = "domain_expiring", Warning, "domain", "The domain's registration expires within 30 days.";
+    /// Registration expired.
+    DomainExpired = "domain_expired", Error, "domain", "The domain's registration has expired.";
+    /// Status codes that stop the domain from resolving.
+    DomainHold = "domain_hold", Error, "domain", "The registry or registrar has put the domain on hold (or it is pending deletion): it does not resolve.";
+    /// Status codes that stop a transfer.
+    DomainTransferBlocked = "domain_transfer_blocked", Notice, "domain", "The domain's status blocks transfers to another registrar (a lock, or a pending transfer, deletion or redemption).";
+    /// The registry's RDAP service gave no usable answer.
+    DomainRdapFailed = "domain_rdap_failed", Notice, "domain", "The registry's RDAP service gave no usable answer, so the registration was not checked.";
 }
 
 impl Code {

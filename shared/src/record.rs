@@ -84,6 +84,16 @@ pub enum UrlKind {
     External,
     /// One of the fixed standard probes (`probe_*`).
     Probe(ProbeKind),
+    /// The DNS checks of a domain (no request; no record is published for it).
+    DomainDns,
+    /// A conversation with a mail server (no HTTP request; no record is published for it).
+    Smtp,
+    /// A domain's MTA-STS policy file.
+    MtaStsPolicy,
+    /// The IANA RDAP bootstrap file.
+    RdapBootstrap,
+    /// The registry's RDAP record of a domain.
+    Rdap,
 }
 
 spelled!(UrlKind, "a URL kind such as `page` or `resource`", {
@@ -100,6 +110,11 @@ spelled!(UrlKind, "a URL kind such as `page` or `resource`", {
     Probe(ProbeKind::WpXmlrpc) => "probe_wp_xmlrpc",
     Probe(ProbeKind::WpUploads) => "probe_wp_uploads",
     Probe(ProbeKind::WpP1) => "probe_wp_p1",
+    DomainDns => "domain_dns",
+    Smtp => "smtp",
+    MtaStsPolicy => "mta_sts_policy",
+    RdapBootstrap => "rdap_bootstrap",
+    Rdap => "rdap",
 });
 
 impl From<TaskKind> for UrlKind {
@@ -111,6 +126,11 @@ impl From<TaskKind> for UrlKind {
             TaskKind::Resource => UrlKind::Resource,
             TaskKind::External => UrlKind::External,
             TaskKind::Probe(p) => UrlKind::Probe(p),
+            TaskKind::DomainDns => UrlKind::DomainDns,
+            TaskKind::Smtp => UrlKind::Smtp,
+            TaskKind::MtaStsPolicy => UrlKind::MtaStsPolicy,
+            TaskKind::RdapBootstrap => UrlKind::RdapBootstrap,
+            TaskKind::Rdap => UrlKind::Rdap,
         }
     }
 }
@@ -370,6 +390,11 @@ mod tests {
         (UrlKind::Probe(ProbeKind::WpXmlrpc), "probe_wp_xmlrpc"),
         (UrlKind::Probe(ProbeKind::WpUploads), "probe_wp_uploads"),
         (UrlKind::Probe(ProbeKind::WpP1), "probe_wp_p1"),
+        (UrlKind::DomainDns, "domain_dns"),
+        (UrlKind::Smtp, "smtp"),
+        (UrlKind::MtaStsPolicy, "mta_sts_policy"),
+        (UrlKind::RdapBootstrap, "rdap_bootstrap"),
+        (UrlKind::Rdap, "rdap"),
     ];
     const DISCOVERIES: &[(Discovery, &str)] = &[
         (Discovery::Start, "start"),
@@ -441,6 +466,11 @@ mod tests {
             TaskKind::Sitemap { index_depth: 2 },
             TaskKind::Resource,
             TaskKind::External,
+            TaskKind::DomainDns,
+            TaskKind::Smtp,
+            TaskKind::MtaStsPolicy,
+            TaskKind::RdapBootstrap,
+            TaskKind::Rdap,
         ];
         kinds.extend(URL_KINDS.iter().filter_map(|(k, _)| match k {
             UrlKind::Probe(p) => Some(TaskKind::Probe(*p)),

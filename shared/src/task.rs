@@ -26,6 +26,22 @@ pub enum TaskKind {
     Probe(ProbeKind),
     /// A link to another site, checked (one HEAD, one GET only if HEAD fails), never crawled.
     External,
+    /// The DNS checks of an audited site's registrable domain and start host (SPEC §9: NS, MX,
+    /// SPF, DMARC, DKIM, CAA, DNSSEC, MTA-STS and TLS-RPT records). Its URL is
+    /// `dns://<domain>:53/`: no web server is asked, so its lane has no robots.txt.
+    DomainDns,
+    /// One conversation with a mail server of an audited domain (banner, EHLO, STARTTLS, QUIT;
+    /// never MAIL, RCPT or DATA). Its URL is `smtp://<mx host>:<port>/`; its lane has no robots.txt
+    /// but the mail server's own pace and address.
+    Smtp,
+    /// The MTA-STS policy (`https://mta-sts.<domain>/.well-known/mta-sts.txt`), fetched as an
+    /// ordinary request: that host's robots.txt first, its pace, the address guard.
+    MtaStsPolicy,
+    /// The IANA RDAP bootstrap file, read to find the registry that answers for a domain's TLD
+    /// (shared by every site through the result cache).
+    RdapBootstrap,
+    /// The registry's RDAP record of an audited domain (expiry date, status codes).
+    Rdap,
 }
 
 impl TaskKind {
@@ -46,6 +62,31 @@ impl TaskKind {
     #[must_use]
     pub fn as_str(&self) -> &'static str {
         UrlKind::from(*self).as_str()
+    }
+
+    /// The checks of SPEC §9 (DNS, mail, domain registration): for audited sites only, queued by
+    /// the site's own DNS task, never because a page linked somewhere.
+    #[must_use]
+    pub fn is_beyond_http(&self) -> bool {
+        matches!(
+            self,
+            TaskKind::DomainDns | TaskKind::Smtp | TaskKind::MtaStsPolicy | TaskKind::RdapBootstrap | TaskKind::Rdap
+        )
+    }
+
+    /// Whether its lane starts with robots.txt: every HTTP request does; a DNS check or a mail
+    /// conversation asks no web server anything.
+    #[must_use]
+    pub fn needs_robots(&self) -> bool {
+        !matches!(self, TaskKind::DomainDns | TaskKind::Smtp)
+    }
+
+    /// Whether a task of this kind may open its host's lane when the site has none there yet (a
+    /// link to another site, or a check of SPEC §9 on a host of its own); other tasks are only
+    /// queued in the lanes the site was seeded with.
+    #[must_use]
+    pub fn opens_lane(&self) -> bool {
+        matches!(self, TaskKind::External) || self.is_beyond_http()
     }
 }
 
@@ -223,7 +264,15 @@ impl Task {
     #[must_use]
     pub fn seen_keys(&self) -> SeenKeys {
         match self.kind {
-            TaskKind::External => SeenKeys {
+            // A mail server, a registry or the bootstrap file serves many sites of one audit:
+            // each site asks (and gets its own findings) once; the result cache keeps the server
+            // itself from being asked more than once per audit.
+            TaskKind::External
+            | TaskKind::DomainDns
+            | TaskKind::Smtp
+            | TaskKind::MtaStsPolicy
+            | TaskKind::RdapBootstrap
+            | TaskKind::Rdap => SeenKeys {
                 own: xxhash_rust::xxh3::xxh3_64(format!("{}|{}", self.site, self.url).as_bytes()),
                 blocked_by: None,
             },
@@ -267,6 +316,10 @@ fn default_max_sitemap_bytes() -> u64 {
     DEFAULT_MAX_SITEMAP_BYTES
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// Per-site limits, chosen by the user for an audit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteLimits {
@@ -287,6 +340,13 @@ pub struct SiteLimits {
     /// Sitemap bytes read at most (decompressed, all files together).
     #[serde(default = "default_max_sitemap_bytes")]
     pub max_sitemap_bytes: u64,
+    /// Run the DNS, mail and domain checks of SPEC §9 for the site (`--no-dns-checks` turns them
+    /// off; a site seeded by an older coordinator has none queued, whatever this says).
+    #[serde(default = "yes")]
+    pub dns_checks: bool,
+    /// Talk to the domain's mail servers (`--no-smtp` turns it off; the DNS checks still run).
+    #[serde(default = "yes")]
+    pub smtp: bool,
 }
 
 impl Default for SiteLimits {
@@ -299,6 +359,8 @@ impl Default for SiteLimits {
             follow_nofollow: false,
             max_sitemaps: DEFAULT_MAX_SITEMAPS,
             max_sitemap_bytes: DEFAULT_MAX_SITEMAP_BYTES,
+            dns_checks: true,
+            smtp: true,
         }
     }
 }

@@ -115,8 +115,45 @@ impl fmt::Display for NormalizedUrl {
 
 impl TryFrom<String> for NormalizedUrl {
     type Error = UrlError;
+    /// The stored form: an http(s) URL, or a service URL ([`NormalizedUrl::service`]) of a task
+    /// that talks to something other than a web server.
     fn try_from(s: String) -> Result<Self, Self::Error> {
-        NormalizedUrl::parse(&s)
+        match NormalizedUrl::parse(&s) {
+            Err(UrlError::Scheme { scheme }) if SERVICE_SCHEMES.contains(&scheme.as_str()) => {
+                let url = Url::parse(s.trim()).map_err(|e| UrlError::Parse(format!("{s:?}: {e}")))?;
+                let host = url.host_str().ok_or(UrlError::NoHost)?;
+                let port = url.port().ok_or_else(|| UrlError::Parse(format!("{s:?}: a service URL names its port")))?;
+                NormalizedUrl::service(&scheme, host, port)
+            }
+            other => other,
+        }
+    }
+}
+
+/// Schemes of the tasks that talk to something other than a web server (SPEC §9): `dns` (the DNS
+/// checks of a domain) and `smtp` (one conversation with a mail server). Such URLs are built only
+/// by [`NormalizedUrl::service`]; [`NormalizedUrl::parse`] and [`NormalizedUrl::join`] refuse
+/// them, so a link or a start URL can never become one.
+pub const SERVICE_SCHEMES: &[&str] = &["dns", "smtp"];
+
+impl NormalizedUrl {
+    /// The URL of a task that is not an HTTP request: `smtp://mx.example.net:25/` (the mail server
+    /// it talks to) or `dns://example.com:53/` (the domain it checks). The port is always written,
+    /// so the task's [`HostKey`] (`mx.example.net:25`) never shares a pace with the same name's
+    /// web server.
+    pub fn service(scheme: &str, host: &str, port: u16) -> Result<NormalizedUrl, UrlError> {
+        if !SERVICE_SCHEMES.contains(&scheme) {
+            return Err(UrlError::Scheme { scheme: scheme.to_owned() });
+        }
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let valid = !host.is_empty()
+            && host.len() <= 253
+            && host.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+        if !valid {
+            return Err(UrlError::Parse(format!("{host:?} is not a host name")));
+        }
+        let url = Url::parse(&format!("{scheme}://{host}:{port}/")).map_err(|e| UrlError::Parse(e.to_string()))?;
+        Ok(NormalizedUrl(url))
     }
 }
 
@@ -355,6 +392,27 @@ mod tests {
         assert!(matches!(NormalizedUrl::parse("http://u:p@example.com/"), Err(UrlError::Credentials)));
         let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
         assert!(matches!(NormalizedUrl::parse(&long), Err(UrlError::TooLong { .. })));
+    }
+
+    #[test]
+    fn service_urls_are_built_not_parsed() {
+        let smtp = NormalizedUrl::service("smtp", "MX1.Example.NET.", 25).expect("a mail server");
+        assert_eq!(smtp.as_str(), "smtp://mx1.example.net:25/");
+        assert_eq!(smtp.host_key(), HostKey::from_raw("mx1.example.net:25"));
+        assert_eq!(smtp.host_key().host_name(), "mx1.example.net");
+        let dns = NormalizedUrl::service("dns", "example.com", 53).expect("a domain");
+        assert_eq!(dns.host_key().as_str(), "example.com:53");
+        // Stored and read back (tasks in Redis, events).
+        let back = NormalizedUrl::try_from(smtp.to_string()).expect("reads back");
+        assert_eq!(back, smtp);
+        // Never from a link or a start URL.
+        assert!(matches!(NormalizedUrl::parse("smtp://mx.example.net:25/"), Err(UrlError::Scheme { .. })));
+        let base = Url::parse("http://a.test/").expect("base");
+        assert!(NormalizedUrl::join(&base, "dns://example.com:53/").is_err());
+        assert!(NormalizedUrl::service("ftp", "a.test", 21).is_err());
+        assert!(NormalizedUrl::service("smtp", "a b", 25).is_err());
+        assert!(NormalizedUrl::service("smtp", "", 25).is_err());
+        assert!(NormalizedUrl::try_from("smtp://mx.example.net/".to_owned()).is_err(), "a service URL names its port");
     }
 
     #[test]

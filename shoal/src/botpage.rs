@@ -12,6 +12,10 @@
 //! escapes every value; the Markdown one escapes configured text with the `md` and `code` filters below, so
 //! an operator name like `<b>Evil</b>` shows as text in both.
 
+mod beyond;
+
+pub use beyond::BeyondHttp;
+
 use crate::cli::{BotpageArgs, ConfigError, CrawlConfig};
 use crate::{Exit, Failure};
 use askama::Template;
@@ -174,6 +178,8 @@ pub struct BotPage {
     pub probes: Vec<Probe>,
     /// The WordPress probes.
     pub wordpress_probes: Vec<&'static str>,
+    /// The DNS, e-mail and domain checks (SPEC §9).
+    pub beyond: BeyondHttp,
 }
 
 impl BotPage {
@@ -225,6 +231,7 @@ impl BotPage {
             probes: standard_probes(config),
             // The worker's own list (SPEC §2), so the page cannot name other probes than it makes.
             wordpress_probes: shoal_worker::crawl::WORDPRESS_PROBES.iter().map(|(_, path)| *path).collect(),
+            beyond: BeyondHttp::from_config(config),
         }
     }
 

@@ -8,6 +8,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod report;
 pub use report::{BrandingArgs, FailOn, ReportArgs, ReportFormat};
 pub use shoal_coordinator::CrawlConfig;
+
+mod domain;
+
+pub use domain::DomainArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
 use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
@@ -518,6 +522,9 @@ pub struct CrawlArgs {
     /// intranets and tests. The certificate check then judges against these roots only.
     #[arg(long, env = "SHOAL_CA_FILE", value_name = "PATH")]
     pub ca_file: Option<PathBuf>,
+    /// The DNS, e-mail and domain checks (SPEC §9).
+    #[command(flatten)]
+    pub domain: DomainArgs,
     /// Seconds a lease lasts without a renewal (3-600). Workers renew their leases every third
     /// of it while the fetch runs, so a dead worker's URLs go to another worker about this long
     /// after its last renewal, and a slow fetch is never handed out twice.
@@ -646,6 +653,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
                 .map_err(|e| ConfigError::Invalid(format!("--resolve {r:?}: {e}")))?;
             resolve.insert(host.trim().to_ascii_lowercase(), ip);
         }
+        let domain = this.domain.validate()?;
         let limits = SiteLimits {
             max_pages: this.max_pages,
             max_depth: this.max_depth,
@@ -654,6 +662,9 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             follow_nofollow: this.follow_nofollow,
             max_sitemaps: this.max_sitemaps,
             max_sitemap_bytes: this.max_sitemap_bytes,
+            // With --no-dns no question may leave the machine, so there is nothing to check.
+            dns_checks: !this.domain.no_dns_checks && !this.no_dns,
+            smtp: !this.domain.no_smtp,
         };
         let timeout = Duration::from_secs(this.timeout_s);
         let (extra_roots_pem, tls_roots) = match &this.ca_file {
@@ -673,6 +684,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             resolve,
             no_dns: this.no_dns,
             extra_roots_pem,
+            dns_servers: domain.dns_servers,
         };
         let crawl = CrawlSettings {
             token: token.clone(),
@@ -684,6 +696,9 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             tls_roots,
             check_external: !this.no_external,
             external_cache_ttl: Duration::from_secs(this.external_cache_s),
+            smtp_port: domain.smtp_port,
+            helo_name: domain.helo_name,
+            rdap_url: domain.rdap_url,
             ..CrawlSettings::default()
         };
         let frontier = FrontierSettings {

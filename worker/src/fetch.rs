@@ -46,6 +46,10 @@ pub struct FetchSettings {
     pub no_dns: bool,
     /// Extra trusted CA certificates (PEM), for intranets and tests.
     pub extra_roots_pem: Option<Vec<u8>>,
+    /// DNS servers to ask instead of the system's (`--dns-server IP:PORT`): every name this
+    /// worker resolves (hosts to fetch, mail servers, the DNS checks) goes there, except the
+    /// `resolve` overrides. Empty: the system's configuration.
+    pub dns_servers: Vec<SocketAddr>,
 }
 
 impl Default for FetchSettings {
@@ -58,6 +62,7 @@ impl Default for FetchSettings {
             resolve: HashMap::new(),
             no_dns: false,
             extra_roots_pem: None,
+            dns_servers: Vec::new(),
         }
     }
 }
@@ -249,14 +254,7 @@ pub struct Fetcher {
 impl Fetcher {
     /// Builds the client. Fails only if TLS or the system DNS configuration cannot be loaded.
     pub fn new(settings: FetchSettings) -> Result<Fetcher, String> {
-        let dns = if settings.no_dns {
-            None
-        } else {
-            let mut b = TokioResolver::builder_tokio().map_err(|e| format!("reading DNS configuration: {e}"))?;
-            b.options_mut().timeout = Duration::from_secs(5);
-            b.options_mut().attempts = 2;
-            Some(b.build().map_err(|e| format!("building DNS resolver: {e}"))?)
-        };
+        let dns = if settings.no_dns { None } else { Some(build_resolver(&settings.dns_servers)?) };
         let chosen = moka::sync::Cache::builder()
             .max_capacity(MAX_CHOSEN)
             .time_to_idle(CHOSEN_IDLE)
@@ -270,6 +268,13 @@ impl Fetcher {
         });
         let client = build_client(&settings, &resolver)?;
         Ok(Fetcher { client: Arc::new(RwLock::new(client)), resolver, settings: Arc::new(settings) })
+    }
+
+    /// The resolver every name goes through (`None` with `--no-dns`): the DNS checks ask it too,
+    /// so `--dns-server` holds for them.
+    #[must_use]
+    pub fn dns(&self) -> Option<&TokioResolver> {
+        self.resolver.dns.as_ref()
     }
 
     /// Lets the address cache drop what has expired; how many names it holds.
@@ -291,6 +296,37 @@ impl Fetcher {
             Err(e) => tracing::warn!(error = %e, "could not build a fresh HTTP client; keeping the old pool"),
         }
     }
+}
+
+/// The worker's one DNS resolver: the system's configuration, or only `servers` when given
+/// (each asked over UDP and TCP at its own port). Five seconds per question, two attempts.
+fn build_resolver(servers: &[SocketAddr]) -> Result<TokioResolver, String> {
+    use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfig};
+    let mut b = if servers.is_empty() {
+        TokioResolver::builder_tokio().map_err(|e| format!("reading DNS configuration: {e}"))?
+    } else {
+        let name_servers = servers
+            .iter()
+            .map(|s| {
+                let mut ns = NameServerConfig::udp_and_tcp(s.ip());
+                ns.connections = [ConnectionConfig::udp(), ConnectionConfig::tcp()]
+                    .into_iter()
+                    .map(|mut c| {
+                        c.port = s.port();
+                        c
+                    })
+                    .collect();
+                ns
+            })
+            .collect();
+        TokioResolver::builder_with_config(
+            ResolverConfig::from_name_servers(name_servers),
+            hickory_resolver::net::runtime::TokioRuntimeProvider::default(),
+        )
+    };
+    b.options_mut().timeout = Duration::from_secs(5);
+    b.options_mut().attempts = 2;
+    b.build().map_err(|e| format!("building DNS resolver: {e}"))
 }
 
 /// The one HTTP client configuration of a worker.

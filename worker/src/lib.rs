@@ -6,6 +6,7 @@
 pub mod charset;
 pub mod checks;
 pub mod crawl;
+pub mod dns;
 pub mod extract;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
@@ -16,4 +17,5 @@ pub mod parse;
 pub mod run;
 pub mod service;
 pub mod sitemap;
+pub mod smtp;
 pub mod tls;

@@ -339,6 +339,37 @@ pub async fn probe(
     now: UnixMs,
 ) -> Result<TlsFacts, ProbeError> {
     let addr = SocketAddr::new(ip, port);
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    if ServerName::try_from(name.clone()).is_err() {
+        return Err(ProbeError::InvalidName { host: name });
+    }
+    let deadline = tokio::time::Instant::now() + timeout;
+    let timed_out = || ProbeError::Timeout { host: host.to_owned(), addr, after: timeout };
+    let tcp = tokio::time::timeout_at(deadline, TcpStream::connect(addr))
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(|e| ProbeError::Connect { host: host.to_owned(), addr, reason: e.to_string() })?;
+    let (facts, mut tls) = handshake(tcp, host, addr, (deadline, timeout), roots, now).await?;
+    // Best effort: the facts are already in hand, a peer that does not read is not our problem.
+    let _ = tokio::time::timeout_at(deadline, tls.shutdown()).await;
+    Ok(facts)
+}
+
+/// The handshake of [`probe`] on a connection already open (a mail server's, after `STARTTLS`):
+/// the same verifier, so the same verdicts, bounded by `deadline` (`bound` is the time limit it
+/// stands for, named in a timeout). Returns the facts and the TLS stream, for the caller to finish
+/// its conversation and close.
+pub async fn handshake<S>(
+    stream: S,
+    host: &str,
+    addr: SocketAddr,
+    (deadline, bound): (tokio::time::Instant, Duration),
+    roots: &Roots,
+    now: UnixMs,
+) -> Result<(TlsFacts, tokio_rustls::client::TlsStream<S>), ProbeError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     let server_name = ServerName::try_from(host.clone()).map_err(|_| ProbeError::InvalidName { host: host.clone() })?;
     let recorder = Arc::new(Recorder {
@@ -354,27 +385,57 @@ pub async fn probe(
         .with_no_client_auth();
     config.resumption = Resumption::disabled();
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-
-    let deadline = tokio::time::Instant::now() + timeout;
-    let timed_out = || ProbeError::Timeout { host: host.clone(), addr, after: timeout };
-    let tcp = tokio::time::timeout_at(deadline, TcpStream::connect(addr))
+    let tls = tokio::time::timeout_at(deadline, connector.connect(server_name, stream))
         .await
-        .map_err(|_| timed_out())?
-        .map_err(|e| ProbeError::Connect { host: host.clone(), addr, reason: e.to_string() })?;
-    let mut tls = tokio::time::timeout_at(deadline, connector.connect(server_name, tcp))
-        .await
-        .map_err(|_| timed_out())?
+        .map_err(|_| ProbeError::Timeout { host: host.clone(), addr, after: bound })?
         .map_err(|e| handshake_error(&host, addr, &e))?;
     let version = tls.get_ref().1.protocol_version().map(version_name);
-    // Best effort: the facts are already in hand, a peer that does not read is not our problem.
-    let _ = tokio::time::timeout_at(deadline, tls.shutdown()).await;
-
     let seen = recorder.take().ok_or_else(|| ProbeError::Handshake {
         host: host.clone(),
         addr,
         reason: "the server presented no certificate".into(),
     })?;
-    Ok(facts(version, &seen, roots.provider.signature_verification_algorithms.all))
+    Ok((facts(version, &seen, roots.provider.signature_verification_algorithms.all), tls))
+}
+
+/// A certificate problem, whoever presented the certificate (a web server, a mail server): the
+/// one list of verdicts both checks report, each caller with its own finding codes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CertProblem {
+    /// Past its notAfter (or a certificate of its chain is).
+    Expired,
+    /// Self-signed and not trusted.
+    SelfSigned,
+    /// Not trusted otherwise (unknown issuer, not yet valid, refused by webpki), with why.
+    Untrusted(String),
+    /// Not valid for the name asked, with the names it has.
+    WrongName(Vec<String>),
+    /// Expires within 30 days: the days left.
+    Expiring(i64),
+}
+
+impl TlsFacts {
+    /// Every problem the facts show at `now`, in the order the HTTPS check has always reported
+    /// them (verdict, then name, then expiry soon).
+    #[must_use]
+    pub fn problems(&self, now: UnixMs) -> Vec<CertProblem> {
+        let mut out = Vec::new();
+        match &self.verdict {
+            TlsVerdict::Valid | TlsVerdict::WrongHostname => {}
+            TlsVerdict::Expired => out.push(CertProblem::Expired),
+            TlsVerdict::SelfSigned => out.push(CertProblem::SelfSigned),
+            other => out.push(CertProblem::Untrusted(format!("{other:?}"))),
+        }
+        if !self.name_matches || self.verdict == TlsVerdict::WrongHostname {
+            out.push(CertProblem::WrongName(self.names.clone()));
+        }
+        if let Some(days) = self.days_left(now)
+            && (0..30).contains(&days)
+        {
+            out.push(CertProblem::Expiring(days));
+        }
+        out
+    }
 }
 
 /// Builds the facts from the recorded handshake; fields stay `None` if x509-parser cannot read a

@@ -173,6 +173,17 @@ local function open_lane(site, audit, host, rt, pmax, pgap)
   return lane
 end
 
+-- Creates a lane whose tasks are no HTTP requests: its robots state is known from the start
+-- (`robots_blob`, an rmp LaneRobots) and never read again, and it joins its host's pace.
+local function open_known_lane(site, audit, host, robots_blob, pmax, pgap, now)
+  local lane = site .. '|' .. host
+  redis.call('HSET', k_lane(lane), 'host', host, 'site', site, 'robots', 'k', 'rat', now, 'pgap', pgap)
+  redis.call('SET', k_robots(lane), robots_blob)
+  redis.call('SADD', k_sitelanes(site), lane)
+  join_host(lane, host, audit, pmax, pgap)
+  return lane
+end
+
 -- The members of `set` among `list` (chunked: Lua's unpack has a stack limit), as a table fp -> true.
 local function members_of(set, list)
   local found = {}
@@ -217,9 +228,15 @@ local function offer_all(site, audit, tasks, now, touched)
     local robots = states[lane]
     if robots == nil then
       robots = redis.call('HGET', k_lane(lane), 'robots') or false
-      if not robots and t.kind == 'x' and t.rblob ~= '' then
-        -- The first link of the site to this other host: open its lane, robots.txt first, under
-        -- the host's one pace (the stricter of everyone's limits).
+      if not robots and string.sub(t.rblob, 1, 1) == '-' then
+        -- A check that is no HTTP request (DNS, a mail server): its lane opens with its robots
+        -- state known (the rest of rblob), under the host's one pace.
+        open_known_lane(site, audit, t.host, string.sub(t.rblob, 2), num(s[8], 4), num(s[9], 300), now)
+        robots = 'k'
+        touched[lane] = true
+      elseif not robots and t.rblob ~= '' then
+        -- The first link of the site to this other host (or a check of it): open its lane,
+        -- robots.txt first, under the host's one pace (the stricter of everyone's limits).
         open_lane(site, audit, t.host, t.rblob, num(s[8], 4), num(s[9], 300))
         robots = 'p'
         touched[lane] = true

@@ -150,6 +150,9 @@ pub(crate) fn write_site<W: Write>(
         },
     )?;
     write_issues(w, db, reader, health, depth, links)?;
+    if full {
+        super::domain::write_domain_section(w, db, reader, site)?;
+    }
     if let Some(stats) = stats {
         let previous = health.earlier.as_ref().map(|e| &e.previous);
         let scheduled = db.scheduled_run(site.audit)?.is_some();

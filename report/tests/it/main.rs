@@ -10,6 +10,7 @@ mod batch_fixture;
 mod chromium;
 mod compare_fixture;
 mod db_report;
+mod domain_section;
 mod html_fixture;
 mod json_fields;
 mod overview;

@@ -7,6 +7,7 @@ use shoal::cli::Command;
 use shoal::config;
 use shoal_coordinator::seed::site_seed;
 use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::task::TaskKind;
 use shoal_shared::url::NormalizedUrl;
 use std::path::Path;
 
@@ -109,8 +110,11 @@ fn the_page_lists_what_site_seed_requests() {
     let cfg = a.crawl.validate().expect("defaults are valid");
     let start = NormalizedUrl::parse("https://shop.example/").expect("url");
     let seed = site_seed(AuditId(1), SiteId(1), &start, &cfg);
-    // Every seeded probe (besides the start page) has a line on the page.
-    assert_eq!(p.probes.len(), seed.initial.len() - 1);
+    // Every seeded probe has a line on the page; the seeded DNS check its section.
+    let probes = seed.initial.iter().filter(|t| matches!(t.kind, TaskKind::Probe(_))).count();
+    assert_eq!(p.probes.len(), probes);
+    assert_eq!(seed.initial.len(), 1 + probes + 1, "the start page, the probes and the DNS check");
+    assert!(seed.initial.iter().any(|t| t.kind == TaskKind::DomainDns) && p.beyond.enabled);
     let (md, _) = both(&p);
     for probe in &p.probes {
         assert!(md.contains(&probe.path), "{}", probe.path);
@@ -141,4 +145,26 @@ fn the_binary_writes_both_files() {
     }
     let bad = shoal(&["botpage", "--out", out.to_str().expect("utf-8 path"), "--gap-ms", "61000"]);
     assert_eq!(bad.status.code(), Some(3), "invalid settings give no page");
+}
+
+#[test]
+fn the_page_says_what_the_domain_checks_ask_and_of_whom() {
+    let (md, html) = both(&page(&["botpage", "--dns-server", "192.0.2.53:53", "--helo-name", "audit.acme.example"]));
+    for text in [&md, &html] {
+        assert!(text.contains("192.0.2.53:53"), "the configured resolver");
+        assert!(text.contains("EHLO audit.acme.example"), "the EHLO name");
+        assert!(text.contains("MAIL") && text.contains("RCPT") && text.contains("DATA"), "what is never sent");
+        assert!(text.contains("2 most preferred mail servers") && text.contains("port\n"), "{text}");
+        assert!(text.contains("selector1") && text.contains("data.iana.org/rdap/dns.json"));
+        assert!(text.contains("/.well-known/mta-sts.txt"));
+    }
+    let (md, html) = both(&page(&["botpage", "--no-smtp", "--rdap-url", "https://rdap.acme.example/"]));
+    for text in [&md, &html] {
+        assert!(text.contains("does not talk to mail servers") && text.contains("https://rdap.acme.example/"));
+        assert!(!text.contains("EHLO"), "no conversation described");
+    }
+    let (md, html) = both(&page(&["botpage", "--no-dns-checks"]));
+    for text in [&md, &html] {
+        assert!(text.contains("has turned them off"));
+    }
 }

@@ -18,8 +18,10 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+mod beyond_http;
 mod lifetimes;
 
+pub use beyond_http::*;
 pub use lifetimes::*;
 
 const T0: UnixMs = UnixMs(1_700_000_000_000);
@@ -527,4 +529,5 @@ where
     leases_are_renewed(make().await).await;
     expired_leases_are_counted(make().await).await;
     ended_audits_are_forgotten(make().await).await;
+    checks_beyond_http_open_their_own_lanes(make().await).await;
 }

@@ -206,6 +206,22 @@ impl TlsCert {
         &self.pem
     }
 
+    /// A rustls server configuration presenting this certificate (for servers other than the
+    /// test web server: the mail servers' STARTTLS).
+    ///
+    /// # Errors
+    /// If the key cannot be loaded.
+    pub fn server_config(&self) -> io::Result<Arc<rustls::ServerConfig>> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(io::Error::other)?
+            .with_no_client_auth()
+            .with_single_cert(self.chain.clone(), self.key.clone_key())
+            .map_err(io::Error::other)?;
+        Ok(Arc::new(config))
+    }
+
     fn certified(&self, provider: &rustls::crypto::CryptoProvider) -> io::Result<Arc<CertifiedKey>> {
         let key = provider.key_provider.load_private_key(self.key.clone_key()).map_err(io::Error::other)?;
         Ok(Arc::new(CertifiedKey::new(self.chain.clone(), key)))

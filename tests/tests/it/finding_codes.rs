@@ -14,7 +14,9 @@
 //! - `limits` (`--max-links 10 --max-pages 5 --max-depth 2 --max-resources 1 --max-sitemaps 1`): one
 //!   site per budget;
 //! - `private` (`--deny-private`): a host on loopback;
-//! - `tls` (`--ca-file` of a test CA): the HTTPS sites of [`finding_support::TlsSites`].
+//! - `tls` (`--ca-file` of a test CA): the HTTPS sites of [`finding_support::TlsSites`];
+//! - `domain`: the DNS, e-mail and domain codes, from the domains of [`crate::domain_world`]
+//!   (our DNS server, mail servers and RDAP service).
 //!
 //! Each audit is bounded ([`AUDIT_BOUND`]): one that hangs fails the codes it was to raise, with
 //! that reason, and the others are still checked.
@@ -460,6 +462,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let server =
         TestServer::start_on(([127, 0, 0, 1], port).into(), sites).await.expect("server starts on a free port");
     let tls = TlsSites::start().await;
+    let world = crate::domain_world::World::start().await;
 
     let mut main_starts: Vec<String> = MAIN_HOSTS.iter().map(|h| server.url(h, "/")).collect();
     main_starts.push(server.url("nowhere.test", "/"));
@@ -469,7 +472,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let tls_starts = tls.starts();
     let ca = tls.ca_arg();
     let tls_args = ["--gap-ms", "0", "--ca-file", ca.as_str()];
-    let (main, limits, private, external, tls_run) = tokio::join!(
+    let (main, limits, private, external, tls_run, domain) = tokio::join!(
         bounded(audit(&server, &MAIN_HOSTS, &main_starts, &["--gap-ms", "0", "--max-body-bytes", "1500000"])),
         bounded(audit(
             &server,
@@ -493,6 +496,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         bounded(audit(&server, &["private.test"], &private_starts, &["--gap-ms", "0", "--deny-private"])),
         bounded(audit(&server, &["linker.test", EXTERNAL_HOST], &external_starts, &["--gap-ms", "0"])),
         bounded(audit(&tls.server, &TLS_HOSTS, &tls_starts, &tls_args)),
+        bounded(world.audit(crate::domain_world::AUDITED, &[])),
     );
     let audited = started.elapsed();
     let log = server.shutdown().await;
@@ -502,10 +506,12 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         ("private", private),
         ("external", external),
         ("tls", tls_run),
+        ("domain", domain),
     ]);
     assert!(log.for_host("private.test").is_empty(), "--deny-private contacted private.test\n{}", log.dump());
 
-    let cases = table(port, &tls);
+    let mut cases = table(port, &tls);
+    cases.extend(world.cases().into_iter().map(|(code, at)| Case { code, audit: "domain", at }));
     let mut problems = String::new();
     for code in Code::ALL {
         if !cases.iter().any(|c| c.code == *code) {

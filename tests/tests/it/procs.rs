@@ -257,6 +257,11 @@ impl Coordinator {
                 "--lease-ttl-s".into(),
                 "5".into(),
             ];
+            // The test workers send no DNS queries (--no-dns): the DNS, mail and domain checks
+            // are seeded only by tests that serve DNS themselves (and say so with --dns-server).
+            if !extra.contains(&"--dns-server") {
+                args.push("--no-dns-checks".into());
+            }
             args.extend(extra.iter().map(|s| (*s).to_owned()));
             let proc = Proc::spawn(dir, name, &args);
             let mut c =

@@ -10,7 +10,9 @@
 //! `shoal_shared::pace` and `shoal_shared::robots`, so that the worker never restates them.
 
 mod address;
+mod domain;
 mod external;
+mod mail;
 mod page;
 mod policy;
 mod probe;
@@ -20,6 +22,7 @@ mod sitemap;
 #[cfg(test)]
 mod testing;
 
+pub use domain::MAIL_SERVERS_CHECKED;
 pub use probe::WORDPRESS_PROBES;
 
 use self::address::Lookup;
@@ -106,6 +109,12 @@ pub struct CrawlSettings {
     pub check_external: bool,
     /// How long an external link's result and another site's robots.txt are reused.
     pub external_cache_ttl: Duration,
+    /// The port mail servers are talked to on (`--smtp-port`; 25, other values for tests).
+    pub smtp_port: u16,
+    /// The name sent with EHLO (`--helo-name`).
+    pub helo_name: String,
+    /// One RDAP base URL used for every domain instead of the IANA bootstrap (`--rdap-url`).
+    pub rdap_url: Option<String>,
 }
 
 impl Default for CrawlSettings {
@@ -117,6 +126,9 @@ impl Default for CrawlSettings {
             tls_roots: tls::Roots::webpki(),
             check_external: true,
             external_cache_ttl: DEFAULT_EXTERNAL_CACHE_TTL,
+            smtp_port: crate::smtp::DEFAULT_SMTP_PORT,
+            helo_name: crate::smtp::DEFAULT_HELO_NAME.to_owned(),
+            rdap_url: None,
         }
     }
 }
@@ -289,6 +301,11 @@ impl<F: Frontier> Crawler<F> {
         }
         #[cfg(feature = "fault-injection")]
         crate::fault::inject(&lease.task.url).await;
+        if lease.task.kind == TaskKind::DomainDns {
+            // Asks the worker's resolver, not the domain's web server: no address to look up.
+            self.domain_dns_task(&mut job).await;
+            return Ok(job.out);
+        }
         if lease.resolve && self.look_up(&mut job).await == Lookup::Done {
             return Ok(job.out);
         }
@@ -300,6 +317,11 @@ impl<F: Frontier> Crawler<F> {
         }
         if lease.task.kind == TaskKind::Robots {
             self.robots_task(&mut job).await;
+            return Ok(job.out);
+        }
+        if lease.task.kind == TaskKind::Smtp {
+            // A mail server: no robots.txt applies; its address and pace are the lease's.
+            self.smtp_task(&mut job).await?;
             return Ok(job.out);
         }
         let rules = self.lane_rules(lease.task.site, &lease.host, Some(lease.robots_at)).await?;
@@ -324,7 +346,10 @@ impl<F: Frontier> Crawler<F> {
             TaskKind::Resource => self.resource_task(&mut job).await?,
             TaskKind::External => self.external_task(&mut job).await?,
             TaskKind::Sitemap { index_depth } => self.sitemap_task(&mut job, index_depth).await?,
-            TaskKind::Robots => {}
+            TaskKind::MtaStsPolicy => self.mta_sts_task(&mut job).await?,
+            TaskKind::RdapBootstrap => self.rdap_bootstrap_task(&mut job).await?,
+            TaskKind::Rdap => self.rdap_task(&mut job).await?,
+            TaskKind::Robots | TaskKind::DomainDns | TaskKind::Smtp => {}
         }
         Ok(job.out)
     }

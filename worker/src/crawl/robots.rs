@@ -230,26 +230,22 @@ impl<F: Frontier> Crawler<F> {
         match tls::probe(&host, port, ip, timeout, &self.settings.tls_roots, job.now).await {
             Ok(facts) => {
                 let expiry = facts.not_after.map(|t| format!("expires {}", t.to_rfc3339())).unwrap_or_default();
-                match &facts.verdict {
-                    tls::TlsVerdict::Valid => {}
-                    tls::TlsVerdict::Expired => job.finding(Code::TlsCertificateExpired, &origin, expiry.clone()),
-                    tls::TlsVerdict::SelfSigned => {
-                        job.finding(Code::TlsSelfSigned, &origin, facts.issuer.clone().unwrap_or_default());
+                for problem in facts.problems(job.now) {
+                    match problem {
+                        tls::CertProblem::Expired => job.finding(Code::TlsCertificateExpired, &origin, expiry.clone()),
+                        tls::CertProblem::SelfSigned => {
+                            job.finding(Code::TlsSelfSigned, &origin, facts.issuer.clone().unwrap_or_default());
+                        }
+                        tls::CertProblem::Untrusted(why) => job.finding(Code::TlsUntrusted, &origin, why),
+                        tls::CertProblem::WrongName(names) => job.finding(
+                            Code::TlsHostnameMismatch,
+                            &origin,
+                            format!("certificate names: {}", names.join(", ")),
+                        ),
+                        tls::CertProblem::Expiring(days) => {
+                            job.finding(Code::TlsCertificateExpiring, &origin, format!("{days} days left"));
+                        }
                     }
-                    tls::TlsVerdict::WrongHostname => {}
-                    other => job.finding(Code::TlsUntrusted, &origin, format!("{other:?}")),
-                }
-                if !facts.name_matches || facts.verdict == tls::TlsVerdict::WrongHostname {
-                    job.finding(
-                        Code::TlsHostnameMismatch,
-                        &origin,
-                        format!("certificate names: {}", facts.names.join(", ")),
-                    );
-                }
-                if let Some(days) = facts.days_left(job.now)
-                    && (0..30).contains(&days)
-                {
-                    job.finding(Code::TlsCertificateExpiring, &origin, format!("{days} days left"));
                 }
             }
             Err(e @ tls::ProbeError::UnsupportedVersion { .. }) => {

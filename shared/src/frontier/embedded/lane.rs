@@ -35,10 +35,25 @@ pub(super) struct Lane {
 impl Lane {
     /// A lane whose robots.txt (`template`) is still to be queued.
     pub(super) fn new(template: Task) -> Lane {
+        Lane { robots_template: Some(template), ..Lane::new_empty() }
+    }
+
+    /// A lane whose tasks are no HTTP requests (DNS checks, a mail conversation): no robots.txt
+    /// to wait for, none to read again.
+    pub(super) fn without_robots(now: UnixMs) -> Lane {
+        Lane {
+            robots: LaneRobots::Known(RobotsOutcome::AllowAll),
+            robots_at: now,
+            robots_template: None,
+            ..Lane::new_empty()
+        }
+    }
+
+    fn new_empty() -> Lane {
         Lane {
             robots: LaneRobots::Pending,
             robots_at: UnixMs(0),
-            robots_template: Some(template),
+            robots_template: None,
             robots_task: None,
             ready: BTreeMap::new(),
             delayed: BTreeMap::new(),

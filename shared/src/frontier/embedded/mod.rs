@@ -470,6 +470,16 @@ impl State {
         robots: Task,
         now: UnixMs,
     ) {
+        self.join_host(audit, site, host, pace);
+        let key = (site, host.clone());
+        self.lanes.insert(key.clone(), Lane::new(robots.clone()));
+        // Listed by its first task.
+        self.push(&key, robots, now);
+    }
+
+    /// Makes the host's pace account for a new lane of `site`; an audit new to the host has its
+    /// address looked up again.
+    fn join_host(&mut self, audit: AuditId, site: SiteId, host: &HostKey, pace: crate::pace::PaceLimits) {
         let joined = self.audit_hosts.entry(audit).or_default().insert(host.clone());
         let h = self.hosts.entry(host.clone()).or_insert_with(|| HostEntry::new(pace));
         h.lanes.insert(site, LaneDemand::new(pace));
@@ -477,10 +487,6 @@ impl State {
             h.ip_until = None;
         }
         h.recompute();
-        let key = (site, host.clone());
-        self.lanes.insert(key.clone(), Lane::new(robots.clone()));
-        // Listed by its first task.
-        self.push(&key, robots, now);
     }
 
     /// Queues a discovered task if it is in a lane of its site, new to the audit and within the
@@ -488,7 +494,7 @@ impl State {
     /// later can still queue it.
     fn offer(&mut self, task: Task, now: UnixMs) -> bool {
         let key = (task.site, task.url.host_key());
-        if task.kind == TaskKind::External && !self.lanes.contains_key(&key) {
+        if task.kind.opens_lane() && !self.lanes.contains_key(&key) {
             self.open_external_lane(&task, now);
         }
         let Some(lane) = self.lanes.get(&key) else {
@@ -545,16 +551,27 @@ impl State {
         true
     }
 
-    /// Opens a lane for another site's host, the first time one of the site's pages links to it:
-    /// its robots.txt first, like any host, under that host's one pace.
+    /// Opens a lane for another host of the site's, the first time a task needs one: another
+    /// site's host one of the site's pages links to, or a host of SPEC §9's checks (a mail
+    /// server, the registry). Its robots.txt first, like any host, under that host's one pace;
+    /// a task that is no HTTP request (a DNS check, a mail conversation) gets a lane without
+    /// robots.txt, paced all the same.
     fn open_external_lane(&mut self, task: &Task, now: UnixMs) {
         let Some(site) = self.sites.get(&task.site) else { return };
         if site.cancelled || site.done {
             return;
         }
-        let Some(robots) = super::robots_task_for(task) else { return };
         let pace = site.limits.pace;
         let host = task.url.host_key();
+        if !task.kind.needs_robots() {
+            if let Some(s) = self.sites.get_mut(&task.site) {
+                s.hosts.push(host.clone());
+            }
+            self.join_host(task.audit, task.site, &host, pace);
+            self.lanes.insert((task.site, host), Lane::without_robots(now));
+            return;
+        }
+        let Some(robots) = super::robots_task_for(task) else { return };
         if let Some(s) = self.sites.get_mut(&task.site) {
             s.hosts.push(host.clone());
         }

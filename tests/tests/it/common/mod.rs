@@ -46,7 +46,13 @@ pub async fn audit_in_process(hosts: &[&str], starts: &[String], extra: &[&str])
         args.push(format!("{h}=127.0.0.1"));
     }
     args.extend(extra.iter().filter(|a| **a != "--deny-private").map(|s| (*s).to_owned()));
-    let cli = Cli::try_parse_from(&args).expect("arguments parse");
+    run_audit(&args, db, dir).await
+}
+
+/// Runs the `shoal audit` command line `args` (writing `db` in `dir`) in this process, within
+/// [`AUDIT_DEADLINE`].
+pub async fn run_audit(args: &[String], db: PathBuf, dir: tempfile::TempDir) -> Audited {
+    let cli = Cli::try_parse_from(args).expect("arguments parse");
     let exit = tokio::time::timeout(AUDIT_DEADLINE, run(cli, CancellationToken::new()))
         .await
         .expect("audit finished within the deadline")

@@ -1,0 +1,211 @@
+use super::*;
+
+fn clean() -> DnsFacts {
+    let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+    DnsFacts {
+        domain: "good.test".into(),
+        ns: Answer::Found(vec![
+            NameServer { name: "ns1.good.test".into(), resolves: true },
+            NameServer { name: "ns2.good.test".into(), resolves: true },
+        ]),
+        mx: Answer::Found(vec![Mx { preference: 10, exchange: "mx.good.test".into(), cname: None, resolves: true }]),
+        txt: Answer::Found(s(&["v=spf1 mx -all", "some-verification=1"])),
+        spf_walk: Some(SpfWalk { lookups: 1, errors: vec![], all: Some(Qualifier::Fail) }),
+        dmarc: Answer::Found(s(&["v=DMARC1; p=reject; rua=mailto:d@good.test"])),
+        dkim: vec!["default".into()],
+        caa: Answer::Found((
+            "good.test".into(),
+            vec![
+                Caa { critical: false, tag: "issue".into(), value: "ca.test".into() },
+                Caa { critical: false, tag: "iodef".into(), value: "mailto:s@good.test".into() },
+            ],
+        )),
+        dnssec: Dnssec::Signed,
+        mta_sts: Answer::Found(s(&["v=STSv1; id=1"])),
+        tls_rpt: Answer::Found(s(&["v=TLSRPTv1; rua=mailto:t@good.test"])),
+    }
+}
+
+fn codes(f: &DnsFacts) -> Vec<Code> {
+    f.issues().into_iter().map(|i| i.code).collect()
+}
+
+#[test]
+fn a_clean_domain_raises_nothing() {
+    assert_eq!(clean().issues(), vec![]);
+}
+
+#[test]
+fn each_problem_raises_its_code() {
+    let txt = |v: &[&str]| Answer::Found(v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>());
+    type Edit = fn(&mut DnsFacts);
+    let cases: Vec<(&str, Edit, Vec<Code>)> = vec![
+        (
+            "one NS",
+            |f| f.ns = Answer::Found(vec![NameServer { name: "ns1.x".into(), resolves: true }]),
+            vec![Code::DnsNameServers],
+        ),
+        (
+            "dead NS",
+            |f| {
+                if let Answer::Found(n) = &mut f.ns {
+                    n[1].resolves = false
+                }
+            },
+            vec![Code::DnsNameServers],
+        ),
+        ("NS failed", |f| f.ns = Answer::Failed("timeout".into()), vec![Code::DnsLookupFailed]),
+        (
+            "MX cname",
+            |f| {
+                if let Answer::Found(m) = &mut f.mx {
+                    m[0].cname = Some("real.test".into())
+                }
+            },
+            vec![Code::MxCname],
+        ),
+        (
+            "MX ip",
+            |f| {
+                if let Answer::Found(m) = &mut f.mx {
+                    m[0].exchange = "192.0.2.1".into()
+                }
+            },
+            vec![Code::MxIpAddress],
+        ),
+        (
+            "MX dead",
+            |f| {
+                if let Answer::Found(m) = &mut f.mx {
+                    m[0].resolves = false
+                }
+            },
+            vec![Code::MxUnresolvable],
+        ),
+        (
+            "SPF multiple",
+            |f| f.txt = Answer::Found(vec!["v=spf1 -all".into(), "v=spf1 mx -all".into()]),
+            vec![Code::SpfMultiple],
+        ),
+        ("SPF bad", |f| f.txt = Answer::Found(vec!["v=spf1 mx -alll".into()]), vec![Code::SpfInvalid]),
+        (
+            "SPF lookups",
+            |f| f.spf_walk = Some(SpfWalk { lookups: 11, errors: vec![], all: Some(Qualifier::Fail) }),
+            vec![Code::SpfTooManyLookups],
+        ),
+        (
+            "SPF include broken",
+            |f| {
+                f.spf_walk = Some(SpfWalk {
+                    lookups: 2,
+                    errors: vec![("x.test".into(), "no SPF record".into())],
+                    all: Some(Qualifier::Fail),
+                })
+            },
+            vec![Code::SpfInvalid],
+        ),
+        (
+            "SPF +all",
+            |f| f.spf_walk = Some(SpfWalk { lookups: 1, errors: vec![], all: Some(Qualifier::Pass) }),
+            vec![Code::SpfPassAll],
+        ),
+        (
+            "SPF ?all",
+            |f| f.spf_walk = Some(SpfWalk { lookups: 1, errors: vec![], all: Some(Qualifier::Neutral) }),
+            vec![Code::SpfNeutralAll],
+        ),
+        (
+            "SPF no all",
+            |f| f.spf_walk = Some(SpfWalk { lookups: 1, errors: vec![], all: None }),
+            vec![Code::SpfNeutralAll],
+        ),
+        (
+            "SPF ~all",
+            |f| f.spf_walk = Some(SpfWalk { lookups: 1, errors: vec![], all: Some(Qualifier::SoftFail) }),
+            vec![Code::SpfSoftfailAll],
+        ),
+        (
+            "DMARC none",
+            |f| f.dmarc = Answer::Found(vec!["v=DMARC1; p=none; rua=mailto:a@b.test".into()]),
+            vec![Code::DmarcPolicyNone],
+        ),
+        (
+            "DMARC no rua",
+            |f| f.dmarc = Answer::Found(vec!["v=DMARC1; p=quarantine".into()]),
+            vec![Code::DmarcReportsMissing],
+        ),
+        (
+            "DMARC sp none",
+            |f| f.dmarc = Answer::Found(vec!["v=DMARC1; p=reject; sp=none; rua=mailto:a@b.test".into()]),
+            vec![Code::DmarcSubdomainPolicyNone],
+        ),
+        ("DMARC bad", |f| f.dmarc = Answer::Found(vec!["v=DMARC1; p=maybe".into()]), vec![Code::DmarcInvalid]),
+        (
+            "DMARC two",
+            |f| f.dmarc = Answer::Found(vec!["v=DMARC1; p=reject".into(), "v=DMARC1; p=none".into()]),
+            vec![Code::DmarcInvalid],
+        ),
+        ("DMARC missing", |f| f.dmarc = Answer::None, vec![Code::DmarcMissing]),
+        ("DKIM", |f| f.dkim.clear(), vec![Code::DkimNotFound]),
+        ("CAA missing", |f| f.caa = Answer::None, vec![Code::CaaMissing]),
+        (
+            "CAA no iodef",
+            |f| {
+                f.caa = Answer::Found((
+                    "good.test".into(),
+                    vec![Caa { critical: false, tag: "issue".into(), value: "ca.test".into() }],
+                ))
+            },
+            vec![Code::CaaIodefMissing],
+        ),
+        (
+            "CAA critical",
+            |f| {
+                if let Answer::Found((_, s)) = &mut f.caa {
+                    s.push(Caa { critical: true, tag: "x".into(), value: String::new() })
+                }
+            },
+            vec![Code::CaaInvalid],
+        ),
+        ("unsigned", |f| f.dnssec = Dnssec::Unsigned, vec![Code::DnssecUnsigned]),
+        ("MTA-STS missing", |f| f.mta_sts = Answer::None, vec![Code::MtaStsMissing]),
+        ("MTA-STS bad", |f| f.mta_sts = Answer::Found(vec!["v=STSv1; id=!".into()]), vec![Code::MtaStsInvalid]),
+        ("TLS-RPT missing", |f| f.tls_rpt = Answer::Found(vec!["unrelated".into()]), vec![Code::TlsRptMissing]),
+        (
+            "TLS-RPT bad",
+            |f| f.tls_rpt = Answer::Found(vec!["v=TLSRPTv1; rua=gopher://x".into()]),
+            vec![Code::TlsRptInvalid],
+        ),
+    ];
+    for (name, edit, want) in cases {
+        let mut f = clean();
+        edit(&mut f);
+        assert_eq!(codes(&f), want, "{name}");
+    }
+    let _ = txt;
+}
+
+#[test]
+fn a_domain_without_mail_gets_only_what_it_needs() {
+    let mut f = clean();
+    f.mx = Answer::Found(vec![Mx { preference: 0, exchange: String::new(), cname: None, resolves: false }]);
+    f.dkim.clear();
+    f.mta_sts = Answer::None;
+    f.tls_rpt = Answer::None;
+    assert_eq!(codes(&f), vec![], "the null MX: no mail checks, no errors");
+    assert!(!f.has_mail() && f.mail_servers().is_empty());
+    f.mx = Answer::None;
+    f.txt = Answer::None;
+    assert_eq!(codes(&f), vec![Code::MxMissing, Code::SpfMissing]);
+    f.ns = Answer::None;
+    assert_eq!(codes(&f), vec![Code::DnsDomainMissing], "a domain that does not exist: one finding");
+}
+
+#[test]
+fn mail_servers_are_ordered_by_preference_then_name() {
+    let mut f = clean();
+    let mx = |p, e: &str| Mx { preference: p, exchange: e.into(), cname: None, resolves: true };
+    f.mx = Answer::Found(vec![mx(20, "b.test"), mx(10, "z.test"), mx(10, "a.test"), mx(5, "192.0.2.1")]);
+    let order: Vec<&str> = f.mail_servers().iter().map(|m| m.exchange.as_str()).collect();
+    assert_eq!(order, vec!["a.test", "z.test", "b.test"]);
+}
