@@ -183,11 +183,12 @@ impl Keys {
     }
 }
 
-/// Lua functions building every key of [`SCHEMA`] from the prefix in `KEYS[1]`, plus the pace
-/// constants the scripts need, taken from the shared crate.
+/// Lua functions building every key of [`SCHEMA`] from the prefix `P` (each registered function
+/// sets it from `KEYS[1]`, see [`crate::scripts`]), plus the pace constants the scripts need, taken
+/// from the shared crate.
 #[must_use]
 pub fn lua_prelude() -> String {
-    let mut s = String::from("local P = KEYS[1]\n");
+    let mut s = String::from("local P\n");
     for (name, suffix, takes_id) in SCHEMA {
         if *takes_id {
             s.push_str(&format!("local function {name}(id) return P .. '{suffix}' .. id end\n"));

@@ -206,7 +206,7 @@ impl RedisFrontier {
         }
     }
 
-    fn push_task(inv: &mut redis::ScriptInvocation<'_>, t: &Task) {
+    fn push_task(inv: &mut scripts::Call, t: &Task) {
         let keys = t.seen_keys();
         inv.arg(t.url.host_key().as_str())
             .arg(keys.own.to_be_bytes().as_slice())
@@ -220,13 +220,12 @@ impl RedisFrontier {
     }
 
     /// The seed script's invocation for one site (arguments as seed.lua lists them).
-    fn seed_invocation(&self, seed: &SiteSeed) -> redis::ScriptInvocation<'_> {
+    fn seed_invocation(&self, seed: &SiteSeed) -> scripts::Call {
         let info = SiteInfo { audit: seed.audit, start: seed.start.clone(), limits: seed.limits };
         let lim = |code| encode(&Event::Finding(limit_finding(seed.audit, seed.site, &seed.start, &seed.limits, code)));
         let hosts = seed.scope().host_keys();
-        let mut inv = self.scripts.seed.prepare_invoke();
-        inv.key(self.keys.prefix())
-            .arg(seed.site.0)
+        let mut inv = self.scripts.seed.call(self.keys.prefix());
+        inv.arg(seed.site.0)
             .arg(seed.audit.0)
             .arg(seed.limits.max_pages)
             .arg(seed.limits.max_depth)
@@ -264,7 +263,7 @@ impl RedisFrontier {
     }
 
     /// Seeds in pipelines of [`SEED_PIPELINE`] scripts: one round trip per pipeline. A pipeline
-    /// that finds the script missing (Redis restarted or flushed its script cache) loads it and
+    /// that finds the library missing (Redis restarted without persistence, or flushed) loads it and
     /// runs again; sites it had seeded answer `exists` the second time and are counted once.
     async fn seed_many_now(&self, seeds: Vec<SiteSeed>) -> Result<Vec<SiteId>, FrontierError> {
         let mut seeded = Vec::with_capacity(seeds.len());
@@ -273,11 +272,11 @@ impl RedisFrontier {
             let invocations: Vec<_> = chunk.iter().map(|s| self.seed_invocation(s)).collect();
             let mut pipe = redis::pipe();
             for inv in &invocations {
-                pipe.invoke_script(inv);
+                pipe.add_command(inv.cmd().clone());
             }
             let answers: Vec<Vec<Value>> = match pipe.query_async(&mut c).await {
-                Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
-                    self.scripts.seed.prepare_invoke().load_async(&mut c).await.map_err(store("seed"))?;
+                Err(e) if scripts::Call::is_missing(&e) => {
+                    invocations[0].load(&mut c).await.map_err(store("seed"))?;
                     pipe.query_async(&mut c).await.map_err(store("seed"))?
                 }
                 r => r.map_err(store("seed"))?,
@@ -296,7 +295,7 @@ impl RedisFrontier {
         let r: Vec<Value> = self
             .scripts
             .claim
-            .key(self.keys.prefix())
+            .call(self.keys.prefix())
             .arg(now.0)
             .arg(&worker.0)
             .arg(self.settings.lease_ttl_ms)
@@ -331,8 +330,8 @@ impl RedisFrontier {
     }
 
     async fn complete_now(&self, lease: &Lease, c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
-        let mut inv = self.scripts.complete.prepare_invoke();
-        inv.key(self.keys.prefix()).arg(now.0).arg(lease.id.0);
+        let mut inv = self.scripts.complete.call(self.keys.prefix());
+        inv.arg(now.0).arg(lease.id.0);
         match c.resolved {
             None => inv.arg("").arg(0),
             Some(Resolution::Failed) => inv.arg("f").arg(0),
@@ -579,8 +578,8 @@ impl Frontier for RedisFrontier {
     fn reap(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send {
         let mut c = self.conn.clone();
         let inv = {
-            let mut i = self.scripts.reap.prepare_invoke();
-            i.key(self.keys.prefix()).arg(now.0).arg(REAP_BATCH).arg(self.settings.max_in_flight_per_ip);
+            let mut i = self.scripts.reap.call(self.keys.prefix());
+            i.arg(now.0).arg(REAP_BATCH).arg(self.settings.max_in_flight_per_ip);
             i
         };
         async move {
@@ -623,8 +622,8 @@ impl Frontier for RedisFrontier {
     ) -> impl Future<Output = Result<Renewal, FrontierError>> + Send {
         let mut c = self.conn.clone();
         let inv = {
-            let mut i = self.scripts.renew.prepare_invoke();
-            i.key(self.keys.prefix()).arg(now.0).arg(self.settings.lease_ttl_ms).arg(&worker.0);
+            let mut i = self.scripts.renew.call(self.keys.prefix());
+            i.arg(now.0).arg(self.settings.lease_ttl_ms).arg(&worker.0);
             for id in leases {
                 i.arg(id.0);
             }
@@ -691,8 +690,8 @@ impl Frontier for RedisFrontier {
     fn forget(&self, audit: AuditId) -> impl Future<Output = Result<bool, FrontierError>> + Send {
         let mut c = self.conn.clone();
         let inv = {
-            let mut i = self.scripts.forget.prepare_invoke();
-            i.key(self.keys.prefix()).arg(audit.0);
+            let mut i = self.scripts.forget.call(self.keys.prefix());
+            i.arg(audit.0);
             i
         };
         async move {
@@ -747,8 +746,8 @@ impl Frontier for RedisFrontier {
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
         let mut c = self.conn.clone();
         let inv = {
-            let mut i = self.scripts.cancel.prepare_invoke();
-            i.key(self.keys.prefix()).arg(audit.0);
+            let mut i = self.scripts.cancel.call(self.keys.prefix());
+            i.arg(audit.0);
             i
         };
         async move {

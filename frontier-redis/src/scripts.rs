@@ -1,49 +1,182 @@
-//! The Lua scripts that make each multi-key frontier step atomic.
+//! The Lua code that makes each multi-key frontier step atomic, as one Redis Functions library.
 //!
-//! Each script is the generated key prelude ([`crate::keys::lua_prelude`]), the shared functions of
-//! `lua/common.lua`, then its own body. `redis::Script` sends EVALSHA and falls back to EVAL when
-//! the server does not have the script yet (after a restart), so nothing needs loading up front.
+//! The library is the generated key prelude ([`crate::keys::lua_prelude`]), the shared functions of
+//! `lua/common.lua`, then each step's body (`lua/claim.lua`, …) wrapped in a function and
+//! registered with `redis.register_function`. Why a library and not `EVALSHA`: an `EVALSHA` runs
+//! its whole script from the top on every call, so each call re-created the prelude's and
+//! `common.lua`'s ~45 closures before doing any work; that, with the garbage it leaves, was a large
+//! share of the Redis CPU every request cost (docs/redis.md). A library runs its top level once, at
+//! `FUNCTION LOAD`; a call only runs its step's body.
+//!
+//! The bodies keep reading `KEYS` and `ARGV`: each registered function sets those two (and `P`,
+//! the key prefix in `KEYS[1]`) as upvalues before running its body. Redis runs one function at a
+//! time, so they cannot be seen half-set.
+//!
+//! The library's name and its functions' names carry a hash of its source, so workers of two
+//! versions sharing one Redis each call their own code. A call that finds its function missing
+//! (Redis restarted without persistence, `FUNCTION FLUSH`) loads the library and runs again, as
+//! `EVALSHA` falls back to `EVAL`: nothing needs loading up front. Needs Redis 7.0 or newer.
 
 use crate::keys::lua_prelude;
-use redis::Script;
+use redis::aio::ConnectionLike;
+use redis::{Cmd, FromRedisValue, RedisError, RedisResult, ToRedisArgs};
+use std::sync::Arc;
 
 const COMMON: &str = include_str!("lua/common.lua");
 
-/// The compiled scripts.
+/// The steps, each a body file of `lua/`, in registration order.
+const STEPS: &[(&str, &str)] = &[
+    ("claim", include_str!("lua/claim.lua")),
+    ("complete", include_str!("lua/complete.lua")),
+    ("reap", include_str!("lua/reap.lua")),
+    ("seed", include_str!("lua/seed.lua")),
+    ("cancel", include_str!("lua/cancel.lua")),
+    ("forget", include_str!("lua/forget.lua")),
+    ("renew", include_str!("lua/renew.lua")),
+];
+
+/// The library's source and name, shared by every [`Function`] of it.
+#[derive(Debug)]
+struct Library {
+    /// `shoal_<hash of the code>`.
+    name: String,
+    /// What `FUNCTION LOAD` gets, starting with its `#!lua name=` line.
+    source: String,
+}
+
+impl Library {
+    fn build() -> Library {
+        let mut code = String::from("local KEYS, ARGV\n");
+        code.push_str(&lua_prelude());
+        code.push('\n');
+        code.push_str(COMMON);
+        code.push('\n');
+        for (step, body) in STEPS {
+            code.push_str(&format!("local function {step}_body()\n{body}\nend\n"));
+        }
+        let name = format!("shoal_{:016x}", fnv1a(code.as_bytes()));
+        for (step, _) in STEPS {
+            code.push_str(&format!(
+                "redis.register_function('{name}_{step}', function(keys, args) KEYS = keys; ARGV = args; P = keys[1]; return {step}_body() end)\n"
+            ));
+        }
+        let source = format!("#!lua name={name}\n{code}");
+        Library { name, source }
+    }
+
+    /// Loads the library (`REPLACE`: two processes loading it at once both succeed).
+    async fn load<C: ConnectionLike>(&self, conn: &mut C) -> RedisResult<()> {
+        let _: String = redis::cmd("FUNCTION").arg("LOAD").arg("REPLACE").arg(&self.source).query_async(conn).await?;
+        Ok(())
+    }
+}
+
+/// FNV-1a, 64 bits: a stable name for a version of the library (not a security boundary; the
+/// same source always gives the same name, whatever compiled it).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Whether Redis answered that the function (hence the library) is not loaded.
+fn is_missing(e: &RedisError) -> bool {
+    e.to_string().contains("Function not found")
+}
+
+/// One step of the library, called with `FCALL`.
+#[derive(Debug, Clone)]
+pub struct Function {
+    library: Arc<Library>,
+    name: String,
+}
+
+impl Function {
+    /// A call of this step with the key prefix as its one key; add its arguments with
+    /// [`Call::arg`].
+    #[must_use]
+    pub fn call(&self, prefix: &str) -> Call {
+        let mut cmd = redis::cmd("FCALL");
+        cmd.arg(&self.name).arg(1).arg(prefix);
+        Call { library: self.library.clone(), cmd }
+    }
+}
+
+/// One `FCALL` being built, then sent with [`Call::invoke_async`] or added to a pipeline.
+#[derive(Debug, Clone)]
+pub struct Call {
+    library: Arc<Library>,
+    cmd: Cmd,
+}
+
+impl Call {
+    /// Appends an argument (`ARGV[n]` in the body).
+    pub fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Call {
+        self.cmd.arg(arg);
+        self
+    }
+
+    /// The command, for a pipeline (whose caller handles a missing library with
+    /// [`Call::is_missing`] and [`Call::load`]).
+    #[must_use]
+    pub fn cmd(&self) -> &Cmd {
+        &self.cmd
+    }
+
+    /// Runs the call, loading the library first if Redis does not have it.
+    pub async fn invoke_async<T: FromRedisValue, C: ConnectionLike>(&self, conn: &mut C) -> RedisResult<T> {
+        match self.cmd.query_async(conn).await {
+            Err(e) if is_missing(&e) => {
+                self.library.load(conn).await?;
+                self.cmd.query_async(conn).await
+            }
+            r => r,
+        }
+    }
+
+    /// Whether an error says the library is not loaded.
+    #[must_use]
+    pub fn is_missing(e: &RedisError) -> bool {
+        is_missing(e)
+    }
+
+    /// Loads the library.
+    pub async fn load<C: ConnectionLike>(&self, conn: &mut C) -> RedisResult<()> {
+        self.library.load(conn).await
+    }
+}
+
+/// Every step of the frontier.
 #[derive(Debug)]
 pub struct Scripts {
     /// Leases the next ready task.
-    pub claim: Script,
+    pub claim: Function,
     /// Applies a fetch's outcome.
-    pub complete: Script,
+    pub complete: Function,
     /// Reclaims expired leases.
-    pub reap: Script,
+    pub reap: Function,
     /// Creates a site's lanes.
-    pub seed: Script,
+    pub seed: Function,
     /// Cancels an audit.
-    pub cancel: Script,
+    pub cancel: Function,
     /// Drops a finished audit's records.
-    pub forget: Script,
+    pub forget: Function,
     /// Moves the deadlines of a worker's leases (its heartbeat).
-    pub renew: Script,
-}
-
-fn build(body: &str) -> Script {
-    Script::new(&format!("{}\n{COMMON}\n{body}", lua_prelude()))
+    pub renew: Function,
 }
 
 impl Scripts {
-    /// Builds every script.
+    /// Builds the library and its steps.
     #[must_use]
     pub fn new() -> Scripts {
+        let library = Arc::new(Library::build());
+        let f = |step: &str| Function { library: library.clone(), name: format!("{}_{step}", library.name) };
         Scripts {
-            claim: build(include_str!("lua/claim.lua")),
-            complete: build(include_str!("lua/complete.lua")),
-            reap: build(include_str!("lua/reap.lua")),
-            seed: build(include_str!("lua/seed.lua")),
-            cancel: build(include_str!("lua/cancel.lua")),
-            forget: build(include_str!("lua/forget.lua")),
-            renew: build(include_str!("lua/renew.lua")),
+            claim: f("claim"),
+            complete: f("complete"),
+            reap: f("reap"),
+            seed: f("seed"),
+            cancel: f("cancel"),
+            forget: f("forget"),
+            renew: f("renew"),
         }
     }
 }
@@ -51,5 +184,20 @@ impl Scripts {
 impl Default for Scripts {
     fn default() -> Self {
         Scripts::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_step_is_registered_under_the_versioned_name() {
+        let lib = Library::build();
+        assert!(lib.source.starts_with(&format!("#!lua name={}\n", lib.name)));
+        for (step, _) in STEPS {
+            assert!(lib.source.contains(&format!("redis.register_function('{}_{step}',", lib.name)), "{step}");
+        }
+        assert_eq!(Library::build().name, lib.name, "the name is a function of the source");
     }
 }
