@@ -26,6 +26,8 @@ pub struct Scripts {
     pub forget: Script,
     /// Moves the deadlines of a worker's leases (its heartbeat).
     pub renew: Script,
+    /// Applies what an answer told about its server (latency guard, quota, hold).
+    pub signals: Script,
 }
 
 fn build(body: &str) -> Script {
@@ -44,6 +46,7 @@ impl Scripts {
             cancel: build(include_str!("lua/cancel.lua")),
             forget: build(include_str!("lua/forget.lua")),
             renew: build(include_str!("lua/renew.lua")),
+            signals: build(include_str!("lua/signals.lua")),
         }
     }
 }
