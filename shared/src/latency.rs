@@ -5,9 +5,11 @@
 //! [`GUARD_WINDOW`] samples. The rule, applied on every sample:
 //!
 //! - **Baseline**: the median of the host's first [`GUARD_MIN_SAMPLES`] samples, then an average
-//!   (each new sample weighs 1/8) of the samples taken while the guard is at rest (level 0) and no
-//!   more than twice the baseline, so a host getting slower under our load does not raise its
-//!   own bar.
+//!   in which each new sample weighs 1/8 and counts at most 1.25 times the baseline: it follows a
+//!   faster host at once, but rises at most about 3 % per answer, so a host slowing down under our
+//!   load cannot raise its own bar as fast as its answers rise (a steady ramp of slower answers
+//!   would otherwise never look like trouble), while a host whose usual time is longer than its
+//!   first answers suggested is followed within some dozens of answers.
 //! - **Slow down** when the recent median is at least [`GUARD_RATIO`] times the baseline *and* at
 //!   least [`GUARD_MIN_RISE`] above it: one level more (at most [`GUARD_MAX_LEVEL`]), each level
 //!   halving the host's in-flight limit (never below 1) and doubling its gap (from at least
@@ -151,10 +153,8 @@ impl LatencyGuard {
             return None;
         }
         let base = u64::from(self.baseline_ms);
-        let s = u64::from(sample_ms);
-        if self.level == 0 && s <= base * 2 {
-            self.baseline_ms = u32::try_from((base * 7 + s + 4) / 8).unwrap_or(u32::MAX).max(1);
-        }
+        let counted = u64::from(sample_ms).min(base * 5 / 4);
+        self.baseline_ms = u32::try_from((base * 7 + counted + 4) / 8).unwrap_or(u32::MAX).max(1);
         let base = u64::from(self.baseline_ms);
         let m64 = u64::from(m);
         let rise = m64.saturating_sub(base);
@@ -249,14 +249,26 @@ mod tests {
         assert_eq!(g.baseline_ms, 200);
         assert_eq!(feed(&mut g, &[690, 690, 690]), vec![], "2x but less than 500 ms above");
         let c = feed(&mut g, &[1_000, 1_000, 1_000]);
-        assert_eq!(c, vec![GuardChange { moved: GuardMove::Slowed, level: 1, recent_ms: 1_000, baseline_ms: 200 }]);
+        // The six slow answers each raised the baseline by an eighth of a quarter (200 -> 240).
+        assert_eq!(c, vec![GuardChange { moved: GuardMove::Slowed, level: 1, recent_ms: 1_000, baseline_ms: 240 }]);
         assert_eq!(feed(&mut g, &[1_000, 1_000, 1_000, 1_000]), vec![], "settling: the new pace shows first");
         let c = feed(&mut g, &[1_000]);
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].moved, c[0].level), (GuardMove::Slowed, 2));
         feed(&mut g, &[1_000; 20]);
         assert_eq!(g.level, GUARD_MAX_LEVEL, "never past the last level");
-        assert_eq!(g.baseline_ms, 200, "slow answers never raise the baseline");
+        assert!(g.baseline_ms < 600, "30 answers of 1 s raise a 200 ms baseline only slowly: {}", g.baseline_ms);
+    }
+
+    /// Found by the end-to-end test: a queue growing by one request per answer raised the
+    /// baseline as fast as the answers (each under twice the baseline), and the guard never moved.
+    #[test]
+    fn a_steady_ramp_is_trouble() {
+        let mut g = LatencyGuard::default();
+        let ramp: Vec<u32> = (0..25).map(|i| 500 + 200 * i).collect();
+        let c = feed(&mut g, &ramp);
+        assert!(!c.is_empty(), "baseline {} chased the ramp", g.baseline_ms);
+        assert!(c[0].recent_ms <= 2_000, "{c:?}");
     }
 
     #[test]

@@ -28,7 +28,8 @@ if ARGV[3] ~= '' then
   if base == 0 then
     if #recent >= GUARD_MIN_SAMPLES then base = math.max(m, 1) end
   else
-    if level == 0 and s <= base * 2 then base = math.max(math.floor((base * 7 + s + 4) / 8), 1) end
+    local counted = math.min(s, math.floor(base * 5 / 4))
+    base = math.max(math.floor((base * 7 + counted + 4) / 8), 1)
     local rise = math.max(m - base, 0)
     local trouble = m >= base * GUARD_RATIO and rise >= GUARD_MIN_RISE
     local is_calm = m * 2 < base * 3 or rise < GUARD_CALM_RISE
