@@ -714,6 +714,11 @@ fn count_events(events: &[Event]) {
             }
             Event::Finding(f) => {
                 m.findings.get_or_create(&shoal_metrics::SeverityLabels { severity: f.severity().as_str() }).inc();
+                if f.code == shoal_shared::finding::Code::SlowedDown {
+                    // The frontier changed a host's pace from how it answered (issue 17).
+                    m.pace_adjustments.inc();
+                    tracing::info!(audit = %f.audit, site = %f.site, host = %f.url, detail = %f.detail, "pace adjusted");
+                }
             }
             Event::SiteDone { .. } => {
                 m.sites_done.inc();

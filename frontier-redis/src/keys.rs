@@ -13,7 +13,7 @@
 //! | `…:ld:{lane}` | zset | complete, reap | delayed tasks (priority digit + blob), scored by not-before (ms) |
 //! | `…:lexp:{lane}` | hash | reap, claim, complete | expired leases per queued task (field: the task blob) |
 //! | `…:robots:{lane}` | string | complete | the lane's robots.txt outcome (rmp `LaneRobots`) |
-//! | `…:host:{host}` | hash | seed, claim, complete | pace: `inf` in flight, `maxe`/`gape` the limits in force, `next` next allowed start (ms), `ip`, `ipx` until when the address is used without a fresh lookup, `ipr` the lease looking it up; expires `HOST_LINGER` after `next` once no lane uses the host |
+//! | `…:host:{host}` | hash | seed, claim, complete, signals | pace: `inf` in flight, `maxe`/`gape` the limits in force, `next` next allowed start (ms), `ip`, `ipx` until when the address is used without a fresh lookup, `ipr` the lease looking it up; `qg` the gap a quota the server stated asks for; the latency guard (`signals`): `lb` baseline, `lr` recent samples, `ll` level, `lsc` samples since its last change, `lcm` calm samples in a row; expires `HOST_LINGER` after `next` once no lane uses the host |
 //! | `…:hmax:{host}`, `…:hgap:{host}` | zset | seed, complete | what each live lane asks: in-flight cap, gap with Crawl-delay (ms) |
 //! | `…:hslow:{host}` | set | complete, forget | live audits that saw a 429 from the host (slow mode while any is left) |
 //! | `…:hostwait:{host}` | set | claim | lanes parked because the host's slots are full; woken by a completion on the host |
@@ -201,6 +201,20 @@ pub fn lua_prelude() -> String {
     s.push_str(&format!("local LINGER = {}\n", ms(shoal_shared::pace::HOST_LINGER)));
     s.push_str(&format!("local MIN_ADDRESS_TTL = {}\n", ms(shoal_shared::pace::MIN_ADDRESS_TTL)));
     s.push_str(&format!("local ROBOTS_MAX_AGE = {}\n", ms(shoal_shared::robots::ROBOTS_MAX_AGE)));
+    s.push_str(&format!("local MAX_GAP = {}\n", ms(shoal_shared::pace::MAX_GAP)));
+    s.push_str(&format!("local MAX_RETRY_WAIT = {}\n", ms(shoal_shared::pace::MAX_RETRY_WAIT)));
+    {
+        use shoal_shared::latency as l;
+        s.push_str(&format!("local GUARD_WINDOW = {}\n", l::GUARD_WINDOW));
+        s.push_str(&format!("local GUARD_MIN_SAMPLES = {}\n", l::GUARD_MIN_SAMPLES));
+        s.push_str(&format!("local GUARD_RATIO = {}\n", l::GUARD_RATIO));
+        s.push_str(&format!("local GUARD_MIN_RISE = {}\n", ms(l::GUARD_MIN_RISE)));
+        s.push_str(&format!("local GUARD_CALM_RISE = {}\n", ms(l::GUARD_CALM_RISE)));
+        s.push_str(&format!("local GUARD_MAX_LEVEL = {}\n", l::GUARD_MAX_LEVEL));
+        s.push_str(&format!("local GUARD_SETTLE = {}\n", l::GUARD_SETTLE));
+        s.push_str(&format!("local GUARD_RECOVER = {}\n", l::GUARD_RECOVER));
+        s.push_str(&format!("local GUARD_FLOOR_GAP = {}\n", ms(l::GUARD_FLOOR_GAP)));
+    }
     s
 }
 
@@ -234,5 +248,7 @@ mod tests {
         assert!(lua.contains("local SLOW_GAP = 3000"));
         assert!(lua.contains("local LINGER = 60000"));
         assert!(lua.contains("local ROBOTS_MAX_AGE = 86400000"));
+        assert!(lua.contains("local GUARD_MIN_RISE = 500"));
+        assert!(lua.contains("local GUARD_FLOOR_GAP = 250"));
     }
 }

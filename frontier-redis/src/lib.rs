@@ -12,6 +12,7 @@
 
 pub mod keys;
 pub mod scripts;
+mod signals;
 
 use keys::{EVENTS_GROUP, Keys};
 use redis::aio::ConnectionManager;
@@ -329,7 +330,13 @@ impl RedisFrontier {
         }
     }
 
-    async fn complete_now(&self, lease: &Lease, c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
+    async fn complete_now(&self, lease: &Lease, mut c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
+        if !c.signals.is_empty()
+            && let Some(change) = self.signals(lease, &c.signals, now).await?
+        {
+            let note = shoal_shared::latency::guard_note(&lease.task, &change, now);
+            c.events.push(Event::Finding(note));
+        }
         let mut inv = self.scripts.complete.call(self.keys.prefix());
         inv.arg(now.0).arg(lease.id.0);
         match c.resolved {

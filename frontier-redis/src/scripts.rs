@@ -33,6 +33,7 @@ const STEPS: &[(&str, &str)] = &[
     ("cancel", include_str!("lua/cancel.lua")),
     ("forget", include_str!("lua/forget.lua")),
     ("renew", include_str!("lua/renew.lua")),
+    ("signals", include_str!("lua/signals.lua")),
 ];
 
 /// The library's source and name, shared by every [`Function`] of it.
@@ -161,6 +162,8 @@ pub struct Scripts {
     pub forget: Function,
     /// Moves the deadlines of a worker's leases (its heartbeat).
     pub renew: Function,
+    /// Applies what an answer told about its server (latency guard, quota, hold).
+    pub signals: Function,
 }
 
 impl Scripts {
@@ -177,6 +180,7 @@ impl Scripts {
             cancel: f("cancel"),
             forget: f("forget"),
             renew: f("renew"),
+            signals: f("signals"),
         }
     }
 }

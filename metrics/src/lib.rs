@@ -52,6 +52,9 @@ pub struct Metrics {
     pub rate_limited: Counter,
     /// Requests scheduled again after a 429, 5xx or network failure.
     pub retries: Counter,
+    /// Changes of a host's pace from how it answered: a latency-guard step (slower or back) or a
+    /// quota first stated, counted as their notes are stored (coordinator).
+    pub pace_adjustments: Counter,
     /// Fetches in flight in this process.
     pub in_flight: Gauge,
     /// Leases completed by this process.
@@ -97,6 +100,12 @@ impl Metrics {
         registry.register("rate_limited", "429 answers; each puts its host in slow mode", rate_limited.clone());
         let retries = Counter::default();
         registry.register("retries", "Requests scheduled again after a 429, 5xx or network failure", retries.clone());
+        let pace_adjustments = Counter::default();
+        registry.register(
+            "pace_adjustments",
+            "Changes of a host's pace from how it answered (latency guard steps, quotas first stated)",
+            pace_adjustments.clone(),
+        );
         let in_flight = Gauge::default();
         registry.register("fetches_in_flight", "Fetches in flight in this process", in_flight.clone());
         let leases_completed = Counter::default();
@@ -133,6 +142,7 @@ impl Metrics {
             robots_denials,
             rate_limited,
             retries,
+            pace_adjustments,
             in_flight,
             leases_completed,
             leases_renewed,
@@ -200,6 +210,7 @@ mod tests {
             "shoal_robots_denials_total",
             "shoal_rate_limited_total",
             "shoal_retries_total",
+            "shoal_pace_adjustments_total",
             "shoal_fetches_in_flight",
             "shoal_queue_depth",
             "shoal_leases_reclaimed_total",

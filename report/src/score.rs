@@ -151,6 +151,7 @@ pub const INFO_CODES: &[&str] = &[
     "sitemap_limit_reached",
     "llms_txt_present",
     "rate_limited",
+    "slowed_down",
     // A DNS or registry question without an answer says what the audit could not check.
     "dns_lookup_failed",
     "domain_rdap_failed",

@@ -3,6 +3,7 @@
 //! Pure code with the time passed in; the frontier back ends only store this state and apply it
 //! atomically. Every rule of SPEC §4 that involves a number lives here.
 
+use crate::latency::{GuardChange, LatencyGuard, ServerSignals};
 use crate::time::UnixMs;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -136,32 +137,78 @@ pub struct HostPace {
     pub slow: bool,
     /// The site's Crawl-delay for our group, in milliseconds, if any (at most [`MAX_GAP`]).
     pub crawl_delay_ms: Option<u32>,
+    /// The latency guard: its level halves the in-flight cap and doubles the gap
+    /// ([`crate::latency`]).
+    pub guard: LatencyGuard,
+    /// The gap a quota the server stated asks for, in milliseconds (0: none stated).
+    pub quota_gap_ms: u32,
 }
 
 impl HostPace {
     /// A fresh host: nothing in flight, free to start now.
     #[must_use]
     pub fn new(limits: PaceLimits) -> HostPace {
-        HostPace { limits, in_flight: 0, next_start_at: UnixMs(0), slow: false, crawl_delay_ms: None }
+        HostPace {
+            limits,
+            in_flight: 0,
+            next_start_at: UnixMs(0),
+            slow: false,
+            crawl_delay_ms: None,
+            guard: LatencyGuard::default(),
+            quota_gap_ms: 0,
+        }
     }
 
-    /// The in-flight cap in force: 1 in slow mode, else the user's limit.
+    /// The in-flight cap in force: 1 in slow mode, else the user's limit; halved per level of
+    /// the latency guard.
     #[must_use]
     pub fn max_in_flight(&self) -> u32 {
-        if self.slow { 1 } else { self.limits.max_in_flight() }
+        let mif = if self.slow { 1 } else { self.limits.max_in_flight() };
+        crate::latency::guarded(mif, Duration::ZERO, self.guard.level).0
     }
 
-    /// The gap in force: the user's gap, raised by Crawl-delay, and at least 3 s in slow mode.
+    /// The gap in force: the user's gap, raised by Crawl-delay and by a quota the server stated,
+    /// at least 3 s in slow mode; doubled per level of the latency guard.
     #[must_use]
     pub fn gap(&self) -> Duration {
         let mut gap = self.limits.gap();
         if let Some(cd) = self.crawl_delay_ms {
             gap = gap.max(Duration::from_millis(u64::from(cd)));
         }
+        gap = gap.max(Duration::from_millis(u64::from(self.quota_gap_ms)));
         if self.slow {
             gap = gap.max(SLOW_MODE_GAP);
         }
-        gap
+        crate::latency::guarded(1, gap, self.guard.level).1
+    }
+
+    /// Applies what an answer told about its server ([`ServerSignals`]) at `now`: a sample for the
+    /// latency guard (workers send none with the guard off), a quota's gap, a hold (at most
+    /// [`MAX_RETRY_WAIT`] ahead). Returns the guard's change of level, if any. A new gap counts
+    /// from the host's last start, like any gap.
+    pub fn apply_signals(&mut self, s: &ServerSignals, now: UnixMs) -> Option<GuardChange> {
+        let before = self.gap();
+        let mut change = s.response_ms.and_then(|ms| self.guard.observe(ms));
+        if let Some(q) = s.quota_gap_ms {
+            if self.quota_gap_ms == 0 && q > 0 && change.is_none() {
+                change = Some(GuardChange {
+                    moved: crate::latency::GuardMove::Quota,
+                    level: self.guard.level,
+                    recent_ms: q,
+                    baseline_ms: self.guard.baseline_ms,
+                });
+            }
+            self.quota_gap_ms = q;
+        }
+        let after = self.gap();
+        if after > before {
+            // The last start was at most `before` ago: push the next start by the difference.
+            self.next_start_at = self.next_start_at.plus(after.saturating_sub(before));
+        }
+        if let Some(hold) = s.hold_until {
+            self.next_start_at = self.next_start_at.max(hold.min(now.plus(MAX_RETRY_WAIT)));
+        }
+        change
     }
 
     /// When a request may start: `None` while every slot is taken (a completion frees one),
@@ -437,6 +484,37 @@ mod tests {
         assert_eq!((h.max_in_flight(), h.gap()), (4, ms(100)), "the others ended: the host's own pace again");
         assert!(!h.combine([], false), "no lane: nothing to combine");
         assert_eq!(polite.gap(), ms(2_000));
+    }
+
+    #[test]
+    fn signals_slow_the_host_hold_it_and_apply_quotas() {
+        let mut h = HostPace::new(PaceLimits::default());
+        h.start(T0);
+        let sample = |ms| ServerSignals { response_ms: Some(ms), ..ServerSignals::default() };
+        for _ in 0..5 {
+            assert_eq!(h.apply_signals(&sample(100), T0), None);
+        }
+        let mut changes = Vec::new();
+        for _ in 0..3 {
+            changes.extend(h.apply_signals(&sample(2_000), T0));
+        }
+        assert_eq!(changes.len(), 1, "slowed once");
+        assert_eq!((h.max_in_flight(), h.gap()), (2, ms(600)), "half in flight, double gap");
+        assert_eq!(h.next_start_at, T0.plus(ms(600)), "the doubled gap counts from the last start");
+        let quota = ServerSignals { quota_gap_ms: Some(1_000), ..ServerSignals::default() };
+        let noted = h.apply_signals(&quota, T0).map(|c| (c.moved, c.recent_ms));
+        assert_eq!(noted, Some((crate::latency::GuardMove::Quota, 1_000)), "a quota's first statement is noted");
+        assert_eq!(h.apply_signals(&quota, T0), None, "once");
+        assert_eq!(h.gap(), ms(2_000), "the quota's gap, doubled by the guard");
+        assert_eq!(h.next_start_at, T0.plus(ms(2_000)));
+        let hold = ServerSignals { hold_until: Some(T0.plus(ms(5_000))), ..ServerSignals::default() };
+        h.apply_signals(&hold, T0);
+        assert_eq!(h.ready_at(), Some(T0.plus(ms(5_000))), "held until Retry-After");
+        let far = ServerSignals { hold_until: Some(T0.plus(Duration::from_secs(3_600))), ..ServerSignals::default() };
+        h.apply_signals(&far, T0);
+        assert_eq!(h.next_start_at, T0.plus(MAX_RETRY_WAIT), "held at most a minute");
+        h.enter_slow_mode(T0);
+        assert_eq!((h.max_in_flight(), h.gap()), (1, ms(6_000)), "slow mode's 3 s, doubled");
     }
 
     #[test]

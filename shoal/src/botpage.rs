@@ -174,6 +174,8 @@ pub struct BotPage {
     pub slow_gap: String,
     /// Largest Crawl-delay obeyed; above it the host is not crawled.
     pub crawl_delay_max: String,
+    /// The latency guard (issue 17), from the same settings and rules as the crawl.
+    pub guard: GuardPage,
     /// The standard requests of every site (after robots.txt and besides the start page).
     pub probes: Vec<Probe>,
     /// The WordPress probes.
@@ -228,6 +230,7 @@ impl BotPage {
             slow_in_flight: slow.max_in_flight(),
             slow_gap: duration(slow.gap()),
             crawl_delay_max: duration(MAX_GAP),
+            guard: GuardPage::from_config(config),
             probes: standard_probes(config),
             // The worker's own list (SPEC §2), so the page cannot name other probes than it makes.
             wordpress_probes: shoal_worker::crawl::WORDPRESS_PROBES.iter().map(|(_, path)| *path).collect(),
@@ -243,6 +246,49 @@ impl BotPage {
     /// The HTML page (self-contained: inline style, no scripts, no external assets).
     pub fn html(&self) -> askama::Result<String> {
         HtmlPage { p: self }.render()
+    }
+}
+
+/// What the bot page says about the latency guard and stated quotas: the rule's numbers and what
+/// one step does to this configuration's pace (`shoal_shared::latency`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardPage {
+    /// Whether the guard is on (`--no-latency-guard` turns it off).
+    pub on: bool,
+    /// Recent answers kept per host.
+    pub window: usize,
+    /// The recent median must reach this many times the baseline ...
+    pub ratio: u32,
+    /// ... and this much above it.
+    pub min_rise: String,
+    /// In-flight cap and gap after one step, from the configured pace.
+    pub step_in_flight: u32,
+    /// The gap after one step.
+    pub step_gap: String,
+    /// Steps at most, and the factor of the last one.
+    pub max_level: u8,
+    /// `2^max_level`.
+    pub max_factor: u32,
+    /// Calm answers in a row before one step back.
+    pub recover: u8,
+}
+
+impl GuardPage {
+    fn from_config(config: &CrawlConfig) -> GuardPage {
+        use shoal_shared::latency as l;
+        let pace = config.limits.pace;
+        let (step_in_flight, step_gap) = l::guarded(pace.max_in_flight(), pace.gap(), 1);
+        GuardPage {
+            on: config.crawl.latency_guard,
+            window: l::GUARD_WINDOW,
+            ratio: l::GUARD_RATIO,
+            min_rise: duration(l::GUARD_MIN_RISE),
+            step_in_flight,
+            step_gap: duration(step_gap),
+            max_level: l::GUARD_MAX_LEVEL,
+            max_factor: 1 << l::GUARD_MAX_LEVEL,
+            recover: l::GUARD_RECOVER,
+        }
     }
 }
 

@@ -514,6 +514,10 @@ pub struct CrawlArgs {
     /// only if HEAD fails, after that host's robots.txt allows it, under that host's pace).
     #[arg(long, env = "SHOAL_NO_EXTERNAL")]
     pub no_external: bool,
+    /// Turn the latency guard off: a host is then slowed down only by a 429, a 503 with
+    /// Retry-After, its Crawl-delay or a quota it states, not when its answers get slower.
+    #[arg(long, env = "SHOAL_NO_LATENCY_GUARD")]
+    pub no_latency_guard: bool,
     /// Seconds an external link's result (and another site's robots.txt, at most 24 h) is reused
     /// across sites and audits.
     #[arg(long, env = "SHOAL_EXTERNAL_CACHE_S", default_value_t = 21_600)]
@@ -695,6 +699,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             },
             tls_roots,
             check_external: !this.no_external,
+            latency_guard: !this.no_latency_guard,
             external_cache_ttl: Duration::from_secs(this.external_cache_s),
             smtp_port: domain.smtp_port,
             helo_name: domain.helo_name,

@@ -30,6 +30,7 @@
 mod bomb;
 mod generated;
 mod gzip;
+mod load;
 mod route;
 mod tls;
 
@@ -85,6 +86,7 @@ pub struct Site {
     generated: Option<Generated>,
     latency: Duration,
     throttle: Option<Throttle>,
+    load: Option<load::Load>,
 }
 
 /// Host-wide rate limiting: the first `times` requests other than robots.txt get `answer`.
@@ -106,6 +108,7 @@ impl Site {
             generated: None,
             latency: Duration::ZERO,
             throttle: None,
+            load: None,
         }
     }
 
@@ -451,7 +454,10 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             Some(answer) => answer.respond(0, site.latency, &shared.cancel).await,
             None => {
                 let n = shared.next_count(&host, &path);
-                site.lookup(&path).respond(n, site.latency, &shared.cancel).await
+                match &site.load {
+                    Some(load) => load.serve(&site.lookup(&path), n, site.latency, &shared.cancel).await,
+                    None => site.lookup(&path).respond(n, site.latency, &shared.cancel).await,
+                }
             }
         },
         None => misdirected(&host),

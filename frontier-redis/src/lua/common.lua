@@ -27,9 +27,19 @@ local function publish_all(blobs)
   end
 end
 
+-- The in-flight cap and gap with the latency guard's level applied, mirroring
+-- shoal_shared::latency::guarded: the cap halved per level (at least 1), the gap doubled per level
+-- from at least GUARD_FLOOR_GAP (at most MAX_GAP, never lowered).
+local function guarded(maxe, gape, level)
+  if level <= 0 then return maxe, gape end
+  local f = 2 ^ math.min(level, GUARD_MAX_LEVEL)
+  return math.max(1, math.floor(maxe / f)), math.max(gape, math.min(math.max(gape, GUARD_FLOOR_GAP) * f, MAX_GAP))
+end
+
 -- The limits in force from what the host's live lanes ask and whether a live audit saw a 429 on
 -- it, mirroring shoal_shared::pace::HostPace::combine: fewest in flight (hmax), longest gap
--- including Crawl-delay (hgap), slow mode while hslow has an audit. A host no lane and no slow
+-- including Crawl-delay (hgap), slow mode while hslow has an audit, then a stated quota's gap (qg)
+-- and the latency guard's level (ll, see signals.lua). A host no lane and no slow
 -- audit uses keeps only its clock, until HOST_LINGER after its next allowed start. Returns the gap
 -- in force, or nil for an unused host.
 local function recompute(host)
@@ -46,10 +56,13 @@ local function recompute(host)
   redis.call('PERSIST', hk)
   local g = redis.call('ZRANGE', k_hgap(host), -1, -1, 'WITHSCORES')
   local maxe, gape = tonumber(m[2]), num(g[2], 0)
+  local sig = redis.call('HMGET', hk, 'qg', 'll')
+  gape = math.max(gape, num(sig[1], 0))
   if slow then
     maxe = 1
     gape = math.max(gape, SLOW_GAP)
   end
+  maxe, gape = guarded(maxe, gape, num(sig[2], 0))
   redis.call('HSET', hk, 'maxe', maxe, 'gape', gape)
   return gape
 end

@@ -239,6 +239,10 @@ pub struct Completion {
     pub events: Vec<Event>,
     /// Bytes of a sitemap read under this lease (decompressed), against the site's sitemap budget.
     pub sitemap_bytes: u64,
+    /// What the answer told about its server (response time, a stated quota, a hold), applied to
+    /// the host's pace ([`crate::pace::HostPace::apply_signals`]).
+    #[serde(default)]
+    pub signals: crate::latency::ServerSignals,
 }
 
 /// What [`Frontier::complete`] did.

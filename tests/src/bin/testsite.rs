@@ -3,7 +3,8 @@
 //! Prints `listening 127.0.0.1:PORT` as the first line of stdout, serves `site0.test` …
 //! `site{N-1}.test` until SIGTERM, Ctrl-C or `--max-seconds`, then prints a summary (and writes the
 //! request log as JSON Lines with `--log-json`). With `--throttle-host H --throttle-first N` the
-//! host `H` answers its first N requests other than robots.txt with 429, then serves normally.
+//! host `H` answers its first N requests other than robots.txt with 429, then serves normally. With
+//! `--single-worker-host H` the host `H` serves one request at a time (`--service-ms` each).
 
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -53,6 +54,13 @@ struct Args {
     /// The Retry-After value of those 429s (seconds, or an HTTP date).
     #[arg(long, value_name = "VALUE", default_value = "1")]
     throttle_retry_after: String,
+    /// Serve this host (one of the generated ones) with one worker and a queue: one request at a
+    /// time, each taking --service-ms, so its response times grow with the requests in flight.
+    #[arg(long, value_name = "HOST")]
+    single_worker_host: Option<String>,
+    /// The service time of --single-worker-host, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    service_ms: u64,
 }
 
 #[tokio::main]
@@ -79,6 +87,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .map(|i| {
             let host = format!("site{i}.test");
             let site = Site::generated(&host, args.pages, args.links).latency(delay);
+            let site = if args.single_worker_host.as_deref() == Some(host.as_str()) {
+                site.single_worker(Duration::from_millis(args.service_ms))
+            } else {
+                site
+            };
             if throttled.as_deref() == Some(host.as_str()) {
                 site.too_many_first(Some(&args.throttle_retry_after), args.throttle_first)
             } else {

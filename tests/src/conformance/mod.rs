@@ -20,9 +20,11 @@ use std::time::Duration;
 
 mod beyond_http;
 mod lifetimes;
+mod signals;
 
 pub use beyond_http::*;
 pub use lifetimes::*;
+pub use signals::*;
 
 const T0: UnixMs = UnixMs(1_700_000_000_000);
 
@@ -530,4 +532,5 @@ where
     expired_leases_are_counted(make().await).await;
     ended_audits_are_forgotten(make().await).await;
     checks_beyond_http_open_their_own_lanes(make().await).await;
+    server_signals_pace_the_host(make().await).await;
 }

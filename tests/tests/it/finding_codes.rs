@@ -8,7 +8,7 @@
 //!   a sitemap, canonicals, resources), `wp.test` (looks like WordPress; the four probes find
 //!   something), `soft.test` (unknown paths answer 200), `secinv.test` / `secexp.test`
 //!   (security.txt), `delay.test`, `disallow.test`, `robots500.test`, `bigrobots.test`
-//!   (robots.txt), `busy.test` (a 429), `beispiel.de` and `ohne-impressum.de` (legal pages) and
+//!   (robots.txt), `busy.test` (a 429), `quota.test` (states a quota), `beispiel.de` and `ohne-impressum.de` (legal pages) and
 //!   `nowhere.test` (does not resolve);
 //! - `external`: `linker.test` links to a missing page of another site, `ext.test`;
 //! - `limits` (`--max-links 10 --max-pages 5 --max-depth 2 --max-resources 1 --max-sitemaps 1`): one
@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 /// The hosts of the `main` audit that the test server serves.
-const MAIN_HOSTS: [&str; 12] = [
+const MAIN_HOSTS: [&str; 13] = [
     "content.test",
     "wp.test",
     "soft.test",
@@ -46,6 +46,7 @@ const MAIN_HOSTS: [&str; 12] = [
     "robots500.test",
     "bigrobots.test",
     "busy.test",
+    "quota.test",
     "beispiel.de",
     "ohne-impressum.de",
 ];
@@ -297,6 +298,8 @@ fn main_sites(u: &dyn Fn(&str) -> String) -> Vec<Site> {
         Site::new("busy.test")
             .page("/", &clean_page("Busy home", "<a href=\"/busy\">busy</a>"))
             .route("/busy", Route::too_many(Some("1"), 1, Route::html(clean_page("Busy", "")))),
+        // States a generous quota in RateLimit headers: Shoal notes the pace it keeps (issue 17).
+        Site::generated("quota.test", 2, 1).quota(100, std::time::Duration::from_secs(1)),
         // A German site whose Impressum names its provider but gives no e-mail or postal address.
         Site::new("beispiel.de")
             .page(
@@ -390,6 +393,7 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::PrivateAddress, "private", host_prefix("private.test")),
         case(K::StartUnreachable, "main", host_prefix("nowhere.test")),
         case(K::RateLimited, "main", at("busy.test", "/")),
+        case(K::SlowedDown, "main", at("quota.test", "/")),
         case(K::ServerError, "main", c("/error")),
         case(K::FetchAbandoned, "main", c(shoal_worker::fault::PANIC)),
         case(K::ImpressumMissing, "main", at("ohne-impressum.de", "/")),

@@ -21,6 +21,7 @@ mod finding_support;
 mod finding_tls;
 mod fleet_guard;
 mod frontier_embedded;
+mod latency_guard;
 mod leases;
 mod link_elements;
 mod metrics;

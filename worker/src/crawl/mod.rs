@@ -115,6 +115,8 @@ pub struct CrawlSettings {
     pub helo_name: String,
     /// One RDAP base URL used for every domain instead of the IANA bootstrap (`--rdap-url`).
     pub rdap_url: Option<String>,
+    /// Report response times to the frontier's latency guard (`--no-latency-guard` turns it off).
+    pub latency_guard: bool,
 }
 
 impl Default for CrawlSettings {
@@ -129,6 +131,7 @@ impl Default for CrawlSettings {
             smtp_port: crate::smtp::DEFAULT_SMTP_PORT,
             helo_name: crate::smtp::DEFAULT_HELO_NAME.to_owned(),
             rdap_url: None,
+            latency_guard: true,
         }
     }
 }

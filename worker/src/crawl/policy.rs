@@ -13,6 +13,7 @@ use shoal_shared::pace::{
     MAX_RETRIES, MAX_RETRY_WAIT, RetryDecision, SLOW_MODE_GAP, StatusPace, answer_pace, parse_retry_after,
     retry_decision,
 };
+use shoal_shared::ratelimit::RateLimit;
 use shoal_shared::record::PageRecord;
 use shoal_shared::task::FoundVia;
 use shoal_shared::time::UnixMs;
@@ -32,6 +33,31 @@ impl Job<'_> {
             return None;
         }
         Some(d)
+    }
+
+    /// What an answer tells about its server, for the frontier to apply to the host's pace
+    /// ([`ServerSignals`](shoal_shared::latency::ServerSignals)): its response time (with the latency guard on), a quota its RateLimit
+    /// headers state, and a hold until its Retry-After when it asks the host to slow down (a 429,
+    /// a 503 with Retry-After: the whole host waits, not only the retried URL).
+    pub(super) fn observe(&mut self, resp: &Fetched, latency_guard: bool) {
+        // Retry-After and a quota's reset count from the answer, not from the claim.
+        let answered_at = UnixMs::from(std::time::SystemTime::now());
+        let ra = resp.header("retry-after").and_then(|v| parse_retry_after(v, answered_at));
+        let s = &mut self.out.signals;
+        if latency_guard {
+            s.response_ms = Some(u32::try_from(resp.head_after.as_millis()).unwrap_or(u32::MAX));
+        }
+        let headers = resp.headers.iter().filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?)));
+        if let Some(rl) = RateLimit::parse(headers, answered_at) {
+            let q = rl.pace(answered_at);
+            if q.gap_ms.is_some() {
+                s.quota_gap_ms = q.gap_ms;
+            }
+            s.hold_until = s.hold_until.max(q.hold_until);
+        }
+        if answer_pace(resp.status, ra.is_some()) == StatusPace::SlowDown {
+            s.hold_until = s.hold_until.max(ra);
+        }
     }
 
     /// The answer's Retry-After as a time; a value that does not parse counts as none.
@@ -148,7 +174,7 @@ impl<F: Frontier> Crawler<F> {
     /// [`SendMark::answered`]), so the next request waits from when this one really left.
     pub(super) async fn fetch(
         &self,
-        job: &Job<'_>,
+        job: &mut Job<'_>,
         method: Method,
         url: &NormalizedUrl,
         cap: Option<u64>,
@@ -162,6 +188,9 @@ impl<F: Frontier> Crawler<F> {
                 let mark = mark.map_or(SendMark::new(gate), |e| e.into_value());
                 moka::ops::compute::Op::Put(mark.answered(gate, resp.head_after))
             });
+        }
+        if let Ok(resp) = &result {
+            job.observe(resp, self.settings.latency_guard);
         }
         result
     }

@@ -228,6 +228,7 @@ impl EmbeddedFrontier {
         if let Some(lane) = st.lanes.get_mut(&key) {
             lane.expired.remove(&lease.task.seen_key());
         }
+        let mut note = None;
         if let Some(h) = st.hosts.get_mut(&lease.host) {
             match c.resolved {
                 Some(Resolution::Address { ip, ttl_ms }) => {
@@ -242,6 +243,10 @@ impl EmbeddedFrontier {
                 h.recompute();
                 h.pace.enter_slow_mode(now);
             }
+            note = h.pace.apply_signals(&c.signals, now);
+        }
+        if let Some(change) = note {
+            st.publish(Event::Finding(crate::latency::guard_note(&lease.task, &change, now)));
         }
         if let Some(robots) = c.robots {
             let delay = match &robots {

@@ -1,0 +1,328 @@
+//! The latency guard: slow down before a server hurts (issue 17).
+//!
+//! Many small servers never answer 429; they get slower until they fall over. The guard keeps, per
+//! host, a *baseline* of its response times (time to the answer's head) and the last
+//! [`GUARD_WINDOW`] samples. The rule, applied on every sample:
+//!
+//! - **Baseline**: the median of the host's first [`GUARD_MIN_SAMPLES`] samples, then an average
+//!   in which each new sample weighs 1/8 and counts at most 1.25 times the baseline: it follows a
+//!   faster host at once, but rises at most about 3 % per answer, so a host slowing down under our
+//!   load cannot raise its own bar as fast as its answers rise (a steady ramp of slower answers
+//!   would otherwise never look like trouble), while a host whose usual time is longer than its
+//!   first answers suggested is followed within some dozens of answers.
+//! - **Slow down** when the recent median is at least [`GUARD_RATIO`] times the baseline *and* at
+//!   least [`GUARD_MIN_RISE`] above it: one level more (at most [`GUARD_MAX_LEVEL`]), each level
+//!   halving the host's in-flight limit (never below 1) and doubling its gap (from at least
+//!   [`GUARD_FLOOR_GAP`], at most [`crate::pace::MAX_GAP`]). After a change the guard waits
+//!   [`GUARD_SETTLE`] samples (answers to requests sent at the new pace) before it slows further.
+//! - **Restore** one level when the recent median has been *calm* (below 1.5 times the baseline,
+//!   or less than 250 ms above it) for [`GUARD_RECOVER`] samples in a row.
+//!
+//! The state is a few numbers per host and lives with the host's pace state: it ends when the host
+//! does (both frontier back ends). Pure arithmetic, the time passed in; the Redis back end mirrors
+//! it in `frontier-redis/src/lua/signals.lua`, and the shared conformance suite checks both.
+
+use crate::time::UnixMs;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How many recent samples the median is taken over.
+pub const GUARD_WINDOW: usize = 5;
+/// Samples needed before the guard has a baseline and decides anything.
+pub const GUARD_MIN_SAMPLES: u8 = 3;
+/// The recent median must be at least this many times the baseline ...
+pub const GUARD_RATIO: u32 = 2;
+/// ... and at least this much above it, for the guard to slow down.
+pub const GUARD_MIN_RISE: Duration = Duration::from_millis(500);
+/// A recent median under 1.5x the baseline, or less than this above it, is calm.
+pub const GUARD_CALM_RISE: Duration = Duration::from_millis(250);
+/// The most halvings: 1/8 of the in-flight limit, 8 times the gap.
+pub const GUARD_MAX_LEVEL: u8 = 3;
+/// Samples after a change before the guard slows down further.
+pub const GUARD_SETTLE: u8 = 5;
+/// Calm samples in a row before the guard restores one level.
+pub const GUARD_RECOVER: u8 = 10;
+/// The gap a slowed host's gap is doubled from, when the user's gap is smaller (a gap of 0 would
+/// stay 0).
+pub const GUARD_FLOOR_GAP: Duration = Duration::from_millis(250);
+
+/// One host's latency state: a baseline, the recent samples and the guard's level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LatencyGuard {
+    /// The baseline response time in milliseconds; 0 until [`GUARD_MIN_SAMPLES`] were seen.
+    pub baseline_ms: u32,
+    /// The last samples, newest first; `len` of them are set.
+    pub recent: [u32; GUARD_WINDOW],
+    /// How many of `recent` are set.
+    pub len: u8,
+    /// Halvings in force (0: the host's own pace).
+    pub level: u8,
+    /// Samples since the last change of level.
+    pub since_change: u8,
+    /// Calm samples in a row.
+    pub calm: u8,
+}
+
+/// Which way the guard moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GuardMove {
+    /// Responses got slow: one level slower.
+    Slowed,
+    /// Responses recovered: one level back.
+    Restored,
+    /// The server stated a quota (RateLimit headers) for the first time: its gap is in force.
+    /// The change's `recent_ms` is then the quota's gap.
+    Quota,
+}
+
+/// A change of the guard's level, with the figures that caused it (for the log, the metric and
+/// the site's report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardChange {
+    /// Which way.
+    pub moved: GuardMove,
+    /// The level now in force.
+    pub level: u8,
+    /// The recent median response time, in milliseconds.
+    pub recent_ms: u32,
+    /// The baseline, in milliseconds.
+    pub baseline_ms: u32,
+}
+
+impl GuardChange {
+    /// The note for the site's report, e.g. "we slowed down at 10:42 UTC because responses took
+    /// 3.1 s instead of 0.2 s (...)".
+    #[must_use]
+    pub fn describe(&self, at: UnixMs) -> String {
+        let hhmm = at.to_rfc3339().get(11..16).unwrap_or("").to_owned();
+        let (recent, base) = (secs(self.recent_ms), secs(self.baseline_ms));
+        match self.moved {
+            GuardMove::Slowed => format!(
+                "we slowed down at {hhmm} UTC because responses took {recent} s instead of {base} s \
+                 (in-flight limit divided by {}, gap multiplied by {})",
+                1u32 << self.level,
+                1u32 << self.level
+            ),
+            GuardMove::Quota => format!(
+                "we slowed down at {hhmm} UTC because the server stated a request quota \
+                 (RateLimit headers): one request every {recent} s at most"
+            ),
+            GuardMove::Restored => format!(
+                "we sped up again at {hhmm} UTC: responses took {recent} s, near the usual {base} s \
+                 (in-flight limit divided by {}, gap multiplied by {})",
+                1u32 << self.level,
+                1u32 << self.level
+            ),
+        }
+    }
+}
+
+/// Milliseconds as seconds with one decimal (`3100` → `3.1`).
+fn secs(ms: u32) -> String {
+    let tenths = (u64::from(ms) + 50) / 100;
+    format!("{}.{}", tenths / 10, tenths % 10)
+}
+
+/// The lower median of `v` (not empty).
+fn median(v: &[u32]) -> u32 {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    s.get((s.len().saturating_sub(1)) / 2).copied().unwrap_or(0)
+}
+
+impl LatencyGuard {
+    /// The recent median, once there are samples.
+    #[must_use]
+    pub fn recent_median(&self) -> Option<u32> {
+        let n = usize::from(self.len).min(GUARD_WINDOW);
+        (n > 0).then(|| median(&self.recent[..n]))
+    }
+
+    /// Records one response time and applies the rule (see the module's doc); the change of level,
+    /// if any.
+    pub fn observe(&mut self, sample_ms: u32) -> Option<GuardChange> {
+        self.recent.copy_within(0..GUARD_WINDOW - 1, 1);
+        self.recent[0] = sample_ms;
+        self.len = self.len.saturating_add(1).min(GUARD_WINDOW as u8);
+        self.since_change = self.since_change.saturating_add(1);
+        let m = self.recent_median()?;
+        if self.baseline_ms == 0 {
+            if self.len >= GUARD_MIN_SAMPLES {
+                self.baseline_ms = m.max(1);
+            }
+            return None;
+        }
+        let base = u64::from(self.baseline_ms);
+        let counted = u64::from(sample_ms).min(base * 5 / 4);
+        self.baseline_ms = u32::try_from((base * 7 + counted + 4) / 8).unwrap_or(u32::MAX).max(1);
+        let base = u64::from(self.baseline_ms);
+        let m64 = u64::from(m);
+        let rise = m64.saturating_sub(base);
+        let trouble = m64 >= base * u64::from(GUARD_RATIO) && rise >= millis(GUARD_MIN_RISE);
+        let calm = m64 * 2 < base * 3 || rise < millis(GUARD_CALM_RISE);
+        self.calm = if calm { self.calm.saturating_add(1) } else { 0 };
+        let moved = if trouble && self.level < GUARD_MAX_LEVEL && self.since_change >= GUARD_SETTLE {
+            self.level += 1;
+            GuardMove::Slowed
+        } else if calm && self.level > 0 && self.calm >= GUARD_RECOVER {
+            self.level -= 1;
+            GuardMove::Restored
+        } else {
+            return None;
+        };
+        self.since_change = 0;
+        self.calm = 0;
+        Some(GuardChange { moved, level: self.level, recent_ms: m, baseline_ms: self.baseline_ms })
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The in-flight limit and gap with the guard's `level` applied: the limit halved per level (never
+/// below 1), the gap doubled per level from at least [`GUARD_FLOOR_GAP`] (never over
+/// [`crate::pace::MAX_GAP`] unless it already was).
+#[must_use]
+pub fn guarded(max_in_flight: u32, gap: Duration, level: u8) -> (u32, Duration) {
+    if level == 0 {
+        return (max_in_flight, gap);
+    }
+    let level = u32::from(level.min(GUARD_MAX_LEVEL));
+    let mif = (max_in_flight >> level).max(1);
+    let doubled = gap.max(GUARD_FLOOR_GAP) * (1u32 << level);
+    (mif, doubled.min(crate::pace::MAX_GAP).max(gap))
+}
+
+/// What an answer told about its server, beyond its own content, for the frontier to apply to
+/// the host's pace in one atomic step with the completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ServerSignals {
+    /// The time to the answer's head, in milliseconds: a sample for the latency guard (`None`
+    /// without an answer, or with the guard off).
+    pub response_ms: Option<u32>,
+    /// The gap a quota the server stated asks for (RateLimit headers), in milliseconds: the host's
+    /// gap is at least this until an answer says otherwise.
+    pub quota_gap_ms: Option<u32>,
+    /// Nothing may start on the host before this: a Retry-After of a 429 or 503, or a quota used
+    /// up until its reset.
+    pub hold_until: Option<UnixMs>,
+}
+
+impl ServerSignals {
+    /// Whether there is nothing to apply.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == ServerSignals::default()
+    }
+}
+
+/// The site's note of a guard change: a `slowed_down` finding on the host's root, for the audit
+/// whose answer caused it.
+#[must_use]
+pub fn guard_note(task: &crate::task::Task, change: &GuardChange, at: UnixMs) -> crate::finding::Finding {
+    let root = format!("{}://{}/", task.url.as_url().scheme(), task.url.host_key());
+    crate::finding::Finding::new(task.audit, task.site, crate::finding::Code::SlowedDown, root, change.describe(at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(g: &mut LatencyGuard, samples: &[u32]) -> Vec<GuardChange> {
+        samples.iter().filter_map(|s| g.observe(*s)).collect()
+    }
+
+    #[test]
+    fn no_decision_before_a_baseline() {
+        let mut g = LatencyGuard::default();
+        assert_eq!(feed(&mut g, &[5_000, 200]), vec![]);
+        assert_eq!(g.baseline_ms, 0);
+        assert_eq!(g.observe(210), None);
+        assert_eq!(g.baseline_ms, 210, "median of the first three");
+    }
+
+    #[test]
+    fn slows_down_when_the_median_doubles_and_rises_500_ms() {
+        let mut g = LatencyGuard::default();
+        feed(&mut g, &[200, 200, 200, 200, 200]);
+        assert_eq!(g.baseline_ms, 200);
+        assert_eq!(feed(&mut g, &[690, 690, 690]), vec![], "2x but less than 500 ms above");
+        let c = feed(&mut g, &[1_000, 1_000, 1_000]);
+        // The six slow answers each raised the baseline by an eighth of a quarter (200 -> 240).
+        assert_eq!(c, vec![GuardChange { moved: GuardMove::Slowed, level: 1, recent_ms: 1_000, baseline_ms: 240 }]);
+        assert_eq!(feed(&mut g, &[1_000, 1_000, 1_000, 1_000]), vec![], "settling: the new pace shows first");
+        let c = feed(&mut g, &[1_000]);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].moved, c[0].level), (GuardMove::Slowed, 2));
+        feed(&mut g, &[1_000; 20]);
+        assert_eq!(g.level, GUARD_MAX_LEVEL, "never past the last level");
+        assert!(g.baseline_ms < 600, "30 answers of 1 s raise a 200 ms baseline only slowly: {}", g.baseline_ms);
+    }
+
+    /// Found by the end-to-end test: a queue growing by one request per answer raised the
+    /// baseline as fast as the answers (each under twice the baseline), and the guard never moved.
+    #[test]
+    fn a_steady_ramp_is_trouble() {
+        let mut g = LatencyGuard::default();
+        let ramp: Vec<u32> = (0..25).map(|i| 500 + 200 * i).collect();
+        let c = feed(&mut g, &ramp);
+        assert!(!c.is_empty(), "baseline {} chased the ramp", g.baseline_ms);
+        assert!(c[0].recent_ms <= 2_000, "{c:?}");
+    }
+
+    #[test]
+    fn a_slow_host_at_rest_is_not_slowed() {
+        let mut g = LatencyGuard::default();
+        assert_eq!(feed(&mut g, &[3_000; 30]), vec![], "slow but steady: that is its baseline");
+        let mut g = LatencyGuard::default();
+        assert_eq!(feed(&mut g, &[100, 120, 110, 400, 90, 130, 380, 100]), vec![], "noise is not trouble");
+    }
+
+    #[test]
+    fn restores_step_by_step_after_ten_calm_samples() {
+        let mut g = LatencyGuard::default();
+        feed(&mut g, &[200; 5]);
+        feed(&mut g, &[2_000; 10]);
+        assert_eq!(g.level, 2);
+        let c = feed(&mut g, &[250; 12]);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].moved, c[0].level, c[0].recent_ms), (GuardMove::Restored, 1, 250));
+        let c = feed(&mut g, &[250; 10]);
+        assert_eq!((c[0].moved, c[0].level), (GuardMove::Restored, 0));
+        assert_eq!(feed(&mut g, &[250; 30]), vec![]);
+    }
+
+    #[test]
+    fn guarded_limits() {
+        let ms = Duration::from_millis;
+        assert_eq!(guarded(4, ms(300), 0), (4, ms(300)));
+        assert_eq!(guarded(4, ms(300), 1), (2, ms(600)));
+        assert_eq!(guarded(4, ms(0), 2), (1, ms(1_000)), "from the floor gap");
+        assert_eq!(guarded(16, ms(300), 9), (2, ms(2_400)), "capped at the last level");
+        assert_eq!(guarded(1, Duration::from_secs(40), 1), (1, Duration::from_secs(60)), "at most 60 s");
+        assert_eq!(guarded(1, Duration::from_secs(61), 1), (1, Duration::from_secs(61)), "never lowered");
+    }
+
+    #[test]
+    fn notes_read_well() {
+        let c = GuardChange { moved: GuardMove::Slowed, level: 1, recent_ms: 3_140, baseline_ms: 200 };
+        // 2026-12-03T10:42:00Z
+        let at = UnixMs::parse_rfc3339("2026-12-03T10:42:05Z").expect("valid");
+        assert_eq!(
+            c.describe(at),
+            "we slowed down at 10:42 UTC because responses took 3.1 s instead of 0.2 s \
+             (in-flight limit divided by 2, gap multiplied by 2)"
+        );
+        let r = GuardChange { moved: GuardMove::Restored, level: 0, recent_ms: 210, baseline_ms: 200 };
+        assert!(r.describe(at).starts_with("we sped up again at 10:42 UTC: responses took 0.2 s"));
+        let q = GuardChange { moved: GuardMove::Quota, level: 0, recent_ms: 6_667, baseline_ms: 0 };
+        assert_eq!(
+            q.describe(at),
+            "we slowed down at 10:42 UTC because the server stated a request quota (RateLimit headers): \
+             one request every 6.7 s at most"
+        );
+        assert_eq!(secs(0), "0.0");
+        assert_eq!(secs(u32::MAX), "4294967.3");
+    }
+}
