@@ -291,6 +291,18 @@ impl RedisFrontier {
         Ok(seeded)
     }
 
+    /// Browser tasks are not run on Redis yet: its sites never publish `CrawlDone`, so none is
+    /// queued, and a browser worker finds nothing to claim.
+    #[expect(clippy::unused_async, reason = "the Redis browser lane is not written yet")]
+    async fn claim_browser_now(&self, _worker: &WorkerId, _now: UnixMs) -> Result<Claim, FrontierError> {
+        Ok(Claim::Idle)
+    }
+
+    #[expect(clippy::unused_async, reason = "the Redis browser lane is not written yet")]
+    async fn queue_browser_now(&self, _site: SiteId, _tasks: Vec<Task>, _now: UnixMs) -> Result<(), FrontierError> {
+        Ok(())
+    }
+
     async fn claim_now(&self, worker: &WorkerId, now: UnixMs) -> Result<Claim, FrontierError> {
         let mut c = self.conn.clone();
         let r: Vec<Value> = self
@@ -565,6 +577,23 @@ impl Frontier for RedisFrontier {
 
     fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
         self.claim_now(worker, now)
+    }
+
+    fn claim_browser(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
+        self.claim_browser_now(worker, now)
+    }
+
+    fn queue_browser(
+        &self,
+        site: SiteId,
+        tasks: Vec<Task>,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.queue_browser_now(site, tasks, now)
     }
 
     fn complete(

@@ -10,6 +10,7 @@
 //! `shoal_shared::pace` and `shoal_shared::robots`, so that the worker never restates them.
 
 mod address;
+mod browser;
 mod domain;
 mod external;
 mod mail;
@@ -22,6 +23,7 @@ mod sitemap;
 #[cfg(test)]
 mod testing;
 
+pub use browser::DEFAULT_PAGE_TIMEOUT;
 pub use domain::MAIL_SERVERS_CHECKED;
 pub use probe::WORDPRESS_PROBES;
 
@@ -115,6 +117,10 @@ pub struct CrawlSettings {
     pub helo_name: String,
     /// One RDAP base URL used for every domain instead of the IANA bootstrap (`--rdap-url`).
     pub rdap_url: Option<String>,
+    /// The Chromium binary of browser tasks (`--chromium`).
+    pub chromium: std::path::PathBuf,
+    /// How long one page may take in the browser (`--browser-timeout-s`).
+    pub browser_timeout: Duration,
 }
 
 impl Default for CrawlSettings {
@@ -129,6 +135,8 @@ impl Default for CrawlSettings {
             smtp_port: crate::smtp::DEFAULT_SMTP_PORT,
             helo_name: crate::smtp::DEFAULT_HELO_NAME.to_owned(),
             rdap_url: None,
+            chromium: std::path::PathBuf::from("/usr/bin/chromium"),
+            browser_timeout: DEFAULT_PAGE_TIMEOUT,
         }
     }
 }
@@ -147,6 +155,8 @@ pub struct Crawler<F> {
     /// pool, and 64 leases parsing at once only made the pool grow to dozens of threads, each
     /// with its own stack and allocator arena, switching between them on two cores.
     parse_slots: tokio::sync::Semaphore,
+    /// Chromium for browser tasks (a worker started with `--browser`).
+    browser: Option<browser::BrowserSlot>,
 }
 
 impl<F> std::fmt::Debug for Crawler<F> {
@@ -239,6 +249,7 @@ impl<F: Frontier> Crawler<F> {
                 .build(),
             last_send: moka::sync::Cache::builder().max_capacity(SEND_MARKS).time_to_live(SEND_MARK_TTL).build(),
             parse_slots: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, usize::from)),
+            browser: None,
         }
     }
 
@@ -349,6 +360,7 @@ impl<F: Frontier> Crawler<F> {
             TaskKind::MtaStsPolicy => self.mta_sts_task(&mut job).await?,
             TaskKind::RdapBootstrap => self.rdap_bootstrap_task(&mut job).await?,
             TaskKind::Rdap => self.rdap_task(&mut job).await?,
+            TaskKind::Browser => self.browser_task(&mut job).await,
             TaskKind::Robots | TaskKind::DomainDns | TaskKind::Smtp => {}
         }
         Ok(job.out)
