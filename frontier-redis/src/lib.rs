@@ -10,6 +10,7 @@
 //! inside `complete` onto the events stream); site info and robots rules are read once per worker
 //! and cached; the coordinator reads and acknowledges events in batches.
 
+mod browser;
 pub mod keys;
 pub mod scripts;
 
@@ -250,6 +251,7 @@ impl RedisFrontier {
         for t in &seed.initial {
             Self::push_task(&mut inv, t);
         }
+        inv.arg(seed.limits.browser_pages).arg(encode(&Event::CrawlDone { audit: seed.audit, site: seed.site }));
         inv
     }
 
@@ -291,18 +293,6 @@ impl RedisFrontier {
         Ok(seeded)
     }
 
-    /// Browser tasks are not run on Redis yet: its sites never publish `CrawlDone`, so none is
-    /// queued, and a browser worker finds nothing to claim.
-    #[expect(clippy::unused_async, reason = "the Redis browser lane is not written yet")]
-    async fn claim_browser_now(&self, _worker: &WorkerId, _now: UnixMs) -> Result<Claim, FrontierError> {
-        Ok(Claim::Idle)
-    }
-
-    #[expect(clippy::unused_async, reason = "the Redis browser lane is not written yet")]
-    async fn queue_browser_now(&self, _site: SiteId, _tasks: Vec<Task>, _now: UnixMs) -> Result<(), FrontierError> {
-        Ok(())
-    }
-
     async fn claim_now(&self, worker: &WorkerId, now: UnixMs) -> Result<Claim, FrontierError> {
         let mut c = self.conn.clone();
         let r: Vec<Value> = self
@@ -316,30 +306,7 @@ impl RedisFrontier {
             .invoke_async(&mut c)
             .await
             .map_err(store("claim"))?;
-        match first_word(&r).as_deref() {
-            Some("lease") => {
-                let id: u64 = int_at(&r, 1);
-                let blob = bytes_at(&r, 2);
-                let host = string_at(&r, 3);
-                let ip = string_at(&r, 4);
-                let task: Task = decode("leased task", &blob)?;
-                Ok(Claim::Leased(Box::new(Lease {
-                    id: LeaseId(id),
-                    worker: worker.clone(),
-                    host: HostKey::from_raw(host),
-                    ip: ip.parse::<IpAddr>().ok(),
-                    task,
-                    started_at: UnixMs(int_at(&r, 5)),
-                    deadline: UnixMs(int_at(&r, 6)),
-                    gap_ms: int_at(&r, 7),
-                    resolve: int_at(&r, 8) == 1,
-                    expired: u8::try_from(int_at(&r, 9)).unwrap_or(u8::MAX),
-                    robots_at: UnixMs(int_at(&r, 10)),
-                })))
-            }
-            Some("wait") => Ok(Claim::Wait(UnixMs(int_at(&r, 1)))),
-            _ => Ok(Claim::Idle),
-        }
+        parse_claim(worker, &r)
     }
 
     async fn complete_now(&self, lease: &Lease, c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
@@ -507,6 +474,34 @@ fn progress_of(v: &[Option<i64>]) -> Option<SiteProgress> {
 /// The robots.txt task of one host of a seed (with the start URL's scheme).
 fn robots_task(seed: &SiteSeed, host: &HostKey) -> Option<Task> {
     shoal_shared::frontier::robots_task(seed.audit, seed.site, seed.start.as_url().scheme(), host)
+}
+
+/// A claim script's answer (claim.lua, claim_browser.lua).
+fn parse_claim(worker: &WorkerId, r: &[Value]) -> Result<Claim, FrontierError> {
+    match first_word(r).as_deref() {
+        Some("lease") => {
+            let id: u64 = int_at(r, 1);
+            let blob = bytes_at(r, 2);
+            let host = string_at(r, 3);
+            let ip = string_at(r, 4);
+            let task: Task = decode("leased task", &blob)?;
+            Ok(Claim::Leased(Box::new(Lease {
+                id: LeaseId(id),
+                worker: worker.clone(),
+                host: HostKey::from_raw(host),
+                ip: ip.parse::<IpAddr>().ok(),
+                task,
+                started_at: UnixMs(int_at(r, 5)),
+                deadline: UnixMs(int_at(r, 6)),
+                gap_ms: int_at(r, 7),
+                resolve: int_at(r, 8) == 1,
+                expired: u8::try_from(int_at(r, 9)).unwrap_or(u8::MAX),
+                robots_at: UnixMs(int_at(r, 10)),
+            })))
+        }
+        Some("wait") => Ok(Claim::Wait(UnixMs(int_at(r, 1)))),
+        _ => Ok(Claim::Idle),
+    }
 }
 
 fn first_word(r: &[Value]) -> Option<String> {

@@ -26,6 +26,10 @@ pub struct Scripts {
     pub forget: Script,
     /// Moves the deadlines of a worker's leases (its heartbeat).
     pub renew: Script,
+    /// Leases the next browser task (workers started with `--browser`).
+    pub claim_browser: Script,
+    /// Queues a site's browser tasks after its crawl.
+    pub queue_browser: Script,
 }
 
 fn build(body: &str) -> Script {
@@ -44,6 +48,8 @@ impl Scripts {
             cancel: build(include_str!("lua/cancel.lua")),
             forget: build(include_str!("lua/forget.lua")),
             renew: build(include_str!("lua/renew.lua")),
+            claim_browser: build(include_str!("lua/claim_browser.lua")),
+            queue_browser: build(include_str!("lua/queue_browser.lua")),
         }
     }
 }
