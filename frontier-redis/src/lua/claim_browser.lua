@@ -6,7 +6,7 @@ local now, worker, ttl, ipcap, mingap =
   tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local ids = redis.call('ZRANGE', k_bq(), 0, 99)
 if #ids == 0 then return {'idle'} end
-local earliest = now + 500 -- a busy host: look again soon
+local earliest = nil -- the earliest start of a task only its host's clock holds back
 for _, id in ipairs(ids) do
   local t = redis.call('HMGET', k_btask(id), 'lane', 'site', 'blob', 'nb')
   local lane, site, blob, nb = t[1], t[2], t[3], num(t[4], 0)
@@ -31,7 +31,7 @@ for _, id in ipairs(ids) do
     if free then
       local at = math.max(nxt, nb)
       if at > now then
-        earliest = math.min(earliest, at)
+        earliest = math.min(earliest or at, at)
       else
         redis.call('ZREM', k_bq(), id)
         redis.call('DEL', k_btask(id))
@@ -57,4 +57,6 @@ for _, id in ipairs(ids) do
     end
   end
 end
-return {'wait', earliest}
+-- Hosts busy with a page load (or full) wait for a completion, as claim.lua's parked lanes do.
+if earliest then return {'wait', earliest} end
+return {'idle'}

@@ -19,9 +19,11 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 mod beyond_http;
+mod browser;
 mod lifetimes;
 
 pub use beyond_http::*;
+pub use browser::*;
 pub use lifetimes::*;
 
 const T0: UnixMs = UnixMs(1_700_000_000_000);
@@ -530,4 +532,6 @@ where
     expired_leases_are_counted(make().await).await;
     ended_audits_are_forgotten(make().await).await;
     checks_beyond_http_open_their_own_lanes(make().await).await;
+    browser_tasks_after_the_crawl(make().await).await;
+    browser_phase_ends_on_cancel_or_nothing_to_open(make().await).await;
 }
