@@ -18,8 +18,8 @@
 //!   names reduced to a safe alphabet ([`links::Local`]). A Content-Security-Policy meta element
 //!   forbids every load and every script and style but the page's own, allowed by hash ([`csp`]).
 
-pub(crate) mod compare_page;
 mod browser;
+pub(crate) mod compare_page;
 pub(super) mod csp;
 mod data;
 mod domain;

@@ -46,7 +46,11 @@ pub struct Vitals {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct ResourceTally { pub kind: String, pub requests: u32, pub bytes: u64 }
+pub struct ResourceTally {
+    pub kind: String,
+    pub requests: u32,
+    pub bytes: u64,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct AxeViolation {
@@ -88,4 +92,8 @@ pub struct Consent {
 
 /// The findings this page raises (thresholds: LCP 2.5/4 s, CLS 0.1/0.25, INP 200/500 ms, TBT as INP's proxy;
 /// one finding per violated axe rule; keyboard; consent). Pure: the engine calls it, reports never recompute.
-pub fn findings(page: &BrowserPage) -> Vec<crate::finding::Finding> { /* engine implements */ Vec::new() }
+pub fn findings(page: &BrowserPage) -> Vec<crate::finding::Finding> {
+    /* engine implements */
+    let _ = page;
+    Vec::new()
+}

@@ -92,9 +92,8 @@ impl AuditDb {
                  FROM browser_pages WHERE site_id = ?1 ORDER BY url",
             )
             .map_err(sql_err(path, "prepare browser pages"))?;
-        let rows = stmt
-            .query_map([int(site.0)], |r| row(audit, site, r))
-            .map_err(sql_err(path, "read browser pages"))?;
+        let rows =
+            stmt.query_map([int(site.0)], |r| row(audit, site, r)).map_err(sql_err(path, "read browser pages"))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(sql_err(path, "read a browser page"))
     }
 

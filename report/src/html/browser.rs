@@ -116,7 +116,11 @@ fn vitals(p: &BrowserPage) -> Vec<VitalView> {
 }
 
 fn shot(name: &'static str, label: &'static str, jpeg: &[u8]) -> Option<ShotView> {
-    (!jpeg.is_empty()).then(|| ShotView { name, label, data_url: format!("data:image/jpeg;base64,{}", super::base64(jpeg)) })
+    (!jpeg.is_empty()).then(|| ShotView {
+        name,
+        label,
+        data_url: format!("data:image/jpeg;base64,{}", super::base64(jpeg)),
+    })
 }
 
 fn view(p: BrowserPage) -> PageView {

@@ -106,4 +106,3 @@ pub async fn browser_phase_ends_on_cancel_or_nothing_to_open<F: Frontier>(f: F) 
         .collect();
     assert_eq!(done, vec![2, 3]);
 }
-

@@ -87,12 +87,22 @@ fn path_of(url: &str) -> String {
 }
 
 fn report(db_path: &Path, format: &str, out: &Path) -> String {
-    let args = ["shoal", "report", "--db", &db_path.display().to_string(), "--format", format, "--out", &out.display().to_string()]
-        .map(str::to_owned);
+    let args = [
+        "shoal",
+        "report",
+        "--db",
+        &db_path.display().to_string(),
+        "--format",
+        format,
+        "--out",
+        &out.display().to_string(),
+    ]
+    .map(str::to_owned);
     let cli = Cli::try_parse_from(args).expect("report arguments parse");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime for the report");
-    let exit =
-        rt.block_on(shoal::run(cli, CancellationToken::new())).unwrap_or_else(|f| panic!("report failed: {:#}", f.error));
+    let exit = rt
+        .block_on(shoal::run(cli, CancellationToken::new()))
+        .unwrap_or_else(|f| panic!("report failed: {:#}", f.error));
     assert_eq!(exit, Exit::Ok);
     std::fs::read_to_string(out).expect("the report was written")
 }
@@ -116,7 +126,10 @@ async fn audit_opens_the_start_page_and_the_most_linked_one_paced_and_stores_the
     let paths: Vec<String> = rows.iter().map(|r| path_of(&r.0)).collect();
     assert_eq!(paths, ["/", "/b"], "{rows:?}");
     for (url, desktop, phone, jpeg) in &rows {
-        assert!(*desktop > 1000 && *phone > 1000 && *jpeg, "{url}: screenshots {desktop} and {phone} bytes, JPEG {jpeg}");
+        assert!(
+            *desktop > 1000 && *phone > 1000 && *jpeg,
+            "{url}: screenshots {desktop} and {phone} bytes, JPEG {jpeg}"
+        );
     }
     let done: Vec<String> = db::strings(&run.db, "SELECT status FROM sites");
     assert_eq!(done, ["done"]);
@@ -131,7 +144,10 @@ async fn audit_opens_the_start_page_and_the_most_linked_one_paced_and_stores_the
     .expect("report task");
     assert!(html.contains("<h3>Browser</h3>"), "the site's Browser section");
     assert_eq!(html.matches("data:image/jpeg;base64,/9j/").count(), 4, "two thumbnails per page");
-    assert!(html.contains("Largest Contentful Paint (LCP)") && html.contains("\u{2264} 2500 ms"), "vitals with thresholds");
+    assert!(
+        html.contains("Largest Contentful Paint (LCP)") && html.contains("\u{2264} 2500 ms"),
+        "vitals with thresholds"
+    );
     assert!(html.contains("img-src data:"), "the report's policy lets its own data: images show");
     let doc: serde_json::Value = serde_json::from_str(&json).expect("JSON report");
     let browser = doc["sites"][0]["browser"].as_array().expect("a browser array");
@@ -183,9 +199,13 @@ async fn on_a_fleet_only_a_worker_started_with_browser_opens_pages() {
     let audit = coord.submit(&[server.url("d.test", "/")], json!({"gap_ms": 0, "browser_pages": 2})).await;
 
     // The crawl ends with the plain worker alone; its browser tasks wait for a --browser worker.
-    wait_for_count(&db_path, "SELECT count(*) FROM pages WHERE kind = 'page'", 4, Duration::from_secs(30), &[
-        &plain, &coord.proc,
-    ])
+    wait_for_count(
+        &db_path,
+        "SELECT count(*) FROM pages WHERE kind = 'page'",
+        4,
+        Duration::from_secs(30),
+        &[&plain, &coord.proc],
+    )
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(!server.log().all().iter().any(from_browser), "a worker without --browser opened a page");

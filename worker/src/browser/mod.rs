@@ -45,13 +45,11 @@ impl Browser {
     ///
     /// # Errors
     /// Always, until the engine is merged.
-    #[expect(clippy::unused_async, reason = "the interface of the engine, merged later")]
     pub async fn launch(settings: BrowserSettings) -> Result<Browser, BrowserError> {
         Err(BrowserError { detail: format!("the browser engine is not built in ({})", settings.chromium.display()) })
     }
 
     /// Checks one page. Never panics; a failure is in `BrowserPage::error`.
-    #[expect(clippy::unused_async, reason = "the interface of the engine, merged later")]
     pub async fn check_page(&self, audit: AuditId, site: SiteId, url: &str) -> BrowserPage {
         BrowserPage {
             audit,
@@ -64,6 +62,5 @@ impl Browser {
     }
 
     /// Stops Chromium.
-    #[expect(clippy::unused_async, reason = "the interface of the engine, merged later")]
     pub async fn shutdown(self) {}
 }

@@ -41,7 +41,8 @@ impl<F: Frontier> Crawler<F> {
     /// as the crawler's own requests.
     #[must_use]
     pub fn with_browser(mut self, fetch: &crate::fetch::FetchSettings) -> Crawler<F> {
-        let mut resolve: Vec<(String, std::net::IpAddr)> = fetch.resolve.iter().map(|(h, ip)| (h.clone(), *ip)).collect();
+        let mut resolve: Vec<(String, std::net::IpAddr)> =
+            fetch.resolve.iter().map(|(h, ip)| (h.clone(), *ip)).collect();
         resolve.sort();
         self.browser = Some(BrowserSlot {
             chromium: self.settings.chromium.clone(),
