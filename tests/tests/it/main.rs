@@ -5,6 +5,7 @@
 
 mod audit_findings;
 mod audit_process;
+mod browser_engine;
 mod caps;
 mod common;
 mod compression;
