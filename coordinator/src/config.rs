@@ -9,6 +9,9 @@ use shoal_shared::task::SiteLimits;
 use shoal_worker::crawl::CrawlSettings;
 use shoal_worker::fetch::FetchSettings;
 
+/// Pages per site the browser check opens at most (`--browser-pages`, the API's `browser_pages`).
+pub const MAX_BROWSER_PAGES: u16 = 50;
+
 /// Everything a crawl needs, validated.
 #[derive(Debug, Clone)]
 pub struct CrawlConfig {

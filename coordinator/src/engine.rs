@@ -321,10 +321,17 @@ impl<F: Frontier> Coordinator<F> {
             follow_nofollow: o.follow_nofollow.unwrap_or(d.follow_nofollow),
             max_sitemaps: o.max_sitemaps.unwrap_or(d.max_sitemaps),
             max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
+            browser_pages: o.browser_pages.unwrap_or(d.browser_pages),
             ..d
         };
         if limits.max_pages == 0 {
             return Err(EngineError::BadRequest("max_pages must be at least 1".into()));
+        }
+        if limits.browser_pages > crate::config::MAX_BROWSER_PAGES {
+            return Err(EngineError::BadRequest(format!(
+                "browser_pages must be 0-{}",
+                crate::config::MAX_BROWSER_PAGES
+            )));
         }
         Ok(limits)
     }
@@ -523,6 +530,8 @@ impl<F: Frontier> Coordinator<F> {
         }
         let (ids, events): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
         let events = self.write(move |db| db.apply(&events).map(|()| events)).await?;
+        // Before the acknowledgement: a failure here reads the batch again (queueing is idempotent).
+        self.queue_browser_pages(&events).await?;
         self.frontier.ack_events(&ids).await?;
         count_events(&events);
         if let Some(o) = self.observer.get() {
@@ -723,6 +732,7 @@ fn count_events(events: &[Event]) {
             Event::SiteDone { .. } => {
                 m.sites_done.inc();
             }
+            Event::Browser(_) | Event::CrawlDone { .. } => {}
         }
     }
 }

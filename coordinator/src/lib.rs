@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod aggregate;
+mod browser;
 pub mod config;
 pub mod engine;
 pub mod local;

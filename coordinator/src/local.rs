@@ -14,7 +14,8 @@ use shoal_shared::url::NormalizedUrl;
 use shoal_store::{AuditDb, AuditStatus};
 use shoal_worker::crawl::Crawler;
 use shoal_worker::fetch::Fetcher;
-use shoal_worker::run::{WorkerSettings, run};
+use shoal_worker::run::WorkerSettings;
+use shoal_worker::service::run_with_browser;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::task::JoinSet;
@@ -77,7 +78,13 @@ async fn run_audit_inner(
     let (audit, sites) = engine.start(req.starts, req.config.limits).await?;
     engine.observe(make_observer(&sites));
     tracing::info!(audit = %audit, sites = sites.len(), db = %req.db.display(), "audit started");
-    let crawler = Arc::new(Crawler::new(Arc::clone(&frontier), fetcher, req.config.crawl.clone()));
+    let mut crawler = Crawler::new(Arc::clone(&frontier), fetcher, req.config.crawl.clone());
+    // --browser-pages: an in-process browser worker beside the crawl workers.
+    let browser = req.config.limits.browser_pages > 0;
+    if browser {
+        crawler = crawler.with_browser(&req.config.fetch);
+    }
+    let crawler = Arc::new(crawler);
 
     let stop_workers = CancellationToken::new();
     let stop_engine = CancellationToken::new();
@@ -86,7 +93,7 @@ async fn run_audit_inner(
         let stop = stop_workers.clone();
         let settings = WorkerSettings::new(WorkerId("local".into()), req.concurrency, req.config.frontier.lease_ttl());
         tasks.spawn(async move {
-            if let Err(e) = run(crawler, settings, stop).await {
+            if let Err(e) = run_with_browser(crawler, settings, browser, stop).await {
                 tracing::error!(error = %e, "worker stopped with an error");
             }
         });

@@ -10,6 +10,7 @@
 //! inside `complete` onto the events stream); site info and robots rules are read once per worker
 //! and cached; the coordinator reads and acknowledges events in batches.
 
+mod browser;
 pub mod keys;
 pub mod scripts;
 mod signals;
@@ -250,6 +251,7 @@ impl RedisFrontier {
         for t in &seed.initial {
             Self::push_task(&mut inv, t);
         }
+        inv.arg(seed.limits.browser_pages).arg(encode(&Event::CrawlDone { audit: seed.audit, site: seed.site }));
         inv
     }
 
@@ -304,30 +306,7 @@ impl RedisFrontier {
             .invoke_async(&mut c)
             .await
             .map_err(store("claim"))?;
-        match first_word(&r).as_deref() {
-            Some("lease") => {
-                let id: u64 = int_at(&r, 1);
-                let blob = bytes_at(&r, 2);
-                let host = string_at(&r, 3);
-                let ip = string_at(&r, 4);
-                let task: Task = decode("leased task", &blob)?;
-                Ok(Claim::Leased(Box::new(Lease {
-                    id: LeaseId(id),
-                    worker: worker.clone(),
-                    host: HostKey::from_raw(host),
-                    ip: ip.parse::<IpAddr>().ok(),
-                    task,
-                    started_at: UnixMs(int_at(&r, 5)),
-                    deadline: UnixMs(int_at(&r, 6)),
-                    gap_ms: int_at(&r, 7),
-                    resolve: int_at(&r, 8) == 1,
-                    expired: u8::try_from(int_at(&r, 9)).unwrap_or(u8::MAX),
-                    robots_at: UnixMs(int_at(&r, 10)),
-                })))
-            }
-            Some("wait") => Ok(Claim::Wait(UnixMs(int_at(&r, 1)))),
-            _ => Ok(Claim::Idle),
-        }
+        parse_claim(worker, &r)
     }
 
     async fn complete_now(&self, lease: &Lease, mut c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
@@ -503,6 +482,34 @@ fn robots_task(seed: &SiteSeed, host: &HostKey) -> Option<Task> {
     shoal_shared::frontier::robots_task(seed.audit, seed.site, seed.start.as_url().scheme(), host)
 }
 
+/// A claim script's answer (claim.lua, claim_browser.lua).
+fn parse_claim(worker: &WorkerId, r: &[Value]) -> Result<Claim, FrontierError> {
+    match first_word(r).as_deref() {
+        Some("lease") => {
+            let id: u64 = int_at(r, 1);
+            let blob = bytes_at(r, 2);
+            let host = string_at(r, 3);
+            let ip = string_at(r, 4);
+            let task: Task = decode("leased task", &blob)?;
+            Ok(Claim::Leased(Box::new(Lease {
+                id: LeaseId(id),
+                worker: worker.clone(),
+                host: HostKey::from_raw(host),
+                ip: ip.parse::<IpAddr>().ok(),
+                task,
+                started_at: UnixMs(int_at(r, 5)),
+                deadline: UnixMs(int_at(r, 6)),
+                gap_ms: int_at(r, 7),
+                resolve: int_at(r, 8) == 1,
+                expired: u8::try_from(int_at(r, 9)).unwrap_or(u8::MAX),
+                robots_at: UnixMs(int_at(r, 10)),
+            })))
+        }
+        Some("wait") => Ok(Claim::Wait(UnixMs(int_at(r, 1)))),
+        _ => Ok(Claim::Idle),
+    }
+}
+
 fn first_word(r: &[Value]) -> Option<String> {
     r.first().and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
 }
@@ -571,6 +578,23 @@ impl Frontier for RedisFrontier {
 
     fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
         self.claim_now(worker, now)
+    }
+
+    fn claim_browser(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
+        self.claim_browser_now(worker, now)
+    }
+
+    fn queue_browser(
+        &self,
+        site: SiteId,
+        tasks: Vec<Task>,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.queue_browser_now(site, tasks, now)
     }
 
     fn complete(

@@ -34,6 +34,8 @@ const STEPS: &[(&str, &str)] = &[
     ("forget", include_str!("lua/forget.lua")),
     ("renew", include_str!("lua/renew.lua")),
     ("signals", include_str!("lua/signals.lua")),
+    ("claim_browser", include_str!("lua/claim_browser.lua")),
+    ("queue_browser", include_str!("lua/queue_browser.lua")),
 ];
 
 /// The library's source and name, shared by every [`Function`] of it.
@@ -164,6 +166,10 @@ pub struct Scripts {
     pub renew: Function,
     /// Applies what an answer told about its server (latency guard, quota, hold).
     pub signals: Function,
+    /// Leases the next browser task (workers started with `--browser`).
+    pub claim_browser: Function,
+    /// Queues a site's browser tasks after its crawl.
+    pub queue_browser: Function,
 }
 
 impl Scripts {
@@ -181,6 +187,8 @@ impl Scripts {
             forget: f("forget"),
             renew: f("renew"),
             signals: f("signals"),
+            claim_browser: f("claim_browser"),
+            queue_browser: f("queue_browser"),
         }
     }
 }

@@ -18,6 +18,7 @@
 //!   names reduced to a safe alphabet ([`links::Local`]). A Content-Security-Policy meta element
 //!   forbids every load and every script and style but the page's own, allowed by hash ([`csp`]).
 
+mod browser;
 pub(crate) mod compare_page;
 pub(super) mod csp;
 mod data;
@@ -290,7 +291,9 @@ fn render<W: Write, T: Template>(w: &mut W, t: &T) -> Result<(), ReportError> {
 }
 
 fn head<W: Write>(w: &mut W, title: &str, branding: &Branding, back: Option<BackLink>) -> Result<(), ReportError> {
-    let policy = csp::policy(branding.logo().is_some());
+    // data: images: the operator's logo and the browser check's screenshots (nothing from the
+    // network either way).
+    let policy = csp::policy(true);
     let written_at = rfc3339(UnixMs::from(std::time::SystemTime::now()));
     render(
         w,

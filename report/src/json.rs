@@ -466,6 +466,9 @@ fn write_site<W: Write>(db: &AuditDb, health: &SiteHealth, w: &mut W) -> Result<
         }
         value(w, &FindingJson::of(&f))
     })?;
-    w.write_all(b"]}")?;
+    w.write_all(b"]")?;
+    key(w, false, "browser")?;
+    crate::browser_json::write_browser(db, site, w)?;
+    w.write_all(b"}")?;
     Ok(())
 }

@@ -26,6 +26,7 @@
 //! [`write_csv`]).
 
 pub mod branding;
+mod browser_json;
 pub mod causes;
 mod compare;
 mod csv_out;

@@ -155,6 +155,8 @@ pub const INFO_CODES: &[&str] = &[
     // A DNS or registry question without an answer says what the audit could not check.
     "dns_lookup_failed",
     "domain_rdap_failed",
+    // The browser could not measure a page: says what the browser check could not see.
+    "browser_page_failed",
 ];
 
 /// The scope of a code by its stored spelling. A code this version does not know is about its

@@ -341,6 +341,47 @@ codes! {
     DomainTransferBlocked = "domain_transfer_blocked", Notice, "domain", "The domain's status blocks transfers to another registrar (a lock, or a pending transfer, deletion or redemption).";
     /// The registry's RDAP service gave no usable answer.
     DomainRdapFailed = "domain_rdap_failed", Notice, "domain", "The registry's RDAP service gave no usable answer, so the registration was not checked.";
+    // The browser check (SPEC §10): a page opened in headless Chromium (shared::browser).
+    /// Largest Contentful Paint over 2.5 s.
+    BrowserLcpSlow = "browser_lcp_slow", Warning, "browser", "The page's largest element took more than 2.5 s to appear (Largest Contentful Paint, measured in headless Chromium).";
+    /// Largest Contentful Paint over 4 s.
+    BrowserLcpPoor = "browser_lcp_poor", Error, "browser", "The page's largest element took more than 4 s to appear (Largest Contentful Paint: poor).";
+    /// Cumulative Layout Shift over 0.1.
+    BrowserClsHigh = "browser_cls_high", Warning, "browser", "Content moves while the page loads (Cumulative Layout Shift above 0.1).";
+    /// Cumulative Layout Shift over 0.25.
+    BrowserClsPoor = "browser_cls_poor", Error, "browser", "Content moves a lot while the page loads (Cumulative Layout Shift above 0.25: poor).";
+    /// Interaction to Next Paint over 200 ms.
+    BrowserInpSlow = "browser_inp_slow", Warning, "browser", "The page took more than 200 ms to respond to a key press (Interaction to Next Paint).";
+    /// Interaction to Next Paint over 500 ms.
+    BrowserInpPoor = "browser_inp_poor", Error, "browser", "The page took more than 500 ms to respond to a key press (Interaction to Next Paint: poor).";
+    /// Total blocking time over 200 ms (INP's lab proxy when no interaction was measured).
+    BrowserTbtHigh = "browser_tbt_high", Warning, "browser", "Scripts blocked the page for more than 200 ms while it loaded (Total Blocking Time), so it reacts late to visitors.";
+    /// Total blocking time over 600 ms.
+    BrowserTbtPoor = "browser_tbt_poor", Error, "browser", "Scripts blocked the page for more than 600 ms while it loaded (Total Blocking Time: poor).";
+    /// An axe-core rule of critical impact fails.
+    A11yCritical = "a11y_critical", Error, "browser", "An accessibility rule of critical impact fails (axe-core): some visitors cannot use this part of the page at all.";
+    /// An axe-core rule of serious impact fails.
+    A11ySerious = "a11y_serious", Error, "browser", "An accessibility rule of serious impact fails (axe-core).";
+    /// An axe-core rule of moderate impact fails.
+    A11yModerate = "a11y_moderate", Warning, "browser", "An accessibility rule of moderate impact fails (axe-core).";
+    /// An axe-core rule of minor impact fails.
+    A11yMinor = "a11y_minor", Notice, "browser", "An accessibility rule of minor impact fails (axe-core).";
+    /// Focused elements without a visible focus indicator.
+    KeyboardNoFocusVisible = "keyboard_no_focus_visible", Warning, "browser", "Elements reached with the Tab key show no visible sign of focus, so keyboard users lose their place.";
+    /// Tab focus cycles among some elements and never reaches the rest.
+    KeyboardFocusTrap = "keyboard_focus_trap", Error, "browser", "Keyboard focus is trapped: pressing Tab cycles among a few elements and never reaches the rest of the page.";
+    /// The first focusable element is not a skip link.
+    KeyboardNoSkipLink = "keyboard_no_skip_link", Notice, "browser", "The page has no skip link: keyboard users must Tab through the whole header to reach the content.";
+    /// Tab moves focus backwards in reading order.
+    KeyboardFocusBackwards = "keyboard_focus_backwards", Warning, "browser", "Pressing Tab moves focus backwards in the page's reading order.";
+    /// Third-party trackers loaded or cookies set before any consent.
+    ConsentTrackingBeforeConsent = "consent_tracking_before_consent", Error, "browser", "Third-party trackers loaded before the visitor consented.";
+    /// Trackers still loading after Reject was clicked.
+    ConsentTrackingAfterReject = "consent_tracking_after_reject", Error, "browser", "Third-party trackers still load after the visitor clicked Reject on the cookie banner.";
+    /// A consent banner with no reject option on its first layer.
+    ConsentNoRejectOption = "consent_no_reject_option", Warning, "browser", "The cookie banner offers no way to reject on its first layer (no Reject or Decline button was found).";
+    /// The page could not be measured in the browser.
+    BrowserPageFailed = "browser_page_failed", Notice, "browser", "The page could not be checked in headless Chromium (it did not load in time, was refused by the address guard, or the browser failed).";
 }
 
 impl Code {
@@ -358,6 +399,10 @@ impl Code {
         };
         let key = match self {
             Code::InvalidLink => detail,
+            // The axe rule the finding is about (its detail starts "rule-id:"); a page can fail several.
+            Code::A11yCritical | Code::A11ySerious | Code::A11yModerate | Code::A11yMinor => {
+                detail.split(':').next().unwrap_or(detail)
+            }
             _ => "",
         };
         (url, key)

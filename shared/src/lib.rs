@@ -5,6 +5,7 @@
 //! millisecond and lets the embedded and the Redis frontier share one meaning.
 
 pub mod address;
+pub mod browser;
 pub mod domain;
 pub mod finding;
 pub mod frontier;

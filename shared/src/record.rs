@@ -94,6 +94,8 @@ pub enum UrlKind {
     RdapBootstrap,
     /// The registry's RDAP record of a domain.
     Rdap,
+    /// A page opened in headless Chromium (its record is `Event::Browser`, not a page record).
+    Browser,
 }
 
 spelled!(UrlKind, "a URL kind such as `page` or `resource`", {
@@ -115,6 +117,7 @@ spelled!(UrlKind, "a URL kind such as `page` or `resource`", {
     MtaStsPolicy => "mta_sts_policy",
     RdapBootstrap => "rdap_bootstrap",
     Rdap => "rdap",
+    Browser => "browser",
 });
 
 impl From<TaskKind> for UrlKind {
@@ -131,6 +134,7 @@ impl From<TaskKind> for UrlKind {
             TaskKind::MtaStsPolicy => UrlKind::MtaStsPolicy,
             TaskKind::RdapBootstrap => UrlKind::RdapBootstrap,
             TaskKind::Rdap => UrlKind::Rdap,
+            TaskKind::Browser => UrlKind::Browser,
         }
     }
 }
@@ -367,6 +371,17 @@ pub enum Event {
         /// The site.
         site: SiteId,
     },
+    /// What the browser check saw on one page (`--browser-pages`).
+    Browser(Box<crate::browser::BrowserPage>),
+    /// The site's crawl has no work left, and browser pages were asked for: the coordinator
+    /// chooses them from the audit database and queues them
+    /// ([`crate::frontier::Frontier::queue_browser`]); the site is done after they are.
+    CrawlDone {
+        /// The audit.
+        audit: AuditId,
+        /// The site.
+        site: SiteId,
+    },
 }
 
 #[cfg(test)]
@@ -395,6 +410,7 @@ mod tests {
         (UrlKind::MtaStsPolicy, "mta_sts_policy"),
         (UrlKind::RdapBootstrap, "rdap_bootstrap"),
         (UrlKind::Rdap, "rdap"),
+        (UrlKind::Browser, "browser"),
     ];
     const DISCOVERIES: &[(Discovery, &str)] = &[
         (Discovery::Start, "start"),

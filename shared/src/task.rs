@@ -42,6 +42,11 @@ pub enum TaskKind {
     RdapBootstrap,
     /// The registry's RDAP record of an audited domain (expiry date, status codes).
     Rdap,
+    /// One page opened in headless Chromium after the site's crawl (SPEC §10, `--browser-pages`):
+    /// claimed only by workers started with `--browser` ([`crate::frontier::Frontier::claim_browser`]),
+    /// paced through its host's pace, one at a time per host and at least
+    /// [`crate::frontier::BROWSER_MIN_GAP`] apart.
+    Browser,
 }
 
 impl TaskKind {
@@ -87,6 +92,12 @@ impl TaskKind {
     #[must_use]
     pub fn opens_lane(&self) -> bool {
         matches!(self, TaskKind::External) || self.is_beyond_http()
+    }
+
+    /// Whether it is a page load in the browser (only browser-capable workers claim it).
+    #[must_use]
+    pub fn is_browser(&self) -> bool {
+        matches!(self, TaskKind::Browser)
     }
 }
 
@@ -276,6 +287,12 @@ impl Task {
                 own: xxhash_rust::xxh3::xxh3_64(format!("{}|{}", self.site, self.url).as_bytes()),
                 blocked_by: None,
             },
+            // Queued after the crawl for a page already crawled: a key of its own, so the seen set
+            // never swallows it.
+            TaskKind::Browser => SeenKeys {
+                own: xxhash_rust::xxh3::xxh3_64(format!("browser|{}", self.url).as_bytes()),
+                blocked_by: None,
+            },
             TaskKind::Resource => {
                 let page = self.url.fingerprint();
                 SeenKeys { own: page ^ CHECK_KEY, blocked_by: Some(page) }
@@ -347,6 +364,10 @@ pub struct SiteLimits {
     /// Talk to the domain's mail servers (`--no-smtp` turns it off; the DNS checks still run).
     #[serde(default = "yes")]
     pub smtp: bool,
+    /// Pages opened in headless Chromium after the crawl (`--browser-pages`; 0 = off): the start
+    /// page and the most linked other pages robots.txt allows.
+    #[serde(default)]
+    pub browser_pages: u16,
 }
 
 impl Default for SiteLimits {
@@ -361,6 +382,7 @@ impl Default for SiteLimits {
             max_sitemap_bytes: DEFAULT_MAX_SITEMAP_BYTES,
             dns_checks: true,
             smtp: true,
+            browser_pages: 0,
         }
     }
 }

@@ -29,6 +29,9 @@ pub struct AuditOptions {
     /// Sitemap bytes read per site (decompressed).
     #[serde(default)]
     pub max_sitemap_bytes: Option<u64>,
+    /// Pages per site opened in headless Chromium after the crawl (0-50; 0 = off).
+    #[serde(default)]
+    pub browser_pages: Option<u16>,
 }
 
 /// A request to audit sites.

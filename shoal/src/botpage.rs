@@ -13,8 +13,10 @@
 //! an operator name like `<b>Evil</b>` shows as text in both.
 
 mod beyond;
+mod browser;
 
 pub use beyond::BeyondHttp;
+pub use browser::BrowserCheck;
 
 use crate::cli::{BotpageArgs, ConfigError, CrawlConfig};
 use crate::{Exit, Failure};
@@ -182,6 +184,8 @@ pub struct BotPage {
     pub wordpress_probes: Vec<&'static str>,
     /// The DNS, e-mail and domain checks (SPEC §9).
     pub beyond: BeyondHttp,
+    /// The browser check (SPEC §10).
+    pub browser: BrowserCheck,
 }
 
 impl BotPage {
@@ -235,6 +239,7 @@ impl BotPage {
             // The worker's own list (SPEC §2), so the page cannot name other probes than it makes.
             wordpress_probes: shoal_worker::crawl::WORDPRESS_PROBES.iter().map(|(_, path)| *path).collect(),
             beyond: BeyondHttp::from_config(config),
+            browser: BrowserCheck::from_config(config),
         }
     }
 

@@ -9,8 +9,10 @@ mod report;
 pub use report::{BrandingArgs, FailOn, ReportArgs, ReportFormat};
 pub use shoal_coordinator::CrawlConfig;
 
+mod browser;
 mod domain;
 
+pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
 pub use domain::DomainArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
 use shoal_shared::frontier::FrontierSettings;
@@ -224,6 +226,10 @@ pub struct WorkerArgs {
     /// Fetches in flight at most in this worker.
     #[arg(long, env = "SHOAL_CONCURRENCY", default_value_t = 32)]
     pub concurrency: usize,
+    /// Also run the browser check's page loads (`--browser-pages` of the audits): starts
+    /// Chromium (--chromium) at the first one. Workers without it never take them.
+    #[arg(long, env = "SHOAL_BROWSER")]
+    pub browser: bool,
     /// This worker's name in leases and logs (default: host name and process id).
     #[arg(long, env = "SHOAL_WORKER_ID")]
     pub id: Option<String>,
@@ -296,6 +302,10 @@ pub struct AuditOptionArgs {
     /// Sitemap bytes read per site, decompressed (coordinator's default if omitted).
     #[arg(long)]
     pub max_sitemap_bytes: Option<u64>,
+    /// Pages per site opened in headless Chromium after the crawl, 0-50 (coordinator's default
+    /// if omitted; the fleet needs a worker started with --browser).
+    #[arg(long)]
+    pub browser_pages: Option<u16>,
 }
 
 impl AuditOptionArgs {
@@ -311,6 +321,7 @@ impl AuditOptionArgs {
             follow_nofollow: self.follow_nofollow.then_some(true),
             max_sitemaps: self.max_sitemaps,
             max_sitemap_bytes: self.max_sitemap_bytes,
+            browser_pages: self.browser_pages,
         }
     }
 }
@@ -529,6 +540,9 @@ pub struct CrawlArgs {
     /// The DNS, e-mail and domain checks (SPEC §9).
     #[command(flatten)]
     pub domain: DomainArgs,
+    /// The browser check (SPEC §10).
+    #[command(flatten)]
+    pub browser: BrowserArgs,
     /// Seconds a lease lasts without a renewal (3-600). Workers renew their leases every third
     /// of it while the fetch runs, so a dead worker's URLs go to another worker about this long
     /// after its last renewal, and a slow fetch is never handed out twice.
@@ -658,6 +672,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             resolve.insert(host.trim().to_ascii_lowercase(), ip);
         }
         let domain = this.domain.validate()?;
+        this.browser.validate()?;
         let limits = SiteLimits {
             max_pages: this.max_pages,
             max_depth: this.max_depth,
@@ -669,6 +684,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             // With --no-dns no question may leave the machine, so there is nothing to check.
             dns_checks: !this.domain.no_dns_checks && !this.no_dns,
             smtp: !this.domain.no_smtp,
+            browser_pages: this.browser.browser_pages,
         };
         let timeout = Duration::from_secs(this.timeout_s);
         let (extra_roots_pem, tls_roots) = match &this.ca_file {
@@ -704,6 +720,8 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             smtp_port: domain.smtp_port,
             helo_name: domain.helo_name,
             rdap_url: domain.rdap_url,
+            chromium: this.browser.chromium.clone(),
+            browser_timeout: Duration::from_secs(this.browser.browser_timeout_s),
             ..CrawlSettings::default()
         };
         let frontier = FrontierSettings {

@@ -49,6 +49,12 @@ impl<'a> Batch<'a> {
                 Event::Page(page) => self.page(page)?,
                 Event::Finding(finding) => self.finding(finding)?,
                 Event::SiteDone { audit, site } => self.site_done(*audit, *site, now)?,
+                Event::Browser(page) => {
+                    self.check_site(page.audit, page.site)?;
+                    super::browser::store(self.conn, self.path, page)?;
+                }
+                // The coordinator queues the site's browser pages; nothing to store.
+                Event::CrawlDone { audit, site } => self.check_site(*audit, *site)?,
             }
         }
         let mut update = self

@@ -23,6 +23,7 @@
 
 pub mod analysis;
 mod apply;
+mod browser;
 pub mod compare;
 pub mod cursor;
 pub mod issues;

@@ -24,12 +24,19 @@
 //! `pages`, `urls`, `findings`, the sums of its sites' rows, kept by triggers on `audits` (insert)
 //! and `sites` (insert, update of a counter or the status, delete), so an audit's status reads
 //! one row whatever its size instead of summing 100,000 sites (30 ms) on every request.
+//!
+//! Version 6 adds the browser check (`--browser-pages`): `browser_pages`, key `(site_id, url)`,
+//! one row per page opened in Chromium (what a
+//! [`BrowserPage`](shoal_shared::browser::BrowserPage) holds): `final_url`, `status`, `error`, the
+//! vitals in milliseconds (CLS in thousandths), the lists and small records as JSON text
+//! (`resources_json`, `third_party_json`, `blocked_json`, `axe_json`, `keyboard_json`,
+//! `consent_json`) and the two screenshots as JPEG BLOBs. A page delivered again replaces its row.
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -202,4 +209,30 @@ INSERT OR IGNORE INTO links_v5 (site_id, from_url, position, to_url, kind, nofol
     SELECT site_id, from_url, position, to_url, kind, nofollow, internal, text FROM links;
 DROP TABLE links;
 ALTER TABLE links_v5 RENAME TO links;
+";
+
+/// Version 6: what the browser check saw on each page it opened (`--browser-pages`).
+const V6: &str = "
+CREATE TABLE browser_pages (
+    site_id          INTEGER NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    url              TEXT NOT NULL,
+    final_url        TEXT NOT NULL,
+    status           INTEGER,
+    error            TEXT,
+    lcp_ms           INTEGER,
+    cls_milli        INTEGER,
+    inp_ms           INTEGER,
+    tbt_ms           INTEGER,
+    fcp_ms           INTEGER,
+    ttfb_ms          INTEGER,
+    resources_json   TEXT NOT NULL,
+    third_party_json TEXT NOT NULL,
+    blocked_json     TEXT NOT NULL,
+    axe_json         TEXT NOT NULL,
+    keyboard_json    TEXT NOT NULL,
+    consent_json     TEXT NOT NULL,
+    desktop_jpeg     BLOB NOT NULL,
+    phone_jpeg       BLOB NOT NULL,
+    PRIMARY KEY (site_id, url)
+) STRICT;
 ";

@@ -28,6 +28,7 @@
 //! running in parallel in one process do not see each other.
 
 mod bomb;
+pub mod browser;
 mod generated;
 mod gzip;
 mod load;

@@ -3,6 +3,7 @@
 //! Stateless: everything it knows about a crawl comes from the frontier and goes back to it, so any
 //! number of workers can run and any of them can be killed at any moment.
 
+pub mod browser;
 pub mod charset;
 pub mod checks;
 pub mod crawl;

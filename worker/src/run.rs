@@ -44,6 +44,9 @@ pub struct WorkerSettings {
     pub lease_ttl: Duration,
     /// How long one lease may be processed ([`MAX_PROCESSING`] unless a test needs less).
     pub max_processing: Duration,
+    /// Claim browser tasks only ([`Frontier::claim_browser`]): the loop of a worker started with
+    /// `--browser`, beside its ordinary one. Its crawler must have a browser.
+    pub browser: bool,
 }
 
 impl WorkerSettings {
@@ -51,7 +54,7 @@ impl WorkerSettings {
     /// `lease_ttl`.
     #[must_use]
     pub fn new(id: WorkerId, concurrency: usize, lease_ttl: Duration) -> WorkerSettings {
-        WorkerSettings { id, concurrency, lease_ttl, max_processing: MAX_PROCESSING }
+        WorkerSettings { id, concurrency, lease_ttl, max_processing: MAX_PROCESSING, browser: false }
     }
 }
 
@@ -120,7 +123,12 @@ pub async fn run<F: Frontier>(
             () = shutdown.cancelled() => break,
         };
         let now = UnixMs::from(std::time::SystemTime::now());
-        let claim = match frontier.claim(&settings.id, now).await {
+        let claimed = if settings.browser {
+            frontier.claim_browser(&settings.id, now).await
+        } else {
+            frontier.claim(&settings.id, now).await
+        };
+        let claim = match claimed {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!(worker = %settings.id, error = %e, "claim failed; retrying in 1 s");
@@ -187,6 +195,9 @@ pub async fn run<F: Frontier>(
     }
     beat_stop.cancel();
     while heartbeat.join_next().await.is_some() {}
+    if settings.browser {
+        crawler.shutdown_browser().await;
+    }
     Ok(())
 }
 

@@ -30,6 +30,9 @@ pub struct RedisWorker {
     pub crawl: CrawlSettings,
     /// The per-IP cap and lease time to use until the coordinator's are read from Redis.
     pub frontier: FrontierSettings,
+    /// Also run browser tasks (`--browser`): a second claim loop, one page at a time, that only
+    /// takes them.
+    pub browser: bool,
 }
 
 /// Why a worker could not run.
@@ -62,10 +65,43 @@ pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Re
     }
     let lease_ttl = frontier.settings().lease_ttl();
     let fetcher = Fetcher::new(w.fetch.clone()).map_err(WorkerError::Fetcher)?;
-    let crawler = Arc::new(Crawler::new(Arc::new(frontier), fetcher, w.crawl.clone()));
-    tracing::info!(worker = %w.id, concurrency = w.concurrency, "worker started");
+    let mut crawler = Crawler::new(Arc::new(frontier), fetcher, w.crawl.clone());
+    if w.browser {
+        crawler = crawler.with_browser(&w.fetch);
+    }
+    let crawler = Arc::new(crawler);
+    tracing::info!(worker = %w.id, concurrency = w.concurrency, browser = w.browser, "worker started");
     let settings = WorkerSettings::new(WorkerId(w.id.clone()), w.concurrency.max(1), lease_ttl);
-    run(crawler, settings, shutdown).await.map_err(redis_err)?;
+    run_with_browser(crawler, settings, w.browser, shutdown).await.map_err(redis_err)?;
     tracing::info!("worker stopped");
     Ok(())
+}
+
+/// Runs the worker loop, and beside it (with `browser`) the loop that claims only browser tasks,
+/// one at a time, under the same worker name; both stop on `shutdown` (the browser loop shuts
+/// Chromium down).
+///
+/// # Errors
+/// The frontier failed in either loop.
+pub async fn run_with_browser<F: shoal_shared::frontier::Frontier>(
+    crawler: Arc<Crawler<F>>,
+    settings: WorkerSettings,
+    browser: bool,
+    shutdown: CancellationToken,
+) -> Result<(), FrontierError> {
+    let mut loops = tokio::task::JoinSet::new();
+    if browser {
+        let b = WorkerSettings { concurrency: 1, browser: true, ..settings.clone() };
+        loops.spawn(run(Arc::clone(&crawler), b, shutdown.clone()));
+    }
+    loops.spawn(run(crawler, settings, shutdown));
+    let mut result = Ok(());
+    while let Some(r) = loops.join_next().await {
+        match r {
+            Ok(Err(e)) => result = Err(e),
+            Err(e) => tracing::error!(error = %e, "a worker loop failed"),
+            Ok(Ok(())) => {}
+        }
+    }
+    result
 }

@@ -4,7 +4,7 @@ local audit = ARGV[1]
 for _, site in ipairs(redis.call('SMEMBERS', k_auditsites(audit))) do
   local sk = k_site(site)
   redis.call('HSET', sk, 'cancelled', '1')
-  local dropped = 0
+  local dropped = bdrop(site)
   for _, lane in ipairs(redis.call('SMEMBERS', k_sitelanes(site))) do
     dropped = dropped + drop_lane(lane)
   end

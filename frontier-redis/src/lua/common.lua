@@ -159,10 +159,38 @@ local function drop_lane(lane)
   return n
 end
 
+-- Queues a browser task (`--browser-pages`) of a lane: only claim_browser reads them.
+local function bpush(lane, site, blob, not_before)
+  local id = redis.call('INCR', k_seq())
+  redis.call('HSET', k_btask(id), 'lane', lane, 'site', site, 'blob', blob, 'nb', not_before)
+  redis.call('ZADD', k_bq(), id, id)
+  redis.call('SADD', k_sbq(site), id)
+end
+
+-- Drops a site's waiting browser tasks; returns how many.
+local function bdrop(site)
+  local ids = redis.call('SMEMBERS', k_sbq(site))
+  for _, id in ipairs(ids) do
+    redis.call('ZREM', k_bq(), id)
+    redis.call('DEL', k_btask(id))
+  end
+  redis.call('DEL', k_sbq(site))
+  return #ids
+end
+
 local function check_done(site)
   local sk = k_site(site)
-  local s = redis.call('HMGET', sk, 'queued', 'leased', 'done')
+  local s = redis.call('HMGET', sk, 'queued', 'leased', 'done', 'bp', 'bphase', 'cancelled')
   if s[3] == '1' or num(s[1], 0) > 0 or num(s[2], 0) > 0 then return end
+  -- Browser pages asked for: the crawl's end is published (the coordinator queues them), and the
+  -- site waits for them (bphase: a awaiting, q queued).
+  if num(s[4], 0) > 0 and s[6] ~= '1' and s[5] ~= 'q' then
+    if not s[5] then
+      redis.call('HSET', sk, 'bphase', 'a')
+      publish(redis.call('HGET', sk, 'cdblob'))
+    end
+    return
+  end
   redis.call('HSET', sk, 'done', '1')
   publish(redis.call('HGET', sk, 'doneblob'))
   for _, lane in ipairs(redis.call('SMEMBERS', k_sitelanes(site))) do
@@ -332,13 +360,14 @@ end
 -- cap). Returns the lease's fields or nil.
 local function release(id, now, ipcap)
   local lk = k_lease(id)
-  local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started')
+  local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser')
   if not L[1] then return nil end
   redis.call('DEL', lk)
   redis.call('ZREM', k_leases(), id)
   local hk = k_host(L[3])
   local host_room = 0
-  local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr')
+  local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr', 'blease')
+  if h[4] == tostring(id) then redis.call('HDEL', hk, 'blease') end
   if h[1] then
     local inf = math.max(tonumber(h[1]) - 1, 0)
     redis.call('HSET', hk, 'inf', inf)

@@ -50,7 +50,7 @@ end
 local cancelled = redis.call('HGET', sk, 'cancelled') == '1'
 local lane_state = redis.call('HGET', k_lane(lane), 'robots')
 if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARGV[12] == '1') then
-  push(lane, ARGV[11], ARGV[12], ARGV[13], ARGV[14], now)
+  if L[9] == '1' then bpush(lane, site, ARGV[11], ARGV[14]) else push(lane, ARGV[11], ARGV[12], ARGV[13], ARGV[14], now) end
   redis.call('HINCRBY', sk, 'queued', 1)
 else
   redis.call('HINCRBY', sk, 'completed', 1)

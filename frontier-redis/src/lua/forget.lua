@@ -5,7 +5,7 @@ local audit = ARGV[1]
 local remaining = 0
 for _, site in ipairs(redis.call('SMEMBERS', k_auditsites(audit))) do
   if redis.call('HGET', k_site(site), 'done') == '1' or redis.call('EXISTS', k_site(site)) == 0 then
-    redis.call('UNLINK', k_site(site), k_sitelanes(site))
+    redis.call('UNLINK', k_site(site), k_sitelanes(site), k_sbq(site))
     redis.call('SREM', k_auditsites(audit), site)
   else
     remaining = remaining + 1

@@ -13,7 +13,7 @@ for _, id in ipairs(ids) do
       check_done(site)
     else
       redis.call('HINCRBY', k_lexp(lane), L[1], 1)
-      push(lane, L[1], L[5], L[6], 0, now)
+      if L[9] == '1' then bpush(lane, site, L[1], 0) else push(lane, L[1], L[5], L[6], 0, now) end
       redis.call('HINCRBY', sk, 'queued', 1)
       schedule(lane, now)
     end

@@ -152,6 +152,7 @@ pub(crate) fn write_site<W: Write>(
     write_issues(w, db, reader, health, depth, links)?;
     if full {
         super::domain::write_domain_section(w, db, reader, site)?;
+        super::browser::write_browser_section(w, db, site)?;
     }
     if let Some(stats) = stats {
         let previous = health.earlier.as_ref().map(|e| &e.previous);

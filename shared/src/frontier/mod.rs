@@ -30,6 +30,11 @@ pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
 /// fetching, so a URL that kills every worker that touches it cannot keep an audit from ending.
 pub const MAX_LEASE_EXPIRIES: u8 = 3;
 
+/// The least time between the starts of two page loads in the browser to one host, whatever the
+/// host's gap (SPEC §10: a page load brings many requests). Loads to one host are also serialised:
+/// the next starts only after the previous one's lease ended.
+pub const BROWSER_MIN_GAP: Duration = Duration::from_secs(3);
+
 /// Settings of a frontier that hold for every audit in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FrontierSettings {
@@ -337,6 +342,27 @@ pub trait Frontier: Send + Sync + 'static {
     /// Picks a ready lane and leases its next task: the host's start time has come, its in-flight
     /// count and its IP's are under their caps. Increments both and moves the host's next start.
     fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send;
+
+    /// Like [`Frontier::claim`], for a worker that can run the browser check (started with
+    /// `--browser`): leases only browser tasks ([`crate::task::TaskKind::Browser`]), which
+    /// [`Frontier::claim`] never hands out. A host's browser tasks go one at a time, each under
+    /// the host's pace and at least [`BROWSER_MIN_GAP`] after the previous one's start.
+    fn claim_browser(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Claim, FrontierError>> + Send;
+
+    /// Queues a site's browser tasks after its crawl ended ([`crate::record::Event::CrawlDone`]),
+    /// bypassing the seen set (their pages were crawled already) and the budgets. The site is done
+    /// once they are; with no tasks it is done at once. A site that is not waiting for them
+    /// (unknown, done, cancelled, queued already) is left as it is.
+    fn queue_browser(
+        &self,
+        site: SiteId,
+        tasks: Vec<Task>,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send;
 
     /// Releases the lease's slot and applies what the fetch taught, atomically. Completing a lease
     /// that was reclaimed or completed already changes nothing.

@@ -24,6 +24,7 @@ pub async fn run(args: &WorkerArgs, shutdown: CancellationToken) -> Result<Exit,
         fetch: config.fetch,
         crawl: config.crawl,
         frontier: config.frontier,
+        browser: args.browser,
     };
     let metrics = super::MetricsEndpoint::start(args.metrics_listen, shutdown.child_token());
     let result = run_redis_worker(worker, shutdown).await;

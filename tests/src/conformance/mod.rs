@@ -19,10 +19,12 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 mod beyond_http;
+mod browser;
 mod lifetimes;
 mod signals;
 
 pub use beyond_http::*;
+pub use browser::*;
 pub use lifetimes::*;
 pub use signals::*;
 
@@ -533,4 +535,6 @@ where
     ended_audits_are_forgotten(make().await).await;
     checks_beyond_http_open_their_own_lanes(make().await).await;
     server_signals_pace_the_host(make().await).await;
+    browser_tasks_after_the_crawl(make().await).await;
+    browser_phase_ends_on_cancel_or_nothing_to_open(make().await).await;
 }

@@ -5,6 +5,8 @@
 
 mod audit_findings;
 mod audit_process;
+mod browser;
+mod browser_engine;
 mod caps;
 mod common;
 mod compression;

@@ -10,6 +10,7 @@
 //! `shoal_shared::pace` and `shoal_shared::robots`, so that the worker never restates them.
 
 mod address;
+mod browser;
 mod domain;
 mod external;
 mod mail;
@@ -22,6 +23,7 @@ mod sitemap;
 #[cfg(test)]
 mod testing;
 
+pub use browser::DEFAULT_PAGE_TIMEOUT;
 pub use domain::MAIL_SERVERS_CHECKED;
 pub use probe::WORDPRESS_PROBES;
 
@@ -117,6 +119,10 @@ pub struct CrawlSettings {
     pub rdap_url: Option<String>,
     /// Report response times to the frontier's latency guard (`--no-latency-guard` turns it off).
     pub latency_guard: bool,
+    /// The Chromium binary of browser tasks (`--chromium`).
+    pub chromium: std::path::PathBuf,
+    /// How long one page may take in the browser (`--browser-timeout-s`).
+    pub browser_timeout: Duration,
 }
 
 impl Default for CrawlSettings {
@@ -132,6 +138,8 @@ impl Default for CrawlSettings {
             helo_name: crate::smtp::DEFAULT_HELO_NAME.to_owned(),
             rdap_url: None,
             latency_guard: true,
+            chromium: std::path::PathBuf::from("/usr/bin/chromium"),
+            browser_timeout: DEFAULT_PAGE_TIMEOUT,
         }
     }
 }
@@ -150,6 +158,8 @@ pub struct Crawler<F> {
     /// pool, and 64 leases parsing at once only made the pool grow to dozens of threads, each
     /// with its own stack and allocator arena, switching between them on two cores.
     parse_slots: tokio::sync::Semaphore,
+    /// Chromium for browser tasks (a worker started with `--browser`).
+    browser: Option<browser::BrowserSlot>,
 }
 
 impl<F> std::fmt::Debug for Crawler<F> {
@@ -242,6 +252,7 @@ impl<F: Frontier> Crawler<F> {
                 .build(),
             last_send: moka::sync::Cache::builder().max_capacity(SEND_MARKS).time_to_live(SEND_MARK_TTL).build(),
             parse_slots: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, usize::from)),
+            browser: None,
         }
     }
 
@@ -352,6 +363,7 @@ impl<F: Frontier> Crawler<F> {
             TaskKind::MtaStsPolicy => self.mta_sts_task(&mut job).await?,
             TaskKind::RdapBootstrap => self.rdap_bootstrap_task(&mut job).await?,
             TaskKind::Rdap => self.rdap_task(&mut job).await?,
+            TaskKind::Browser => self.browser_task(&mut job).await,
             TaskKind::Robots | TaskKind::DomainDns | TaskKind::Smtp => {}
         }
         Ok(job.out)

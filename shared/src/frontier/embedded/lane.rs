@@ -147,6 +147,8 @@ pub(super) struct HostEntry {
     pub(super) lanes: Map<SiteId, LaneDemand>,
     /// Live audits that saw a 429 from the host: slow mode while any is left.
     pub(super) slow_audits: Set<AuditId>,
+    /// The one browser page load out on the host (they are serialised).
+    pub(super) browser_lease: Option<LeaseId>,
 }
 
 impl HostEntry {
@@ -158,6 +160,7 @@ impl HostEntry {
             resolving: None,
             lanes: Map::default(),
             slow_audits: Set::default(),
+            browser_lease: None,
         }
     }
 

@@ -30,6 +30,7 @@ use std::net::IpAddr;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+mod browser;
 mod lane;
 mod order;
 
@@ -59,6 +60,7 @@ struct SiteEntry {
     done: bool,
     cancelled: bool,
     reported: Set<Code>,
+    browser: browser::Phase,
 }
 
 #[derive(Debug, Default)]
@@ -86,6 +88,9 @@ struct State {
     events: BTreeMap<u64, Event>,
     delivered_up_to: u64,
     cache: Map<String, (Vec<u8>, UnixMs)>,
+    /// Browser tasks waiting, in the order queued (a few per site): only
+    /// [`Frontier::claim_browser`] takes them.
+    browser: Vec<(LaneKey, Task)>,
     next_event: u64,
     next_lease: u64,
     next_seq: u64,
@@ -135,6 +140,7 @@ impl EmbeddedFrontier {
                 done: false,
                 cancelled: false,
                 reported: Set::default(),
+                browser: browser::Phase::Crawling,
             },
         );
         for host in &hosts {
@@ -286,7 +292,7 @@ impl EmbeddedFrontier {
         let lane_open = st.lanes.get(&key).is_some_and(|l| !l.is_closed());
         match c.requeue {
             Some(task) if !cancelled && (lane_open || lease.task.kind == TaskKind::Robots) => {
-                st.push(&key, task, now);
+                st.push_any(&key, task, now);
             }
             _ => {
                 if let Some(s) = st.sites.get_mut(&site_id) {
@@ -324,7 +330,7 @@ impl EmbeddedFrontier {
                     if let Some(lane) = st.lanes.get_mut(&key) {
                         *lane.expired.entry(lease.task.seen_key()).or_default() += 1;
                     }
-                    st.push(&key, lease.task, now);
+                    st.push_any(&key, lease.task, now);
                 }
             }
         }
@@ -357,6 +363,7 @@ impl EmbeddedFrontier {
                     dropped += lane.clear() as u64;
                 }
             }
+            dropped += st.drop_browser(site);
             if let Some(s) = st.sites.get_mut(&site) {
                 s.cancelled = true;
                 s.queued -= dropped;
@@ -435,6 +442,9 @@ impl State {
             h.pace.finish();
             if h.resolving == Some(lease.id) {
                 h.resolving = None;
+            }
+            if h.browser_lease == Some(lease.id) {
+                h.browser_lease = None;
             }
             if h.resolving.is_none() {
                 host_room = h.pace.room();
@@ -599,33 +609,6 @@ impl State {
         self.events.insert(self.next_event, e);
     }
 
-    fn check_done(&mut self, site_id: SiteId) {
-        let Some(site) = self.sites.get_mut(&site_id) else {
-            return;
-        };
-        if site.done || site.queued > 0 || site.leased > 0 {
-            return;
-        }
-        site.done = true;
-        let audit = site.audit;
-        let hosts = site.hosts.clone();
-        self.publish(Event::SiteDone { audit, site: site_id });
-        // The site's lanes are finished: drop them so claims stop scanning them, and so their
-        // hosts' pace no longer counts them.
-        for h in hosts {
-            if self.lanes.remove(&(site_id, h.clone())).is_some_and(|l| l.listed) {
-                self.ended_in_order += 1;
-            }
-            if let Some(host) = self.hosts.get_mut(&h) {
-                host.lanes.remove(&site_id);
-                host.recompute();
-            }
-        }
-        if self.ended_in_order * 2 > self.lane_order.len() {
-            self.compact_lane_order();
-        }
-    }
-
     fn progress(&self, site: SiteId) -> Option<SiteProgress> {
         self.sites.get(&site).map(|s| SiteProgress {
             queued: s.queued,
@@ -661,6 +644,24 @@ impl Frontier for EmbeddedFrontier {
 
     fn claim(&self, worker: &WorkerId, now: UnixMs) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
         ready(Ok(self.claim_now(worker, now)))
+    }
+
+    fn claim_browser(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<Claim, FrontierError>> + Send {
+        ready(Ok(self.claim_browser_now(worker, now)))
+    }
+
+    fn queue_browser(
+        &self,
+        site: SiteId,
+        tasks: Vec<Task>,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.queue_browser_now(site, tasks, now);
+        ready(Ok(()))
     }
 
     fn complete(

@@ -1,0 +1,47 @@
+//! The browser tasks of `--browser-pages` on Redis: a queue of their own (`…:bq`) that only
+//! `claim_browser.lua` reads, so a worker started without `--browser` never takes one; page loads
+//! to a host are serialised (`blease` on the host) and at least
+//! [`BROWSER_MIN_GAP`](shoal_shared::frontier::BROWSER_MIN_GAP) apart, through the host's pace.
+
+use super::{RedisFrontier, encode, parse_claim, store};
+use redis::Value;
+use shoal_shared::frontier::{BROWSER_MIN_GAP, Claim, FrontierError};
+use shoal_shared::ids::{SiteId, WorkerId};
+use shoal_shared::task::Task;
+use shoal_shared::time::UnixMs;
+
+impl RedisFrontier {
+    pub(crate) async fn claim_browser_now(&self, worker: &WorkerId, now: UnixMs) -> Result<Claim, FrontierError> {
+        let mut c = self.conn.clone();
+        let r: Vec<Value> = self
+            .scripts
+            .claim_browser
+            .call(self.keys.prefix())
+            .arg(now.0)
+            .arg(&worker.0)
+            .arg(self.settings.lease_ttl_ms)
+            .arg(self.settings.max_in_flight_per_ip)
+            .arg(u64::try_from(BROWSER_MIN_GAP.as_millis()).unwrap_or(u64::MAX))
+            .invoke_async(&mut c)
+            .await
+            .map_err(store("claim_browser"))?;
+        parse_claim(worker, &r)
+    }
+
+    pub(crate) async fn queue_browser_now(
+        &self,
+        site: SiteId,
+        tasks: Vec<Task>,
+        _now: UnixMs,
+    ) -> Result<(), FrontierError> {
+        let tasks: Vec<&Task> = tasks.iter().filter(|t| t.site == site && t.kind.is_browser()).collect();
+        let mut inv = self.scripts.queue_browser.call(self.keys.prefix());
+        inv.arg(site.0).arg(tasks.len());
+        for t in tasks {
+            inv.arg(t.url.host_key().as_str()).arg(encode(t));
+        }
+        let mut c = self.conn.clone();
+        let _: Vec<Value> = inv.invoke_async(&mut c).await.map_err(store("queue_browser"))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,62 @@
+-- claim_browser: ARGV = now, worker, lease_ttl_ms, ip_cap, min_gap_ms
+-- Leases the oldest browser task whose host is free: no browser lease of the host out (page loads
+-- are serialised), a slot of the host and of its IP free, its next start come. The host's next
+-- start moves max(gap, min_gap) ahead. Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
+local now, worker, ttl, ipcap, mingap =
+  tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local ids = redis.call('ZRANGE', k_bq(), 0, 99)
+if #ids == 0 then return {'idle'} end
+local earliest = nil -- the earliest start of a task only its host's clock holds back
+for _, id in ipairs(ids) do
+  local t = redis.call('HMGET', k_btask(id), 'lane', 'site', 'blob', 'nb')
+  local lane, site, blob, nb = t[1], t[2], t[3], num(t[4], 0)
+  local l = lane and redis.call('HMGET', k_lane(lane), 'host', 'rat', 'robots') or {}
+  local host = l[1]
+  if not host or l[3] == 'c' then
+    -- Its lane is gone or closed: nothing to load, the task counts as done.
+    redis.call('ZREM', k_bq(), id)
+    redis.call('DEL', k_btask(id))
+    if site then
+      redis.call('SREM', k_sbq(site), id)
+      redis.call('HINCRBY', k_site(site), 'queued', -1)
+      redis.call('HINCRBY', k_site(site), 'completed', 1)
+      check_done(site)
+    end
+  else
+    local hk = k_host(host)
+    local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip', 'ipx', 'ipr', 'blease')
+    local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
+    local free = not h[8] and not h[7] and inf < maxe
+    if free and ip and num(redis.call('GET', k_ipf(ip)), 0) >= ipcap then free = false end
+    if free then
+      local at = math.max(nxt, nb)
+      if at > now then
+        earliest = math.min(earliest or at, at)
+      else
+        redis.call('ZREM', k_bq(), id)
+        redis.call('DEL', k_btask(id))
+        redis.call('SREM', k_sbq(site), id)
+        redis.call('HSET', hk, 'inf', inf + 1, 'next', now + math.max(gape, mingap))
+        if ip then redis.call('INCR', k_ipf(ip)) end
+        local lid = redis.call('INCR', k_leaseid())
+        local resolve = 0
+        if not h[6] or tonumber(h[6]) <= now then
+          resolve = 1
+          redis.call('HSET', hk, 'ipr', lid)
+        end
+        redis.call('HSET', hk, 'blease', lid)
+        local deadline = now + ttl
+        redis.call('HSET', k_lease(lid), 'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '',
+          'robots', '0', 'prio', 1, 'site', site, 'worker', worker, 'started', now, 'deadline', deadline, 'browser', '1')
+        redis.call('ZADD', k_leases(), deadline, lid)
+        redis.call('HINCRBY', k_site(site), 'queued', -1)
+        redis.call('HINCRBY', k_site(site), 'leased', 1)
+        local expired = num(redis.call('HGET', k_lexp(lane), blob), 0)
+        return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, num(l[2], 0)}
+      end
+    end
+  end
+end
+-- Hosts busy with a page load (or full) wait for a completion, as claim.lua's parked lanes do.
+if earliest then return {'wait', earliest} end
+return {'idle'}

@@ -1,0 +1,47 @@
+//! The flags of the browser check (SPEC §10, `--browser-pages`): part of the crawl settings
+//! ([`super::CrawlArgs`] flattens them, so they are config keys and `SHOAL_*` variables like the
+//! others), validated once into the site limits and the worker's crawl settings.
+
+use super::ConfigError;
+use clap::Args;
+use std::path::PathBuf;
+
+pub use shoal_coordinator::config::MAX_BROWSER_PAGES;
+
+/// `--browser-pages`, `--chromium`, `--browser-timeout-s`.
+#[derive(Debug, Args, Clone)]
+pub struct BrowserArgs {
+    /// After each site's crawl, open its start page and the N-1 most linked pages robots.txt
+    /// allows in headless Chromium (Core Web Vitals, accessibility, keyboard, screenshots,
+    /// consent banner), at most 50; 0 turns the browser check off. Needs Chromium (`shoal audit`
+    /// runs it in-process; on a fleet, workers started with --browser).
+    #[arg(long, env = "SHOAL_BROWSER_PAGES", value_name = "N", default_value_t = 0)]
+    pub browser_pages: u16,
+    /// The Chromium binary the browser check starts.
+    #[arg(long, env = "SHOAL_CHROMIUM", value_name = "PATH", default_value = "/usr/bin/chromium")]
+    pub chromium: PathBuf,
+    /// Seconds one page load and its checks may take in the browser (5-110).
+    #[arg(long, env = "SHOAL_BROWSER_TIMEOUT_S", value_name = "SECONDS", default_value_t = 60)]
+    pub browser_timeout_s: u64,
+}
+
+impl BrowserArgs {
+    /// Checks the values.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the flag and what is wrong.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.browser_pages > MAX_BROWSER_PAGES {
+            return Err(ConfigError::Invalid(format!(
+                "--browser-pages ({}) must be 0-{MAX_BROWSER_PAGES}",
+                self.browser_pages
+            )));
+        }
+        if !(5..=110).contains(&self.browser_timeout_s) {
+            return Err(ConfigError::Invalid(
+                "--browser-timeout-s must be 5-110 (a worker drops a task after 120 s)".into(),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,108 @@
+//! The browser tasks of `--browser-pages`: a site that asks for them publishes `CrawlDone` when its
+//! crawl has nothing left and waits; the coordinator queues them (even for URLs crawled already as
+//! pages); only `claim_browser` hands them out, one per host at a time and at least
+//! `BROWSER_MIN_GAP` apart; the site is done after them.
+
+use super::{T0, complete, drain_events, lease, ms, no_lease, pass_robots, seed, url, worker};
+use shoal_shared::frontier::{BROWSER_MIN_GAP, Claim, Completion, Frontier, Lease};
+use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::record::Event;
+use shoal_shared::task::{FoundVia, Task, TaskKind};
+use shoal_shared::time::UnixMs;
+
+fn browser(site: u64, u: &str) -> Task {
+    Task::new(AuditId(1), SiteId(site), url(u), TaskKind::Browser, 0, FoundVia::Standard)
+}
+
+async fn browser_lease<F: Frontier>(f: &F, now: UnixMs) -> Lease {
+    match f.claim_browser(&worker(), now).await.expect("claim_browser works") {
+        Claim::Leased(l) => *l,
+        other => panic!("expected a browser lease at {now}, got {other:?}"),
+    }
+}
+
+async fn no_browser_lease<F: Frontier>(f: &F, now: UnixMs) -> Claim {
+    let c = f.claim_browser(&worker(), now).await.expect("claim_browser works");
+    assert!(!matches!(c, Claim::Leased(_)), "expected no browser lease at {now}, got {c:?}");
+    c
+}
+
+/// The whole browser phase of one site, on both claims.
+pub async fn browser_tasks_after_the_crawl<F: Frontier>(f: F) {
+    let mut s = seed(1, 1, "a.test", 4, 100, 10);
+    s.limits.browser_pages = 2;
+    f.seed(s).await.expect("seed");
+    assert_eq!(no_browser_lease(&f, T0).await, Claim::Idle, "nothing for the browser during the crawl");
+    pass_robots(&f, T0, 2, None).await;
+    let p = lease(&f, T0.plus(ms(100))).await;
+    assert_eq!(p.task.kind, TaskKind::Page);
+    complete(&f, &p, Completion::default(), T0.plus(ms(150))).await;
+
+    let events = drain_events(&f).await;
+    assert!(events.contains(&Event::CrawlDone { audit: AuditId(1), site: SiteId(1) }), "{events:?}");
+    assert!(!events.iter().any(|e| matches!(e, Event::SiteDone { .. })), "not done before its browser pages");
+    let progress = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert!(!progress.done, "{progress:?}");
+
+    let t = T0.plus(ms(1_000));
+    let tasks = vec![browser(1, "http://a.test/"), browser(1, "http://a.test/x")];
+    f.queue_browser(SiteId(1), tasks.clone(), t).await.expect("queue");
+    assert_eq!(no_lease(&f, t).await, Claim::Idle, "an ordinary claim never takes a browser task");
+    let b1 = browser_lease(&f, t).await;
+    assert_eq!((b1.task.kind, b1.task.url.as_str()), (TaskKind::Browser, "http://a.test/"), "crawled, still opened");
+    assert!(!matches!(f.claim_browser(&worker(), t).await.expect("claim"), Claim::Leased(_)), "one at a time per host");
+    complete(&f, &b1, Completion::default(), t.plus(ms(20))).await;
+    assert_eq!(
+        no_browser_lease(&f, t.plus(ms(20))).await,
+        Claim::Wait(t.plus(BROWSER_MIN_GAP)),
+        "the next page load waits 3 s from the previous one's start, not the host's 100 ms gap"
+    );
+    // Queued again while the site waits for its last task: nothing changes.
+    f.queue_browser(SiteId(1), tasks, t.plus(ms(30))).await.expect("queue again");
+    let b2 = browser_lease(&f, t.plus(BROWSER_MIN_GAP)).await;
+    assert_eq!(b2.task.url.as_str(), "http://a.test/x");
+    assert_eq!(no_browser_lease(&f, t.plus(BROWSER_MIN_GAP)).await, Claim::Idle, "nothing else queued");
+    complete(&f, &b2, Completion::default(), t.plus(ms(4_000))).await;
+    let events = drain_events(&f).await;
+    assert_eq!(events, vec![Event::SiteDone { audit: AuditId(1), site: SiteId(1) }]);
+}
+
+/// A site whose crawl ended while it waits for its browser tasks ends when its audit is
+/// cancelled; with no page to open it ends at once; an expired browser lease comes back to
+/// `claim_browser` only.
+pub async fn browser_phase_ends_on_cancel_or_nothing_to_open<F: Frontier>(f: F) {
+    for (site, host) in [(1, "a.test"), (2, "b.test"), (3, "c.test")] {
+        let mut s = seed(1, site, host, 4, 0, 10);
+        s.limits.browser_pages = 3;
+        f.seed(s).await.expect("seed");
+    }
+    pass_robots(&f, T0, 6, None).await;
+    for _ in 0..3 {
+        let p = lease(&f, T0).await;
+        complete(&f, &p, Completion::default(), T0).await;
+    }
+    let crawl_done = drain_events(&f).await.iter().filter(|e| matches!(e, Event::CrawlDone { .. })).count();
+    assert_eq!(crawl_done, 3);
+    // Site 1: nothing to open.
+    f.queue_browser(SiteId(1), Vec::new(), T0).await.expect("queue");
+    assert_eq!(drain_events(&f).await, vec![Event::SiteDone { audit: AuditId(1), site: SiteId(1) }]);
+    // Site 2: its lease expires and comes back to the browser claim, not the ordinary one.
+    f.queue_browser(SiteId(2), vec![browser(2, "http://b.test/")], T0).await.expect("queue");
+    let b = browser_lease(&f, T0).await;
+    let ttl = ms(b.deadline.0 - b.started_at.0);
+    f.reap(T0.plus(ttl)).await.expect("reap");
+    assert_eq!(no_lease(&f, T0.plus(ttl)).await, Claim::Idle);
+    let again = browser_lease(&f, T0.plus(ttl).plus(BROWSER_MIN_GAP)).await;
+    assert_eq!((again.task.url.as_str(), again.expired), ("http://b.test/", 1));
+    complete(&f, &again, Completion::default(), T0.plus(ttl).plus(BROWSER_MIN_GAP)).await;
+    // Site 3: cancelled while it waits for its browser tasks.
+    f.queue_browser(SiteId(3), vec![browser(3, "http://c.test/")], T0).await.expect("queue");
+    f.cancel(AuditId(1)).await.expect("cancel");
+    assert_eq!(no_browser_lease(&f, T0.plus(ms(60_000))).await, Claim::Idle, "a cancelled site's tasks are dropped");
+    let done: Vec<u64> = drain_events(&f)
+        .await
+        .iter()
+        .filter_map(|e| if let Event::SiteDone { site, .. } = e { Some(site.0) } else { None })
+        .collect();
+    assert_eq!(done, vec![2, 3]);
+}

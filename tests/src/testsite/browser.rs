@@ -1,0 +1,166 @@
+//! Pages for the browser check (`worker/src/browser/`): known layout shifts, a slow largest image,
+//! accessibility faults, keyboard traps, consent banners with a tracker on a second host, and a
+//! script that reaches for a refused address. The tests open them in real Chromium and compare what
+//! the engine measured with what these pages are built to show, and with this server's log.
+//!
+//! Hosts: [`SHOP`] (the audited site) and [`TRACKER`] (a third party that sets a cookie). Pages
+//! reach the tracker on the same port as themselves (`location.port`), since the server serves
+//! every host on one port.
+
+use std::time::Duration;
+
+use super::{Route, Site};
+
+/// The audited site of the browser pages.
+pub const SHOP: &str = "shop.test";
+/// The third-party tracker the consent pages load.
+pub const TRACKER: &str = "tracker.test";
+/// How long the server holds the slow page's largest image.
+pub const SLOW_IMAGE_DELAY: Duration = Duration::from_millis(3_000);
+
+/// A block of text that fills the desktop viewport, so a shift of it moves most of the screen.
+const FILLER: &str = r#"<div id="content" style="font:20px/1.5 sans-serif;width:1200px">
+<h1>Products</h1>
+<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat.</p>
+<p>Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit anim id est laborum.</p>
+<p>Sed ut perspiciatis unde omnis iste natus error sit voluptatem accusantium doloremque laudantium, totam rem aperiam, eaque ipsa quae ab illo inventore veritatis et quasi architecto beatae vitae dicta sunt explicabo.</p>
+<p>Nemo enim ipsam voluptatem quia voluptas sit aspernatur aut odit aut fugit, sed quia consequuntur magni dolores eos qui ratione voluptatem sequi nesciunt.</p>
+<div style="height:500px;background:#eef">More products below.</div>
+</div>"#;
+
+fn page(title: &str, head: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>{head}</head><body>{body}</body></html>"
+    )
+}
+
+/// A 1200x600 picture (SVG, so its intrinsic size is its displayed size and it counts for LCP).
+fn picture(colour: &str) -> Route {
+    let svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1200\" height=\"600\"><rect width=\"1200\" height=\"600\" fill=\"{colour}\"/></svg>"
+    );
+    Route::bytes("image/svg+xml", svg.into_bytes())
+}
+
+/// The consent banner: a fixed box with Accept and, when `reject` is given, a reject button.
+fn banner(reject: Option<&str>) -> String {
+    let reject = reject.map(|r| format!("<button id=\"no\" type=\"button\">{r}</button>")).unwrap_or_default();
+    format!(
+        r#"<div id="cookie-notice" role="dialog" style="position:fixed;bottom:0;left:0;right:0;background:#222;color:#fff;padding:16px">
+<p>We use cookies to improve your experience.</p>
+<button id="yes" type="button">Accept all</button> {reject} <button type="button">Settings</button></div>"#
+    )
+}
+
+/// Loads the tracker (before any consent) unless `respect` and the visitor said No.
+fn tracker_script(respect: bool) -> String {
+    let gate = if respect { "if (!document.cookie.includes('consent=no'))" } else { "" };
+    format!(
+        r#"<script>
+{gate} {{ const s = document.createElement('script'); s.src = 'http://{TRACKER}:' + location.port + '/t.js'; document.head.appendChild(s); }}
+const no = document.getElementById('no');
+if (no) no.addEventListener('click', () => {{ document.cookie = 'consent=no; path=/'; document.getElementById('cookie-notice').remove(); }});
+if (document.cookie.includes('consent=')) {{ const b = document.getElementById('cookie-notice'); if (b) b.remove(); }}
+</script>"#
+    )
+}
+
+/// The browser test pages. `private_port` is the port of a listener on 127.0.0.2 that the
+/// `/private` page's script tries to fetch from (the test refuses that address and watches the
+/// listener get no connection).
+pub fn browser_sites(private_port: u16) -> Vec<Site> {
+    let shift = page(
+        "Shifting",
+        "",
+        &format!(
+            r#"{FILLER}<script>
+addEventListener('load', () => setTimeout(() => {{
+  const ad = document.createElement('div');
+  ad.style.cssText = 'height:500px;background:#fc0';
+  ad.textContent = 'Advertisement';
+  document.body.insertBefore(ad, document.body.firstChild);
+}}, 100));
+</script>"#
+        ),
+    );
+    let stable = page("Stable", "", FILLER);
+    let slow = page("Slow hero", "", r#"<p>Welcome</p><img src="/hero.svg" width="1200" height="600" alt="Our shop">"#);
+    let a11y = page(
+        "Faults",
+        "",
+        r#"<main><h1>Faults</h1><img src="/pic.svg" width="120" height="60">
+<p style="color:#c8c8c8;background:#ffffff">Low contrast text that is hard to read.</p>
+<input type="text" name="q"></main>"#,
+    );
+    let trap = page(
+        "Trap",
+        "",
+        r#"<a href="/stable">Home</a>
+<div id="widget"><button id="t1" type="button">One</button> <button id="t2" type="button">Two</button></div>
+<a href="/stable">After one</a> <a href="/a11y">After two</a>
+<script>
+const t1 = document.getElementById('t1'), t2 = document.getElementById('t2');
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Tab' && document.activeElement === t2) { e.preventDefault(); t1.focus(); }
+});
+</script>"#,
+    );
+    let no_focus = page(
+        "No focus style",
+        "<style>a:focus, a:focus-visible, button:focus, button:focus-visible { outline: none; }</style>",
+        r##"<a href="#main">Skip to content</a> <a href="/stable">Home</a> <button type="button">Menu</button>
+<main id="main"><h1>Content</h1></main>"##,
+    );
+    let consent = page(
+        "Consent",
+        "",
+        &format!("<main><h1>Shop</h1></main>{}{}", banner(Some("Reject all")), tracker_script(true)),
+    );
+    let leaky = page(
+        "Leaky consent",
+        "",
+        &format!("<main><h1>Shop</h1></main>{}{}", banner(Some("Alle ablehnen")), tracker_script(false)),
+    );
+    let no_reject = page("No reject", "", &format!("<main><h1>Shop</h1></main>{}", banner(None)));
+    let private = page(
+        "Private",
+        "",
+        &format!(
+            r#"<main><h1>Private</h1></main><script>
+fetch('http://127.0.0.2:{private_port}/secret').catch(() => {{}});
+fetch('/reached').catch(() => {{}});
+</script>"#
+        ),
+    );
+    let tracker_js =
+        "document.cookie = '_trk=1; path=/'; new Image().src = 'http://tracker.test:' + location.port + '/pixel.gif';";
+    vec![
+        Site::new(SHOP)
+            .page("/shift", &shift)
+            .page("/stable", &stable)
+            .page("/slow", &slow)
+            .route("/hero.svg", Route::slow(SLOW_IMAGE_DELAY, picture("#36c")))
+            .page("/a11y", &a11y)
+            .route("/pic.svg", picture("#c63"))
+            .page("/trap", &trap)
+            .page("/nofocus", &no_focus)
+            .page("/consent", &consent)
+            .page("/consent-leaky", &leaky)
+            .page("/consent-noreject", &no_reject)
+            .page("/private", &private)
+            .route("/reached", Route::text("ok")),
+        Site::new(TRACKER)
+            .route(
+                "/t.js",
+                Route::bytes("text/javascript", tracker_js.as_bytes().to_vec()).header("set-cookie", "uid=42; Path=/"),
+            )
+            .route("/pixel.gif", Route::bytes("image/gif", PIXEL.to_vec()).header("set-cookie", "px=1; Path=/")),
+    ]
+}
+
+/// A 1x1 transparent GIF.
+const PIXEL: &[u8] = &[
+    0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff,
+    0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02,
+    0x02, 0x44, 0x01, 0x00, 0x3b,
+];

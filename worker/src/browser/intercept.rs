@@ -1,0 +1,315 @@
+//! Every request the page makes, paused before it leaves Chromium (DevTools `Fetch` domain): its
+//! target address passes the worker's address guard, then it goes on or fails with
+//! `BlockedByClient`. The same events count requests and bytes by type, the hosts the page
+//! loaded from, and the third-party hosts that set cookies (tracking, for the consent check).
+//!
+//! The address is resolved here the way Chromium will: a `--resolve` entry first, an IP literal
+//! as it is, else the system resolver. Chromium resolves again when it connects; a name whose
+//! answer changes between the two lookups (DNS rebinding) is the gap this leaves, the same as any
+//! check-then-connect guard outside the network stack. Requests Chromium makes outside the page
+//! (service workers, WebSockets) are not paused by the page's interception.
+
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::fetch::{ContinueRequestParams, EventRequestPaused, FailRequestParams};
+use chromiumoxide::cdp::browser_protocol::network::{
+    ErrorReason, EventLoadingFinished, EventResponseReceivedExtraInfo, ResourceType,
+};
+use chromiumoxide::listeners::EventStream;
+use futures_util::StreamExt;
+use shoal_shared::browser::ResourceTally;
+use tracing::debug;
+
+use super::AddressPolicy;
+
+/// How many requests of one page are remembered (a page that makes more is still guarded).
+const MAX_REQUESTS: usize = 5_000;
+/// How many refused URLs are kept for the record.
+const MAX_BLOCKED: usize = 50;
+/// How long one name may take to resolve; a request whose host takes longer is refused.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One request the page made.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    pub(crate) host: String,
+    pub(crate) kind: &'static str,
+    /// 0 before any interaction, 1 after the consent banner's Reject was clicked.
+    pub(crate) phase: u8,
+    pub(crate) bytes: u64,
+}
+
+/// What the page's requests showed so far; shared between the interception task and the check.
+#[derive(Debug, Default)]
+pub(crate) struct Net {
+    pub(crate) phase: u8,
+    pub(crate) seen: Vec<Seen>,
+    by_network_id: HashMap<String, usize>,
+    pub(crate) blocked: Vec<String>,
+    /// Hosts that answered with Set-Cookie (or had a cookie refused), by phase.
+    pub(crate) cookie_hosts: HashSet<(String, u8)>,
+}
+
+pub(crate) type SharedNet = Arc<Mutex<Net>>;
+
+pub(crate) fn lock(net: &SharedNet) -> std::sync::MutexGuard<'_, Net> {
+    net.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Net {
+    /// Requests and bytes by resource type, in a fixed order, for `phase` 0 (the first load).
+    pub(crate) fn tallies(&self) -> Vec<ResourceTally> {
+        let mut out: Vec<ResourceTally> = Vec::new();
+        for kind in ["document", "script", "stylesheet", "image", "font", "xhr", "other"] {
+            let of: Vec<&Seen> = self.seen.iter().filter(|s| s.phase == 0 && s.kind == kind).collect();
+            if !of.is_empty() {
+                out.push(ResourceTally {
+                    kind: kind.to_owned(),
+                    requests: u32::try_from(of.len()).unwrap_or(u32::MAX),
+                    bytes: of.iter().map(|s| s.bytes).sum(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Distinct hosts requested in `phase`, sorted.
+    pub(crate) fn hosts(&self, phase: u8) -> Vec<String> {
+        let mut hosts: Vec<String> = self.seen.iter().filter(|s| s.phase == phase).map(|s| s.host.clone()).collect();
+        hosts.sort();
+        hosts.dedup();
+        hosts
+    }
+}
+
+/// The resource kinds of the record.
+fn kind(t: &ResourceType) -> &'static str {
+    match t {
+        ResourceType::Document => "document",
+        ResourceType::Script => "script",
+        ResourceType::Stylesheet => "stylesheet",
+        ResourceType::Image => "image",
+        ResourceType::Font => "font",
+        ResourceType::Xhr | ResourceType::Fetch | ResourceType::EventSource => "xhr",
+        _ => "other",
+    }
+}
+
+/// The listeners, registered before interception is switched on so no paused request is missed.
+pub(crate) struct Listeners {
+    paused: EventStream<EventRequestPaused>,
+    finished: EventStream<EventLoadingFinished>,
+    extra: EventStream<EventResponseReceivedExtraInfo>,
+}
+
+impl std::fmt::Debug for Listeners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Listeners")
+    }
+}
+
+pub(crate) async fn listen(page: &Page) -> Result<Listeners, String> {
+    let e = |e: chromiumoxide::error::CdpError| e.to_string();
+    Ok(Listeners {
+        paused: page.event_listener::<EventRequestPaused>().await.map_err(e)?,
+        finished: page.event_listener::<EventLoadingFinished>().await.map_err(e)?,
+        extra: page.event_listener::<EventResponseReceivedExtraInfo>().await.map_err(e)?,
+    })
+}
+
+enum Event {
+    Paused(Arc<EventRequestPaused>),
+    Finished(Arc<EventLoadingFinished>),
+    Extra(Arc<EventResponseReceivedExtraInfo>),
+}
+
+/// Answers every paused request of `page` and records what it saw in `net`, until the page's
+/// event streams end (the page closed) or the task is aborted.
+pub(crate) async fn run(
+    page: Page,
+    listeners: Listeners,
+    policy: AddressPolicy,
+    resolve: Vec<(String, IpAddr)>,
+    net: SharedNet,
+) {
+    let Listeners { paused, finished, extra } = listeners;
+    let events = futures_util::stream::select(
+        paused.map(Event::Paused),
+        futures_util::stream::select(finished.map(Event::Finished), extra.map(Event::Extra)),
+    );
+    let mut events = std::pin::pin!(events);
+    let mut answers: HashMap<String, Result<(), String>> = HashMap::new();
+    while let Some(event) = events.next().await {
+        match event {
+            Event::Paused(p) => {
+                let verdict = decide(&p.request.url, &policy, &resolve, &mut answers).await;
+                {
+                    let mut n = lock(&net);
+                    let phase = n.phase;
+                    if n.seen.len() < MAX_REQUESTS {
+                        let host = url::Url::parse(&p.request.url)
+                            .ok()
+                            .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+                            .unwrap_or_default();
+                        if !host.is_empty() && verdict.is_ok() {
+                            let idx = n.seen.len();
+                            n.seen.push(Seen { host, kind: kind(&p.resource_type), phase, bytes: 0 });
+                            if let Some(id) = &p.network_id {
+                                n.by_network_id.insert(id.inner().clone(), idx);
+                            }
+                        }
+                    }
+                    if let Err(why) = &verdict {
+                        debug!(url = %p.request.url, why = %why, "browser request refused");
+                        if n.blocked.len() < MAX_BLOCKED && !n.blocked.contains(&p.request.url) {
+                            n.blocked.push(p.request.url.clone());
+                        }
+                    }
+                }
+                let answered = match verdict {
+                    Ok(()) => page.execute(ContinueRequestParams::new(p.request_id.clone())).await.map(|_| ()),
+                    Err(_) => page
+                        .execute(FailRequestParams::new(p.request_id.clone(), ErrorReason::BlockedByClient))
+                        .await
+                        .map(|_| ()),
+                };
+                if let Err(e) = answered {
+                    debug!(error = %e, "paused request could not be answered (page gone?)");
+                }
+            }
+            Event::Finished(f) => {
+                let mut n = lock(&net);
+                if let Some(&idx) = n.by_network_id.get(f.request_id.inner()) {
+                    // Bytes on the wire, headers included: what the visitor downloads.
+                    let bytes = if f.encoded_data_length.is_finite() && f.encoded_data_length > 0.0 {
+                        f.encoded_data_length as u64
+                    } else {
+                        0
+                    };
+                    n.seen[idx].bytes = bytes;
+                }
+            }
+            Event::Extra(x) => {
+                let sets_cookie = !x.blocked_cookies.is_empty()
+                    || x.headers
+                        .inner()
+                        .as_object()
+                        .is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case("set-cookie")));
+                if sets_cookie {
+                    let mut n = lock(&net);
+                    if let Some(&idx) = n.by_network_id.get(x.request_id.inner()) {
+                        let entry = (n.seen[idx].host.clone(), n.seen[idx].phase);
+                        n.cookie_hosts.insert(entry);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether the request to `url` may go out: `Err` says why not.
+async fn decide(
+    url: &str,
+    policy: &AddressPolicy,
+    resolve: &[(String, IpAddr)],
+    answers: &mut HashMap<String, Result<(), String>>,
+) -> Result<(), String> {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return Err("not a URL".to_owned());
+    };
+    match parsed.scheme() {
+        // No network: the page's own data.
+        "data" | "blob" | "about" => return Ok(()),
+        "http" | "https" | "ws" | "wss" => {}
+        other => return Err(format!("scheme {other} is not allowed")),
+    }
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    let ips: Vec<IpAddr> = match parsed.host() {
+        Some(url::Host::Ipv4(v4)) => vec![IpAddr::V4(v4)],
+        Some(url::Host::Ipv6(v6)) => vec![IpAddr::V6(v6)],
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            if let Some(known) = answers.get(&name) {
+                return known.clone();
+            }
+            let verdict = match resolve.iter().find(|(h, _)| h.eq_ignore_ascii_case(&name)) {
+                Some((_, ip)) => policy.check(*ip),
+                None => {
+                    match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name.as_str(), port))).await {
+                        Ok(Ok(addrs)) => {
+                            let ips: Vec<IpAddr> = addrs.map(|a| a.ip()).collect();
+                            if ips.is_empty() {
+                                Err(format!("{name} has no address"))
+                            } else {
+                                ips.into_iter().try_for_each(|ip| policy.check(ip))
+                            }
+                        }
+                        Ok(Err(e)) => Err(format!("{name} does not resolve: {e}")),
+                        Err(_) => Err(format!("{name} did not resolve within 5 s")),
+                    }
+                }
+            };
+            answers.insert(name, verdict.clone());
+            return verdict;
+        }
+        None => return Err("no host".to_owned()),
+    };
+    ips.into_iter().try_for_each(|ip| policy.check(ip))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::Guard;
+
+    #[tokio::test]
+    async fn decide_checks_literals_the_resolve_map_and_schemes() {
+        let strict = AddressPolicy { guard: Guard::new(false), refuse: Vec::new() };
+        let resolve = vec![
+            ("a.test".to_owned(), "127.0.0.1".parse().expect("ip")),
+            ("pub.test".to_owned(), "93.184.216.34".parse().expect("ip")),
+        ];
+        let mut answers = HashMap::new();
+        for (url, ok) in [
+            ("http://169.254.169.254/latest/meta-data/", false),
+            ("http://10.0.0.1/", false),
+            ("http://[::1]:8080/", false),
+            ("http://a.test:1234/x", false),
+            ("http://pub.test/x", true),
+            ("data:text/plain,hi", true),
+            ("file:///etc/passwd", false),
+            ("http://93.184.216.34/", true),
+        ] {
+            assert_eq!(decide(url, &strict, &resolve, &mut answers).await.is_ok(), ok, "{url}");
+        }
+        let open = AddressPolicy { guard: Guard::new(true), refuse: vec!["127.0.0.2".parse().expect("ip")] };
+        let mut answers = HashMap::new();
+        assert!(decide("http://a.test:1/", &open, &resolve, &mut answers).await.is_ok());
+        assert!(decide("http://127.0.0.2:1/", &open, &resolve, &mut answers).await.is_err());
+    }
+
+    #[test]
+    fn tallies_count_the_first_load_by_kind() {
+        let s = |host: &str, kind, phase, bytes| Seen { host: host.into(), kind, phase, bytes };
+        let net = Net {
+            seen: vec![
+                s("a.test", "document", 0, 1000),
+                s("a.test", "image", 0, 5000),
+                s("b.test", "image", 0, 10),
+                s("b.test", "script", 1, 77),
+            ],
+            ..Net::default()
+        };
+        let t = net.tallies();
+        assert_eq!(
+            t.iter().map(|t| (t.kind.as_str(), t.requests, t.bytes)).collect::<Vec<_>>(),
+            [("document", 1, 1000), ("image", 2, 5010)]
+        );
+        assert_eq!(net.hosts(0), ["a.test", "b.test"]);
+        assert_eq!(net.hosts(1), ["b.test"]);
+    }
+}

@@ -1,0 +1,264 @@
+//! One page, start to finish: a fresh browser context, interception and the probe, the load, then
+//! each measurement in turn, all under the page's hard time limit.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::browser::{
+    BrowserContextId, SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::cdp::browser_protocol::fetch::{EnableParams as FetchEnable, RequestPattern, RequestStage};
+use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat};
+use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
+use chromiumoxide::page::ScreenshotParams;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use shoal_shared::browser::{BrowserPage, Vitals};
+use shoal_shared::ids::{AuditId, SiteId};
+use tokio::task::JoinSet;
+use tracing::{debug, warn};
+
+use super::intercept::{self, SharedNet, lock};
+use super::{AddressPolicy, BrowserSettings, axe, consent, keyboard};
+
+/// The probe injected before the page's scripts.
+const PROBE_JS: &str = include_str!("js/probe.js");
+/// Desktop and phone viewports (CSS pixels).
+const DESKTOP: (i64, i64) = (1366, 768);
+const PHONE: (i64, i64) = (390, 844);
+/// JPEG quality of the screenshots.
+const JPEG_QUALITY: i64 = 70;
+/// After the load event: late shifts, late images, late trackers.
+const SETTLE: Duration = Duration::from_millis(1_000);
+/// Limit on the small DevTools steps around the page (context, tab, close).
+const STEP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Evaluates `expression` in the page (promises awaited) and reads its JSON value as `T`.
+pub(crate) async fn eval<T: DeserializeOwned>(page: &Page, expression: &str) -> Result<T, String> {
+    let result = page.evaluate_expression(expression).await.map_err(|e| short(&e.to_string()))?;
+    match result.value() {
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| format!("unexpected answer from the page: {e}")),
+        None => serde_json::from_value(serde_json::Value::Null).map_err(|_| "the page returned no value".to_owned()),
+    }
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(300).collect()
+}
+
+/// Opens `url` in `page` and waits for its load event and a short settling time.
+pub(crate) async fn load(page: &Page, url: &str) -> Result<(), String> {
+    page.goto(url).await.map_err(|e| format!("the page did not load: {}", short(&e.to_string())))?;
+    // goto returns at the load event; make sure, then give late work a moment.
+    for _ in 0..50 {
+        let state: String = eval(page, "document.readyState").await.unwrap_or_default();
+        if state == "complete" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(SETTLE).await;
+    Ok(())
+}
+
+#[derive(Debug, Deserialize)]
+struct JsVitals {
+    lcp: Option<f64>,
+    cls: Option<f64>,
+    inp: Option<f64>,
+    tbt: Option<f64>,
+    fcp: Option<f64>,
+    ttfb: Option<f64>,
+    status: Option<u16>,
+    url: String,
+}
+
+fn ms(v: Option<f64>) -> Option<u32> {
+    v.filter(|x| x.is_finite() && *x >= 0.0).map(|x| x.round().min(f64::from(u32::MAX)) as u32)
+}
+
+async fn vitals(page: &Page) -> Result<JsVitals, String> {
+    eval(page, "window.__shoal ? window.__shoal.vitals() : null").await
+}
+
+async fn viewport(page: &Page, (width, height): (i64, i64), mobile: bool) -> Result<(), String> {
+    let metrics = SetDeviceMetricsOverrideParams::new(width, height, if mobile { 2.0 } else { 1.0 }, mobile);
+    page.execute(metrics).await.map_err(|e| format!("viewport: {e}"))?;
+    Ok(())
+}
+
+async fn screenshot(page: &Page) -> Result<Vec<u8>, String> {
+    let params = ScreenshotParams::builder().format(CaptureScreenshotFormat::Jpeg).quality(JPEG_QUALITY).build();
+    page.screenshot(params).await.map_err(|e| format!("screenshot: {e}"))
+}
+
+/// Checks one page; see the module documentation of `browser`.
+pub(super) async fn check(
+    browser: &chromiumoxide::Browser,
+    settings: &BrowserSettings,
+    policy: &AddressPolicy,
+    audit: AuditId,
+    site: SiteId,
+    url: &str,
+) -> BrowserPage {
+    let mut record =
+        BrowserPage { audit, site, url: url.to_owned(), final_url: url.to_owned(), ..BrowserPage::default() };
+    if !matches!(url::Url::parse(url).map(|u| u.scheme().to_owned()).as_deref(), Ok("http" | "https")) {
+        record.error = Some("not an http(s) URL".to_owned());
+        return record;
+    }
+    let context =
+        match tokio::time::timeout(STEP_TIMEOUT, browser.create_browser_context(CreateBrowserContextParams::default()))
+            .await
+        {
+            Ok(Ok(id)) => id,
+            Ok(Err(e)) => return failed(record, format!("Chromium did not open a context: {e}")),
+            Err(_) => return failed(record, "Chromium did not answer within 10 s".to_owned()),
+        };
+    let mut deny = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);
+    deny.browser_context_id = Some(context.clone());
+    if let Err(e) = browser.execute(deny).await {
+        close_context(browser, context).await;
+        return failed(record, format!("Chromium did not deny downloads: {e}"));
+    }
+    let target = CreateTargetParams::builder().url("about:blank").browser_context_id(context.clone()).build();
+    let page = match target {
+        Ok(target) => match tokio::time::timeout(STEP_TIMEOUT, browser.new_page(target)).await {
+            Ok(Ok(page)) => Some(page),
+            Ok(Err(e)) => {
+                record.error = Some(format!("Chromium did not open a tab: {e}"));
+                None
+            }
+            Err(_) => {
+                record.error = Some("Chromium did not open a tab within 10 s".to_owned());
+                None
+            }
+        },
+        Err(e) => {
+            record.error = Some(format!("tab: {e}"));
+            None
+        }
+    };
+    if let Some(page) = page {
+        let net = SharedNet::default();
+        let mut tasks = JoinSet::new();
+        let started = Instant::now();
+        let outcome = tokio::time::timeout(
+            settings.page_timeout,
+            measure(&page, settings, policy, &net, &mut tasks, &mut record),
+        )
+        .await;
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => record.error = Some(e),
+            Err(_) => {
+                record.error =
+                    Some(format!("the page was not loaded and checked within {} s", settings.page_timeout.as_secs()))
+            }
+        }
+        debug!(url, ms = started.elapsed().as_millis() as u64, error = ?record.error, "browser page checked");
+        finish(&mut record, &net);
+        tasks.abort_all();
+        if tokio::time::timeout(STEP_TIMEOUT, page.close()).await.is_err() {
+            warn!(url, "Chromium did not close the tab");
+        }
+    }
+    close_context(browser, context).await;
+    record
+}
+
+fn failed(mut record: BrowserPage, error: String) -> BrowserPage {
+    record.error = Some(error);
+    record
+}
+
+async fn close_context(browser: &chromiumoxide::Browser, context: BrowserContextId) {
+    if tokio::time::timeout(STEP_TIMEOUT, browser.dispose_browser_context(context)).await.is_err() {
+        warn!("Chromium did not close a browser context");
+    }
+}
+
+/// What the requests showed: tallies, other sites' hosts, refusals.
+fn finish(record: &mut BrowserPage, net: &SharedNet) {
+    let n = lock(net);
+    record.resources = n.tallies();
+    let site =
+        url::Url::parse(&record.final_url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
+    record.third_party_hosts = n.hosts(0).into_iter().filter(|h| !consent::same_site(h, &site)).collect();
+    record.blocked = n.blocked.clone();
+}
+
+async fn measure(
+    page: &Page,
+    settings: &BrowserSettings,
+    policy: &AddressPolicy,
+    net: &SharedNet,
+    tasks: &mut JoinSet<()>,
+    record: &mut BrowserPage,
+) -> Result<(), String> {
+    let listeners = intercept::listen(page).await?;
+    tasks.spawn(intercept::run(page.clone(), listeners, policy.clone(), settings.resolve.clone(), Arc::clone(net)));
+    let all = RequestPattern {
+        url_pattern: Some("*".to_owned()),
+        resource_type: None,
+        request_stage: Some(RequestStage::Request),
+    };
+    page.execute(FetchEnable { patterns: Some(vec![all]), handle_auth_requests: None })
+        .await
+        .map_err(|e| format!("request interception: {e}"))?;
+    page.execute(AddScriptToEvaluateOnNewDocumentParams::new(PROBE_JS)).await.map_err(|e| format!("probe: {e}"))?;
+    viewport(page, DESKTOP, false).await?;
+
+    load(page, &record.url).await?;
+    let v = vitals(page).await?;
+    record.final_url = v.url.clone();
+    record.status = v.status;
+    record.vitals = Vitals {
+        lcp_ms: ms(v.lcp),
+        cls_milli: v.cls.filter(|c| c.is_finite() && *c >= 0.0).map(|c| (c * 1000.0).round().min(1e9) as u32),
+        inp_ms: None,
+        tbt_ms: ms(v.tbt),
+        fcp_ms: ms(v.fcp),
+        ttfb_ms: ms(v.ttfb),
+    };
+    if !(record.final_url.starts_with("http://") || record.final_url.starts_with("https://")) {
+        return Err(format!("the page did not load (ended at {})", short(&record.final_url)));
+    }
+
+    record.desktop_jpeg = screenshot(page).await?;
+    viewport(page, PHONE, true).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    record.phone_jpeg = screenshot(page).await?;
+    viewport(page, DESKTOP, false).await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    match axe::run(page).await {
+        Ok(found) => record.axe = found,
+        Err(e) => warn!(url = %record.url, error = %e, "axe-core did not run"),
+    }
+    record.keyboard = keyboard::run(page).await?;
+    // The Tab presses were interactions: Interaction to Next Paint, if the page measured one.
+    if let Ok(after) = vitals(page).await {
+        record.vitals.inp_ms = ms(after.inp);
+    }
+    let site =
+        url::Url::parse(&record.final_url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
+    record.consent = consent::run(page, &site, net).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milliseconds_are_rounded_and_bounded() {
+        assert_eq!(ms(Some(1234.6)), Some(1235));
+        assert_eq!(ms(Some(-1.0)), None);
+        assert_eq!(ms(Some(f64::NAN)), None);
+        assert_eq!(ms(None), None);
+        assert_eq!(ms(Some(1e20)), Some(u32::MAX));
+    }
+}

@@ -1,0 +1,115 @@
+//! A browser task (`--browser-pages`): one page of an audited site opened in headless Chromium
+//! after its crawl, through the engine in [`crate::browser`]. One Chromium per worker process,
+//! started at the first browser task and shut down with the worker ([`Crawler::shutdown_browser`]);
+//! the frontier hands browser tasks only to a worker started with `--browser`
+//! ([`shoal_shared::frontier::Frontier::claim_browser`]) and paces them, so this task only opens the
+//! page and publishes what it saw.
+
+use super::{Crawler, Job};
+use crate::browser::{Browser, BrowserSettings};
+use shoal_shared::frontier::Frontier;
+use shoal_shared::record::Event;
+use std::time::Duration;
+
+/// How long a page load and its checks may take at most, by default: well inside the worker's
+/// processing limit ([`crate::run::MAX_PROCESSING`]).
+pub const DEFAULT_PAGE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The worker's browser: what it is started with, and Chromium once started.
+pub(super) struct BrowserSlot {
+    chromium: std::path::PathBuf,
+    allow_private: bool,
+    resolve: Vec<(String, std::net::IpAddr)>,
+    page_timeout: Duration,
+    browser: tokio::sync::Mutex<Option<Browser>>,
+}
+
+impl BrowserSlot {
+    fn settings(&self) -> BrowserSettings {
+        BrowserSettings {
+            chromium: self.chromium.clone(),
+            allow_private: self.allow_private,
+            resolve: self.resolve.clone(),
+            page_timeout: self.page_timeout,
+        }
+    }
+}
+
+impl<F: Frontier> Crawler<F> {
+    /// This crawler runs browser tasks: Chromium ([`CrawlSettings::chromium`](super::CrawlSettings))
+    /// is started at the first one, with the address guard and the `--resolve` names of `fetch`,
+    /// as the crawler's own requests.
+    #[must_use]
+    pub fn with_browser(mut self, fetch: &crate::fetch::FetchSettings) -> Crawler<F> {
+        let mut resolve: Vec<(String, std::net::IpAddr)> =
+            fetch.resolve.iter().map(|(h, ip)| (h.clone(), *ip)).collect();
+        resolve.sort();
+        self.browser = Some(BrowserSlot {
+            chromium: self.settings.chromium.clone(),
+            allow_private: fetch.allow_private,
+            resolve,
+            page_timeout: self.settings.browser_timeout,
+            browser: tokio::sync::Mutex::new(None),
+        });
+        self
+    }
+
+    /// Whether this crawler can run browser tasks.
+    pub fn has_browser(&self) -> bool {
+        self.browser.is_some()
+    }
+
+    /// Stops Chromium if it was started (the worker's shutdown).
+    pub async fn shutdown_browser(&self) {
+        if let Some(slot) = &self.browser
+            && let Some(b) = slot.browser.lock().await.take()
+        {
+            b.shutdown().await;
+            tracing::info!("browser stopped");
+        }
+    }
+
+    /// Opens the leased page in the browser and publishes what it saw and its findings. A worker
+    /// without a browser (cannot happen: the frontier does not hand it browser tasks) puts the
+    /// task back for another worker.
+    pub(super) async fn browser_task(&self, job: &mut Job<'_>) {
+        let Some(slot) = &self.browser else {
+            tracing::warn!(url = %job.task().url, "a browser task reached a worker without --browser; putting it back");
+            let mut t = job.task().clone();
+            t.not_before = job.now.plus(Duration::from_secs(1));
+            job.out.requeue = Some(t);
+            return;
+        };
+        let (audit, site) = (job.task().audit, job.task().site);
+        let url = job.task().url.to_string();
+        let mut guard = slot.browser.lock().await;
+        if guard.is_none() {
+            match Browser::launch(slot.settings()).await {
+                Ok(b) => {
+                    tracing::info!(chromium = %slot.chromium.display(), "browser started");
+                    *guard = Some(b);
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "the browser could not start");
+                    let page = shoal_shared::browser::BrowserPage {
+                        audit,
+                        site,
+                        url: url.clone(),
+                        final_url: url,
+                        error: Some(e.to_string()),
+                        ..shoal_shared::browser::BrowserPage::default()
+                    };
+                    job.out.events.push(Event::Browser(Box::new(page)));
+                    return;
+                }
+            }
+        }
+        let Some(browser) = guard.as_ref() else { return };
+        let page = browser.check_page(audit, site, &url).await;
+        drop(guard);
+        for f in shoal_shared::browser::findings(&page) {
+            job.out.events.push(Event::Finding(f));
+        }
+        job.out.events.push(Event::Browser(Box::new(page)));
+    }
+}
