@@ -134,7 +134,8 @@ impl Browser {
             .viewport(None::<chromiumoxide::handler::viewport::Viewport>)
             .launch_timeout(LAUNCH_TIMEOUT)
             .request_timeout(settings.page_timeout)
-            .args(launch_args(&settings.resolve))
+            // The launcher writes each argument as `--{it}`.
+            .args(launch_args(&settings.resolve).iter().map(|a| a.trim_start_matches("--").to_owned()))
             .build()
             .map_err(fail)?;
         let (browser, mut handler) = chromiumoxide::Browser::launch(config).await.map_err(|e| fail(e.to_string()))?;
