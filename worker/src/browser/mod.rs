@@ -142,10 +142,12 @@ impl Browser {
         let mut tasks = JoinSet::new();
         tasks.spawn(async move {
             // The DevTools connection: every command's answer and every event passes here. An
-            // event this protocol version cannot read is logged and skipped.
+            // event this protocol version cannot read is skipped inside the handler; an error
+            // that reaches us is the connection failing, after which the loop would only spin.
             while let Some(event) = handler.next().await {
                 if let Err(e) = event {
-                    debug!(error = %e, "devtools message");
+                    warn!(error = %e, "DevTools connection to Chromium failed");
+                    break;
                 }
             }
         });
