@@ -34,11 +34,23 @@ fn page(title: &str, head: &str, body: &str) -> String {
     )
 }
 
-/// A 1200x600 picture (SVG, so its intrinsic size is its displayed size and it counts for LCP).
+/// A 1200x600 picture: SVG, so its intrinsic size is its displayed size, with enough detail (over
+/// 0.05 bits per pixel: 600 coloured tiles) that Chromium counts it for LCP rather than ignoring it
+/// as a low-entropy placeholder.
 fn picture(colour: &str) -> Route {
-    let svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1200\" height=\"600\"><rect width=\"1200\" height=\"600\" fill=\"{colour}\"/></svg>"
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1200\" height=\"600\"><rect width=\"1200\" height=\"600\" fill=\"{colour}\"/>"
     );
+    for i in 0..600u32 {
+        let (x, y) = ((i % 30) * 40, (i / 30) * 30);
+        let shade = (i * 37) % 256;
+        svg.push_str(&format!(
+            "<rect x=\"{x}\" y=\"{y}\" width=\"38\" height=\"28\" fill=\"rgb({shade},{},{})\"/>",
+            (shade * 7) % 256,
+            255 - shade
+        ));
+    }
+    svg.push_str("</svg>");
     Route::bytes("image/svg+xml", svg.into_bytes())
 }
 

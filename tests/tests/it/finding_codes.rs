@@ -518,6 +518,12 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     cases.extend(world.cases().into_iter().map(|(code, at)| Case { code, audit: "domain", at }));
     let mut problems = String::new();
     for code in Code::ALL {
+        // The browser family comes from the browser check (worker::browser, tested against real
+        // Chromium in browser_engine.rs); the crawler runs it once issue 15's plumbing half
+        // (--browser-pages) lands, which adds its rows here and removes this exemption.
+        if code.family() == "browser" {
+            continue;
+        }
         if !cases.iter().any(|c| c.code == *code) {
             let _ = writeln!(problems, "{}: no test case (add a site that raises it to the table)", code.as_str());
         }

@@ -85,7 +85,10 @@ const KNOWN_TRACKERS: &[&str] = &[
 
 /// Whether `host` belongs to the same site as `site` (the www/apex twin counts as the site).
 pub(crate) fn same_site(host: &str, site: &str) -> bool {
-    let bare = |h: &str| h.trim_end_matches('.').trim_start_matches("www.").to_ascii_lowercase();
+    let bare = |h: &str| {
+        let h = h.trim_end_matches('.').to_ascii_lowercase();
+        h.strip_prefix("www.").map(str::to_owned).unwrap_or(h)
+    };
     bare(host) == bare(site)
 }
 

@@ -79,6 +79,11 @@ pub(crate) async fn run(page: &Page) -> Result<Keyboard, String> {
         }
     }
     let focused: Vec<&Step> = steps.iter().filter(|s| s.sel.is_some()).collect();
+    if focused.is_empty() {
+        // Nothing on the page takes focus: no keyboard finding can apply (no skip link needed).
+        keyboard.tabbed = 0;
+        return Ok(keyboard);
+    }
     keyboard.no_focus_indicator = unique(focused.iter().filter(|s| !s.visible).filter_map(|s| s.sel.clone()))
         .into_iter()
         .take(MAX_LISTED)

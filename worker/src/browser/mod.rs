@@ -134,17 +134,20 @@ impl Browser {
             .viewport(None::<chromiumoxide::handler::viewport::Viewport>)
             .launch_timeout(LAUNCH_TIMEOUT)
             .request_timeout(settings.page_timeout)
-            .args(launch_args(&settings.resolve))
+            // The launcher writes each argument as `--{it}`.
+            .args(launch_args(&settings.resolve).iter().map(|a| a.trim_start_matches("--").to_owned()))
             .build()
             .map_err(fail)?;
         let (browser, mut handler) = chromiumoxide::Browser::launch(config).await.map_err(|e| fail(e.to_string()))?;
         let mut tasks = JoinSet::new();
         tasks.spawn(async move {
             // The DevTools connection: every command's answer and every event passes here. An
-            // event this protocol version cannot read is logged and skipped.
+            // event this protocol version cannot read is skipped inside the handler; an error
+            // that reaches us is the connection failing, after which the loop would only spin.
             while let Some(event) = handler.next().await {
                 if let Err(e) = event {
-                    debug!(error = %e, "devtools message");
+                    warn!(error = %e, "DevTools connection to Chromium failed");
+                    break;
                 }
             }
         });
