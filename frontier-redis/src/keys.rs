@@ -207,6 +207,7 @@ pub fn lua_prelude() -> String {
     s.push_str(&format!("local LINGER = {}\n", ms(shoal_shared::pace::HOST_LINGER)));
     s.push_str(&format!("local MIN_ADDRESS_TTL = {}\n", ms(shoal_shared::pace::MIN_ADDRESS_TTL)));
     s.push_str(&format!("local ROBOTS_MAX_AGE = {}\n", ms(shoal_shared::robots::ROBOTS_MAX_AGE)));
+    s.push_str(&format!("local BROWSER_GAP = {}\n", ms(shoal_shared::frontier::BROWSER_MIN_GAP)));
     s.push_str(&format!("local MAX_GAP = {}\n", ms(shoal_shared::pace::MAX_GAP)));
     s.push_str(&format!("local MAX_RETRY_WAIT = {}\n", ms(shoal_shared::pace::MAX_RETRY_WAIT)));
     {

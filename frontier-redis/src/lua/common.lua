@@ -367,7 +367,12 @@ local function release(id, now, ipcap)
   local hk = k_host(L[3])
   local host_room = 0
   local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr', 'blease')
-  if h[4] == tostring(id) then redis.call('HDEL', hk, 'blease') end
+  if h[4] == tostring(id) then
+    -- The host's page load ended: the next one starts max(gap, BROWSER_GAP) after this end.
+    redis.call('HDEL', hk, 'blease')
+    local g = redis.call('HMGET', hk, 'gape', 'next')
+    redis.call('HSET', hk, 'next', math.max(num(g[2], 0), now + math.max(num(g[1], 0), BROWSER_GAP)))
+  end
   if h[1] then
     local inf = math.max(tonumber(h[1]) - 1, 0)
     redis.call('HSET', hk, 'inf', inf)

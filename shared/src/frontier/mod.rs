@@ -346,7 +346,7 @@ pub trait Frontier: Send + Sync + 'static {
     /// Like [`Frontier::claim`], for a worker that can run the browser check (started with
     /// `--browser`): leases only browser tasks ([`crate::task::TaskKind::Browser`]), which
     /// [`Frontier::claim`] never hands out. A host's browser tasks go one at a time, each under
-    /// the host's pace and at least [`BROWSER_MIN_GAP`] after the previous one's start.
+    /// the host's pace and at least [`BROWSER_MIN_GAP`] after the previous one ended.
     fn claim_browser(
         &self,
         worker: &WorkerId,

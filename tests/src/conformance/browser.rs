@@ -54,14 +54,15 @@ pub async fn browser_tasks_after_the_crawl<F: Frontier>(f: F) {
     complete(&f, &b1, Completion::default(), t.plus(ms(20))).await;
     assert_eq!(
         no_browser_lease(&f, t.plus(ms(20))).await,
-        Claim::Wait(t.plus(BROWSER_MIN_GAP)),
-        "the next page load waits 3 s from the previous one's start, not the host's 100 ms gap"
+        Claim::Wait(t.plus(ms(20)).plus(BROWSER_MIN_GAP)),
+        "the next page load waits 3 s from the previous one's end, not the host's 100 ms gap"
     );
     // Queued again while the site waits for its last task: nothing changes.
     f.queue_browser(SiteId(1), tasks, t.plus(ms(30))).await.expect("queue again");
-    let b2 = browser_lease(&f, t.plus(BROWSER_MIN_GAP)).await;
+    let next = t.plus(ms(20)).plus(BROWSER_MIN_GAP);
+    let b2 = browser_lease(&f, next).await;
     assert_eq!(b2.task.url.as_str(), "http://a.test/x");
-    assert_eq!(no_browser_lease(&f, t.plus(BROWSER_MIN_GAP)).await, Claim::Idle, "nothing else queued");
+    assert_eq!(no_browser_lease(&f, next).await, Claim::Idle, "nothing else queued");
     complete(&f, &b2, Completion::default(), t.plus(ms(4_000))).await;
     let events = drain_events(&f).await;
     assert_eq!(events, vec![Event::SiteDone { audit: AuditId(1), site: SiteId(1) }]);

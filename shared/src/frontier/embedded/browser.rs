@@ -5,9 +5,9 @@
 //! [`Frontier::claim_browser`](crate::frontier::Frontier::claim_browser) reads, one lease per host
 //! at a time, under the host's pace and at least [`BROWSER_MIN_GAP`] apart.
 
-use super::{EmbeddedFrontier, Grant, LaneKey, SiteEntry, State};
+use super::{EmbeddedFrontier, Grant, HostEntry, LaneKey, SiteEntry, State};
 use crate::frontier::{BROWSER_MIN_GAP, Claim, LaneRobots};
-use crate::ids::{SiteId, WorkerId};
+use crate::ids::{LeaseId, SiteId, WorkerId};
 use crate::record::Event;
 use crate::task::Task;
 use crate::time::UnixMs;
@@ -170,5 +170,17 @@ impl State {
         if self.ended_in_order * 2 > self.lane_order.len() {
             self.compact_lane_order();
         }
+    }
+}
+
+/// A lease ends (completed or expired); if it was the host's page load, the next one starts at
+/// least max(gap, [`BROWSER_MIN_GAP`]) after this one's end, not its start: a check fills seconds
+/// with requests (the page, its resources, the reload after Reject), and the pause a site owner
+/// should see is between the loads.
+pub(super) fn page_load_ended(h: &mut HostEntry, id: LeaseId, now: UnixMs) {
+    if h.browser_lease == Some(id) {
+        h.browser_lease = None;
+        let gap = h.pace.gap().max(BROWSER_MIN_GAP);
+        h.pace.next_start_at = h.pace.next_start_at.max(now.plus(gap));
     }
 }

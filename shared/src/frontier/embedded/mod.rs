@@ -227,7 +227,7 @@ impl EmbeddedFrontier {
         let Some(lease) = st.leases.remove(&lease.id) else {
             return Completed::Stale;
         };
-        st.release(&lease, self.settings.max_in_flight_per_ip);
+        st.release(&lease, self.settings.max_in_flight_per_ip, now);
         let site_id = lease.task.site;
         let audit = lease.task.audit;
         let key = (site_id, lease.host.clone());
@@ -318,7 +318,7 @@ impl EmbeddedFrontier {
         let expired: Vec<LeaseId> = st.leases.values().filter(|l| l.deadline <= now).map(|l| l.id).collect();
         for id in &expired {
             if let Some(lease) = st.leases.remove(id) {
-                st.release(&lease, self.settings.max_in_flight_per_ip);
+                st.release(&lease, self.settings.max_in_flight_per_ip, now);
                 let key = (lease.task.site, lease.host.clone());
                 let cancelled = st.sites.get(&lease.task.site).is_none_or(|s| s.cancelled);
                 if cancelled {
@@ -436,16 +436,14 @@ impl State {
     }
 
     /// Frees the slots a lease held and wakes as many lanes parked on them as are free.
-    fn release(&mut self, lease: &Lease, ip_cap: u16) {
+    fn release(&mut self, lease: &Lease, ip_cap: u16, now: UnixMs) {
         let mut host_room = 0;
         if let Some(h) = self.hosts.get_mut(&lease.host) {
             h.pace.finish();
             if h.resolving == Some(lease.id) {
                 h.resolving = None;
             }
-            if h.browser_lease == Some(lease.id) {
-                h.browser_lease = None;
-            }
+            browser::page_load_ended(h, lease.id, now);
             if h.resolving.is_none() {
                 host_room = h.pace.room();
             }
