@@ -140,6 +140,8 @@ document.addEventListener('keydown', (e) => {
         &format!(
             r#"<main><h1>Private</h1></main><script>
 fetch('http://127.0.0.2:{private_port}/secret').catch(() => {{}});
+try {{ new WebSocket('ws://127.0.0.2:{private_port}/socket'); }} catch (_) {{}}
+try {{ new Worker('data:text/javascript,fetch("http://127.0.0.2:{private_port}/worker")'); }} catch (_) {{}}
 fetch('/reached').catch(() => {{}});
 </script>"#
         ),

@@ -165,7 +165,8 @@ async fn consent_and_the_address_guard_are_checked_from_the_server_log() {
 
     let private = w.check("/private").await;
     assert!(private.blocked.iter().any(|u| u.starts_with("http://127.0.0.2:")), "{:?}", private.blocked);
-    // The script ran (its allowed fetch reached the server) and its refused fetch got no connection.
+    // The script ran (its allowed fetch reached the server); its refused fetch, its WebSocket and
+    // its worker's fetch to the refused address got no connection.
     assert_eq!(w.server.log().count(SHOP, "/reached"), 1, "{}", w.server.log().dump());
     match w.refused.accept() {
         Err(e) if e.kind() == ErrorKind::WouldBlock => {}

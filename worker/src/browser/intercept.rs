@@ -6,8 +6,10 @@
 //! The address is resolved here the way Chromium will: a `--resolve` entry first, an IP literal
 //! as it is, else the system resolver. Chromium resolves again when it connects; a name whose
 //! answer changes between the two lookups (DNS rebinding) is the gap this leaves, the same as any
-//! check-then-connect guard outside the network stack. Requests Chromium makes outside the page
-//! (service workers, WebSockets) are not paused by the page's interception.
+//! check-then-connect guard outside the network stack. Connections the page's interception cannot
+//! pause (WebSockets, WebTransport, requests of workers and service workers) are refused before
+//! they start: the probe script (`js/probe.js`) replaces their constructors and
+//! `navigator.serviceWorker.register` in every frame with ones that throw `SecurityError`.
 
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;

@@ -43,6 +43,25 @@
     HTMLFormElement.prototype.requestSubmit = function () {};
     window.open = function () { return null; };
   } catch (_) { /* frozen */ }
+  // Connections the page's request interception cannot see (WebSockets, WebTransport, and
+  // whatever a worker or service worker would fetch) are not opened at all: the address guard
+  // must see every request the check makes.
+  for (const name of ['WebSocket', 'WebTransport', 'Worker', 'SharedWorker']) {
+    try {
+      Object.defineProperty(window, name, {
+        value: function () { throw new DOMException('blocked by the audit', 'SecurityError'); },
+        configurable: false, writable: false,
+      });
+    } catch (_) { /* already defined read-only */ }
+  }
+  try {
+    if (navigator.serviceWorker) {
+      Object.defineProperty(navigator.serviceWorker, 'register', {
+        value: () => Promise.reject(new DOMException('blocked by the audit', 'SecurityError')),
+        configurable: false, writable: false,
+      });
+    }
+  } catch (_) { /* frozen */ }
 
   // A short, stable CSS selector for an element (id, else tag.class path under the nearest id).
   const selector = (el) => {
