@@ -61,21 +61,8 @@ for _ = 1, 256 do
       else
         redis.call('ZREM', k_lq(lane), blob)
       end
-      redis.call('HSET', hk, 'inf', inf + 1, 'next', now + gape)
-      if ip then redis.call('INCR', k_ipf(ip)) end
-      local id = redis.call('INCR', k_leaseid())
-      local resolve = 0
-      if not h[6] or tonumber(h[6]) <= now then
-        resolve = 1
-        redis.call('HSET', hk, 'ipr', id)
-      end
-      local deadline = now + ttl
-      redis.call('HSET', k_lease(id), 'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '',
-        'robots', is_robots, 'prio', prio, 'site', site, 'worker', worker, 'started', now, 'deadline', deadline)
-      redis.call('ZADD', k_leases(), deadline, id)
-      redis.call('HINCRBY', k_site(site), 'queued', -1)
-      redis.call('HINCRBY', k_site(site), 'leased', 1)
-      local expired = num(redis.call('HGET', k_lexp(lane), blob), 0)
+      local id, resolve, deadline, expired =
+        grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {})
       local robots_at = 0
       if is_robots == '0' then robots_at = num(l[6], 0) end
       -- Lanes of one host share its next start, so their scores tie; a fraction that grows with

@@ -36,22 +36,9 @@ for _, id in ipairs(ids) do
         redis.call('ZREM', k_bq(), id)
         redis.call('DEL', k_btask(id))
         redis.call('SREM', k_sbq(site), id)
-        redis.call('HSET', hk, 'inf', inf + 1, 'next', now + math.max(gape, mingap))
-        if ip then redis.call('INCR', k_ipf(ip)) end
-        local lid = redis.call('INCR', k_leaseid())
-        local resolve = 0
-        if not h[6] or tonumber(h[6]) <= now then
-          resolve = 1
-          redis.call('HSET', hk, 'ipr', lid)
-        end
+        local lid, resolve, deadline, expired =
+          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + math.max(gape, mingap), '0', 1, {'browser', '1'})
         redis.call('HSET', hk, 'blease', lid)
-        local deadline = now + ttl
-        redis.call('HSET', k_lease(lid), 'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '',
-          'robots', '0', 'prio', 1, 'site', site, 'worker', worker, 'started', now, 'deadline', deadline, 'browser', '1')
-        redis.call('ZADD', k_leases(), deadline, lid)
-        redis.call('HINCRBY', k_site(site), 'queued', -1)
-        redis.call('HINCRBY', k_site(site), 'leased', 1)
-        local expired = num(redis.call('HGET', k_lexp(lane), blob), 0)
         return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, num(l[2], 0)}
       end
     end

@@ -356,6 +356,32 @@ local function tasks_at(base, n)
   return out
 end
 
+-- Grants a lease of `blob` on `lane` (claim and claim_browser): a slot of the host (`hk`, whose
+-- fields `h` the caller read as inf, maxe, gape, next, ip, ipx, ipr), the host's next start
+-- `next_start`, a slot of its IP, the address lookup when it is due, the lease record (`extra`:
+-- more field/value pairs) and the site's counters. Returns the lease's id, whether it looks the
+-- address up (1/0), its deadline and how often the task's leases expired before.
+local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra)
+  local ip = h[5]
+  redis.call('HSET', hk, 'inf', num(h[1], 0) + 1, 'next', next_start)
+  if ip then redis.call('INCR', k_ipf(ip)) end
+  local id = redis.call('INCR', k_leaseid())
+  local resolve = 0
+  if not h[6] or tonumber(h[6]) <= now then
+    resolve = 1
+    redis.call('HSET', hk, 'ipr', id)
+  end
+  local deadline = now + ttl
+  local fields = {'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '', 'robots', is_robots, 'prio', prio,
+    'site', site, 'worker', worker, 'started', now, 'deadline', deadline}
+  for _, v in ipairs(extra) do fields[#fields + 1] = v end
+  redis.call('HSET', k_lease(id), unpack(fields))
+  redis.call('ZADD', k_leases(), deadline, id)
+  redis.call('HINCRBY', k_site(site), 'queued', -1)
+  redis.call('HINCRBY', k_site(site), 'leased', 1)
+  return id, resolve, deadline, num(redis.call('HGET', k_lexp(lane), blob), 0)
+end
+
 -- Frees a lease's slots and wakes as many lanes parked on them as are free (`ipcap`: the per-IP
 -- cap). Returns the lease's fields or nil.
 local function release(id, now, ipcap)
