@@ -175,3 +175,30 @@ async fn consent_and_the_address_guard_are_checked_from_the_server_log() {
     w.browser.shutdown().await;
     let _ = w.server.shutdown().await;
 }
+
+/// A Chromium that dies under a long-running worker is noticed (`worn_out`), so the worker starts a
+/// fresh one instead of failing every later page; a live one is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chromium_that_died_is_worn_out() {
+    let settings = BrowserSettings { chromium: chromium(), ..BrowserSettings::default() };
+    let browser = Browser::launch(settings).await.expect("chromium starts");
+    assert!(!browser.worn_out(), "a fresh Chromium is not worn out");
+    let profile = browser.profile_dir().display().to_string();
+    let mut killed = 0;
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        if String::from_utf8_lossy(&cmdline).contains(&profile) {
+            let pid = entry.file_name().to_string_lossy().into_owned();
+            if std::process::Command::new("kill").args(["-9", &pid]).status().is_ok_and(|s| s.success()) {
+                killed += 1;
+            }
+        }
+    }
+    assert!(killed > 0, "found Chromium's processes by their profile {profile}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !browser.worn_out() {
+        assert!(std::time::Instant::now() < deadline, "a killed Chromium still counts as connected");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    browser.shutdown().await;
+}

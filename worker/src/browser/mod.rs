@@ -24,6 +24,8 @@ mod page;
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use chromiumoxide::browser::BrowserConfig;
@@ -106,7 +108,16 @@ pub struct Browser {
     settings: BrowserSettings,
     policy: AddressPolicy,
     profile: tempfile::TempDir,
+    /// False once the DevTools connection ended (Chromium crashed or was killed): every later
+    /// page would fail, so the owner starts a new one ([`Browser::worn_out`]).
+    connected: Arc<AtomicBool>,
+    /// Pages checked so far, for [`PAGES_PER_CHROMIUM`].
+    pages: AtomicU32,
 }
+
+/// Pages one Chromium checks before its owner starts a fresh one: a worker runs for months, and a
+/// browser's memory (caches, leaked renderer state) is bounded by restarting it, not by trust.
+pub const PAGES_PER_CHROMIUM: u32 = 200;
 
 impl Browser {
     /// Starts Chromium with a fresh profile in a temporary folder.
@@ -140,6 +151,8 @@ impl Browser {
             .map_err(fail)?;
         let (browser, mut handler) = chromiumoxide::Browser::launch(config).await.map_err(|e| fail(e.to_string()))?;
         let mut tasks = JoinSet::new();
+        let connected = Arc::new(AtomicBool::new(true));
+        let alive = connected.clone();
         tasks.spawn(async move {
             // The DevTools connection: every command's answer and every event passes here. An
             // event this protocol version cannot read is skipped inside the handler; an error
@@ -150,6 +163,7 @@ impl Browser {
                     break;
                 }
             }
+            alive.store(false, Ordering::Relaxed);
         });
         // Downloads are denied in the default context (and in each page's own context, page.rs).
         let deny = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);
@@ -161,14 +175,36 @@ impl Browser {
             return Err(fail(format!("DevTools did not answer: {e}")));
         }
         let policy = AddressPolicy { guard: Guard::new(settings.allow_private), refuse };
-        Ok(Browser { inner: Mutex::new(browser), tasks, settings, policy, profile })
+        Ok(Browser {
+            inner: Mutex::new(browser),
+            tasks,
+            settings,
+            policy,
+            profile,
+            connected,
+            pages: AtomicU32::new(0),
+        })
     }
 
     /// Opens `url` and checks it (see the module documentation). Never panics; a failure is in
     /// [`BrowserPage::error`]. One page at a time: concurrent calls wait for each other.
     pub async fn check_page(&self, audit: AuditId, site: SiteId, url: &str) -> BrowserPage {
         let browser = self.inner.lock().await;
+        self.pages.fetch_add(1, Ordering::Relaxed);
         page::check(&browser, &self.settings, &self.policy, audit, site, url).await
+    }
+
+    /// The folder of this Chromium's profile: it names the browser's processes (`--user-data-dir`).
+    #[must_use]
+    pub fn profile_dir(&self) -> &std::path::Path {
+        self.profile.path()
+    }
+
+    /// Whether this Chromium should be shut down and a fresh one started before the next page:
+    /// its DevTools connection ended, or it has checked [`PAGES_PER_CHROMIUM`] pages.
+    #[must_use]
+    pub fn worn_out(&self) -> bool {
+        !self.connected.load(Ordering::Relaxed) || self.pages.load(Ordering::Relaxed) >= PAGES_PER_CHROMIUM
     }
 
     /// Closes Chromium (killing it if it does not exit within 5 s), stops the DevTools task and

@@ -1,6 +1,8 @@
 //! A browser task (`--browser-pages`): one page of an audited site opened in headless Chromium
 //! after its crawl, through the engine in [`crate::browser`]. One Chromium per worker process,
-//! started at the first browser task and shut down with the worker ([`Crawler::shutdown_browser`]);
+//! started at the first browser task, started afresh when it crashed or after
+//! [`PAGES_PER_CHROMIUM`](crate::browser::PAGES_PER_CHROMIUM) pages (a worker runs for months), and
+//! shut down with the worker ([`Crawler::shutdown_browser`]);
 //! the frontier hands browser tasks only to a worker started with `--browser`
 //! ([`shoal_shared::frontier::Frontier::claim_browser`]) and paces them, so this task only opens the
 //! page and publishes what it saw.
@@ -83,6 +85,10 @@ impl<F: Frontier> Crawler<F> {
         let (audit, site) = (job.task().audit, job.task().site);
         let url = job.task().url.to_string();
         let mut guard = slot.browser.lock().await;
+        if let Some(old) = guard.take_if(|b| b.worn_out()) {
+            old.shutdown().await;
+            tracing::info!("browser restarted (its connection ended or it reached its page limit)");
+        }
         if guard.is_none() {
             match Browser::launch(slot.settings()).await {
                 Ok(b) => {
