@@ -5,7 +5,7 @@
 
 use super::{RedisFrontier, encode, parse_claim, store};
 use redis::Value;
-use shoal_shared::frontier::{BROWSER_MIN_GAP, Claim, FrontierError};
+use shoal_shared::frontier::{Claim, FrontierError};
 use shoal_shared::ids::{SiteId, WorkerId};
 use shoal_shared::task::Task;
 use shoal_shared::time::UnixMs;
@@ -21,7 +21,6 @@ impl RedisFrontier {
             .arg(&worker.0)
             .arg(self.settings.lease_ttl_ms)
             .arg(self.settings.max_in_flight_per_ip)
-            .arg(u64::try_from(BROWSER_MIN_GAP.as_millis()).unwrap_or(u64::MAX))
             .invoke_async(&mut c)
             .await
             .map_err(store("claim_browser"))?;

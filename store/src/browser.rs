@@ -44,9 +44,11 @@ pub(super) fn store(conn: &Connection, path: &Path, p: &BrowserPage) -> Result<(
     Ok(())
 }
 
-fn json<T: serde::de::DeserializeOwned + Default>(r: &Row<'_>, i: usize) -> rusqlite::Result<T> {
+/// A JSON column; one that does not parse is an error naming the column, not an empty value.
+fn json<T: serde::de::DeserializeOwned>(r: &Row<'_>, i: usize) -> rusqlite::Result<T> {
     let text: String = r.get(i)?;
-    Ok(serde_json::from_str(&text).unwrap_or_default())
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
 }
 
 fn row(audit: AuditId, site: SiteId, r: &Row<'_>) -> rusqlite::Result<BrowserPage> {

@@ -1,9 +1,8 @@
--- claim_browser: ARGV = now, worker, lease_ttl_ms, ip_cap, min_gap_ms
+-- claim_browser: ARGV = now, worker, lease_ttl_ms, ip_cap
 -- Leases the oldest browser task whose host is free: no browser lease of the host out (page loads
 -- are serialised), a slot of the host and of its IP free, its next start come. The host's next
--- start moves max(gap, min_gap) ahead. Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
-local now, worker, ttl, ipcap, mingap =
-  tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+-- start moves max(gap, BROWSER_GAP) ahead. Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
+local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local ids = redis.call('ZRANGE', k_bq(), 0, 99)
 if #ids == 0 then return {'idle'} end
 local earliest = nil -- the earliest start of a task only its host's clock holds back
@@ -37,7 +36,7 @@ for _, id in ipairs(ids) do
         redis.call('DEL', k_btask(id))
         redis.call('SREM', k_sbq(site), id)
         local lid, resolve, deadline, expired =
-          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + math.max(gape, mingap), '0', 1, {'browser', '1'})
+          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + math.max(gape, BROWSER_GAP), '0', 1, {'browser', '1'})
         redis.call('HSET', hk, 'blease', lid)
         return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, num(l[2], 0)}
       end
