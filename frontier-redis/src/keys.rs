@@ -13,12 +13,13 @@
 //! | `…:ld:{lane}` | zset | complete, reap | delayed tasks (priority digit + blob), scored by not-before (ms) |
 //! | `…:lexp:{lane}` | hash | reap, claim, complete | expired leases per queued task (field: the task blob) |
 //! | `…:robots:{lane}` | string | complete | the lane's robots.txt outcome (rmp `LaneRobots`) |
-//! | `…:host:{host}` | hash | seed, claim, complete, signals | pace: `blease` the one browser lease out on the host (page loads are serialised), `inf` in flight, `maxe`/`gape` the limits in force, `next` next allowed start (ms), `ip`, `ipx` until when the address is used without a fresh lookup, `ipr` the lease looking it up; `qg` the gap a quota the server stated asks for; the latency guard (`signals`): `lb` baseline, `lr` recent samples, `ll` level, `lsc` samples since its last change, `lcm` calm samples in a row; expires `HOST_LINGER` after `next` once no lane uses the host |
+//! | `…:host:{host}` | hash | seed, claim, complete | pace: `blease` the one browser lease out on the host (page loads are serialised), `inf` in flight, `maxe`/`gape` the limits in force, `next` next allowed start (ms), `ip`, `ipx` until when the address is used without a fresh lookup, `ipr` the lease looking it up; `qg` the gap a quota the server stated asks for; the latency guard (`apply_signals` in complete): `lb` baseline, `lr` recent samples, `ll` level, `lsc` samples since its last change, `lcm` calm samples in a row; expires `HOST_LINGER` after `next` once no lane uses the host |
 //! | `…:hmax:{host}`, `…:hgap:{host}` | zset | seed, complete | what each live lane asks: in-flight cap, gap with Crawl-delay (ms) |
 //! | `…:hslow:{host}` | set | complete, forget | live audits that saw a 429 from the host (slow mode while any is left) |
 //! | `…:hostwait:{host}` | set | claim | lanes parked because the host's slots are full; woken by a completion on the host |
 //! | `…:ipf:{ip}` | string (int) | claim, complete, reap | requests in flight to the IP |
 //! | `…:ipwait:{ip}` | set | claim | lanes parked because the IP's slots are full; woken by a completion on the IP |
+//! | `…:ipg:{ip}` | hash | complete, claim | the latency guard of every host at the IP (fields as the host's: `lb`, `lr`, `ll`, `lsc`, `lcm`) and `next`, no request to the IP before it while the guard is slowed; expires `HOST_LINGER` after the IP's last answer or slowed start (relative `PEXPIRE`: it outlives the IP's last request in flight) |
 //! | `…:site:{site}` | hash | seed, complete | `audit`, counters (`queued`, `leased`, `pages`, `res`, `completed`, `smf` sitemaps queued, `smb` sitemap bytes read), limits (`maxp`, `maxd`, `maxr`, `maxsf`, `maxsb`), flags (`done`, `cancelled`, `rep_*`), pre-encoded blobs (`info`, `doneblob`, `lim_d`, `lim_p`, `lim_r`, `lim_s`), and the browser check's `bp` (pages asked for), `bphase` (`a` crawl over and `cdblob`, the `CrawlDone` event, published; `q` browser tasks queued) |
 //! | `…:sitelanes:{site}` | set | seed | the site's lanes |
 //! | `…:auditsites:{audit}` | set | seed | the audit's sites |
@@ -33,7 +34,7 @@
 //! | `…:bq` | zset | complete, reap, queue_browser, claim_browser | browser tasks (`--browser-pages`) waiting, by id (oldest first): only `claim_browser` reads it, so a worker without `--browser` never sees them |
 //! | `…:btask:{id}` | hash | the same | one waiting browser task: `lane`, `site`, `blob` (rmp `Task`), `nb` not-before (ms) |
 //! | `…:sbq:{site}` | set | the same, `cancel`, `forget` | the site's waiting browser task ids (a cancel drops them) |
-//! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: rmp `Event`); consumer group `coordinator` |
+//! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: rmp `Event`; a completion that moved a latency guard adds `g`, `moved,level,recent_ms,baseline_ms,at,ip`, one per change, and `t`, the lease's task, from which the reader builds the `slowed_down` note); consumer group `coordinator` |
 //!
 //! Lua scripts get the prefix as `KEYS[1]` and build keys with the functions of [`lua_prelude`],
 //! which is generated from [`SCHEMA`] below, so Rust and Lua cannot disagree.
@@ -63,6 +64,7 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_hostwait", ":hostwait:", true),
     ("k_ipf", ":ipf:", true),
     ("k_ipwait", ":ipwait:", true),
+    ("k_ipg", ":ipg:", true),
     ("k_site", ":site:", true),
     ("k_sitelanes", ":sitelanes:", true),
     ("k_auditsites", ":auditsites:", true),

@@ -13,7 +13,7 @@
 mod browser;
 pub mod keys;
 pub mod scripts;
-mod signals;
+mod stream;
 
 use keys::{EVENTS_GROUP, Keys};
 use redis::aio::ConnectionManager;
@@ -309,13 +309,7 @@ impl RedisFrontier {
         parse_claim(worker, &r)
     }
 
-    async fn complete_now(&self, lease: &Lease, mut c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
-        if !c.signals.is_empty()
-            && let Some(change) = self.signals(lease, &c.signals, now).await?
-        {
-            let note = shoal_shared::latency::guard_note(&lease.task, &change, now);
-            c.events.push(Event::Finding(note));
-        }
+    async fn complete_now(&self, lease: &Lease, c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
         let mut inv = self.scripts.complete.call(self.keys.prefix());
         inv.arg(now.0).arg(lease.id.0);
         match c.resolved {
@@ -357,6 +351,10 @@ impl RedisFrontier {
             }
         }
         inv.arg(c.discovered.len()).arg(c.events.len()).arg(self.settings.max_in_flight_per_ip);
+        let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+        inv.arg(opt(c.signals.response_ms.map(u64::from)))
+            .arg(opt(c.signals.quota_gap_ms.map(u64::from)))
+            .arg(opt(c.signals.hold_until.map(|t| t.0)));
         for t in &c.discovered {
             Self::push_task(&mut inv, t);
         }
@@ -385,23 +383,27 @@ impl RedisFrontier {
             entries = self.xreadgroup(">", max).await?;
         }
         let mut out = Vec::with_capacity(entries.len());
-        for (id, blobs) in entries {
-            if blobs.is_empty() {
+        for entry in entries {
+            let id = entry.id.clone();
+            if entry.is_empty() {
                 // Deleted or malformed entry: acknowledge it so it is not read forever.
                 tracing::warn!(id = %id, "skipping an events stream entry without a payload");
                 self.ack_now(&[EventId(id)]).await?;
                 continue;
             }
-            // One entry holds a completion's events (field `e`, repeated): each is delivered with
-            // the entry's id, and acknowledging it acknowledges them all.
-            for b in blobs {
-                out.push((EventId(id.clone()), decode::<Event>("event", &b)?));
+            // One entry holds a completion's events (field `e`, repeated) and its latency notes:
+            // each is delivered with the entry's id, and acknowledging it acknowledges them all.
+            for b in &entry.events {
+                out.push((EventId(id.clone()), decode::<Event>("event", b)?));
+            }
+            for note in entry.guard_notes()? {
+                out.push((EventId(id.clone()), note));
             }
         }
         Ok(out)
     }
 
-    async fn xreadgroup(&self, id: &str, max: usize) -> Result<Vec<(String, Vec<Vec<u8>>)>, FrontierError> {
+    async fn xreadgroup(&self, id: &str, max: usize) -> Result<Vec<stream::Entry>, FrontierError> {
         let mut c = self.conn.clone();
         let reply: Result<Value, RedisError> = redis::cmd("XREADGROUP")
             .arg("GROUP")
@@ -434,7 +436,7 @@ impl RedisFrontier {
                 return Err(store("read events")(e));
             }
         };
-        Ok(stream_entries(reply))
+        Ok(stream::entries(reply))
     }
 
     async fn ack_now(&self, ids: &[EventId]) -> Result<(), FrontierError> {
@@ -524,47 +526,6 @@ fn bytes_at(r: &[Value], i: usize) -> Vec<u8> {
 
 fn string_at(r: &[Value], i: usize) -> String {
     r.get(i).and_then(|v| redis::from_redis_value::<String>(v.clone()).ok()).unwrap_or_default()
-}
-
-/// Flattens an XREADGROUP reply into (id, the payloads of its fields `e`, in order).
-fn stream_entries(reply: Value) -> Vec<(String, Vec<Vec<u8>>)> {
-    let mut out = Vec::new();
-    let streams = match reply {
-        Value::Array(s) => s,
-        Value::Map(m) => m.into_iter().flat_map(|(k, v)| [k, v]).collect(),
-        _ => return out,
-    };
-    for stream in streams {
-        let Value::Array(parts) = stream else {
-            continue;
-        };
-        let Some(Value::Array(entries)) = parts.into_iter().nth(1) else {
-            continue;
-        };
-        for entry in entries {
-            let Value::Array(mut kv) = entry else {
-                continue;
-            };
-            if kv.len() < 2 {
-                continue;
-            }
-            let fields = kv.pop();
-            let id = kv.pop().and_then(|v| redis::from_redis_value::<String>(v).ok()).unwrap_or_default();
-            let mut blobs = Vec::new();
-            if let Some(Value::Array(f)) = fields {
-                let mut it = f.into_iter();
-                while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                    if redis::from_redis_value::<String>(k).ok().as_deref() == Some("e")
-                        && let Ok(b) = redis::from_redis_value::<Vec<u8>>(v)
-                    {
-                        blobs.push(b);
-                    }
-                }
-            }
-            out.push((id, blobs));
-        }
-    }
-    out
 }
 
 impl Frontier for RedisFrontier {

@@ -33,7 +33,6 @@ const STEPS: &[(&str, &str)] = &[
     ("cancel", include_str!("lua/cancel.lua")),
     ("forget", include_str!("lua/forget.lua")),
     ("renew", include_str!("lua/renew.lua")),
-    ("signals", include_str!("lua/signals.lua")),
     ("claim_browser", include_str!("lua/claim_browser.lua")),
     ("queue_browser", include_str!("lua/queue_browser.lua")),
 ];
@@ -164,8 +163,6 @@ pub struct Scripts {
     pub forget: Function,
     /// Moves the deadlines of a worker's leases (its heartbeat).
     pub renew: Function,
-    /// Applies what an answer told about its server (latency guard, quota, hold).
-    pub signals: Function,
     /// Leases the next browser task (workers started with `--browser`).
     pub claim_browser: Function,
     /// Queues a site's browser tasks after its crawl.
@@ -186,7 +183,6 @@ impl Scripts {
             cancel: f("cancel"),
             forget: f("forget"),
             renew: f("renew"),
-            signals: f("signals"),
             claim_browser: f("claim_browser"),
             queue_browser: f("queue_browser"),
         }

@@ -146,7 +146,7 @@ codes! {
     /// A 429 was answered: the host was slowed down for the rest of the audit.
     RateLimited = "rate_limited", Warning, "availability", "The server answered 429 Too Many Requests; Shoal slowed down to 1 request at a time, 3 s apart.";
     /// The server's answers got slower (or it stated a quota): Shoal changed its pace (issue 17).
-    SlowedDown = "slowed_down", Notice, "availability", "Shoal changed its pace for this host during the audit: responses got slower than usual, or the server stated a request quota.";
+    SlowedDown = "slowed_down", Notice, "availability", "Shoal changed its pace for this host, or for every host at its server IP, during the audit: responses got slower than usual, or the server stated a request quota.";
     /// Server errors (5xx).
     ServerError = "server_error", Error, "availability", "The server answered with a 5xx error.";
     /// A URL given up after its leases expired or its processing failed: a poison task never

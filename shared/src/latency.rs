@@ -18,12 +18,23 @@
 //! - **Restore** one level when the recent median has been *calm* (below 1.5 times the baseline,
 //!   or less than 250 ms above it) for [`GUARD_RECOVER`] samples in a row.
 //!
-//! The state is a few numbers per host and lives with the host's pace state: it ends when the host
-//! does (both frontier back ends). Pure arithmetic, the time passed in; the Redis back end mirrors
-//! it in `frontier-redis/src/lua/signals.lua`, and the shared conformance suite checks both.
+//! The same rule runs a second time per **server IP**, on the answers of every host at that
+//! address: hundreds of small sites on one shared server each send too few answers for their own
+//! guard to decide anything, while together they can slow the machine down. Each IP level halves
+//! the IP's in-flight cap (never below 1) and spaces all requests to the IP [`ip_gap`] apart
+//! (none at level 0). One host alone on its IP is slowed by both guards at once; the IP's gap then
+//! equals the host's doubled floor gap and its cap is above the host's, so it costs nothing more.
+//!
+//! The state is a few numbers per host and per IP. A host's lives with the host's pace state and
+//! ends when the host does; an IP's outlives the IP's last request in flight (the next request
+//! must meet the same level) and ends [`crate::pace::HOST_LINGER`] after its last answer, in both
+//! frontier back ends. Pure arithmetic, the time passed in; the Redis back end mirrors it in
+//! `frontier-redis/src/lua/common.lua` (`observe`, `apply_signals`), and the shared conformance
+//! suite checks both.
 
 use crate::time::UnixMs;
 use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// How many recent samples the median is taken over.
@@ -87,6 +98,9 @@ pub struct GuardChange {
     pub recent_ms: u32,
     /// The baseline, in milliseconds.
     pub baseline_ms: u32,
+    /// `None` for the host's own guard; the server's address for the guard of every host on it.
+    #[serde(default)]
+    pub server: Option<IpAddr>,
 }
 
 impl GuardChange {
@@ -96,6 +110,21 @@ impl GuardChange {
     pub fn describe(&self, at: UnixMs) -> String {
         let hhmm = at.to_rfc3339().get(11..16).unwrap_or("").to_owned();
         let (recent, base) = (secs(self.recent_ms), secs(self.baseline_ms));
+        if let Some(ip) = self.server {
+            let (cap, gap) = (1u32 << self.level, secs(millis_u32(ip_gap(self.level))));
+            return match self.moved {
+                GuardMove::Restored => format!(
+                    "we sped up again at {hhmm} UTC: responses from the site's server {ip} took {recent} s, \
+                     near the usual {base} s (requests in flight to that server divided by {cap}, \
+                     at least {gap} s apart)"
+                ),
+                _ => format!(
+                    "we slowed down at {hhmm} UTC because responses from the site's server {ip}, \
+                     counting every host we audit there, took {recent} s instead of {base} s \
+                     (requests in flight to that server divided by {cap}, at least {gap} s apart)"
+                ),
+            };
+        }
         match self.moved {
             GuardMove::Slowed => format!(
                 "we slowed down at {hhmm} UTC because responses took {recent} s instead of {base} s \
@@ -172,8 +201,25 @@ impl LatencyGuard {
         };
         self.since_change = 0;
         self.calm = 0;
-        Some(GuardChange { moved, level: self.level, recent_ms: m, baseline_ms: self.baseline_ms })
+        Some(GuardChange { moved, level: self.level, recent_ms: m, baseline_ms: self.baseline_ms, server: None })
     }
+}
+
+fn millis_u32(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
+}
+
+/// The gap between any two requests to a server IP whose guard is at `level`: none at level 0,
+/// then [`GUARD_FLOOR_GAP`] doubled per level (0.5 s, 1 s, 2 s).
+#[must_use]
+pub fn ip_gap(level: u8) -> Duration {
+    guarded(1, Duration::ZERO, level).1
+}
+
+/// The in-flight cap of a server IP whose guard is at `level`: `cap` halved per level, at least 1.
+#[must_use]
+pub fn ip_cap(cap: u16, level: u8) -> u32 {
+    guarded(u32::from(cap), Duration::ZERO, level).0
 }
 
 fn millis(d: Duration) -> u64 {
@@ -250,7 +296,10 @@ mod tests {
         assert_eq!(feed(&mut g, &[690, 690, 690]), vec![], "2x but less than 500 ms above");
         let c = feed(&mut g, &[1_000, 1_000, 1_000]);
         // The six slow answers each raised the baseline by an eighth of a quarter (200 -> 240).
-        assert_eq!(c, vec![GuardChange { moved: GuardMove::Slowed, level: 1, recent_ms: 1_000, baseline_ms: 240 }]);
+        assert_eq!(
+            c,
+            vec![GuardChange { moved: GuardMove::Slowed, level: 1, recent_ms: 1_000, baseline_ms: 240, server: None }]
+        );
         assert_eq!(feed(&mut g, &[1_000, 1_000, 1_000, 1_000]), vec![], "settling: the new pace shows first");
         let c = feed(&mut g, &[1_000]);
         assert_eq!(c.len(), 1);
@@ -305,8 +354,16 @@ mod tests {
     }
 
     #[test]
+    fn ip_limits() {
+        assert_eq!((ip_cap(8, 0), ip_gap(0)), (8, Duration::ZERO), "level 0: the IP's own cap, no gap");
+        assert_eq!((ip_cap(8, 1), ip_gap(1)), (4, Duration::from_millis(500)));
+        assert_eq!((ip_cap(8, 3), ip_gap(3)), (1, Duration::from_secs(2)));
+        assert_eq!(ip_cap(1, 2), 1, "never below one");
+    }
+
+    #[test]
     fn notes_read_well() {
-        let c = GuardChange { moved: GuardMove::Slowed, level: 1, recent_ms: 3_140, baseline_ms: 200 };
+        let c = GuardChange { moved: GuardMove::Slowed, level: 1, recent_ms: 3_140, baseline_ms: 200, server: None };
         // 2026-12-03T10:42:00Z
         let at = UnixMs::parse_rfc3339("2026-12-03T10:42:05Z").expect("valid");
         assert_eq!(
@@ -314,14 +371,23 @@ mod tests {
             "we slowed down at 10:42 UTC because responses took 3.1 s instead of 0.2 s \
              (in-flight limit divided by 2, gap multiplied by 2)"
         );
-        let r = GuardChange { moved: GuardMove::Restored, level: 0, recent_ms: 210, baseline_ms: 200 };
+        let r = GuardChange { moved: GuardMove::Restored, level: 0, recent_ms: 210, baseline_ms: 200, server: None };
         assert!(r.describe(at).starts_with("we sped up again at 10:42 UTC: responses took 0.2 s"));
-        let q = GuardChange { moved: GuardMove::Quota, level: 0, recent_ms: 6_667, baseline_ms: 0 };
+        let q = GuardChange { moved: GuardMove::Quota, level: 0, recent_ms: 6_667, baseline_ms: 0, server: None };
         assert_eq!(
             q.describe(at),
             "we slowed down at 10:42 UTC because the server stated a request quota (RateLimit headers): \
              one request every 6.7 s at most"
         );
+        let ip = GuardChange { server: Some([203, 0, 113, 5].into()), level: 2, ..c };
+        assert_eq!(
+            ip.describe(at),
+            "we slowed down at 10:42 UTC because responses from the site's server 203.0.113.5, counting every \
+             host we audit there, took 3.1 s instead of 0.2 s (requests in flight to that server divided by 4, \
+             at least 1.0 s apart)"
+        );
+        let back = GuardChange { moved: GuardMove::Restored, level: 0, ..ip };
+        assert!(back.describe(at).starts_with("we sped up again at 10:42 UTC: responses from the site's server"));
         assert_eq!(secs(0), "0.0");
         assert_eq!(secs(u32::MAX), "4294967.3");
     }

@@ -6,6 +6,7 @@
 use crate::latency::{GuardChange, LatencyGuard, ServerSignals};
 use crate::time::UnixMs;
 use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// Default requests in flight to one host.
@@ -196,6 +197,7 @@ impl HostPace {
                     level: self.guard.level,
                     recent_ms: q,
                     baseline_ms: self.guard.baseline_ms,
+                    server: None,
                 });
             }
             self.quota_gap_ms = q;
@@ -376,24 +378,66 @@ pub fn parse_retry_after(value: &str, now: UnixMs) -> Option<UnixMs> {
     Some(UnixMs(ms).max(now))
 }
 
-/// The in-flight count of one server IP, against its cap (default 8).
+/// One server IP's pace: its requests in flight against its cap (default 8), and the latency
+/// guard of every host at that address ([`crate::latency`]), which lowers the cap and spaces the
+/// IP's requests while it is slowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct IpPace {
     /// Requests in flight to this IP, across all its hosts and audits.
     pub in_flight: u32,
+    /// The latency guard over the answers of all the IP's hosts.
+    pub guard: LatencyGuard,
+    /// No request to the IP starts before this while its guard is slowed.
+    pub next_start_at: UnixMs,
+    /// The last answer the guard saw, or the last start while it was slowed: the state ends
+    /// [`HOST_LINGER`] after it once nothing is in flight (Redis: a relative expiry set then).
+    pub touched_at: UnixMs,
 }
 
 impl IpPace {
-    /// Whether one more request fits under `cap`.
+    /// The cap in force: `cap` halved per level of the IP's guard.
+    #[must_use]
+    pub fn cap(&self, cap: u16) -> u32 {
+        crate::latency::ip_cap(cap, self.guard.level)
+    }
+
+    /// Whether one more request fits under `cap` (as lowered by the guard).
     #[must_use]
     pub fn has_room(&self, cap: u16) -> bool {
-        self.in_flight < u32::from(cap)
+        self.in_flight < self.cap(cap)
     }
 
     /// How many more requests fit under `cap` (lanes parked on a full IP wake this many).
     #[must_use]
     pub fn room(&self, cap: u16) -> u32 {
-        u32::from(cap).saturating_sub(self.in_flight)
+        self.cap(cap).saturating_sub(self.in_flight)
+    }
+
+    /// Records a request to the IP starting at `now`: the next waits the guard's gap.
+    pub fn start(&mut self, now: UnixMs) {
+        self.in_flight += 1;
+        if self.guard.level > 0 {
+            self.next_start_at = now.plus(crate::latency::ip_gap(self.guard.level));
+            self.touched_at = now;
+        }
+    }
+
+    /// Records a request to the IP ending (answered, failed or expired).
+    pub fn finish(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
+    /// Records one answer's response time from any host at the IP; the guard's change, if any.
+    pub fn observe(&mut self, ip: IpAddr, response_ms: u32, now: UnixMs) -> Option<GuardChange> {
+        self.touched_at = now;
+        self.guard.observe(response_ms).map(|c| GuardChange { server: Some(ip), ..c })
+    }
+
+    /// Whether nothing is in flight and the guard's memory has run out (or never began): the
+    /// entry can go.
+    #[must_use]
+    pub fn is_unused(&self, now: UnixMs) -> bool {
+        self.in_flight == 0 && (self.guard.len == 0 || self.touched_at.plus(HOST_LINGER) <= now)
     }
 }
 
@@ -405,6 +449,23 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn an_ip_guard_lowers_the_cap_spaces_starts_and_outlives_in_flight_zero() {
+        let ip = IpAddr::from([192, 0, 2, 1]);
+        let mut p = IpPace::default();
+        assert!(p.is_unused(T0), "nothing learnt, nothing in flight");
+        let changes: Vec<_> =
+            [100, 100, 100, 100, 100, 2_000, 2_000, 2_000].iter().filter_map(|s| p.observe(ip, *s, T0)).collect();
+        assert_eq!(changes.len(), 1);
+        assert_eq!((changes[0].level, changes[0].server), (1, Some(ip)));
+        assert_eq!((p.cap(8), p.room(8), p.has_room(8)), (4, 4, true));
+        p.start(T0);
+        assert_eq!((p.in_flight, p.next_start_at), (1, T0.plus(ms(500))));
+        p.in_flight = 0;
+        assert!(!p.is_unused(T0.plus(HOST_LINGER - ms(1))), "kept while its level may matter");
+        assert!(p.is_unused(T0.plus(HOST_LINGER)));
     }
 
     #[test]

@@ -276,6 +276,12 @@ pub struct GuardPage {
     pub max_factor: u32,
     /// Calm answers in a row before one step back.
     pub recover: u8,
+    /// The per-IP cap after one step of the server's guard (all hosts at one address).
+    pub ip_step_in_flight: u32,
+    /// The gap between any two requests to a slowed server IP, after one step and after the last.
+    pub ip_step_gap: String,
+    /// The same after the last step.
+    pub ip_max_gap: String,
 }
 
 impl GuardPage {
@@ -293,6 +299,9 @@ impl GuardPage {
             max_level: l::GUARD_MAX_LEVEL,
             max_factor: 1 << l::GUARD_MAX_LEVEL,
             recover: l::GUARD_RECOVER,
+            ip_step_in_flight: l::ip_cap(config.frontier.max_in_flight_per_ip, 1),
+            ip_step_gap: duration(l::ip_gap(1)),
+            ip_max_gap: duration(l::ip_gap(l::GUARD_MAX_LEVEL)),
         }
     }
 }

@@ -50,31 +50,35 @@ for _ = 1, 256 do
       -- Full, or its address is being looked up: the completion of a lease on the host wakes it.
       redis.call('ZREM', k_ready(), lane)
       redis.call('SADD', k_hostwait(host), lane)
-    elseif ip and num(redis.call('GET', k_ipf(ip)), 0) >= ipcap then
-      redis.call('ZREM', k_ready(), lane)
-      redis.call('SADD', k_ipwait(ip), lane)
-    elseif nxt > now then
-      redis.call('ZADD', k_ready(), nxt, lane)
     else
-      if is_robots == '1' then
-        redis.call('HDEL', lk, 'rt', 'rtnb')
-      else
-        redis.call('ZREM', k_lq(lane), blob)
-      end
-      local id, resolve, deadline, expired =
-        grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {})
-      local robots_at = 0
-      if is_robots == '0' then robots_at = num(l[6], 0) end
-      -- Lanes of one host share its next start, so their scores tie; a fraction that grows with
-      -- every lease puts the lane served last behind the others (round robin between the sites
-      -- and audits sharing a host) without moving anyone's time.
-      local s = lane_score(lane, now)
-      if s then
-        redis.call('ZADD', k_ready(), s + (id % 1000) / 1000, lane)
-      else
+      -- The IP's cap, halved per level of its latency guard, and its next start while slowed.
+      local ipl, ipn = ip_pace(ip)
+      if ip and num(redis.call('GET', k_ipf(ip)), 0) >= guarded(ipcap, 0, ipl) then
         redis.call('ZREM', k_ready(), lane)
+        redis.call('SADD', k_ipwait(ip), lane)
+      elseif math.max(nxt, ipn) > now then
+        redis.call('ZADD', k_ready(), math.max(nxt, ipn), lane)
+      else
+        if is_robots == '1' then
+          redis.call('HDEL', lk, 'rt', 'rtnb')
+        else
+          redis.call('ZREM', k_lq(lane), blob)
+        end
+        local id, resolve, deadline, expired =
+          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {}, ipl)
+        local robots_at = 0
+        if is_robots == '0' then robots_at = num(l[6], 0) end
+        -- Lanes of one host share its next start, so their scores tie; a fraction that grows with
+        -- every lease puts the lane served last behind the others (round robin between the sites
+        -- and audits sharing a host) without moving anyone's time.
+        local s = lane_score(lane, now)
+        if s then
+          redis.call('ZADD', k_ready(), s + (id % 1000) / 1000, lane)
+        else
+          redis.call('ZREM', k_ready(), lane)
+        end
+        return {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at}
       end
-      return {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at}
     end
   end
 end

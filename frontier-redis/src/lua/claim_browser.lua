@@ -1,7 +1,7 @@
 -- claim_browser: ARGV = now, worker, lease_ttl_ms, ip_cap
 -- Leases the oldest browser task whose host is free: no browser lease of the host out (page loads
--- are serialised), a slot of the host and of its IP free, its next start come. The host's next
--- start moves max(gap, BROWSER_GAP) ahead. Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
+-- are serialised), a slot of the host and of its IP (as lowered by the IP's latency guard) free,
+-- its next start come. The host's next start moves max(gap, BROWSER_GAP) ahead. Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
 local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local ids = redis.call('ZRANGE', k_bq(), 0, 99)
 if #ids == 0 then return {'idle'} end
@@ -26,7 +26,11 @@ for _, id in ipairs(ids) do
     local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip', 'ipx', 'ipr', 'blease')
     local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
     local free = not h[8] and not h[7] and inf < maxe
-    if free and ip and num(redis.call('GET', k_ipf(ip)), 0) >= ipcap then free = false end
+    local ipl = 0
+    if free and ip then
+      ipl = ip_pace(ip)
+      if num(redis.call('GET', k_ipf(ip)), 0) >= guarded(ipcap, 0, ipl) then free = false end
+    end
     if free then
       local at = math.max(nxt, nb)
       if at > now then
@@ -36,7 +40,7 @@ for _, id in ipairs(ids) do
         redis.call('DEL', k_btask(id))
         redis.call('SREM', k_sbq(site), id)
         local lid, resolve, deadline, expired =
-          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + math.max(gape, BROWSER_GAP), '0', 1, {'browser', '1'})
+          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + math.max(gape, BROWSER_GAP), '0', 1, {'browser', '1'}, ipl)
         redis.call('HSET', hk, 'blease', lid)
         return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, num(l[2], 0)}
       end

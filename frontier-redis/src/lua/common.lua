@@ -16,15 +16,22 @@ local function publish(blob)
 end
 
 -- Publishes many events as one stream entry (field `e` repeated): one XADD per completion.
-local function publish_all(blobs)
-  for from = 1, #blobs, 500 do
+-- `extra` (field/value pairs, may be nil) goes into the first entry, which is written even
+-- without events.
+local function publish_all(blobs, extra)
+  local from = 1
+  repeat
     local fields = {}
+    if from == 1 and extra then
+      for _, v in ipairs(extra) do fields[#fields + 1] = v end
+    end
     for i = from, math.min(from + 499, #blobs) do
       fields[#fields + 1] = 'e'
       fields[#fields + 1] = blobs[i]
     end
-    redis.call('XADD', k_events(), '*', unpack(fields))
-  end
+    if #fields > 0 then redis.call('XADD', k_events(), '*', unpack(fields)) end
+    from = from + 500
+  until from > #blobs
 end
 
 -- The in-flight cap and gap with the latency guard's level applied, mirroring
@@ -36,10 +43,17 @@ local function guarded(maxe, gape, level)
   return math.max(1, math.floor(maxe / f)), math.max(gape, math.min(math.max(gape, GUARD_FLOOR_GAP) * f, MAX_GAP))
 end
 
+-- A server IP's guard: its level and the earliest next start to it (0, 0 without an address).
+local function ip_pace(ip)
+  if not ip or ip == '' then return 0, 0 end
+  local g = redis.call('HMGET', k_ipg(ip), 'll', 'next')
+  return num(g[1], 0), num(g[2], 0)
+end
+
 -- The limits in force from what the host's live lanes ask and whether a live audit saw a 429 on
 -- it, mirroring shoal_shared::pace::HostPace::combine: fewest in flight (hmax), longest gap
 -- including Crawl-delay (hgap), slow mode while hslow has an audit, then a stated quota's gap (qg)
--- and the latency guard's level (ll, see signals.lua). A host no lane and no slow
+-- and the latency guard's level (ll, see apply_signals below). A host no lane and no slow
 -- audit uses keeps only its clock, until HOST_LINGER after its next allowed start. Returns the gap
 -- in force, or nil for an unused host.
 local function recompute(host)
@@ -361,10 +375,18 @@ end
 -- `next_start`, a slot of its IP, the address lookup when it is due, the lease record (`extra`:
 -- more field/value pairs) and the site's counters. Returns the lease's id, whether it looks the
 -- address up (1/0), its deadline and how often the task's leases expired before.
-local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra)
+local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra, ipl)
   local ip = h[5]
   redis.call('HSET', hk, 'inf', num(h[1], 0) + 1, 'next', next_start)
-  if ip then redis.call('INCR', k_ipf(ip)) end
+  if ip then
+    redis.call('INCR', k_ipf(ip))
+    if ipl > 0 then
+      -- The IP's guard is slowed: the next request to it waits its gap (0.5 s per level doubled).
+      local _, ipgap = guarded(1, 0, ipl)
+      redis.call('HSET', k_ipg(ip), 'next', now + ipgap)
+      redis.call('PEXPIRE', k_ipg(ip), LINGER)
+    end
+  end
   local id = redis.call('INCR', k_leaseid())
   local resolve = 0
   if not h[6] or tonumber(h[6]) <= now then
@@ -418,7 +440,104 @@ local function release(id, now, ipcap)
       redis.call('DEL', k_ipf(L[4]))
       n = 0
     end
-    wake(k_ipwait(L[4]), now, ipcap - n)
+    local ipl = ip_pace(L[4])
+    wake(k_ipwait(L[4]), now, guarded(ipcap, 0, ipl) - n)
   end
   return L
+end
+
+-- One step of a latency guard whose state is the hash `k` (fields `lb` baseline, `lr` recent
+-- samples newest first, `ll` level, `lsc` samples since the last change, `lcm` calm samples in a
+-- row), mirroring shoal_shared::latency::LatencyGuard::observe. Returns {moved ('s' slowed, 'r'
+-- restored), level, recent median ms, baseline ms} or nil.
+local function observe(k, s)
+  local f = redis.call('HMGET', k, 'lb', 'lr', 'll', 'lsc', 'lcm')
+  local base, level, since, calm = num(f[1], 0), num(f[3], 0), num(f[4], 0), num(f[5], 0)
+  local recent = {s}
+  for v in string.gmatch(f[2] or '', '%d+') do
+    if #recent < GUARD_WINDOW then recent[#recent + 1] = tonumber(v) end
+  end
+  since = math.min(since + 1, 255)
+  local sorted = {}
+  for i, v in ipairs(recent) do sorted[i] = v end
+  table.sort(sorted)
+  local m = sorted[math.floor((#sorted - 1) / 2) + 1]
+  local change = nil
+  if base == 0 then
+    if #recent >= GUARD_MIN_SAMPLES then base = math.max(m, 1) end
+  else
+    local counted = math.min(s, math.floor(base * 5 / 4))
+    base = math.max(math.floor((base * 7 + counted + 4) / 8), 1)
+    local rise = math.max(m - base, 0)
+    local trouble = m >= base * GUARD_RATIO and rise >= GUARD_MIN_RISE
+    local is_calm = m * 2 < base * 3 or rise < GUARD_CALM_RISE
+    if is_calm then calm = math.min(calm + 1, 255) else calm = 0 end
+    local moved = nil
+    if trouble and level < GUARD_MAX_LEVEL and since >= GUARD_SETTLE then
+      level, moved = level + 1, 's'
+    elseif is_calm and level > 0 and calm >= GUARD_RECOVER then
+      level, moved = level - 1, 'r'
+    end
+    if moved then
+      since, calm = 0, 0
+      change = {moved, level, m, base}
+    end
+  end
+  redis.call('HSET', k, 'lb', base, 'lr', table.concat(recent, ','), 'll', level, 'lsc', since, 'lcm', calm)
+  return change
+end
+
+-- What an answer told about its server (issue 17), applied in the completion's atomic step:
+-- `sample` (response ms, or nil) steps the host's guard and its IP's, `quota` (gap ms, or nil) a
+-- gap the server stated, `hold` (ms, or nil) a time nothing may start on the host before.
+-- Mirrors shoal_shared::pace::HostPace::apply_signals and IpPace::observe. Returns the guards'
+-- changes, each {moved ('s', 'r', or 'q' a quota stated for the first time), level, recent
+-- median ms (for 'q': the quota's gap), baseline ms, ip ('' for the host's own guard)}.
+local function apply_signals(host, ip, now, sample, quota, hold)
+  local changes = {}
+  local hk = k_host(host)
+  if redis.call('EXISTS', hk) == 1 then
+    local before = num(redis.call('HGET', hk, 'gape'), 0)
+    local change, relevel = nil, false
+    if sample then
+      change = observe(hk, sample)
+      relevel = change ~= nil
+    end
+    if quota then
+      local was = num(redis.call('HGET', hk, 'qg'), 0)
+      if quota ~= was then
+        redis.call('HSET', hk, 'qg', quota)
+        relevel = true
+        if was == 0 and quota > 0 and not change then
+          local g = redis.call('HMGET', hk, 'll', 'lb')
+          change = {'q', num(g[1], 0), quota, num(g[2], 0)}
+        end
+      end
+    end
+    if relevel then
+      local gape = recompute(host)
+      if gape and gape > before then
+        -- The new gap counts from the host's last start, like any gap.
+        redis.call('HSET', hk, 'next', num(redis.call('HGET', hk, 'next'), 0) + gape - before)
+      end
+    end
+    if hold then
+      hold = math.min(hold, now + MAX_RETRY_WAIT)
+      redis.call('HSET', hk, 'next', math.max(num(redis.call('HGET', hk, 'next'), 0), hold))
+    end
+    if change then
+      change[5] = ''
+      changes[#changes + 1] = change
+    end
+  end
+  if sample and ip and ip ~= '' then
+    local ik = k_ipg(ip)
+    local c = observe(ik, sample)
+    redis.call('PEXPIRE', ik, LINGER)
+    if c then
+      c[5] = ip
+      changes[#changes + 1] = c
+    end
+  end
+  return changes
 end

@@ -2,13 +2,27 @@
 --   rate_limited, robots_state ('' | 'k' | 'c'), robots_blob, crawl_delay_ms (''),
 --   robots_fetched_at ('' = the lease's start), sitemap_bytes, requeue_blob (''), requeue_is_robots, requeue_prio,
 --   requeue_not_before, n_discovered, n_events, ip_cap,
+--   what the answer told about its server (issue 17): response_ms (''), quota_gap_ms (''), hold_until (''),
 --   then n_discovered x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob),
 --   then n_events x blob.
--- Returns {'stale'} | {'ok', enqueued}.
+-- Returns {'stale'} | {'ok', enqueued}. A change of a latency guard is published with the events
+-- (fields `g` and `t`, see keys.rs), so the note for the report is as atomic as the change.
 local now = tonumber(ARGV[1])
 local L = release(ARGV[2], now, tonumber(ARGV[17]))
 if not L then return {'stale'} end
 local lane, host, site, started = L[2], L[3], L[7], tonumber(L[8])
+local notes = nil
+if ARGV[18] ~= '' or ARGV[19] ~= '' or ARGV[20] ~= '' then
+  -- Before the lanes below are scheduled, so they see the host's new next start.
+  local changes = apply_signals(host, L[4], now, tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20]))
+  if #changes > 0 then
+    notes = {'t', L[1]}
+    for _, c in ipairs(changes) do
+      notes[#notes + 1] = 'g'
+      notes[#notes + 1] = table.concat({c[1], c[2], c[3], c[4], now, c[5]}, ',')
+    end
+  end
+end
 local sk = k_site(site)
 local audit = redis.call('HGET', sk, 'audit')
 local hk = k_host(host)
@@ -55,7 +69,7 @@ if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARG
 else
   redis.call('HINCRBY', sk, 'completed', 1)
 end
-local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 18
+local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 21
 local touched, enqueued = {}, 0
 touched[lane] = true
 if not cancelled then
@@ -64,6 +78,6 @@ end
 for t, _ in pairs(touched) do schedule(t, now) end
 local events = {}
 for i = 0, m - 1 do events[#events + 1] = ARGV[base + n * 9 + i] end
-publish_all(events)
+publish_all(events, notes)
 check_done(site)
 return {'ok', enqueued}

@@ -105,7 +105,9 @@ async fn nothing_of_ended_audits_stays_in_redis() {
         let ttl: i64 = redis::cmd("PTTL").arg(k).query_async(&mut c).await.expect("pttl");
         let linger = i64::try_from(HOST_LINGER.as_millis()).expect("fits") + 5_000;
         let shared_cache = k.starts_with(&format!("{p}:cache:"));
-        let idle_host = k.starts_with(&format!("{p}:host:")) && ttl > 0 && ttl <= linger;
+        // A host's clock, and a server IP's latency guard, end HOST_LINGER after their last use.
+        let idle_host =
+            (k.starts_with(&format!("{p}:host:")) || k.starts_with(&format!("{p}:ipg:"))) && ttl > 0 && ttl <= linger;
         assert!(shared_cache && ttl > 0 || idle_host, "{k} outlives the audits that used it (PTTL {ttl} ms)");
         if idle_host {
             lingering.push(k.clone());

@@ -7,6 +7,7 @@ use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Claim, Completion, Frontier};
 use shoal_shared::latency::ServerSignals;
 use shoal_shared::record::Event;
+use std::net::{IpAddr, Ipv4Addr};
 
 fn signals(s: ServerSignals) -> Completion {
     Completion { signals: s, ..Completion::default() }
@@ -51,7 +52,10 @@ pub async fn server_signals_pace_the_host<F: Frontier>(f: F) {
         .await
         .into_iter()
         .filter_map(|e| match e {
-            Event::Finding(x) if x.code == Code::SlowedDown => Some(format!("{} {}", x.url, x.detail)),
+            // The host's own notes (its IP's guard saw the same answers: see below).
+            Event::Finding(x) if x.code == Code::SlowedDown && !x.detail.contains("site's server") => {
+                Some(format!("{} {}", x.url, x.detail))
+            }
             _ => None,
         })
         .collect();
@@ -59,4 +63,57 @@ pub async fn server_signals_pace_the_host<F: Frontier>(f: F) {
     assert!(notes[0].starts_with("http://a.test/ we slowed down at "), "{notes:?}");
     assert!(notes[0].contains("because responses took 2.0 s instead of 0.1 s"), "{notes:?}");
     assert!(notes[1].contains("stated a request quota"), "{notes:?}");
+}
+
+/// The latency guard of a server IP (issue 17): two hosts at one address whose answers slow down
+/// together. The IP's cap halves (8 -> 4 requests in flight across both hosts, though each host
+/// allows 16), its requests are spaced 0.5 s apart whichever host they go to, the state outlives
+/// the IP's last request in flight, and the change is noted naming the server.
+pub async fn the_ip_guard_paces_every_host_at_the_address<F: Frontier>(f: F) {
+    let ip = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 9));
+    f.seed(seed(1, 1, "a.test", 16, 0, 100)).await.expect("seed");
+    f.seed(seed(1, 2, "b.test", 16, 0, 100)).await.expect("seed");
+    pass_robots(&f, T0, 4, Some(ip)).await; // two lanes per site: its host and the www twin
+    let mut t = T0.plus(ms(1_000));
+    let starts = [lease(&f, t).await, lease(&f, t).await];
+    for l in &starts {
+        let (h, site) = (l.host.as_str(), l.task.site.0);
+        let discovered = (1..30).map(|i| page(1, site, &format!("http://{h}/{i}"), 1)).collect();
+        complete(&f, l, Completion { discovered, ..Completion::default() }, t).await;
+    }
+    for s in [100, 100, 100, 100, 100, 2_000, 2_000, 2_000] {
+        t = t.plus(ms(1_000));
+        let l = lease(&f, t).await;
+        assert_eq!(l.ip, Some(ip));
+        complete(&f, &l, sample(s), t).await;
+    }
+    // Level 1 on the IP: 4 in flight at most, 0.5 s apart, across both hosts.
+    t = t.plus(ms(1_000));
+    let mut held = vec![lease(&f, t).await];
+    assert_eq!(no_lease(&f, t.plus(ms(499))).await, Claim::Wait(t.plus(ms(500))), "the IP's gap");
+    for i in 1..4 {
+        held.push(lease(&f, t.plus(ms(500 * i))).await);
+    }
+    no_lease(&f, t.plus(ms(10_000))).await;
+    let hosts: std::collections::HashSet<_> = held.iter().map(|l| l.host.clone()).collect();
+    assert_eq!(hosts.len(), 2, "both hosts share the IP's four slots: {hosts:?}");
+    // Nothing in flight any more: the IP's guard still holds its level.
+    t = t.plus(ms(10_000));
+    for l in &held {
+        complete(&f, l, Completion::default(), t).await;
+    }
+    f.reap(t).await.expect("reap");
+    lease(&f, t).await;
+    assert_eq!(no_lease(&f, t.plus(ms(1))).await, Claim::Wait(t.plus(ms(500))), "the level outlived in-flight zero");
+    let notes: Vec<String> = drain_events(&f)
+        .await
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Finding(x) if x.code == Code::SlowedDown && x.detail.contains("server 192.0.2.9") => Some(x.detail),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("took 2.0 s instead of 0.1 s"), "{notes:?}");
+    assert!(notes[0].contains("requests in flight to that server divided by 2, at least 0.5 s apart"), "{notes:?}");
 }

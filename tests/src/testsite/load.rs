@@ -4,6 +4,7 @@
 //! - [`Site::single_worker`]: one worker and a queue. Requests are served one at a time in arrival
 //!   order, each taking `service`; a request's response time is its wait in the queue plus its
 //!   service, so it grows with the number of requests in flight, as on a small shared server.
+//!   [`Site::on_the_server_of`] puts more hosts on the same machine (one queue for all of them).
 //! - [`Site::quota`]: a quota of `limit` requests per `window` (a fixed window from the first
 //!   request), stated in the IETF draft's `RateLimit-Policy` and `RateLimit` fields; a request
 //!   over the quota answers 429 with `Retry-After`.
@@ -31,6 +32,14 @@ impl Site {
     #[must_use]
     pub fn single_worker(mut self, service: Duration) -> Site {
         self.load = Some(Load::Queue { service, worker: Arc::new(tokio::sync::Mutex::new(())) });
+        self
+    }
+
+    /// Served by the same simulated machine as `other` (its one worker and queue, or its quota):
+    /// several hosts on one shared server, at one IP.
+    #[must_use]
+    pub fn on_the_server_of(mut self, other: &Site) -> Site {
+        self.load = other.load.clone();
         self
     }
 

@@ -86,6 +86,67 @@ async fn a_server_slowing_under_load_keeps_its_median_within_twice_its_baseline(
     assert_eq!(pages(&log_on), pages(&log_off), "the guard slows the audit down, it drops nothing");
 }
 
+/// Hosts that share one small server (one worker, one queue) at one IP, each with too few pages
+/// for its own guard to act, as on a shared-hosting machine: the guard of the server's IP slows
+/// them all. From the server's log, the median response time over all its hosts with the guard
+/// on, against a run with it off.
+/// Hosts on the shared machine of [`hosts_sharing_a_degrading_server_are_slowed_by_its_ip_guard`].
+const SHARED_HOSTS: usize = 8;
+
+/// The shared machine: `SHARED_HOSTS` generated sites of 4 pages, one worker taking 0.3 s per
+/// request for all of them. Without the guard it is 8 requests deep (the per-IP cap), so answers
+/// take 2.4 s.
+fn shared_machine() -> (Vec<String>, Vec<Site>) {
+    let names: Vec<String> = (1..=SHARED_HOSTS).map(|i| format!("s{i}.test")).collect();
+    let first = Site::generated(&names[0], 4, 2).single_worker(Duration::from_millis(300));
+    let mut sites: Vec<Site> = names[1..].iter().map(|h| Site::generated(h, 4, 2).on_the_server_of(&first)).collect();
+    sites.insert(0, first);
+    (names, sites)
+}
+
+/// Every answer's time on the server, and the shortest (the machine at rest).
+fn all_and_idle(log: &RequestLog) -> (Vec<Duration>, Duration) {
+    let all: Vec<Duration> = log.all().iter().filter_map(LoggedRequest::duration).collect();
+    let idle = all.iter().min().copied().unwrap_or_default();
+    (all, idle)
+}
+
+/// Checked without the IP's guard (only the hosts' own, by disabling the IP's observe in the
+/// embedded frontier): the median stayed at 2.4 s, as with no guard at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosts_sharing_a_degrading_server_are_slowed_by_its_ip_guard() {
+    let (names, sites) = shared_machine();
+    let hosts: Vec<&str> = names.iter().map(String::as_str).collect();
+    let on = TestServer::start(sites).await.expect("server starts");
+    let off = TestServer::start(shared_machine().1).await.expect("server starts");
+    let starts = |s: &TestServer| hosts.iter().map(|h| s.url(h, "/")).collect::<Vec<_>>();
+    let (start_on, start_off) = (starts(&on), starts(&off));
+    let (run_on, run_off) =
+        tokio::join!(audit(&on, &hosts, &start_on, &[]), audit(&off, &hosts, &start_off, &["--no-latency-guard"]),);
+    assert_eq!((run_on.exit, run_off.exit), (Exit::Ok, Exit::Ok));
+    let (log_on, log_off) = (on.shutdown().await, off.shutdown().await);
+    let ((all_on, base_on), (all_off, base_off)) = (all_and_idle(&log_on), all_and_idle(&log_off));
+    let (med_on, med_off) = (median(&all_on), median(&all_off));
+    say(&format!(
+        "{SHARED_HOSTS} hosts on one server: guard on: median {med_on:?} vs idle {base_on:?} ({} requests); \
+         guard off: median {med_off:?} vs idle {base_off:?} ({} requests)",
+        log_on.all().len(),
+        log_off.all().len()
+    ));
+    assert!(
+        med_off > base_off * 2,
+        "without the guard the server must degrade, or this proves nothing\n{}",
+        log_off.dump()
+    );
+    assert!(med_on <= base_on * 2, "guard on: median {med_on:?} over 2x {base_on:?}\n{}", log_on.dump());
+    let on_notes = notes(&run_on.db);
+    assert!(
+        on_notes.iter().any(|n| n.contains("responses from the site's server 127.0.0.1")),
+        "the server's guard acted: {on_notes:?}"
+    );
+    assert_eq!(log_on.all().len(), log_off.all().len(), "the guard slows the audit down, it drops nothing");
+}
+
 /// The largest number of requests that started within any `window` (by the server's clock).
 fn most_in_any_window(reqs: &[&LoggedRequest], window: Duration) -> usize {
     (0..reqs.len())
@@ -144,7 +205,7 @@ async fn a_503_with_retry_after_holds_the_whole_host_then_slows_it() {
 }
 
 /// The same guard in a distributed audit: a coordinator and a worker on a private redis-server
-/// (`lua/signals.lua` keeps the state in the host's hash).
+/// (`apply_signals` in `lua/common.lua`, run by `complete`, keeps the state in the host's hash).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn distributed_the_guard_holds_and_the_503_host_waits() {
     let _serial = SERIAL.lock().await;
@@ -174,4 +235,36 @@ async fn distributed_the_guard_holds_and_the_503_host_waits() {
     assert_waited_then_slow(&log, "busy.test", Duration::from_secs(2));
     let n = notes(&db);
     assert!(n.iter().any(|n| n.starts_with("we slowed down at ")), "{n:?}\n{logs}");
+}
+
+/// The server IP's guard in a distributed audit: the shared machine audited by a coordinator and a
+/// worker on a private redis-server (`ipg:{ip}` holds the IP's state).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distributed_the_ip_guard_spares_a_shared_server() {
+    let _serial = SERIAL.lock().await;
+    ensure_built().await;
+    let (names, sites) = shared_machine();
+    let server = TestServer::start(sites).await.expect("server starts");
+    let redis = RedisServer::start().expect("redis-server starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("audit.db");
+    let ns = "ipguard";
+    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &[]).await;
+    let w = worker(dir.path(), "w1", &redis.url(), ns, &names, 8);
+    let starts: Vec<String> = names.iter().map(|h| server.url(h, "/")).collect();
+    let audit = coord.submit(&starts, serde_json::json!({})).await;
+    let finished = coord.wait_finished(audit, Duration::from_secs(100)).await;
+    let log = server.shutdown().await;
+    let logs = tails([&w, &coord.proc]);
+    let (v, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
+    assert_eq!(v["status"], "done", "{v}\n{logs}");
+    let (all, idle) = all_and_idle(&log);
+    let med = median(&all);
+    say(&format!(
+        "distributed, {SHARED_HOSTS} hosts on one server: median {med:?} vs idle {idle:?} ({} requests)",
+        all.len()
+    ));
+    assert!(med <= idle * 2, "median {med:?} over 2x {idle:?}\n{}\n{logs}", log.dump());
+    let n = notes(&db);
+    assert!(n.iter().any(|n| n.contains("responses from the site's server 127.0.0.1")), "{n:?}\n{logs}");
 }

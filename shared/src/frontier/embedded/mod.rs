@@ -203,10 +203,9 @@ impl EmbeddedFrontier {
                 parked.park(on, key.clone());
                 continue;
             }
-            let Some(host_ready) = host.pace.ready_at() else {
-                continue;
-            };
-            let at = due.max(host_ready);
+            let Some(host_ready) = host.pace.ready_at() else { continue };
+            let ip_ready = host.ip.and_then(|ip| ips.get(&ip)).map_or(UnixMs(0), |p| p.next_start_at);
+            let at = due.max(host_ready).max(ip_ready);
             if at > now {
                 earliest = Some(earliest.map_or(at, |e| e.min(at)));
                 continue;
@@ -251,7 +250,10 @@ impl EmbeddedFrontier {
             }
             note = h.pace.apply_signals(&c.signals, now);
         }
-        if let Some(change) = note {
+        // The guard of the server's IP sees the answers of all its hosts.
+        let ip_note =
+            lease.ip.zip(c.signals.response_ms).and_then(|(ip, ms)| st.ips.get_mut(&ip)?.observe(ip, ms, now));
+        for change in note.into_iter().chain(ip_note) {
             st.publish(Event::Finding(crate::latency::guard_note(&lease.task, &change, now)));
         }
         if let Some(robots) = c.robots {
@@ -335,7 +337,7 @@ impl EmbeddedFrontier {
             }
         }
         st.hosts.retain(|_, h| !h.is_unused(now));
-        st.ips.retain(|_, p| p.in_flight > 0);
+        st.ips.retain(|_, p| !p.is_unused(now));
         expired.len()
     }
 
@@ -412,7 +414,7 @@ impl State {
             (h.ip, gap, resolve)
         });
         if let Some(ip) = ip {
-            self.ips.entry(ip).or_default().in_flight += 1;
+            self.ips.entry(ip).or_default().start(now);
         }
         if let Some(s) = self.sites.get_mut(&task.site) {
             s.queued -= 1;
@@ -454,7 +456,7 @@ impl State {
         self.wake(Park::Host(&lease.host), host_room);
         if let Some(ip) = lease.ip {
             let p = self.ips.entry(ip).or_default();
-            p.in_flight = p.in_flight.saturating_sub(1);
+            p.finish();
             let room = p.room(ip_cap);
             self.wake(Park::Ip(ip), room);
         }
