@@ -3,14 +3,17 @@
 //! open, completing each with the links and the page record a real page would bring. Prints
 //! Redis' CPU per request, commands per request and `INFO commandstats`.
 //!
-//! `cargo run --release -p shoal-frontier-redis --example script_cost -- [sites] [pages] [links] [outstanding]`
-//! (defaults 200 50 5 16: the farm of `bench/cpu.py`). Loopback only: the server listens on a unix
+//! `cargo run --release -p shoal-frontier-redis --example script_cost -- [sites] [pages] [links] [outstanding] [guard]`
+//! (defaults 200 50 5 16 1: the farm of `bench/cpu.py`; with `guard` 1 every page's completion
+//! carries a response time for the latency guards, as a worker's does unless
+//! `--no-latency-guard`; a steady 100-106 ms, so no guard ever moves). Loopback only: the server listens on a unix
 //! socket in a temporary directory.
 
 use redis::Value;
 use shoal_frontier_redis::RedisFrontier;
 use shoal_shared::frontier::{Claim, Completion, Frontier, FrontierSettings, Lease, RobotsOutcome};
 use shoal_shared::ids::WorkerId;
+use shoal_shared::latency::ServerSignals;
 use shoal_shared::record::{Event, LinkKind, LinkRecord, PageRecord};
 use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::time::UnixMs;
@@ -78,10 +81,12 @@ fn page_completion(l: &Lease, links: u64, pages: u64) -> Completion {
             text: Some("a link".into()),
         })
         .collect();
+    let response_ms = (arg(5, 1) == 1).then(|| 100 + u32::try_from(n % 7).unwrap_or(0));
     Completion {
         resolved: resolution(l, Some(IP)),
         discovered,
         events: vec![Event::Page(Box::new(rec))],
+        signals: ServerSignals { response_ms, ..ServerSignals::default() },
         ..Completion::default()
     }
 }
@@ -180,10 +185,18 @@ async fn main() {
     rows.sort_by_key(|r| std::cmp::Reverse(r.2));
     let all: u64 = rows
         .iter()
-        .filter(|r| !r.0.starts_with("eval") && r.0 != "info" && r.0 != "config|resetstat")
+        .filter(|r| {
+            !r.0.starts_with("eval")
+                && !r.0.starts_with("fcall")
+                && !r.0.starts_with("function")
+                && r.0 != "info"
+                && r.0 != "config|resetstat"
+        })
         .map(|r| r.1)
         .sum();
-    println!("commands per request (inner included) {:.1}", per(all as f64));
+    println!("commands per request (inside the scripts, and the client's own) {:.1}", per(all as f64));
+    let calls: u64 = rows.iter().filter(|r| r.0.starts_with("fcall") || r.0.starts_with("evalsha")).map(|r| r.1).sum();
+    println!("script calls (round trips) per request {:.2}", per(calls as f64));
     println!("{:<18} {:>10} {:>10} {:>10}", "command", "calls/req", "usec/call", "usec/req");
     for (name, calls, usec) in rows.iter().take(16) {
         println!(

@@ -19,7 +19,7 @@
 //! | `…:hostwait:{host}` | set | claim | lanes parked because the host's slots are full; woken by a completion on the host |
 //! | `…:ipf:{ip}` | string (int) | claim, complete, reap | requests in flight to the IP |
 //! | `…:ipwait:{ip}` | set | claim | lanes parked because the IP's slots are full; woken by a completion on the IP |
-//! | `…:ipg:{ip}` | hash | complete, claim | the latency guard of every host at the IP (fields as the host's: `lb`, `lr`, `ll`, `lsc`, `lcm`) and `next`, no request to the IP before it while the guard is slowed; expires `HOST_LINGER` after the IP's last answer or slowed start (relative `PEXPIRE`: it outlives the IP's last request in flight) |
+//! | `…:ipg:{ip}` | hash | complete, claim | the latency guard of every host at the IP (fields as the host's: `lb`, `lr`, `ll`, `lsc`, `lcm`; `lt` the hosts of the recent samples, since it slows down only for slow answers of two hosts) and `next`, no request to the IP before it while the guard is slowed; expires `HOST_LINGER` after the IP's last answer or slowed start (relative `PEXPIRE`: it outlives the IP's last request in flight) |
 //! | `…:site:{site}` | hash | seed, complete | `audit`, counters (`queued`, `leased`, `pages`, `res`, `completed`, `smf` sitemaps queued, `smb` sitemap bytes read), limits (`maxp`, `maxd`, `maxr`, `maxsf`, `maxsb`), flags (`done`, `cancelled`, `rep_*`), pre-encoded blobs (`info`, `doneblob`, `lim_d`, `lim_p`, `lim_r`, `lim_s`), and the browser check's `bp` (pages asked for), `bphase` (`a` crawl over and `cdblob`, the `CrawlDone` event, published; `q` browser tasks queued) |
 //! | `…:sitelanes:{site}` | set | seed | the site's lanes |
 //! | `…:auditsites:{audit}` | set | seed | the audit's sites |

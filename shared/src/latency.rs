@@ -20,15 +20,23 @@
 //!
 //! The same rule runs a second time per **server IP**, on the answers of every host at that
 //! address: hundreds of small sites on one shared server each send too few answers for their own
-//! guard to decide anything, while together they can slow the machine down. Each IP level halves
-//! the IP's in-flight cap (never below 1) and spaces all requests to the IP [`ip_gap`] apart
-//! (none at level 0). One host alone on its IP is slowed by both guards at once; the IP's gap then
-//! equals the host's doubled floor gap and its cap is above the host's, so it costs nothing more.
+//! guard to decide anything, while together they can slow the machine down. The IP's guard slows
+//! down only when the slow answers in its window come from at least two hosts
+//! ([`LatencyGuard::observe_gated`]): one slow site beside fast ones at the address (or the last
+//! site still being audited there) is that site's own pace, which its host's guard judges against
+//! its own baseline, not a server slowing down for everyone. Each IP level halves the IP's
+//! in-flight cap (never below 1) and spaces all requests to the IP [`ip_gap`] apart (none at
+//! level 0).
+//!
+//! Counting each answer relative to its host's baseline instead was tried and dropped: a host's
+//! first answers come in the audit's opening burst, so on a small shared server its baseline
+//! already includes our load, and the IP's guard then let that server stay 6 times slower than at
+//! rest (the distributed test of `tests/tests/it/latency_guard.rs`).
 //!
 //! The state is a few numbers per host and per IP. A host's lives with the host's pace state and
 //! ends when the host does; an IP's outlives the IP's last request in flight (the next request
-//! must meet the same level) and ends [`crate::pace::HOST_LINGER`] after its last answer, in both
-//! frontier back ends. Pure arithmetic, the time passed in; the Redis back end mirrors it in
+//! must meet the same level) and ends [`crate::pace::HOST_LINGER`] after its last answer or
+//! slowed start, in both frontier back ends. Pure arithmetic, the time passed in; the Redis back end mirrors it in
 //! `frontier-redis/src/lua/common.lua` (`observe`, `apply_signals`), and the shared conformance
 //! suite checks both.
 
@@ -170,6 +178,12 @@ impl LatencyGuard {
     /// Records one response time and applies the rule (see the module's doc); the change of level,
     /// if any.
     pub fn observe(&mut self, sample_ms: u32) -> Option<GuardChange> {
+        self.observe_gated(sample_ms, |_, _| true)
+    }
+
+    /// [`LatencyGuard::observe`], slowing down only if `may_slow(recent samples newest first,
+    /// baseline)` agrees as well (a server IP's guard asks that the slow ones come from two hosts).
+    pub fn observe_gated(&mut self, sample_ms: u32, may_slow: impl FnOnce(&[u32], u32) -> bool) -> Option<GuardChange> {
         self.recent.copy_within(0..GUARD_WINDOW - 1, 1);
         self.recent[0] = sample_ms;
         self.len = self.len.saturating_add(1).min(GUARD_WINDOW as u8);
@@ -190,7 +204,12 @@ impl LatencyGuard {
         let trouble = m64 >= base * u64::from(GUARD_RATIO) && rise >= millis(GUARD_MIN_RISE);
         let calm = m64 * 2 < base * 3 || rise < millis(GUARD_CALM_RISE);
         self.calm = if calm { self.calm.saturating_add(1) } else { 0 };
-        let moved = if trouble && self.level < GUARD_MAX_LEVEL && self.since_change >= GUARD_SETTLE {
+        let n = usize::from(self.len).min(GUARD_WINDOW);
+        let moved = if trouble
+            && self.level < GUARD_MAX_LEVEL
+            && self.since_change >= GUARD_SETTLE
+            && may_slow(&self.recent[..n], self.baseline_ms)
+        {
             self.level += 1;
             GuardMove::Slowed
         } else if calm && self.level > 0 && self.calm >= GUARD_RECOVER {
@@ -224,6 +243,38 @@ pub fn ip_cap(cap: u16, level: u8) -> u32 {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Whether one answer is slow against `baseline_ms` by the guard's rule ([`GUARD_RATIO`] times
+/// and [`GUARD_MIN_RISE`] above it).
+#[must_use]
+pub fn is_slow(sample_ms: u32, baseline_ms: u32) -> bool {
+    let (s, b) = (u64::from(sample_ms), u64::from(baseline_ms));
+    s >= b * u64::from(GUARD_RATIO) && s.saturating_sub(b) >= millis(GUARD_MIN_RISE)
+}
+
+/// A stable tag of a host name for a server IP's window (FNV-1a, 64 bits): only whether two
+/// answers came from the same host matters.
+#[must_use]
+pub fn host_tag(host: &str) -> u64 {
+    host.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Whether the slow answers among `recent` (against `baseline_ms`) came from at least two of
+/// the hosts `tags` (aligned with `recent`).
+#[must_use]
+pub fn slow_on_two_hosts(recent: &[u32], tags: &[u64], baseline_ms: u32) -> bool {
+    let mut first = None;
+    for (s, t) in recent.iter().zip(tags) {
+        if is_slow(*s, baseline_ms) {
+            match first {
+                None => first = Some(*t),
+                Some(f) if f != *t => return true,
+                Some(_) => {}
+            }
+        }
+    }
+    false
 }
 
 /// The in-flight limit and gap with the guard's `level` applied: the limit halved per level (never
@@ -351,6 +402,21 @@ mod tests {
         assert_eq!(guarded(16, ms(300), 9), (2, ms(2_400)), "capped at the last level");
         assert_eq!(guarded(1, Duration::from_secs(40), 1), (1, Duration::from_secs(60)), "at most 60 s");
         assert_eq!(guarded(1, Duration::from_secs(61), 1), (1, Duration::from_secs(61)), "never lowered");
+    }
+
+    #[test]
+    fn slow_answers_of_two_hosts() {
+        let (a, b) = (host_tag("a.test"), host_tag("b.test"));
+        assert_ne!(a, b);
+        assert!(slow_on_two_hosts(&[900, 100, 900], &[a, b, b], 200));
+        assert!(!slow_on_two_hosts(&[900, 100, 900], &[a, b, a], 200), "one slow host");
+        assert!(!slow_on_two_hosts(&[600, 900], &[a, b], 200), "600 ms is twice 200 ms but not 500 ms above it");
+        assert!(is_slow(700, 200) && !is_slow(690, 200) && !is_slow(900, 500));
+        let mut g = LatencyGuard::default();
+        let gate = |r: &[u32], _: u32| r.len() > 100;
+        let moved: Vec<_> =
+            [100, 100, 100, 100, 100, 2_000, 2_000, 2_000].iter().filter_map(|s| g.observe_gated(*s, gate)).collect();
+        assert_eq!((moved, g.level), (vec![], 0), "the gate holds it back");
     }
 
     #[test]

@@ -392,6 +392,9 @@ pub struct IpPace {
     /// The last answer the guard saw, or the last start while it was slowed: the state ends
     /// [`HOST_LINGER`] after it once nothing is in flight (Redis: a relative expiry set then).
     pub touched_at: UnixMs,
+    /// Which host each of the guard's recent samples came from ([`crate::latency::host_tag`]),
+    /// newest first: it slows down only for slow answers of two hosts.
+    pub hosts: [u64; crate::latency::GUARD_WINDOW],
 }
 
 impl IpPace {
@@ -427,10 +430,17 @@ impl IpPace {
         self.in_flight = self.in_flight.saturating_sub(1);
     }
 
-    /// Records one answer's response time from any host at the IP; the guard's change, if any.
-    pub fn observe(&mut self, ip: IpAddr, response_ms: u32, now: UnixMs) -> Option<GuardChange> {
+    /// Records one answer's response time from the host tagged `host` ([`crate::latency::host_tag`])
+    /// at the IP; the guard's change, if any. It slows down only when the slow answers among the
+    /// recent ones came from at least two hosts: one slow site beside fast ones is its own pace.
+    pub fn observe(&mut self, ip: IpAddr, host: u64, response_ms: u32, now: UnixMs) -> Option<GuardChange> {
         self.touched_at = now;
-        self.guard.observe(response_ms).map(|c| GuardChange { server: Some(ip), ..c })
+        self.hosts.copy_within(0..crate::latency::GUARD_WINDOW - 1, 1);
+        self.hosts[0] = host;
+        let hosts = self.hosts;
+        self.guard
+            .observe_gated(response_ms, |recent, base| crate::latency::slow_on_two_hosts(recent, &hosts, base))
+            .map(|c| GuardChange { server: Some(ip), ..c })
     }
 
     /// Whether nothing is in flight and the guard's memory has run out (or never began): the
@@ -456,8 +466,9 @@ mod tests {
         let ip = IpAddr::from([192, 0, 2, 1]);
         let mut p = IpPace::default();
         assert!(p.is_unused(T0), "nothing learnt, nothing in flight");
-        let changes: Vec<_> =
-            [100, 100, 100, 100, 100, 2_000, 2_000, 2_000].iter().filter_map(|s| p.observe(ip, *s, T0)).collect();
+        let one = [100, 100, 100, 100, 100, 2_000, 2_000, 2_000].map(|s| p.observe(ip, 1, s, T0));
+        assert_eq!(one, [None; 8], "slow answers of one host are its own pace");
+        let changes: Vec<_> = [2_000, 2_000].iter().filter_map(|s| p.observe(ip, 2, *s, T0)).collect();
         assert_eq!(changes.len(), 1);
         assert_eq!((changes[0].level, changes[0].server), (1, Some(ip)));
         assert_eq!((p.cap(8), p.room(8), p.has_room(8)), (4, 4, true));

@@ -448,14 +448,23 @@ end
 
 -- One step of a latency guard whose state is the hash `k` (fields `lb` baseline, `lr` recent
 -- samples newest first, `ll` level, `lsc` samples since the last change, `lcm` calm samples in a
--- row), mirroring shoal_shared::latency::LatencyGuard::observe. Returns {moved ('s' slowed, 'r'
--- restored), level, recent median ms, baseline ms} or nil.
-local function observe(k, s)
-  local f = redis.call('HMGET', k, 'lb', 'lr', 'll', 'lsc', 'lcm')
+-- row), mirroring shoal_shared::latency::LatencyGuard::observe. With `tag` (a server IP's guard:
+-- the answering host) it keeps the hosts of the recent samples (`lt`) and slows down only when
+-- the slow ones came from two hosts (LatencyGuard::observe_gated with slow_on_two_hosts).
+-- Returns {moved ('s' slowed, 'r' restored), level, recent median ms, baseline ms} or nil.
+local function observe(k, s, tag)
+  local f = redis.call('HMGET', k, 'lb', 'lr', 'll', 'lsc', 'lcm', 'lt')
   local base, level, since, calm = num(f[1], 0), num(f[3], 0), num(f[4], 0), num(f[5], 0)
   local recent = {s}
   for v in string.gmatch(f[2] or '', '%d+') do
     if #recent < GUARD_WINDOW then recent[#recent + 1] = tonumber(v) end
+  end
+  local tags = nil
+  if tag then
+    tags = {tag}
+    for v in string.gmatch(f[6] or '', '[^,]+') do
+      if #tags < GUARD_WINDOW then tags[#tags + 1] = v end
+    end
   end
   since = math.min(since + 1, 255)
   local sorted = {}
@@ -473,6 +482,16 @@ local function observe(k, s)
     local is_calm = m * 2 < base * 3 or rise < GUARD_CALM_RISE
     if is_calm then calm = math.min(calm + 1, 255) else calm = 0 end
     local moved = nil
+    if trouble and tags then
+      -- A server IP: the slow answers must come from two hosts.
+      local first, two = nil, false
+      for i, v in ipairs(recent) do
+        if v >= base * GUARD_RATIO and v - base >= GUARD_MIN_RISE then
+          if not first then first = tags[i] elseif tags[i] ~= first then two = true end
+        end
+      end
+      trouble = two
+    end
     if trouble and level < GUARD_MAX_LEVEL and since >= GUARD_SETTLE then
       level, moved = level + 1, 's'
     elseif is_calm and level > 0 and calm >= GUARD_RECOVER then
@@ -484,6 +503,7 @@ local function observe(k, s)
     end
   end
   redis.call('HSET', k, 'lb', base, 'lr', table.concat(recent, ','), 'll', level, 'lsc', since, 'lcm', calm)
+  if tags then redis.call('HSET', k, 'lt', table.concat(tags, ',')) end
   return change
 end
 
@@ -532,7 +552,7 @@ local function apply_signals(host, ip, now, sample, quota, hold)
   end
   if sample and ip and ip ~= '' then
     local ik = k_ipg(ip)
-    local c = observe(ik, sample)
+    local c = observe(ik, sample, host)
     redis.call('PEXPIRE', ik, LINGER)
     if c then
       c[5] = ip

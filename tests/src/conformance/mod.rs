@@ -536,6 +536,7 @@ where
     checks_beyond_http_open_their_own_lanes(make().await).await;
     server_signals_pace_the_host(make().await).await;
     the_ip_guard_paces_every_host_at_the_address(make().await).await;
+    a_slow_site_beside_a_fast_one_is_not_a_slow_server(make().await).await;
     browser_tasks_after_the_crawl(make().await).await;
     browser_phase_ends_on_cancel_or_nothing_to_open(make().await).await;
 }

@@ -117,3 +117,41 @@ pub async fn the_ip_guard_paces_every_host_at_the_address<F: Frontier>(f: F) {
     assert!(notes[0].contains("took 2.0 s instead of 0.1 s"), "{notes:?}");
     assert!(notes[0].contains("requests in flight to that server divided by 2, at least 0.5 s apart"), "{notes:?}");
 }
+
+/// A slow site beside a fast one at one address is not a slow server: the IP's guard slows down
+/// only for slow answers of two hosts, so the slow site's usual answers (its own guard judges them
+/// against its own baseline) do not step it, whichever host the leases go to.
+pub async fn a_slow_site_beside_a_fast_one_is_not_a_slow_server<F: Frontier>(f: F) {
+    let ip = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10));
+    f.seed(seed(1, 1, "fast.test", 16, 0, 100)).await.expect("seed");
+    f.seed(seed(1, 2, "slow.test", 16, 0, 100)).await.expect("seed");
+    pass_robots(&f, T0, 4, Some(ip)).await;
+    let mut t = T0.plus(ms(1_000));
+    let starts = [lease(&f, t).await, lease(&f, t).await];
+    for l in &starts {
+        let (h, site) = (l.host.as_str(), l.task.site.0);
+        let discovered = (1..40).map(|i| page(1, site, &format!("http://{h}/{i}"), 1)).collect();
+        complete(&f, l, Completion { discovered, ..Completion::default() }, t).await;
+    }
+    for _ in 0..30 {
+        t = t.plus(ms(100));
+        let l = lease(&f, t).await;
+        let usual = if l.host.as_str() == "fast.test" { 50 } else { 1_500 };
+        complete(&f, &l, sample(usual), t).await;
+    }
+    // The IP's own cap (8), no gap: its guard never stepped.
+    t = t.plus(ms(100));
+    for _ in 0..8 {
+        lease(&f, t).await;
+    }
+    no_lease(&f, t).await;
+    let notes: Vec<String> = drain_events(&f)
+        .await
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Finding(x) if x.code == Code::SlowedDown => Some(x.detail),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notes, Vec::<String>::new(), "nobody slowed down");
+}

@@ -250,10 +250,10 @@ impl EmbeddedFrontier {
             }
             note = h.pace.apply_signals(&c.signals, now);
         }
-        // The guard of the server's IP sees the answers of all its hosts.
-        let ip_note =
-            lease.ip.zip(c.signals.response_ms).and_then(|(ip, ms)| st.ips.get_mut(&ip)?.observe(ip, ms, now));
-        for change in note.into_iter().chain(ip_note) {
+        let (tag, ips) = (crate::latency::host_tag(lease.host.as_str()), &mut st.ips);
+        let server_ip_note =
+            lease.ip.zip(c.signals.response_ms).and_then(|(ip, ms)| ips.get_mut(&ip)?.observe(ip, tag, ms, now));
+        for change in note.into_iter().chain(server_ip_note) {
             st.publish(Event::Finding(crate::latency::guard_note(&lease.task, &change, now)));
         }
         if let Some(robots) = c.robots {
