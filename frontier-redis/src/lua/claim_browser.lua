@@ -1,7 +1,8 @@
 -- claim_browser: ARGV = now, worker, lease_ttl_ms, ip_cap
 -- Leases the oldest browser task whose host is free: no browser lease of the host out (page loads
 -- are serialised), a slot of the host and of its IP (as lowered by the IP's latency guard) free,
--- its next start come. The host's next start moves max(gap, BROWSER_GAP) ahead. Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
+-- its next start come. The host's next start moves max(gap, BROWSER_GAP) ahead.
+-- Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
 local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local ids = redis.call('ZRANGE', k_bq(), 0, 99)
 if #ids == 0 then return {'idle'} end

@@ -502,8 +502,11 @@ local function observe(k, s, tag)
       change = {moved, level, m, base}
     end
   end
-  redis.call('HSET', k, 'lb', base, 'lr', table.concat(recent, ','), 'll', level, 'lsc', since, 'lcm', calm)
-  if tags then redis.call('HSET', k, 'lt', table.concat(tags, ',')) end
+  local fields = {'lb', base, 'lr', table.concat(recent, ','), 'll', level, 'lsc', since, 'lcm', calm}
+  if tags then
+    fields[11], fields[12] = 'lt', table.concat(tags, ',')
+  end
+  redis.call('HSET', k, unpack(fields))
   return change
 end
 

@@ -17,6 +17,18 @@ fn sample(response_ms: u32) -> Completion {
     signals(ServerSignals { response_ms: Some(response_ms), ..ServerSignals::default() })
 }
 
+/// The `slowed_down` notes published so far, each as "URL detail".
+async fn slowed_down<F: Frontier>(f: &F) -> Vec<String> {
+    drain_events(f)
+        .await
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Finding(x) if x.code == Code::SlowedDown => Some(format!("{} {}", x.url, x.detail)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Slow answers step the host's pace down; a quota's gap and a hold apply on top, to the
 /// millisecond, and each change is noted once for the report.
 pub async fn server_signals_pace_the_host<F: Frontier>(f: F) {
@@ -48,21 +60,27 @@ pub async fn server_signals_pace_the_host<F: Frontier>(f: F) {
     complete(&f, &b, signals(hold), t.plus(ms(5_000))).await;
     assert_eq!(no_lease(&f, t.plus(ms(10_000))).await, Claim::Wait(t.plus(ms(20_000))), "held until Retry-After");
     lease(&f, t.plus(ms(20_000))).await;
-    let notes: Vec<String> = drain_events(&f)
-        .await
-        .into_iter()
-        .filter_map(|e| match e {
-            // The host's own notes (its IP's guard saw the same answers: see below).
-            Event::Finding(x) if x.code == Code::SlowedDown && !x.detail.contains("site's server") => {
-                Some(format!("{} {}", x.url, x.detail))
-            }
-            _ => None,
-        })
-        .collect();
+    let notes = slowed_down(&f).await;
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(notes[0].starts_with("http://a.test/ we slowed down at "), "{notes:?}");
     assert!(notes[0].contains("because responses took 2.0 s instead of 0.1 s"), "{notes:?}");
     assert!(notes[1].contains("stated a request quota"), "{notes:?}");
+}
+
+/// Two sites whose hosts are at `ip`, 16 in flight each, no gap: robots.txt read, start pages
+/// answered with 39 pages each queued. Returns the time of the start pages.
+async fn two_sites_at_one_ip<F: Frontier>(f: &F, ip: IpAddr, hosts: [&str; 2]) -> shoal_shared::time::UnixMs {
+    f.seed(seed(1, 1, hosts[0], 16, 0, 100)).await.expect("seed");
+    f.seed(seed(1, 2, hosts[1], 16, 0, 100)).await.expect("seed");
+    pass_robots(f, T0, 4, Some(ip)).await; // two lanes per site: its host and the www twin
+    let t = T0.plus(ms(1_000));
+    let starts = [lease(f, t).await, lease(f, t).await];
+    for l in &starts {
+        let (h, site) = (l.host.as_str(), l.task.site.0);
+        let discovered = (1..40).map(|i| page(1, site, &format!("http://{h}/{i}"), 1)).collect();
+        complete(f, l, Completion { discovered, ..Completion::default() }, t).await;
+    }
+    t
 }
 
 /// The latency guard of a server IP (issue 17): two hosts at one address whose answers slow down
@@ -71,16 +89,7 @@ pub async fn server_signals_pace_the_host<F: Frontier>(f: F) {
 /// the IP's last request in flight, and the change is noted naming the server.
 pub async fn the_ip_guard_paces_every_host_at_the_address<F: Frontier>(f: F) {
     let ip = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 9));
-    f.seed(seed(1, 1, "a.test", 16, 0, 100)).await.expect("seed");
-    f.seed(seed(1, 2, "b.test", 16, 0, 100)).await.expect("seed");
-    pass_robots(&f, T0, 4, Some(ip)).await; // two lanes per site: its host and the www twin
-    let mut t = T0.plus(ms(1_000));
-    let starts = [lease(&f, t).await, lease(&f, t).await];
-    for l in &starts {
-        let (h, site) = (l.host.as_str(), l.task.site.0);
-        let discovered = (1..30).map(|i| page(1, site, &format!("http://{h}/{i}"), 1)).collect();
-        complete(&f, l, Completion { discovered, ..Completion::default() }, t).await;
-    }
+    let mut t = two_sites_at_one_ip(&f, ip, ["a.test", "b.test"]).await;
     for s in [100, 100, 100, 100, 100, 2_000, 2_000, 2_000] {
         t = t.plus(ms(1_000));
         let l = lease(&f, t).await;
@@ -105,14 +114,7 @@ pub async fn the_ip_guard_paces_every_host_at_the_address<F: Frontier>(f: F) {
     f.reap(t).await.expect("reap");
     lease(&f, t).await;
     assert_eq!(no_lease(&f, t.plus(ms(1))).await, Claim::Wait(t.plus(ms(500))), "the level outlived in-flight zero");
-    let notes: Vec<String> = drain_events(&f)
-        .await
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Finding(x) if x.code == Code::SlowedDown && x.detail.contains("server 192.0.2.9") => Some(x.detail),
-            _ => None,
-        })
-        .collect();
+    let notes: Vec<String> = slowed_down(&f).await.into_iter().filter(|n| n.contains("server 192.0.2.9")).collect();
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("took 2.0 s instead of 0.1 s"), "{notes:?}");
     assert!(notes[0].contains("requests in flight to that server divided by 2, at least 0.5 s apart"), "{notes:?}");
@@ -123,16 +125,7 @@ pub async fn the_ip_guard_paces_every_host_at_the_address<F: Frontier>(f: F) {
 /// against its own baseline) do not step it, whichever host the leases go to.
 pub async fn a_slow_site_beside_a_fast_one_is_not_a_slow_server<F: Frontier>(f: F) {
     let ip = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10));
-    f.seed(seed(1, 1, "fast.test", 16, 0, 100)).await.expect("seed");
-    f.seed(seed(1, 2, "slow.test", 16, 0, 100)).await.expect("seed");
-    pass_robots(&f, T0, 4, Some(ip)).await;
-    let mut t = T0.plus(ms(1_000));
-    let starts = [lease(&f, t).await, lease(&f, t).await];
-    for l in &starts {
-        let (h, site) = (l.host.as_str(), l.task.site.0);
-        let discovered = (1..40).map(|i| page(1, site, &format!("http://{h}/{i}"), 1)).collect();
-        complete(&f, l, Completion { discovered, ..Completion::default() }, t).await;
-    }
+    let mut t = two_sites_at_one_ip(&f, ip, ["fast.test", "slow.test"]).await;
     for _ in 0..30 {
         t = t.plus(ms(100));
         let l = lease(&f, t).await;
@@ -145,13 +138,5 @@ pub async fn a_slow_site_beside_a_fast_one_is_not_a_slow_server<F: Frontier>(f: 
         lease(&f, t).await;
     }
     no_lease(&f, t).await;
-    let notes: Vec<String> = drain_events(&f)
-        .await
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Finding(x) if x.code == Code::SlowedDown => Some(x.detail),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(notes, Vec::<String>::new(), "nobody slowed down");
+    assert_eq!(slowed_down(&f).await, Vec::<String>::new(), "nobody slowed down");
 }

@@ -49,6 +49,18 @@ fn say(msg: &str) {
     }
 }
 
+/// The server degraded without the guard (or the test proves nothing) and stayed within twice its
+/// idle time with it: each side is (median, idle time, the server's log).
+fn assert_spared(on: (Duration, Duration, &RequestLog), off: (Duration, Duration, &RequestLog)) {
+    let ((med_on, base_on, log_on), (med_off, base_off, log_off)) = (on, off);
+    assert!(
+        med_off > base_off * 2,
+        "without the guard the server must degrade, or this proves nothing\n{}",
+        log_off.dump()
+    );
+    assert!(med_on <= base_on * 2, "guard on: median {med_on:?} over 2x {base_on:?}\n{}", log_on.dump());
+}
+
 /// The single-worker site: 25 pages, at Shoal's default pace (4 in flight, 0.3 s apart), which
 /// such a server cannot keep up with (0.5 s per request).
 fn degrading(host: &str) -> Site {
@@ -73,12 +85,7 @@ async fn a_server_slowing_under_load_keeps_its_median_within_twice_its_baseline(
         log_on.for_host("slow.test").len(),
         log_off.for_host("slow.test").len()
     ));
-    assert!(
-        med_off > base_off * 2,
-        "without the guard the server must degrade, or this proves nothing\n{}",
-        log_off.dump()
-    );
-    assert!(med_on <= base_on * 2, "guard on: median {med_on:?} over 2x {base_on:?}\n{}", log_on.dump());
+    assert_spared((med_on, base_on, &log_on), (med_off, base_off, &log_off));
     let on_notes = notes(&run_on.db);
     assert!(on_notes.iter().any(|n| n.starts_with("we slowed down at ")), "{on_notes:?}");
     assert_eq!(notes(&run_off.db), Vec::<String>::new(), "no guard, no note");
@@ -133,12 +140,7 @@ async fn hosts_sharing_a_degrading_server_are_slowed_by_its_ip_guard() {
         log_on.all().len(),
         log_off.all().len()
     ));
-    assert!(
-        med_off > base_off * 2,
-        "without the guard the server must degrade, or this proves nothing\n{}",
-        log_off.dump()
-    );
-    assert!(med_on <= base_on * 2, "guard on: median {med_on:?} over 2x {base_on:?}\n{}", log_on.dump());
+    assert_spared((med_on, base_on, &log_on), (med_off, base_off, &log_off));
     let on_notes = notes(&run_on.db);
     assert!(
         on_notes.iter().any(|n| n.contains("responses from the site's server 127.0.0.1")),
@@ -204,24 +206,24 @@ async fn a_503_with_retry_after_holds_the_whole_host_then_slows_it() {
     assert!(codes.contains(&"rate_limited".to_owned()), "{codes:?}");
 }
 
-/// The same guard in a distributed audit: a coordinator and a worker on a private redis-server
-/// (`apply_signals` in `lua/common.lua`, run by `complete`, keeps the state in the host's hash).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn distributed_the_guard_holds_and_the_503_host_waits() {
-    let _serial = SERIAL.lock().await;
+/// A finished distributed audit: the server's log, the audit database, the processes' last lines.
+struct Distributed {
+    log: RequestLog,
+    db: std::path::PathBuf,
+    logs: String,
+    _dir: tempfile::TempDir,
+}
+
+/// Audits `sites` (named `names`) with a coordinator and one worker on a private redis-server
+/// (key namespace `ns`), and waits until the audit is done.
+async fn audit_distributed(sites: Vec<Site>, names: &[String], ns: &str) -> Distributed {
     ensure_built().await;
-    let names = vec!["slow.test".to_owned(), "busy.test".to_owned()];
-    let server =
-        TestServer::start(vec![degrading("slow.test"), Site::generated("busy.test", 2, 1).unavailable_first("2", 1)])
-            .await
-            .expect("server starts");
+    let server = TestServer::start(sites).await.expect("server starts");
     let redis = RedisServer::start().expect("redis-server starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("audit.db");
-    let ns = "guard";
     let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &[]).await;
-    let w = worker(dir.path(), "w1", &redis.url(), ns, &names, 8);
-    let t = Instant::now();
+    let w = worker(dir.path(), "w1", &redis.url(), ns, names, 8);
     let starts: Vec<String> = names.iter().map(|h| server.url(h, "/")).collect();
     let audit = coord.submit(&starts, serde_json::json!({})).await;
     let finished = coord.wait_finished(audit, Duration::from_secs(100)).await;
@@ -229,11 +231,24 @@ async fn distributed_the_guard_holds_and_the_503_host_waits() {
     let logs = tails([&w, &coord.proc]);
     let (v, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
     assert_eq!(v["status"], "done", "{v}\n{logs}");
-    let (base, med) = (baseline(&log, "slow.test"), median(&durations(&log, "slow.test")));
+    Distributed { log, db, logs, _dir: dir }
+}
+
+/// The same guard in a distributed audit: a coordinator and a worker on a private redis-server
+/// (`apply_signals` in `lua/common.lua`, run by `complete`, keeps the state in the host's hash).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distributed_the_guard_holds_and_the_503_host_waits() {
+    let _serial = SERIAL.lock().await;
+    let names = vec!["slow.test".to_owned(), "busy.test".to_owned()];
+    let sites = vec![degrading("slow.test"), Site::generated("busy.test", 2, 1).unavailable_first("2", 1)];
+    let t = Instant::now();
+    let run = audit_distributed(sites, &names, "guard").await;
+    let (log, db, logs) = (&run.log, &run.db, &run.logs);
+    let (base, med) = (baseline(log, "slow.test"), median(&durations(log, "slow.test")));
     say(&format!("distributed, guard on: median {med:?} vs idle baseline {base:?}, audit took {:?}", t.elapsed()));
     assert!(med <= base * 2, "median {med:?} over 2x {base:?}\n{}\n{logs}", log.dump());
-    assert_waited_then_slow(&log, "busy.test", Duration::from_secs(2));
-    let n = notes(&db);
+    assert_waited_then_slow(log, "busy.test", Duration::from_secs(2));
+    let n = notes(db);
     assert!(n.iter().any(|n| n.starts_with("we slowed down at ")), "{n:?}\n{logs}");
 }
 
@@ -242,29 +257,16 @@ async fn distributed_the_guard_holds_and_the_503_host_waits() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn distributed_the_ip_guard_spares_a_shared_server() {
     let _serial = SERIAL.lock().await;
-    ensure_built().await;
     let (names, sites) = shared_machine();
-    let server = TestServer::start(sites).await.expect("server starts");
-    let redis = RedisServer::start().expect("redis-server starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("audit.db");
-    let ns = "ipguard";
-    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &[]).await;
-    let w = worker(dir.path(), "w1", &redis.url(), ns, &names, 8);
-    let starts: Vec<String> = names.iter().map(|h| server.url(h, "/")).collect();
-    let audit = coord.submit(&starts, serde_json::json!({})).await;
-    let finished = coord.wait_finished(audit, Duration::from_secs(100)).await;
-    let log = server.shutdown().await;
-    let logs = tails([&w, &coord.proc]);
-    let (v, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
-    assert_eq!(v["status"], "done", "{v}\n{logs}");
-    let (all, idle) = all_and_idle(&log);
+    let run = audit_distributed(sites, &names, "ipguard").await;
+    let (log, db, logs) = (&run.log, &run.db, &run.logs);
+    let (all, idle) = all_and_idle(log);
     let med = median(&all);
     say(&format!(
         "distributed, {SHARED_HOSTS} hosts on one server: median {med:?} vs idle {idle:?} ({} requests)",
         all.len()
     ));
     assert!(med <= idle * 2, "median {med:?} over 2x {idle:?}\n{}\n{logs}", log.dump());
-    let n = notes(&db);
+    let n = notes(db);
     assert!(n.iter().any(|n| n.contains("responses from the site's server 127.0.0.1")), "{n:?}\n{logs}");
 }
