@@ -525,8 +525,9 @@ pub struct CrawlArgs {
     /// only if HEAD fails, after that host's robots.txt allows it, under that host's pace).
     #[arg(long, env = "SHOAL_NO_EXTERNAL")]
     pub no_external: bool,
-    /// Turn the latency guard off: a host is then slowed down only by a 429, a 503 with
-    /// Retry-After, its Crawl-delay or a quota it states, not when its answers get slower.
+    /// Turn the latency guards (per host and per server IP) off: a host is then slowed down only
+    /// by a 429, a 503 with Retry-After, its Crawl-delay or a quota it states, not when its
+    /// answers get slower.
     #[arg(long, env = "SHOAL_NO_LATENCY_GUARD")]
     pub no_latency_guard: bool,
     /// Seconds an external link's result (and another site's robots.txt, at most 24 h) is reused
