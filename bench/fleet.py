@@ -235,11 +235,13 @@ def stop_server(procs):
 
 def start_coordinator(procs, sock, ns, extra=(), env_log="info"):
     """`shoal coordinator` on the private Redis (namespace `ns`) with its own audit database in
-    procs.d; `extra` are more flags (audit defaults, --lease-ttl-s). Returns its API port."""
+    procs.d; `extra` are more flags (audit defaults, --lease-ttl-s). Returns its API port.
+    `--no-dns` as for the workers and `shoal audit`: the audits' domain checks (DNS, mail, RDAP)
+    are off, so a distributed audit stores what `shoal audit --no-dns` stores."""
     log = os.path.join(procs.d, "coordinator.log")
     procs.start("coordinator", [SHOAL, "coordinator", "--redis", "redis+unix://" + sock,
                                 "--namespace", ns, "--db", os.path.join(procs.d, "audit.db"),
-                                "--listen", "127.0.0.1:0", "--token", TOKEN, *extra],
+                                "--listen", "127.0.0.1:0", "--token", TOKEN, "--no-dns", *extra],
                 env={"SHOAL_LOG": env_log})
 
     def listening():
