@@ -5,9 +5,10 @@ use super::probe::WORDPRESS_PROBES;
 use super::{Crawler, Job, MAX_REDIRECTS};
 use crate::charset::decode_html;
 use crate::checks;
-use crate::extract::{PageFacts, extract};
+use crate::extract::{ExtractCaps, PageFacts, extract};
 use crate::fetch::{Fetched, Method};
 use crate::legal::{self, Legal};
+use crate::parse::CutReason;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Frontier, FrontierError};
 use shoal_shared::record::{LinkKind, LinkRecord, PageRecord};
@@ -111,23 +112,28 @@ impl<F: Frontier> Crawler<F> {
 
     async fn html_page(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
-        // Parsing is CPU work (bounded, see `crate::parse`, yet up to a second on hostile markup):
-        // keep it off the async threads.
         let body = resp.body.clone();
         let ct = resp.header("content-type").map(str::to_owned);
         let base = url.as_url().clone();
         let caps = self.settings.extract.clone();
-        // Never closed, so this waits for a slot; were it closed, parsing without one is harmless.
-        let _slot = self.parse_slots.acquire().await.ok();
-        let (facts, wordpress) = tokio::task::spawn_blocking(move || {
-            let (text, _) = decode_html(&body, ct.as_deref());
-            (extract(&text, &base, &caps), checks::looks_like_wordpress(&text))
-        })
-        .await
-        .unwrap_or_else(|e| {
-            tracing::error!(url = %url, error = %e, "HTML extraction failed; recording the page without facts");
-            (PageFacts::default(), false)
-        });
+        // Parsing is CPU work (bounded, see `crate::parse`, yet up to a second on hostile markup).
+        // Most pages are parsed where they arrived, within a small budget: handing each to the
+        // blocking pool and back cost more than parsing it. Only a page that needs more is parsed
+        // again there, under its own limits.
+        let inline = parse_inline(&body, ct.as_deref(), &base, &caps);
+        let (facts, wordpress) = match inline {
+            Some(done) => done,
+            None => {
+                // Never closed, so this waits for a slot; were it closed, parsing without one is harmless.
+                let _slot = self.parse_slots.acquire().await.ok();
+                tokio::task::spawn_blocking(move || parse_html(&body, ct.as_deref(), &base, &caps)).await.unwrap_or_else(
+                    |e| {
+                        tracing::error!(url = %url, error = %e, "HTML extraction failed; recording the page without facts");
+                        (PageFacts::default(), false)
+                    },
+                )
+            }
+        };
         if job.is_start_page() {
             self.start_page(job, &url, resp, wordpress);
             legal_links(job, &url, &facts);
@@ -318,6 +324,33 @@ fn robots_header_has(values: &[String], token: &str, directive: &str) -> bool {
     })
 }
 
+/// The tree builder's work a page may take on an async thread (about 5 ms on the worst markup
+/// measured, `worker/examples/parse_cost.rs`; an ordinary page of 500 KB takes less). Parsing is
+/// bounded (`crate::parse`), yet hostile markup under the full limits can take a second, which
+/// must not stall the other requests on that thread.
+const INLINE_PARSE_WORK: u64 = 1_000_000;
+
+/// A page's facts and whether it looks like WordPress, under the page's own parse limits.
+fn parse_html(body: &[u8], content_type: Option<&str>, base: &url::Url, caps: &ExtractCaps) -> (PageFacts, bool) {
+    let (text, _) = decode_html(body, content_type);
+    (extract(&text, base, caps), checks::looks_like_wordpress(&text))
+}
+
+/// [`parse_html`] within [`INLINE_PARSE_WORK`]; `None` when that was not enough (the caller then
+/// parses the page in the blocking pool under its own limits, so the result is the same).
+fn parse_inline(
+    body: &[u8],
+    content_type: Option<&str>,
+    base: &url::Url,
+    caps: &ExtractCaps,
+) -> Option<(PageFacts, bool)> {
+    let mut small = caps.clone();
+    small.parse_limits.max_work = caps.parse_limits.max_work.min(INLINE_PARSE_WORK);
+    let done = parse_html(body, content_type, base, &small);
+    let over = done.0.parse_cut.is_some_and(|c| c.reason == CutReason::Work);
+    (!over || small.parse_limits.max_work == caps.parse_limits.max_work).then_some(done)
+}
+
 fn is_directive(s: &str) -> bool {
     matches!(
         s.to_ascii_lowercase().as_str(),
@@ -327,7 +360,30 @@ fn is_directive(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::robots_header_has;
+    use super::{ExtractCaps, parse_html, parse_inline, robots_header_has};
+
+    #[test]
+    fn small_pages_parse_inline_and_hostile_ones_go_to_the_pool_with_the_same_result() {
+        let base = url::Url::parse("http://a.test/").expect("valid");
+        let caps = ExtractCaps::default();
+        let page = "<html><head><title>T</title></head><body><a href=/x>x</a></body></html>".repeat(200);
+        let inline = parse_inline(page.as_bytes(), None, &base, &caps).expect("an ordinary page fits the budget");
+        assert_eq!(inline.0.title.as_deref(), Some("T"));
+        assert_eq!(inline, parse_html(page.as_bytes(), None, &base, &caps));
+        // Misnested formatting elements, the parser's slowest case (`parse_cost reformat`).
+        let hostile: String = (0..900).map(|i| format!("<p><b id={i}>x</p>")).collect();
+        assert_eq!(parse_inline(hostile.as_bytes(), None, &base, &caps), None, "over the inline budget");
+        let full = parse_html(hostile.as_bytes(), None, &base, &caps);
+        assert_ne!(full.0.parse_cut.map(|c| c.reason), Some(crate::parse::CutReason::Work), "{:?}", full.0.parse_cut);
+        let tight = ExtractCaps {
+            parse_limits: crate::parse::ParseLimits { max_work: 10, ..crate::parse::ParseLimits::default() },
+            ..ExtractCaps::default()
+        };
+        assert!(
+            parse_inline(hostile.as_bytes(), None, &base, &tight).is_some(),
+            "a budget under the inline one is the page's own"
+        );
+    }
 
     #[test]
     fn x_robots_tag_scoping() {
