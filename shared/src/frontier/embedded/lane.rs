@@ -182,3 +182,10 @@ impl HostEntry {
             && self.pace.next_start_at.plus(HOST_LINGER) <= now
     }
 }
+
+/// What a lease carries besides its task, from the lane it was taken from.
+pub(super) struct Grant {
+    pub(super) expired: u8,
+    pub(super) robots_at: UnixMs,
+    pub(super) ttl: std::time::Duration,
+}

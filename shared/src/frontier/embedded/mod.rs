@@ -30,13 +30,14 @@ use std::net::IpAddr;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+mod backlog;
 mod browser;
 mod lane;
 mod order;
 
 use order::{Park, Parked};
 
-use lane::{HostEntry, Lane};
+use lane::{Grant, HostEntry, Lane};
 
 type LaneKey = (SiteId, HostKey);
 
@@ -157,6 +158,9 @@ impl EmbeddedFrontier {
 
     fn claim_now(&self, worker: &WorkerId, now: UnixMs) -> Claim {
         let mut st = self.lock();
+        if st.backlogged() {
+            return Claim::Wait(now.plus(backlog::BACKLOG_WAIT));
+        }
         if st.ended_in_order * 2 > st.lane_order.len() {
             st.compact_lane_order();
         }
@@ -391,13 +395,6 @@ impl EmbeddedFrontier {
         }
         true
     }
-}
-
-/// What a lease carries besides its task, from the lane it was taken from.
-struct Grant {
-    expired: u8,
-    robots_at: UnixMs,
-    ttl: Duration,
 }
 
 impl State {
