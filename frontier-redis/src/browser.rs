@@ -3,7 +3,7 @@
 //! to a host are serialised (`blease` on the host) and at least
 //! [`BROWSER_MIN_GAP`](shoal_shared::frontier::BROWSER_MIN_GAP) apart, through the host's pace.
 
-use super::{RedisFrontier, encode, parse_claim, store};
+use super::{RedisFrontier, encode, store};
 use redis::Value;
 use shoal_shared::frontier::{Claim, FrontierError};
 use shoal_shared::ids::{SiteId, WorkerId};
@@ -12,19 +12,7 @@ use shoal_shared::time::UnixMs;
 
 impl RedisFrontier {
     pub(crate) async fn claim_browser_now(&self, worker: &WorkerId, now: UnixMs) -> Result<Claim, FrontierError> {
-        let mut c = self.conn.clone();
-        let r: Vec<Value> = self
-            .scripts
-            .claim_browser
-            .call(self.keys.prefix())
-            .arg(now.0)
-            .arg(&worker.0)
-            .arg(self.settings.lease_ttl_ms)
-            .arg(self.settings.max_in_flight_per_ip)
-            .invoke_async(&mut c)
-            .await
-            .map_err(store("claim_browser"))?;
-        parse_claim(worker, &r)
+        self.claim_with(&self.scripts.claim_browser, "claim_browser", worker, now).await
     }
 
     pub(crate) async fn queue_browser_now(

@@ -294,10 +294,19 @@ impl RedisFrontier {
     }
 
     async fn claim_now(&self, worker: &WorkerId, now: UnixMs) -> Result<Claim, FrontierError> {
+        self.claim_with(&self.scripts.claim, "claim", worker, now).await
+    }
+
+    /// A claim through `step` (`claim` or `claim_browser`: the same arguments and answer).
+    pub(crate) async fn claim_with(
+        &self,
+        step: &scripts::Function,
+        op: &'static str,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> Result<Claim, FrontierError> {
         let mut c = self.conn.clone();
-        let r: Vec<Value> = self
-            .scripts
-            .claim
+        let r: Vec<Value> = step
             .call(self.keys.prefix())
             .arg(now.0)
             .arg(&worker.0)
@@ -305,7 +314,7 @@ impl RedisFrontier {
             .arg(self.settings.max_in_flight_per_ip)
             .invoke_async(&mut c)
             .await
-            .map_err(store("claim"))?;
+            .map_err(store(op))?;
         parse_claim(worker, &r)
     }
 

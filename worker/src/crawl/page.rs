@@ -115,12 +115,12 @@ impl<F: Frontier> Crawler<F> {
         let body = resp.body.clone();
         let ct = resp.header("content-type").map(str::to_owned);
         let base = url.as_url().clone();
-        let caps = self.settings.extract.clone();
+        let mut caps = self.settings.extract.clone();
         // Parsing is CPU work (bounded, see `crate::parse`, yet up to a second on hostile markup).
         // Most pages are parsed where they arrived, within a small budget: handing each to the
         // blocking pool and back cost more than parsing it. Only a page that needs more is parsed
         // again there, under its own limits.
-        let inline = parse_inline(&body, ct.as_deref(), &base, &caps);
+        let inline = parse_inline(&body, ct.as_deref(), &base, &mut caps);
         let (facts, wordpress) = match inline {
             Some(done) => done,
             None => {
@@ -337,18 +337,21 @@ fn parse_html(body: &[u8], content_type: Option<&str>, base: &url::Url, caps: &E
 }
 
 /// [`parse_html`] within [`INLINE_PARSE_WORK`]; `None` when that was not enough (the caller then
-/// parses the page in the blocking pool under its own limits, so the result is the same).
+/// parses the page in the blocking pool under its own limits, so the result is the same). `caps`
+/// is lowered for the inline parse and left as it was.
 fn parse_inline(
     body: &[u8],
     content_type: Option<&str>,
     base: &url::Url,
-    caps: &ExtractCaps,
+    caps: &mut ExtractCaps,
 ) -> Option<(PageFacts, bool)> {
-    let mut small = caps.clone();
-    small.parse_limits.max_work = caps.parse_limits.max_work.min(INLINE_PARSE_WORK);
-    let done = parse_html(body, content_type, base, &small);
+    let own = caps.parse_limits.max_work;
+    caps.parse_limits.max_work = own.min(INLINE_PARSE_WORK);
+    let done = parse_html(body, content_type, base, caps);
+    let lowered = caps.parse_limits.max_work < own;
+    caps.parse_limits.max_work = own;
     let over = done.0.parse_cut.is_some_and(|c| c.reason == CutReason::Work);
-    (!over || small.parse_limits.max_work == caps.parse_limits.max_work).then_some(done)
+    (!over || !lowered).then_some(done)
 }
 
 fn is_directive(s: &str) -> bool {
@@ -367,12 +370,13 @@ mod tests {
         let base = url::Url::parse("http://a.test/").expect("valid");
         let caps = ExtractCaps::default();
         let page = "<html><head><title>T</title></head><body><a href=/x>x</a></body></html>".repeat(200);
-        let inline = parse_inline(page.as_bytes(), None, &base, &caps).expect("an ordinary page fits the budget");
+        let inline =
+            parse_inline(page.as_bytes(), None, &base, &mut caps.clone()).expect("an ordinary page fits the budget");
         assert_eq!(inline.0.title.as_deref(), Some("T"));
         assert_eq!(inline, parse_html(page.as_bytes(), None, &base, &caps));
         // Misnested formatting elements, the parser's slowest case (`parse_cost reformat`).
         let hostile: String = (0..900).map(|i| format!("<p><b id={i}>x</p>")).collect();
-        assert_eq!(parse_inline(hostile.as_bytes(), None, &base, &caps), None, "over the inline budget");
+        assert_eq!(parse_inline(hostile.as_bytes(), None, &base, &mut caps.clone()), None, "over the inline budget");
         let full = parse_html(hostile.as_bytes(), None, &base, &caps);
         assert_ne!(full.0.parse_cut.map(|c| c.reason), Some(crate::parse::CutReason::Work), "{:?}", full.0.parse_cut);
         let tight = ExtractCaps {
@@ -380,7 +384,7 @@ mod tests {
             ..ExtractCaps::default()
         };
         assert!(
-            parse_inline(hostile.as_bytes(), None, &base, &tight).is_some(),
+            parse_inline(hostile.as_bytes(), None, &base, &mut tight.clone()).is_some(),
             "a budget under the inline one is the page's own"
         );
     }

@@ -254,9 +254,11 @@ impl EmbeddedFrontier {
             }
             note = h.pace.apply_signals(&c.signals, now);
         }
-        let (tag, ips) = (crate::latency::host_tag(lease.host.as_str()), &mut st.ips);
-        let server_ip_note =
-            lease.ip.zip(c.signals.response_ms).and_then(|(ip, ms)| ips.get_mut(&ip)?.observe(ip, tag, ms, now));
+        let (host, ips) = (lease.host.as_str(), &mut st.ips);
+        let server_ip_note = lease
+            .ip
+            .zip(c.signals.response_ms)
+            .and_then(|(ip, ms)| ips.get_mut(&ip)?.observe(ip, crate::latency::host_tag(host), ms, now));
         for change in note.into_iter().chain(server_ip_note) {
             st.publish(Event::Finding(crate::latency::guard_note(&lease.task, &change, now)));
         }
