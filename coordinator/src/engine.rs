@@ -13,7 +13,7 @@
 use crate::admission::Admission;
 use crate::aggregate::{EVENT_BATCH, lock};
 use crate::config::CrawlConfig;
-use shoal_shared::frontier::{Frontier, FrontierError, SiteProgress};
+use shoal_shared::frontier::{EventId, Frontier, FrontierError, SiteProgress};
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
 use shoal_shared::pace::PaceLimits;
 use shoal_shared::record::Event;
@@ -112,7 +112,14 @@ pub struct Coordinator<F> {
     /// forgotten again on every reaping tick until nothing is left.
     forgetting: Mutex<HashSet<AuditId>>,
     observer: OnceLock<Arc<dyn Observer>>,
+    /// A batch read whose write failed for the database's sake (a full disk, say): written again
+    /// before anything more is read, so a failed write loses nothing, whichever frontier handed
+    /// the batch over.
+    unwritten: Mutex<Option<Batch>>,
 }
+
+/// Events read from the frontier, with the ids that acknowledge them.
+type Batch = (Vec<EventId>, Vec<Event>);
 
 fn view(a: &AuditSummary) -> AuditView {
     AuditView {
@@ -167,6 +174,7 @@ impl<F: Frontier> Coordinator<F> {
             changed: tokio::sync::Notify::new(),
             forgetting: Mutex::new(HashSet::new()),
             observer: OnceLock::new(),
+            unwritten: Mutex::new(None),
         })
     }
 
@@ -524,12 +532,26 @@ impl<F: Frontier> Coordinator<F> {
     /// # Errors
     /// The database or the frontier failed; nothing was acknowledged that was not committed.
     pub async fn aggregate(&self) -> Result<usize, EngineError> {
-        let batch = self.frontier.read_events(EVENT_BATCH).await?;
-        if batch.is_empty() {
-            return Ok(0);
+        let retry = self.unwritten.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let (ids, events) = match retry {
+            Some(batch) => batch,
+            None => {
+                let batch = self.frontier.read_events(EVENT_BATCH).await?;
+                if batch.is_empty() {
+                    return Ok(0);
+                }
+                batch.into_iter().unzip()
+            }
+        };
+        let (written, events) = self.write(move |db| Ok((db.apply(&events), events))).await?;
+        if let Err(e) = written {
+            // A batch about a site the database does not hold is a bug upstream, and would fail
+            // again on every try: it is not kept (the error says which site).
+            if matches!(e, DbError::Sql { .. }) {
+                *self.unwritten.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((ids, events));
+            }
+            return Err(e.into());
         }
-        let (ids, events): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-        let events = self.write(move |db| db.apply(&events).map(|()| events)).await?;
         // Before the acknowledgement: a failure here reads the batch again (queueing is idempotent).
         self.queue_browser_pages(&events).await?;
         self.frontier.ack_events(&ids).await?;

@@ -8,7 +8,7 @@ async fn embedded_frontier_passes_conformance() {
     conformance::run_all(|| async { EmbeddedFrontier::new(Default::default()) }).await;
 }
 
-/// The crawl runs at most 2,000 unread events ahead of the audit database: past that, claims wait
+/// The crawl runs at most 1,000 unread events ahead of the audit database: past that, claims wait
 /// (completions are always taken) until the engine has read them.
 #[tokio::test]
 async fn claims_wait_while_the_database_lags() {
@@ -48,4 +48,52 @@ async fn claims_wait_while_the_database_lags() {
     let read = f.read_events(5_000).await.expect("read");
     assert_eq!(read.len(), 2_100, "every event is read");
     lease(f.claim(&w, t).await.expect("claim once the events were read"));
+}
+
+/// The embedded frontier hands its events over when they are read, so a batch the audit database
+/// failed to write (a full disk, say) is kept by the engine and written before anything more is
+/// read: nothing is lost, nothing is written twice.
+#[tokio::test]
+async fn a_batch_the_database_could_not_write_is_written_later() {
+    use shoal_coordinator::{Coordinator, CrawlConfig};
+    use shoal_shared::finding::{Code, Finding};
+    use shoal_shared::frontier::{Claim, Completion, Frontier, RobotsOutcome};
+    use shoal_shared::ids::WorkerId;
+    use shoal_shared::record::Event;
+    use shoal_shared::task::SiteLimits;
+    use shoal_shared::time::UnixMs;
+    use shoal_shared::url::NormalizedUrl;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("audit.db");
+    let frontier = Arc::new(EmbeddedFrontier::new(Default::default()));
+    let db = shoal_store::AuditDb::open(&path).expect("db");
+    let engine = Coordinator::new(db, Arc::clone(&frontier), CrawlConfig::default(), "embedded").expect("engine");
+    let start = NormalizedUrl::parse("http://a.test/").expect("url");
+    let (audit, sites) = engine.start(vec![start], SiteLimits::default()).await.expect("start");
+    let site = sites[0].0;
+    let (w, t) = (WorkerId("w".into()), UnixMs::from(std::time::SystemTime::now()));
+    let Claim::Leased(l) = frontier.claim(&w, t).await.expect("claim") else { panic!("a lease") };
+    let note = |i: usize| Event::Finding(Finding::new(audit, site, Code::SlowedDown, "http://a.test/", i.to_string()));
+    let done = Completion {
+        resolved: conformance::resolution(&l, None),
+        robots: Some(RobotsOutcome::AllowAll),
+        events: (0..3).map(note).collect(),
+        ..Completion::default()
+    };
+    frontier.complete(&l, done, t).await.expect("complete");
+    // Another connection makes every insert into findings fail, as a full disk would.
+    let other = rusqlite::Connection::open(&path).expect("second connection");
+    other
+        .execute_batch("CREATE TRIGGER full BEFORE INSERT ON findings BEGIN SELECT RAISE(ABORT, 'disk full'); END;")
+        .expect("trigger");
+    let failed = engine.aggregate().await.expect_err("the write fails");
+    assert!(failed.to_string().contains("disk full"), "{failed}");
+    assert!(frontier.read_events(10).await.expect("read").is_empty(), "the frontier handed the batch over");
+    other.execute_batch("DROP TRIGGER full;").expect("drop trigger");
+    assert_eq!(engine.aggregate().await.expect("written now"), 3);
+    assert_eq!(engine.aggregate().await.expect("nothing left"), 0);
+    let n: i64 =
+        other.query_row("SELECT count(*) FROM findings WHERE code = 'slowed_down'", [], |r| r.get(0)).expect("count");
+    assert_eq!(n, 3, "each finding once");
 }

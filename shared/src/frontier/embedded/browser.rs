@@ -50,7 +50,7 @@ fn next_step(site: &mut SiteEntry) -> Step {
 impl EmbeddedFrontier {
     pub(super) fn claim_browser_now(&self, worker: &WorkerId, now: UnixMs) -> Claim {
         let mut st = self.lock();
-        if st.backlogged() {
+        if st.events.backlogged() {
             return Claim::Wait(now.plus(super::backlog::BACKLOG_WAIT));
         }
         let cap = self.settings.max_in_flight_per_ip;

@@ -19,7 +19,7 @@ use crate::record::Event;
 use crate::task::{SiteLimits, Task, TaskKind};
 use crate::time::UnixMs;
 use crate::url::HostKey;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// The frontier's maps: foldhash, seeded per process, instead of SipHash (host keys are hashed on
 /// every claim and completion; SipHash alone was 8 % of `shoal audit`'s CPU).
@@ -86,13 +86,11 @@ struct State {
     /// host, and to end its slow mode when it ends).
     audit_hosts: Map<AuditId, Set<HostKey>>,
     sites: Map<SiteId, SiteEntry>,
-    events: BTreeMap<u64, Event>,
-    delivered_up_to: u64,
+    events: backlog::Unread,
     cache: Map<String, (Vec<u8>, UnixMs)>,
     /// Browser tasks waiting, in the order queued (a few per site): only
     /// [`Frontier::claim_browser`] takes them.
     browser: Vec<(LaneKey, Task)>,
-    next_event: u64,
     next_lease: u64,
     next_seq: u64,
 }
@@ -158,7 +156,7 @@ impl EmbeddedFrontier {
 
     fn claim_now(&self, worker: &WorkerId, now: UnixMs) -> Claim {
         let mut st = self.lock();
-        if st.backlogged() {
+        if st.events.backlogged() {
             return Claim::Wait(now.plus(backlog::BACKLOG_WAIT));
         }
         if st.ended_in_order * 2 > st.lane_order.len() {
@@ -604,8 +602,7 @@ impl State {
     }
 
     fn publish(&mut self, e: Event) {
-        self.next_event += 1;
-        self.events.insert(self.next_event, e);
+        self.events.publish(e);
     }
 
     fn progress(&self, site: SiteId) -> Option<SiteProgress> {
@@ -703,23 +700,12 @@ impl Frontier for EmbeddedFrontier {
     }
 
     fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
-        let mut st = self.lock();
-        let from = st.delivered_up_to;
-        let out: Vec<(EventId, Event)> =
-            st.events.range(from + 1..).take(max).map(|(id, e)| (EventId(id.to_string()), e.clone())).collect();
-        if let Some((last, _)) = out.last() {
-            st.delivered_up_to = last.0.parse().unwrap_or(from);
-        }
-        ready(Ok(out))
+        // Handed over, not copied (see `backlog`).
+        ready(Ok(self.lock().events.take(max)))
     }
 
-    fn ack_events(&self, ids: &[EventId]) -> impl Future<Output = Result<(), FrontierError>> + Send {
-        let mut st = self.lock();
-        for id in ids {
-            if let Ok(n) = id.0.parse::<u64>() {
-                st.events.remove(&n);
-            }
-        }
+    fn ack_events(&self, _ids: &[EventId]) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        // Nothing is kept after a read to acknowledge.
         ready(Ok(()))
     }
 
