@@ -497,6 +497,10 @@ async fn read_capped(resp: reqwest::Response, cap: u64) -> Result<(Bytes, bool),
         .and_then(|v| v.to_str().ok())
         .map(|v| v.trim().to_ascii_lowercase())
         .unwrap_or_default();
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    if !matches!(encoding.as_str(), "gzip" | "x-gzip" | "deflate" | "br" | "zstd") {
+        return read_plain(resp, cap).await;
+    }
     // Transport errors come back out of the reader as io::Error; keep reqwest's to classify them.
     let transport: Arc<Mutex<Option<reqwest::Error>>> = Arc::default();
     let seen = Arc::clone(&transport);
@@ -512,17 +516,13 @@ async fn read_capped(resp: reqwest::Response, cap: u64) -> Result<(Bytes, bool),
         "gzip" | "x-gzip" => Box::pin(GzipDecoder::new(raw)),
         "deflate" => Box::pin(ZlibDecoder::new(raw)),
         "br" => Box::pin(BrotliDecoder::new(raw)),
-        "zstd" => Box::pin(ZstdDecoder::new(raw)),
-        _ => Box::pin(raw),
+        _ => Box::pin(ZstdDecoder::new(raw)),
     };
-    let cap_usize = usize::try_from(cap).unwrap_or(usize::MAX);
     let mut buf = BytesMut::new();
-    let mut chunk = vec![0u8; 64 * 1024];
     loop {
-        let room = cap_usize - buf.len();
         // One byte past the cap tells a body of exactly `cap` bytes from a longer one.
-        let want = chunk.len().min(room.saturating_add(1));
-        let n = match reader.read(&mut chunk[..want]).await {
+        let want = (64 * 1024).min((cap - buf.len()).saturating_add(1));
+        let n = match (&mut reader).take(want as u64).read_buf(&mut buf).await {
             Ok(n) => n,
             Err(e) => {
                 let taken = transport.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
@@ -535,12 +535,48 @@ async fn read_capped(resp: reqwest::Response, cap: u64) -> Result<(Bytes, bool),
         if n == 0 {
             return Ok((buf.freeze(), false));
         }
-        if n > room {
-            buf.extend_from_slice(&chunk[..room]);
+        if buf.len() > cap {
+            buf.truncate(cap);
             return Ok((buf.freeze(), true));
         }
-        buf.extend_from_slice(&chunk[..n]);
     }
+}
+
+/// A body without content coding, up to `cap` bytes: kept as it came when it came in one piece
+/// (most pages), so it is neither copied nor its buffer zeroed.
+async fn read_plain(resp: reqwest::Response, cap: usize) -> Result<(Bytes, bool), FetchError> {
+    gather(resp.bytes_stream(), cap).await.map_err(classify)
+}
+
+/// The chunks of a body up to `cap` bytes, and whether there were more: the first chunk itself
+/// when no second one follows, else one copy of them all.
+async fn gather<E>(
+    mut chunks: impl futures_util::Stream<Item = Result<Bytes, E>> + Unpin,
+    cap: usize,
+) -> Result<(Bytes, bool), E> {
+    let mut first: Option<Bytes> = None;
+    let mut rest = BytesMut::new();
+    while let Some(chunk) = chunks.next().await {
+        let mut chunk = chunk?;
+        let held = first.as_ref().map_or(0, Bytes::len) + rest.len();
+        let over = chunk.len() > cap - held;
+        if over {
+            chunk.truncate(cap - held);
+        }
+        match first.take() {
+            None if rest.is_empty() => first = Some(chunk),
+            earlier => {
+                if let Some(f) = earlier {
+                    rest.extend_from_slice(&f);
+                }
+                rest.extend_from_slice(&chunk);
+            }
+        }
+        if over {
+            return Ok((first.unwrap_or_else(|| rest.freeze()), true));
+        }
+    }
+    Ok((first.unwrap_or_else(|| rest.freeze()), false))
 }
 
 /// Maps reqwest's error to a website outcome, finding our resolver's verdict or hyper's header
@@ -602,6 +638,28 @@ mod tests {
 
     fn url(s: &str) -> Url {
         Url::parse(s).expect("test URL parses")
+    }
+
+    /// A plain body: one chunk is kept as it came, several are joined, and the cap cuts at
+    /// exactly `cap` bytes, a body of exactly `cap` bytes not counting as cut.
+    #[tokio::test]
+    async fn plain_bodies_are_gathered_up_to_the_cap() {
+        async fn run(parts: &[&'static [u8]], cap: usize) -> (Bytes, bool) {
+            let chunks = parts.iter().map(|p| Ok::<_, ()>(Bytes::from_static(p))).collect::<Vec<_>>();
+            gather(futures_util::stream::iter(chunks), cap).await.expect("no error")
+        }
+        let one = b"hello world";
+        let (body, cut) = run(&[one], 100).await;
+        assert_eq!((&body[..], cut), (&one[..], false));
+        assert_eq!(body.as_ptr(), one.as_ptr(), "a body in one piece is not copied");
+        assert_eq!(run(&[b"ab", b"cd", b"ef"], 100).await, (Bytes::from_static(b"abcdef"), false));
+        assert_eq!(run(&[b"ab", b"cd", b"ef"], 6).await, (Bytes::from_static(b"abcdef"), false));
+        assert_eq!(run(&[b"ab", b"cd", b"ef"], 5).await, (Bytes::from_static(b"abcde"), true));
+        assert_eq!(run(&[b"abcdef"], 3).await, (Bytes::from_static(b"abc"), true));
+        assert_eq!(run(&[b"ab", b"", b"cd"], 4).await, (Bytes::from_static(b"abcd"), false));
+        assert_eq!(run(&[], 4).await, (Bytes::new(), false));
+        let failed = gather(futures_util::stream::iter(vec![Ok(Bytes::from_static(b"ab")), Err("reset")]), 10).await;
+        assert_eq!(failed, Err("reset"));
     }
 
     /// Issue 9: a pin from the frontier skipped the guard. Every source of an address passes it.
