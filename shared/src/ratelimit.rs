@@ -55,39 +55,35 @@ impl RateLimit {
         let mut limit: Option<(u64, Option<u64>)> = None;
         let mut reset: Option<u64> = None;
         for (name, value) in headers {
-            let name = name.trim().to_ascii_lowercase();
-            match name.as_str() {
-                "ratelimit-policy" => {
-                    for item in sf_items(value) {
-                        if let (Some(q), Some(w)) = (param(item, "q"), param(item, "w")) {
-                            rl.add_policy(q, w);
-                        }
+            // Compared in place: most answers carry none of these headers, and a lowercased copy
+            // of every header name was an allocation per header of every answer.
+            let name = name.trim();
+            let is = |n: &str| name.eq_ignore_ascii_case(n);
+            if is("ratelimit-policy") {
+                for item in sf_items(value) {
+                    if let (Some(q), Some(w)) = (param(item, "q"), param(item, "w")) {
+                        rl.add_policy(q, w);
                     }
                 }
-                "ratelimit" => {
-                    for item in sf_items(value) {
-                        if let Some(r) = param(item, "r") {
-                            rl.add_remaining(r, param(item, "t"));
-                        }
+            } else if is("ratelimit") {
+                for item in sf_items(value) {
+                    if let Some(r) = param(item, "r") {
+                        rl.add_remaining(r, param(item, "t"));
                     }
                 }
-                "ratelimit-limit" | "x-ratelimit-limit" => {
-                    if let Some(l) = old_limit(value) {
-                        limit = Some(limit.map_or(l, |p: (u64, Option<u64>)| if l.0 < p.0 { l } else { p }));
-                    }
+            } else if is("ratelimit-limit") || is("x-ratelimit-limit") {
+                if let Some(l) = old_limit(value) {
+                    limit = Some(limit.map_or(l, |p: (u64, Option<u64>)| if l.0 < p.0 { l } else { p }));
                 }
-                "ratelimit-remaining" | "x-ratelimit-remaining" => {
-                    if let Some(r) = first_int(value) {
-                        rl.remaining = Some(rl.remaining.map_or(r, |p| p.min(r)));
-                    }
+            } else if is("ratelimit-remaining") || is("x-ratelimit-remaining") {
+                if let Some(r) = first_int(value) {
+                    rl.remaining = Some(rl.remaining.map_or(r, |p| p.min(r)));
                 }
-                "ratelimit-reset" | "x-ratelimit-reset" => {
-                    if let Some(t) = first_int(value) {
-                        let t = if t > EPOCH_THRESHOLD { t.saturating_sub(now.0 / 1000) } else { t };
-                        reset = Some(reset.map_or(t, |p| p.max(t)));
-                    }
+            } else if is("ratelimit-reset") || is("x-ratelimit-reset") {
+                if let Some(t) = first_int(value) {
+                    let t = if t > EPOCH_THRESHOLD { t.saturating_sub(now.0 / 1000) } else { t };
+                    reset = Some(reset.map_or(t, |p| p.max(t)));
                 }
-                _ => {}
             }
         }
         if let Some((q, Some(w))) = limit {
