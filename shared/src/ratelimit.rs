@@ -79,11 +79,11 @@ impl RateLimit {
                 if let Some(r) = first_int(value) {
                     rl.remaining = Some(rl.remaining.map_or(r, |p| p.min(r)));
                 }
-            } else if is("ratelimit-reset") || is("x-ratelimit-reset") {
-                if let Some(t) = first_int(value) {
-                    let t = if t > EPOCH_THRESHOLD { t.saturating_sub(now.0 / 1000) } else { t };
-                    reset = Some(reset.map_or(t, |p| p.max(t)));
-                }
+            } else if (is("ratelimit-reset") || is("x-ratelimit-reset"))
+                && let Some(t) = first_int(value)
+            {
+                let t = if t > EPOCH_THRESHOLD { t.saturating_sub(now.0 / 1000) } else { t };
+                reset = Some(reset.map_or(t, |p| p.max(t)));
             }
         }
         if let Some((q, Some(w))) = limit {
