@@ -68,10 +68,17 @@ for _ = 1, 256 do
           grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {}, ipl)
         local robots_at = 0
         if is_robots == '0' then robots_at = num(l[6], 0) end
+        -- lane_score's answer from what this claim knows, without reading the lane and host again:
+        -- a robots.txt lease leaves its lane nothing until its answer, a lane with rules has its
+        -- next task due, and the host's next start is the one grant just set.
+        local s = nil
+        if is_robots == '0' then
+          local due = lane_due(lane, 'k')
+          if due then s = math.max(due, now + gape) end
+        end
         -- Lanes of one host share its next start, so their scores tie; a fraction that grows with
         -- every lease puts the lane served last behind the others (round robin between the sites
         -- and audits sharing a host) without moving anyone's time.
-        local s = lane_score(lane, now)
         if s then
           redis.call('ZADD', k_ready(), s + (id % 1000) / 1000, lane)
         else

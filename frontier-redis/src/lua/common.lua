@@ -112,24 +112,28 @@ local function promote(lane, now)
   end
 end
 
+-- When a lane's next task is due as far as the lane itself goes (its robots state `robots` and, while
+-- that is 'p', its robots.txt task `rt` due at `rtnb`); nil when it has nothing to claim.
+local function lane_due(lane, robots, rt, rtnb)
+  if robots == 'c' then return nil end
+  if robots == 'p' then
+    if not rt then return nil end
+    return num(rtnb, 0)
+  end
+  if redis.call('ZCARD', k_lq(lane)) > 0 then return 0 end
+  local d = redis.call('ZRANGE', k_ld(lane), 0, 0, 'WITHSCORES')
+  if #d == 0 then return nil end
+  return tonumber(d[2])
+end
+
 -- When the lane's next task could start as far as the lane and its host's clock go (in-flight caps
 -- are checked by claim, which parks the lane); nil when it has nothing to claim.
 local function lane_score(lane, now)
   local l = redis.call('HMGET', k_lane(lane), 'host', 'robots', 'rt', 'rtnb')
-  local host, robots = l[1], l[2]
-  if not host or robots == 'c' then return nil end
-  local due
-  if robots == 'p' then
-    if not l[3] then return nil end
-    due = num(l[4], 0)
-  elseif redis.call('ZCARD', k_lq(lane)) > 0 then
-    due = 0
-  else
-    local d = redis.call('ZRANGE', k_ld(lane), 0, 0, 'WITHSCORES')
-    if #d == 0 then return nil end
-    due = tonumber(d[2])
-  end
-  return math.max(due, num(redis.call('HGET', k_host(host), 'next'), 0))
+  if not l[1] then return nil end
+  local due = lane_due(lane, l[2], l[3], l[4])
+  if not due then return nil end
+  return math.max(due, num(redis.call('HGET', k_host(l[1]), 'next'), 0))
 end
 
 local function schedule(lane, now)
