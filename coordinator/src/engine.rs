@@ -525,6 +525,10 @@ impl<F: Frontier> Coordinator<F> {
         }
     }
 
+    fn unwritten(&self) -> std::sync::MutexGuard<'_, Option<Batch>> {
+        self.unwritten.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// One aggregation step: reads a batch of events, commits it, acknowledges it (an event is
     /// acknowledged only after its commit, so a crash in between replays it), and marks done the
     /// audits whose sites are all done. Returns how many events were applied.
@@ -532,7 +536,7 @@ impl<F: Frontier> Coordinator<F> {
     /// # Errors
     /// The database or the frontier failed; nothing was acknowledged that was not committed.
     pub async fn aggregate(&self) -> Result<usize, EngineError> {
-        let retry = self.unwritten.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let retry = self.unwritten().take();
         let (ids, events) = match retry {
             Some(batch) => batch,
             None => {
@@ -548,7 +552,7 @@ impl<F: Frontier> Coordinator<F> {
             // A batch about a site the database does not hold is a bug upstream, and would fail
             // again on every try: it is not kept (the error says which site).
             if matches!(e, DbError::Sql { .. }) {
-                *self.unwritten.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((ids, events));
+                *self.unwritten() = Some((ids, events));
             }
             return Err(e.into());
         }

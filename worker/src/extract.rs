@@ -189,7 +189,14 @@ impl PageFacts {
 /// facts. Pure and synchronous; never panics, whatever the input.
 #[must_use]
 pub fn extract(html: &str, base: &Url, caps: &ExtractCaps) -> PageFacts {
-    let parsed = parse_bounded(html, caps.parse_limits);
+    extract_within(html, base, caps, caps.parse_limits)
+}
+
+/// [`extract`] under `limits` instead of the caps' own parse limits (a tighter first try, say),
+/// without a copy of the caps.
+#[must_use]
+pub fn extract_within(html: &str, base: &Url, caps: &ExtractCaps, limits: ParseLimits) -> PageFacts {
+    let parsed = parse_bounded(html, limits);
     let doc = parsed.html;
     let mut facts = PageFacts { parse_cut: parsed.cut, ..PageFacts::default() };
     let base_href = find_base_href(&doc);

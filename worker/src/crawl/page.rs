@@ -5,10 +5,10 @@ use super::probe::WORDPRESS_PROBES;
 use super::{Crawler, Job, MAX_REDIRECTS};
 use crate::charset::decode_html;
 use crate::checks;
-use crate::extract::{ExtractCaps, PageFacts, extract};
+use crate::extract::{ExtractCaps, PageFacts, extract_within};
 use crate::fetch::{Fetched, Method};
 use crate::legal::{self, Legal};
-use crate::parse::CutReason;
+use crate::parse::{CutReason, ParseLimits};
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Frontier, FrontierError};
 use shoal_shared::record::{LinkKind, LinkRecord, PageRecord};
@@ -112,26 +112,26 @@ impl<F: Frontier> Crawler<F> {
 
     async fn html_page(&self, job: &mut Job<'_>, rec: &mut PageRecord, resp: &Fetched) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
-        let body = resp.body.clone();
-        let ct = resp.header("content-type").map(str::to_owned);
-        let base = url.as_url().clone();
-        let mut caps = self.settings.extract.clone();
+        let ct = resp.header("content-type");
+        let caps = &self.settings.extract;
         // Parsing is CPU work (bounded, see `crate::parse`, yet up to a second on hostile markup).
         // Most pages are parsed where they arrived, within a small budget: handing each to the
         // blocking pool and back cost more than parsing it. Only a page that needs more is parsed
-        // again there, under its own limits.
-        let inline = parse_inline(&body, ct.as_deref(), &base, &mut caps);
+        // again there, under its own limits (and only then are the body, caps and URL copied).
+        let inline = parse_inline(&resp.body, ct, url.as_url(), caps);
         let (facts, wordpress) = match inline {
             Some(done) => done,
             None => {
+                let (body, ct, base, caps) =
+                    (resp.body.clone(), ct.map(str::to_owned), url.as_url().clone(), caps.clone());
                 // Never closed, so this waits for a slot; were it closed, parsing without one is harmless.
                 let _slot = self.parse_slots.acquire().await.ok();
-                tokio::task::spawn_blocking(move || parse_html(&body, ct.as_deref(), &base, &caps)).await.unwrap_or_else(
-                    |e| {
+                tokio::task::spawn_blocking(move || parse_html(&body, ct.as_deref(), &base, &caps, caps.parse_limits))
+                    .await
+                    .unwrap_or_else(|e| {
                         tracing::error!(url = %url, error = %e, "HTML extraction failed; recording the page without facts");
                         (PageFacts::default(), false)
-                    },
-                )
+                    })
             }
         };
         if job.is_start_page() {
@@ -330,28 +330,31 @@ fn robots_header_has(values: &[String], token: &str, directive: &str) -> bool {
 /// must not stall the other requests on that thread.
 const INLINE_PARSE_WORK: u64 = 1_000_000;
 
-/// A page's facts and whether it looks like WordPress, under the page's own parse limits.
-fn parse_html(body: &[u8], content_type: Option<&str>, base: &url::Url, caps: &ExtractCaps) -> (PageFacts, bool) {
+/// A page's facts and whether it looks like WordPress, the parse under `limits`.
+fn parse_html(
+    body: &[u8],
+    content_type: Option<&str>,
+    base: &url::Url,
+    caps: &ExtractCaps,
+    limits: ParseLimits,
+) -> (PageFacts, bool) {
     let (text, _) = decode_html(body, content_type);
-    (extract(&text, base, caps), checks::looks_like_wordpress(&text))
+    (extract_within(&text, base, caps, limits), checks::looks_like_wordpress(&text))
 }
 
 /// [`parse_html`] within [`INLINE_PARSE_WORK`]; `None` when that was not enough (the caller then
-/// parses the page in the blocking pool under its own limits, so the result is the same). `caps`
-/// is lowered for the inline parse and left as it was.
+/// parses the page in the blocking pool under its own limits, so the result is the same).
 fn parse_inline(
     body: &[u8],
     content_type: Option<&str>,
     base: &url::Url,
-    caps: &mut ExtractCaps,
+    caps: &ExtractCaps,
 ) -> Option<(PageFacts, bool)> {
-    let own = caps.parse_limits.max_work;
-    caps.parse_limits.max_work = own.min(INLINE_PARSE_WORK);
-    let done = parse_html(body, content_type, base, caps);
-    let lowered = caps.parse_limits.max_work < own;
-    caps.parse_limits.max_work = own;
+    let own = caps.parse_limits;
+    let limits = ParseLimits { max_work: own.max_work.min(INLINE_PARSE_WORK), ..own };
+    let done = parse_html(body, content_type, base, caps, limits);
     let over = done.0.parse_cut.is_some_and(|c| c.reason == CutReason::Work);
-    (!over || !lowered).then_some(done)
+    (!over || limits.max_work == own.max_work).then_some(done)
 }
 
 fn is_directive(s: &str) -> bool {
@@ -370,21 +373,20 @@ mod tests {
         let base = url::Url::parse("http://a.test/").expect("valid");
         let caps = ExtractCaps::default();
         let page = "<html><head><title>T</title></head><body><a href=/x>x</a></body></html>".repeat(200);
-        let inline =
-            parse_inline(page.as_bytes(), None, &base, &mut caps.clone()).expect("an ordinary page fits the budget");
+        let inline = parse_inline(page.as_bytes(), None, &base, &caps).expect("an ordinary page fits the budget");
         assert_eq!(inline.0.title.as_deref(), Some("T"));
-        assert_eq!(inline, parse_html(page.as_bytes(), None, &base, &caps));
+        assert_eq!(inline, parse_html(page.as_bytes(), None, &base, &caps, caps.parse_limits));
         // Misnested formatting elements, the parser's slowest case (`parse_cost reformat`).
         let hostile: String = (0..900).map(|i| format!("<p><b id={i}>x</p>")).collect();
-        assert_eq!(parse_inline(hostile.as_bytes(), None, &base, &mut caps.clone()), None, "over the inline budget");
-        let full = parse_html(hostile.as_bytes(), None, &base, &caps);
+        assert_eq!(parse_inline(hostile.as_bytes(), None, &base, &caps), None, "over the inline budget");
+        let full = parse_html(hostile.as_bytes(), None, &base, &caps, caps.parse_limits);
         assert_ne!(full.0.parse_cut.map(|c| c.reason), Some(crate::parse::CutReason::Work), "{:?}", full.0.parse_cut);
         let tight = ExtractCaps {
             parse_limits: crate::parse::ParseLimits { max_work: 10, ..crate::parse::ParseLimits::default() },
             ..ExtractCaps::default()
         };
         assert!(
-            parse_inline(hostile.as_bytes(), None, &base, &mut tight.clone()).is_some(),
+            parse_inline(hostile.as_bytes(), None, &base, &tight).is_some(),
             "a budget under the inline one is the page's own"
         );
     }
