@@ -64,16 +64,41 @@ impl Parked {
 impl State {
     /// Lists again up to `room` lanes parked on `on` (that many of its slots are free), longest
     /// parked first. Entries of lanes that ended or were listed meanwhile do not count.
+    ///
+    /// On an IP, lanes of hosts with nothing in flight are woken before lanes of hosts that have
+    /// (claim prefers them the same way), so the sites on one server take turns; the others keep
+    /// their place at the front.
     pub(super) fn wake(&mut self, on: Park<'_>, room: u32) {
-        let State { parked, lanes, lane_order, ended_in_order, .. } = self;
+        let State { parked, lanes, lane_order, ended_in_order, hosts, .. } = self;
         let Some(queue) = parked.queue(on) else { return };
         let mut woken = 0;
+        // At most one per slot of the IP has a request in flight, so this stays short.
+        let mut passed: Vec<LaneKey> = Vec::new();
         while woken < room
             && let Some(key) = queue.pop_front()
+        {
+            if lanes.get(&key).is_none_or(|l| l.listed) {
+                // Ended, or listed again since it was parked.
+                continue;
+            }
+            if matches!(on, Park::Ip(_)) && hosts.get(&key.1).is_some_and(|h| h.pace.in_flight > 0) {
+                passed.push(key);
+                continue;
+            }
+            if relist(lanes, lane_order, ended_in_order, key) {
+                woken += 1;
+            }
+        }
+        let mut passed = passed.into_iter();
+        while woken < room
+            && let Some(key) = passed.next()
         {
             if relist(lanes, lane_order, ended_in_order, key) {
                 woken += 1;
             }
+        }
+        for key in passed.rev() {
+            queue.push_front(key);
         }
         parked.drop_if_empty(on);
     }
