@@ -9,7 +9,9 @@ after the other on the same machine and the same farm, with the ratio current/ba
      target/release/shoal-testsite: --hosts (200) x --pages (50), gap 0, --in-flight 4 per host,
      --ip-in-flight 16. Measured from outside: requests (the test server's summary), CPU seconds
      of the shoal process (utime+stime from os.wait4's rusage), CPU ms per request, peak RSS
-     (ru_maxrss), wall time of the process, pages per second. --runs (3) runs per build,
+     (ru_maxrss), the most files it had open (/proc/PID/fd every 100 ms: its connections), the
+     most requests the server saw in flight at one host, wall time of the process, pages per
+     second. --runs (3) runs per build,
      alternating base and current; medians printed, with the spread of CPU ms per request.
   B. The same farm distributed: a private redis-server (unix socket), `shoal coordinator` and 1,
      then 2 `shoal worker`s (--workers 1,2), submitted with `shoal submit --wait`, --runs each.
@@ -251,11 +253,19 @@ def run_child(args, log, timeout, env=None, grace=30):
     t0 = time.monotonic()
     deadline = t0 + timeout
     killed, t_term, term_ms = False, None, None
+    max_fds, next_fds = 0, t0
     try:
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
             if pid == p.pid:
                 break
+            if time.monotonic() >= next_fds:
+                # Open files (sockets: one per connection kept open), sampled every 100 ms.
+                try:
+                    max_fds = max(max_fds, len(os.listdir("/proc/%d/fd" % p.pid)))
+                except OSError:
+                    pass
+                next_fds = time.monotonic() + 0.1
             if time.monotonic() > deadline and not killed:
                 p.send_signal(signal.SIGTERM)
                 killed, t_term, term_ms = True, time.monotonic(), time.time() * 1000
@@ -272,7 +282,8 @@ def run_child(args, log, timeout, env=None, grace=30):
     end = time.monotonic()
     return {"rc": p.returncode, "wall": (t_term if killed else end) - t0, "user": ru.ru_utime,
             "sys": ru.ru_stime, "cpu": ru.ru_utime + ru.ru_stime, "maxrss_kib": ru.ru_maxrss,
-            "timed_out": killed, "term_unix_ms": term_ms, "stop_s": end - t_term if killed else 0}
+            "timed_out": killed, "term_unix_ms": term_ms, "stop_s": end - t_term if killed else 0,
+            "max_fds": max_fds}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -759,6 +770,8 @@ def print_a(builds, res):
                                           for r in rs], "%s")
     t.add("CPU ms per page", [per_req(r["cpu"], r["pages"]) for r in rs], "%.3f")
     t.add("peak RSS MiB (ru_maxrss)", [mib(r["maxrss_kib"]) for r in rs], "%.1f")
+    t.add("peak open files (100 ms samples)", [r["max_fds"] for r in rs], "%d")
+    t.add("max in flight per host (server)", [int(r["max_in_flight"] or 0) for r in rs], "%d")
     t.add("wall s (process)", [r["wall"] for r in rs], "%.2f")
     t.add("pages/s (by process wall)", [r["pages"] / r["wall"] for r in rs], "%.0f")
     t.add("test server CPU ms/request", [per_req(r["testsite_cpu"], r["requests"]) for r in rs],
