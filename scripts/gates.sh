@@ -21,6 +21,13 @@ while IFS= read -r f; do
     if [ "$n" -gt 800 ]; then say "$f has $n lines (at most 800 outside tests)"; fi
 done < <(git ls-files '*.rs' | grep -v -E '(^|/)tests/|^fuzz/|/examples/|/benches/')
 
+# The dependency gates below read `cargo tree --offline`; when it cannot run (dependencies not yet
+# fetched) they would see no dependencies and pass, so that is an error of its own.
+if ! cargo tree -q --offline --workspace -e normal,dev >/dev/null; then
+    say "cargo tree --offline failed (run cargo fetch or a build first); the dependency gates cannot run"
+    exit 1
+fi
+
 # Direct normal (non-dev) dependencies of a package, one name per line.
 deps() { cargo tree -q --offline -p "$1" -e normal --depth 1 --prefix none | tail -n +2 | awk '{print $1}' | sort -u; }
 # Every normal dependency of a package, at any depth.

@@ -32,6 +32,7 @@ use std::time::Duration;
 
 mod backlog;
 mod browser;
+mod cache;
 mod lane;
 mod order;
 
@@ -40,10 +41,6 @@ use order::{Park, Parked};
 use lane::{Grant, HostEntry, Lane};
 
 type LaneKey = (SiteId, HostKey);
-
-/// Entries the shared result cache holds at most in one process (external checks, robots.txt of
-/// other sites' hosts); expired ones are dropped first, and past this new results are not cached.
-const MAX_CACHE_ENTRIES: usize = 200_000;
 
 #[derive(Debug)]
 struct SiteEntry {
@@ -87,7 +84,7 @@ struct State {
     audit_hosts: Map<AuditId, Set<HostKey>>,
     sites: Map<SiteId, SiteEntry>,
     events: backlog::Unread,
-    cache: Map<String, (Vec<u8>, UnixMs)>,
+    cache: cache::ResultCache,
     /// Browser tasks waiting, in the order queued (a few per site): only
     /// [`Frontier::claim_browser`] takes them.
     browser: Vec<(LaneKey, Task)>,
@@ -403,7 +400,7 @@ impl EmbeddedFrontier {
             return false;
         }
         st.seen.remove(&audit);
-        st.cache.retain(|k, _| super::audit_of_cache_key(k) != Some(audit));
+        st.cache.forget_audit(audit);
         for host in st.audit_hosts.remove(&audit).unwrap_or_default() {
             if let Some(h) = st.hosts.get_mut(&host)
                 && h.slow_audits.remove(&audit)
@@ -749,16 +746,7 @@ impl Frontier for EmbeddedFrontier {
     }
 
     fn cache_get(&self, key: &str, now: UnixMs) -> impl Future<Output = Result<Option<Vec<u8>>, FrontierError>> + Send {
-        let mut st = self.lock();
-        let hit = match st.cache.get(key) {
-            Some((v, expires)) if *expires > now => Some(v.clone()),
-            Some(_) => {
-                st.cache.remove(key);
-                None
-            }
-            None => None,
-        };
-        ready(Ok(hit))
+        ready(Ok(self.lock().cache.get(key, now)))
     }
 
     fn cache_add(
@@ -768,12 +756,7 @@ impl Frontier for EmbeddedFrontier {
         now: UnixMs,
         ttl: Duration,
     ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
-        let mut st = self.lock();
-        let live = st.cache.get(key).is_some_and(|(_, expires)| *expires > now);
-        if !live {
-            st.cache_insert(key, value, now.plus(ttl), now);
-        }
-        ready(Ok(!live))
+        ready(Ok(self.lock().cache.add(key, value, now, ttl)))
     }
 
     fn cache_put(
@@ -783,21 +766,7 @@ impl Frontier for EmbeddedFrontier {
         now: UnixMs,
         ttl: Duration,
     ) -> impl Future<Output = Result<(), FrontierError>> + Send {
-        let mut st = self.lock();
-        st.cache_insert(key, value, now.plus(ttl), now);
+        self.lock().cache.put(key, value, now, ttl);
         ready(Ok(()))
-    }
-}
-
-impl State {
-    /// Stores a cache entry, dropping expired ones first when the cache is full; past
-    /// [`MAX_CACHE_ENTRIES`] live entries, new ones are not cached.
-    fn cache_insert(&mut self, key: &str, value: Vec<u8>, expires: UnixMs, now: UnixMs) {
-        if self.cache.len() >= MAX_CACHE_ENTRIES {
-            self.cache.retain(|_, (_, e)| *e > now);
-        }
-        if self.cache.len() < MAX_CACHE_ENTRIES || self.cache.contains_key(key) {
-            self.cache.insert(key.to_owned(), (value, expires));
-        }
     }
 }
