@@ -2,6 +2,7 @@
 //! (external link checks, robots.txt of other sites' hosts), with their expiry, bounded in size.
 
 use super::Map;
+use crate::frontier::audit_of_cache_key;
 use crate::ids::AuditId;
 use crate::time::UnixMs;
 use std::time::Duration;
@@ -33,29 +34,29 @@ impl ResultCache {
     pub(super) fn add(&mut self, key: &str, value: Vec<u8>, now: UnixMs, ttl: Duration) -> bool {
         let live = self.entries.get(key).is_some_and(|(_, expires)| *expires > now);
         if !live {
-            self.insert(key, value, now.plus(ttl), now);
+            self.insert(key, value, now, ttl);
         }
         !live
     }
 
     /// Stores `value` for `ttl`, replacing what was there.
     pub(super) fn put(&mut self, key: &str, value: Vec<u8>, now: UnixMs, ttl: Duration) {
-        self.insert(key, value, now.plus(ttl), now);
+        self.insert(key, value, now, ttl);
     }
 
     /// Drops the entries scoped to `audit` (its key names it) when the audit is forgotten.
     pub(super) fn forget_audit(&mut self, audit: AuditId) {
-        self.entries.retain(|k, _| super::super::audit_of_cache_key(k) != Some(audit));
+        self.entries.retain(|k, _| audit_of_cache_key(k) != Some(audit));
     }
 
     /// Stores an entry, dropping expired ones first when the cache is full; past
     /// [`MAX_CACHE_ENTRIES`] live entries, new ones are not cached.
-    fn insert(&mut self, key: &str, value: Vec<u8>, expires: UnixMs, now: UnixMs) {
+    fn insert(&mut self, key: &str, value: Vec<u8>, now: UnixMs, ttl: Duration) {
         if self.entries.len() >= MAX_CACHE_ENTRIES {
             self.entries.retain(|_, (_, e)| *e > now);
         }
         if self.entries.len() < MAX_CACHE_ENTRIES || self.entries.contains_key(key) {
-            self.entries.insert(key.to_owned(), (value, expires));
+            self.entries.insert(key.to_owned(), (value, now.plus(ttl)));
         }
     }
 }
