@@ -46,6 +46,8 @@ stopped in a `finally`. The binaries are copied at the start, so a rebuild of ta
 the run changes nothing. A run with the defaults and --rev takes about 10 minutes on 2 cores.
 Run from the repository root after `cargo build --release -p shoal -p shoal-tests`:
     python3 bench/cpu.py [--rev 04b3203] [--hosts 200] [--pages 50] [--skip-scale] ...
+--base-bin PATH takes a prebuilt binary as the base instead of --rev (copy target/release/shoal
+aside before a change, rebuild, and compare the two without building a second target folder).
 """
 import argparse
 import hashlib
@@ -990,6 +992,9 @@ def main():
     global ARGS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rev", help="also measure this revision (built in %s), e.g. 04b3203" % BASE_DIR)
+    ap.add_argument("--base-bin", help="measure this prebuilt shoal binary as the base instead of "
+                    "building --rev (a copy of target/release/shoal taken before a change: "
+                    "before/after without a second target folder)")
     ap.add_argument("--hosts", type=int, default=200, help="farm hosts, site0.test ... (default 200)")
     ap.add_argument("--pages", type=int, default=50, help="pages per host (default 50)")
     ap.add_argument("--links", type=int, default=5, help="links per page (default 5)")
@@ -1031,9 +1036,15 @@ def main():
     os.makedirs(bins, exist_ok=True)
 
     builds = []
+    if args.rev and args.base_bin:
+        raise SystemExit("--rev and --base-bin: give one base, not two")
     if args.rev:
         full, base_shoal = build_base(args.rev, 3600)
         builds.append(Build("base", snapshot(base_shoal, bins, "shoal-base"), full))
+    elif args.base_bin:
+        if not os.access(args.base_bin, os.X_OK):
+            raise SystemExit("--base-bin %s: not an executable file" % args.base_bin)
+        builds.append(Build("base", snapshot(args.base_bin, bins, "shoal-base"), "prebuilt"))
     cur_shoal = snapshot(fleet.SHOAL, bins, "shoal-current")
     fleet.TESTSITE = snapshot(fleet.TESTSITE, bins, "shoal-testsite")  # the farm, both builds
     head = git("rev-parse", "HEAD")
@@ -1048,7 +1059,8 @@ def main():
     ref0 = fleet.reference_loop()
     print("reference loop at the start (python3, 20M iterations): %.2f s" % ref0)
     for b in builds:
-        src = ("worktree %s at %s" % (BASE_DIR, b.rev[:10]) if b.label == "base" else
+        src = ("prebuilt %s" % args.base_bin if b.rev == "prebuilt" else
+               "worktree %s at %s" % (BASE_DIR, b.rev[:10]) if b.label == "base" else
                "%s at %s%s, binary built %s" % (ROOT, b.rev[:10],
                                                  " + %d changed file(s) not committed" % len(dirty)
                                                  if dirty else "",
