@@ -173,7 +173,7 @@ struct GuardedResolver {
     /// Name → the address last used, and pins from leases that this worker's guard allows.
     /// Bounded and expiring (a worker runs for months); least recently used first out, so the pin
     /// of a lease in flight (touched at its start and at every connect) stays.
-    chosen: moka::sync::Cache<String, IpAddr>,
+    chosen: crate::Cache<String, IpAddr>,
 }
 
 /// Resolver failure carrying its cause, found again in reqwest's error chain.
@@ -259,7 +259,7 @@ impl Fetcher {
             .max_capacity(MAX_CHOSEN)
             .time_to_idle(CHOSEN_IDLE)
             .eviction_policy(moka::policy::EvictionPolicy::lru())
-            .build();
+            .build_with_hasher(foldhash::fast::RandomState::default());
         let resolver = Arc::new(GuardedResolver {
             dns,
             overrides: settings.resolve.iter().map(|(k, v)| (k.to_ascii_lowercase(), *v)).collect(),

@@ -20,3 +20,8 @@ pub mod service;
 pub mod sitemap;
 pub mod smtp;
 pub mod tls;
+
+/// A bounded, expiring cache read on every request: moka with a seeded foldhash instead of its
+/// default SipHash (hashing host names and site ids was about a fifth of the caches' cost in a
+/// worker's profile).
+pub(crate) type Cache<K, V> = moka::sync::Cache<K, V, foldhash::fast::RandomState>;

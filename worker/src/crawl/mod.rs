@@ -150,10 +150,10 @@ pub struct Crawler<F> {
     frontier: Arc<F>,
     fetcher: Fetcher,
     settings: CrawlSettings,
-    sites: moka::sync::Cache<SiteId, Arc<SiteInfo>>,
-    robots: moka::sync::Cache<(SiteId, HostKey), Arc<CachedRules>>,
+    sites: crate::Cache<SiteId, Arc<SiteInfo>>,
+    robots: crate::Cache<(SiteId, HostKey), Arc<CachedRules>>,
     /// When this process last sent a request to each host (and how quickly it answers).
-    last_send: moka::sync::Cache<HostKey, policy::SendMark>,
+    last_send: crate::Cache<HostKey, policy::SendMark>,
     /// HTML parses running at once, at most one per core: parsing is CPU work on the blocking
     /// pool, and 64 leases parsing at once only made the pool grow to dozens of threads, each
     /// with its own stack and allocator arena, switching between them on two cores.
@@ -243,14 +243,20 @@ impl<F: Frontier> Crawler<F> {
             frontier,
             fetcher,
             settings,
-            sites: moka::sync::Cache::builder().max_capacity(SITE_CACHE_ENTRIES).time_to_idle(SITE_CACHE_IDLE).build(),
+            sites: moka::sync::Cache::builder()
+                .max_capacity(SITE_CACHE_ENTRIES)
+                .time_to_idle(SITE_CACHE_IDLE)
+                .build_with_hasher(foldhash::fast::RandomState::default()),
             robots: moka::sync::Cache::builder()
                 .max_capacity(ROBOTS_CACHE_KIB)
                 .weigher(|_, r: &Arc<CachedRules>| r.weight_kib)
                 .time_to_live(ROBOTS_CACHE_TTL)
                 .time_to_idle(ROBOTS_CACHE_IDLE)
-                .build(),
-            last_send: moka::sync::Cache::builder().max_capacity(SEND_MARKS).time_to_live(SEND_MARK_TTL).build(),
+                .build_with_hasher(foldhash::fast::RandomState::default()),
+            last_send: moka::sync::Cache::builder()
+                .max_capacity(SEND_MARKS)
+                .time_to_live(SEND_MARK_TTL)
+                .build_with_hasher(foldhash::fast::RandomState::default()),
             parse_slots: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, usize::from)),
             browser: None,
         }
