@@ -318,8 +318,32 @@ impl RedisFrontier {
         parse_claim(worker, &r)
     }
 
-    async fn complete_now(&self, lease: &Lease, c: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
-        let mut inv = self.scripts.complete.call(self.keys.prefix());
+    async fn complete_now(&self, lease: &Lease, c: &Completion, now: UnixMs) -> Result<Completed, FrontierError> {
+        let inv = self.completion_call(&self.scripts.complete, lease, c, now);
+        let mut conn = self.conn.clone();
+        let r: Vec<Value> = inv.invoke_async(&mut conn).await.map_err(store("complete"))?;
+        Ok(parse_completed(&r))
+    }
+
+    /// `complete`, then `claim` for `worker`, in one `FCALL` (`complete_claim`).
+    async fn complete_claim_now(
+        &self,
+        lease: &Lease,
+        c: &Completion,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> Result<(Completed, Claim), FrontierError> {
+        let mut inv = self.completion_call(&self.scripts.complete_claim, lease, c, now);
+        inv.arg(&worker.0).arg(self.settings.lease_ttl_ms);
+        let mut conn = self.conn.clone();
+        let (done, next): (Vec<Value>, Vec<Value>) =
+            inv.invoke_async(&mut conn).await.map_err(store("complete and claim"))?;
+        Ok((parse_completed(&done), parse_claim(worker, &next)?))
+    }
+
+    /// The arguments of `complete` (see complete.lua) for `lease` and `c`, on `step`.
+    fn completion_call(&self, step: &scripts::Function, lease: &Lease, c: &Completion, now: UnixMs) -> scripts::Call {
+        let mut inv = step.call(self.keys.prefix());
         inv.arg(now.0).arg(lease.id.0);
         match c.resolved {
             None => inv.arg("").arg(0),
@@ -370,12 +394,7 @@ impl RedisFrontier {
         for e in &c.events {
             inv.arg(encode(e));
         }
-        let mut conn = self.conn.clone();
-        let r: Vec<Value> = inv.invoke_async(&mut conn).await.map_err(store("complete"))?;
-        match first_word(&r).as_deref() {
-            Some("ok") => Ok(Completed::Applied { enqueued: usize::try_from(int_at(&r, 1)).unwrap_or(0) }),
-            _ => Ok(Completed::Stale),
-        }
+        inv
     }
 
     async fn read_events_now(&self, max: usize) -> Result<Vec<(EventId, Event)>, FrontierError> {
@@ -521,6 +540,14 @@ fn parse_claim(worker: &WorkerId, r: &[Value]) -> Result<Claim, FrontierError> {
     }
 }
 
+/// complete.lua's answer: `{'ok', enqueued}` or `{'stale'}`.
+fn parse_completed(r: &[Value]) -> Completed {
+    match first_word(r).as_deref() {
+        Some("ok") => Completed::Applied { enqueued: usize::try_from(int_at(r, 1)).unwrap_or(0) },
+        _ => Completed::Stale,
+    }
+}
+
 fn first_word(r: &[Value]) -> Option<String> {
     r.first().and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
 }
@@ -567,13 +594,27 @@ impl Frontier for RedisFrontier {
         self.queue_browser_now(site, tasks, now)
     }
 
-    fn complete(
+    async fn complete(&self, lease: &Lease, completion: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
+        self.complete_now(lease, &completion, now).await
+    }
+
+    fn complete_kept(
         &self,
         lease: &Lease,
-        completion: Completion,
+        completion: &Completion,
         now: UnixMs,
     ) -> impl Future<Output = Result<Completed, FrontierError>> + Send {
         self.complete_now(lease, completion, now)
+    }
+
+    fn complete_and_claim(
+        &self,
+        lease: &Lease,
+        completion: &Completion,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<(Completed, Claim), FrontierError>> + Send {
+        self.complete_claim_now(lease, completion, worker, now)
     }
 
     fn reap(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send {

@@ -145,24 +145,40 @@ pub async fn run<F: Frontier>(
                 let completed = Arc::clone(&completed);
                 let held = Arc::clone(&held);
                 let limit = settings.max_processing;
-                let span = tracing::info_span!(
-                    "lease",
-                    audit = %lease.task.audit,
-                    site = %lease.task.site,
-                    host = %lease.host,
-                    kind = lease.task.kind.as_str()
-                );
+                // Over a network, each completion claims this task's next lease in the same round
+                // trip; the task keeps its permit while it gets one.
+                let chain = (F::REMOTE && !settings.browser).then(|| (settings.id.clone(), shutdown.clone()));
                 held.lock()
                     .insert(lease.id, HeldLease { deadline: lease.deadline, since: Instant::now(), completing: false });
-                fetches.spawn(tracing::Instrument::instrument(
-                    async move {
-                        process_one(&crawler, &lease, &held, limit).await;
+                fetches.spawn(async move {
+                    let mut lease = *lease;
+                    let wake = loop {
+                        let next = tracing::Instrument::instrument(
+                            process_one(&crawler, &lease, &held, limit, chain.as_ref()),
+                            lease_span(&lease),
+                        )
+                        .await;
                         held.lock().remove(&lease.id);
-                        drop(permit);
+                        match next {
+                            Some(Claim::Leased(l)) => {
+                                held.lock().insert(
+                                    l.id,
+                                    HeldLease { deadline: l.deadline, since: Instant::now(), completing: false },
+                                );
+                                lease = *l;
+                            }
+                            // Nothing claimable anywhere: the claim loop's own short idle wait
+                            // finds what comes later.
+                            Some(Claim::Idle) => break false,
+                            // A slot may be due before the claim loop's wait ends.
+                            Some(Claim::Wait(_)) | None => break true,
+                        }
+                    };
+                    drop(permit);
+                    if wake {
                         completed.notify_one();
-                    },
-                    span,
-                ));
+                    }
+                });
                 continue;
             }
             Claim::Wait(until) => until.since(now).min(MAX_WAIT),
@@ -201,9 +217,28 @@ pub async fn run<F: Frontier>(
     Ok(())
 }
 
+/// The span of one lease's processing: what its log lines are about.
+fn lease_span(lease: &Lease) -> tracing::Span {
+    tracing::info_span!(
+        "lease",
+        audit = %lease.task.audit,
+        site = %lease.task.site,
+        host = %lease.host,
+        kind = lease.task.kind.as_str()
+    )
+}
+
 /// Processes one lease and completes it. A panic is caught here and the URL given up; processing
-/// past `limit` is dropped without a completion (the lease expires and is counted).
-async fn process_one<F: Frontier>(crawler: &Crawler<F>, lease: &Lease, held: &Held, limit: Duration) {
+/// past `limit` is dropped without a completion (the lease expires and is counted). With `chain`
+/// (this worker's name and its shutdown) and no shutdown begun, the completion claims the
+/// worker's next task in the same step, returned here.
+async fn process_one<F: Frontier>(
+    crawler: &Crawler<F>,
+    lease: &Lease,
+    held: &Held,
+    limit: Duration,
+    chain: Option<&(WorkerId, CancellationToken)>,
+) -> Option<Claim> {
     let m = shoal_metrics::metrics();
     m.in_flight.inc();
     let guarded = AssertUnwindSafe(crawler.process(lease)).catch_unwind();
@@ -212,7 +247,7 @@ async fn process_one<F: Frontier>(crawler: &Crawler<F>, lease: &Lease, held: &He
             tracing::error!(url = %lease.task.url, limit_s = limit.as_secs_f64(), "processing took too long; dropped, its lease will expire");
             held.lock().remove(&lease.id);
             m.in_flight.dec();
-            return;
+            return None;
         }
         Ok(Err(panic)) => {
             let why = panic_message(panic.as_ref());
@@ -221,18 +256,24 @@ async fn process_one<F: Frontier>(crawler: &Crawler<F>, lease: &Lease, held: &He
         }
         Ok(Ok(r)) => r,
     };
+    let worker = chain.and_then(|(id, shutdown)| (!shutdown.is_cancelled()).then_some(id));
     let done = match outcome {
         Ok(c) => {
             held.completing(lease.id);
-            complete_with_retries(crawler.frontier().as_ref(), lease, c, held).await
+            complete_with_retries(crawler.frontier().as_ref(), lease, c, held, worker).await
         }
         Err(e) => Err(e),
     };
     m.in_flight.dec();
-    if let Err(e) = done {
-        tracing::error!(url = %lease.task.url, error = %e, "could not complete lease; it will expire and be retried");
-    } else {
-        m.leases_completed.inc();
+    match done {
+        Err(e) => {
+            tracing::error!(url = %lease.task.url, error = %e, "could not complete lease; it will expire and be retried");
+            None
+        }
+        Ok(next) => {
+            m.leases_completed.inc();
+            next
+        }
     }
 }
 
@@ -303,21 +344,39 @@ const COMPLETE_RETRY: [Duration; 5] = [
     Duration::from_secs(4),
 ];
 
+/// Completes `lease`, and with `worker` claims that worker's next task in the same step
+/// (returned). Retries while the store is unreachable, without the claim.
 async fn complete_with_retries<F: Frontier>(
     frontier: &F,
     lease: &Lease,
     completion: Completion,
     held: &Held,
-) -> Result<(), FrontierError> {
+    worker: Option<&WorkerId>,
+) -> Result<Option<Claim>, FrontierError> {
+    let now = || UnixMs::from(std::time::SystemTime::now());
+    if !F::REMOTE {
+        return frontier.complete(lease, completion, now()).await.map(|_| None);
+    }
     let mut delays = COMPLETE_RETRY.iter();
+    if let Some(worker) = worker {
+        match frontier.complete_and_claim(lease, &completion, worker, now()).await {
+            Ok((_, next)) => return Ok(Some(next)),
+            Err(e) => {
+                // Applied or not, completing again is harmless; a lease granted in a lost answer
+                // expires and counts against its URL.
+                tracing::warn!(url = %lease.task.url, error = %e, "completing a lease failed; retrying");
+                match delays.next() {
+                    Some(d) if now().plus(*d) < held.deadline(lease.id, lease.deadline) => tokio::time::sleep(*d).await,
+                    _ => return Err(e),
+                }
+            }
+        }
+    }
     loop {
-        match frontier.complete(lease, completion.clone(), UnixMs::from(std::time::SystemTime::now())).await {
-            Ok(_) => return Ok(()),
+        match frontier.complete_kept(lease, &completion, now()).await {
+            Ok(_) => return Ok(None),
             Err(e) => match delays.next() {
-                Some(d)
-                    if UnixMs::from(std::time::SystemTime::now()).plus(*d)
-                        < held.deadline(lease.id, lease.deadline) =>
-                {
+                Some(d) if now().plus(*d) < held.deadline(lease.id, lease.deadline) => {
                     tracing::warn!(url = %lease.task.url, error = %e, "completing a lease failed; retrying");
                     tokio::time::sleep(*d).await;
                 }

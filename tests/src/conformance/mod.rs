@@ -146,6 +146,48 @@ pub async fn robots_first<F: Frontier>(f: F) {
     assert_eq!(p.task.url.as_str(), "http://a.test/");
 }
 
+/// Completing and claiming in one step is a completion followed by a claim: the slot it frees goes
+/// to the next task at once, the gap still holds (the claim says when to ask again), and a stale
+/// completion changes nothing but still claims.
+pub async fn complete_and_claim_in_one_step<F: Frontier>(f: F) {
+    let both = |l: &Lease, c: Completion, at: UnixMs| {
+        let (f, l, w) = (&f, l.clone(), worker());
+        async move { f.complete_and_claim(&l, &c, &w, at).await.expect("complete and claim work") }
+    };
+    f.seed(seed(1, 1, "a.test", 1, 300, 10)).await.expect("seed");
+    let (r1, r2) = (lease(&f, T0).await, lease(&f, T0).await);
+    let (start, twin) = if r1.host.as_str() == "a.test" { (r1, r2) } else { (r2, r1) };
+    complete(&f, &twin, robots_ok(&twin, None), T0).await;
+    // robots.txt started at T0: the start page waits for the gap.
+    let (done, next) = both(&start, robots_ok(&start, None), T0.plus(ms(100))).await;
+    assert_eq!(done, Completed::Applied { enqueued: 0 });
+    assert_eq!(next, Claim::Wait(T0.plus(ms(300))), "the claim in the same step keeps the gap");
+    let p = lease(&f, T0.plus(ms(300))).await;
+    assert_eq!(p.task.url.as_str(), "http://a.test/");
+    let discovered = (1..3).map(|i| page(1, 1, &format!("http://a.test/{i}"), 1)).collect();
+    let (done, next) = both(&p, Completion { discovered, ..Completion::default() }, T0.plus(ms(700))).await;
+    assert_eq!(done, Completed::Applied { enqueued: 2 });
+    let Claim::Leased(a) = next else { panic!("the freed slot goes to the next page at once, got {next:?}") };
+    assert_eq!(a.task.kind, TaskKind::Page);
+    assert_eq!(a.started_at, T0.plus(ms(700)));
+    // One in flight is the cap: with `a` out, nothing else of the host may start.
+    assert_eq!(no_lease(&f, T0.plus(ms(5000))).await, Claim::Idle);
+    let (_, next) = both(&a, Completion::default(), T0.plus(ms(5000))).await;
+    let Claim::Leased(b) = next else { panic!("the last page, got {next:?}") };
+    assert_ne!(a.task.url, b.task.url);
+    let (done, next) = both(&b, Completion::default(), T0.plus(ms(6000))).await;
+    assert_eq!((done, next), (Completed::Applied { enqueued: 0 }, Claim::Idle), "nothing left to claim");
+    let (done, next) = both(&b, Completion::default(), T0.plus(ms(7000))).await;
+    assert_eq!((done, next), (Completed::Stale, Claim::Idle), "a second completion changes nothing");
+    let events = drain_events(&f).await;
+    let pages = events.iter().filter(|e| matches!(e, Event::Page(_))).count();
+    assert_eq!(pages, 0, "no records were sent, none appear");
+    assert!(
+        events.iter().any(|e| matches!(e, Event::SiteDone { .. })),
+        "the site ends after its last completion: {events:?}"
+    );
+}
+
 /// The gap between starts and the in-flight cap hold to the millisecond.
 pub async fn gap_and_in_flight<F: Frontier>(f: F) {
     f.seed(seed(1, 1, "a.test", 2, 300, 100)).await.expect("seed");
@@ -553,6 +595,7 @@ where
     M: FnMut() -> Fut,
 {
     robots_first(make().await).await;
+    complete_and_claim_in_one_step(make().await).await;
     seed_many_seeds_each_once(make().await).await;
     gap_and_in_flight(make().await).await;
     per_ip_cap(make().await).await;

@@ -632,6 +632,9 @@ impl State {
 }
 
 impl Frontier for EmbeddedFrontier {
+    /// In process: a completion cannot fail, so it is handed over, not kept for a retry.
+    const REMOTE: bool = false;
+
     fn seed(&self, seed: SiteSeed) -> impl Future<Output = Result<(), FrontierError>> + Send {
         ready(self.seed_now(seed))
     }
