@@ -3,8 +3,10 @@
 //! open, completing each with the links and the page record a real page would bring. Prints
 //! Redis' CPU per request, commands per request and `INFO commandstats`.
 //!
-//! `cargo run --release -p shoal-frontier-redis --example script_cost -- [sites] [pages] [links] [outstanding] [guard]`
-//! (defaults 200 50 5 16 1: the farm of `bench/cpu.py`; with `guard` 1 every page's completion
+//! `cargo run --release -p shoal-frontier-redis --example script_cost -- [sites] [pages] [links] [outstanding] [guard] [chain]`
+//! (defaults 200 50 5 16 1 1: the farm of `bench/cpu.py`; with `chain` 1 each completion claims
+//! the next lease in the same call, as a worker does (`complete_and_claim`), 0 completes and
+//! claims separately; with `guard` 1 every page's completion
 //! carries a response time for the latency guards, as a worker's does unless
 //! `--no-latency-guard`; a steady 100-106 ms, so no guard ever moves). Loopback only: the server listens on a unix
 //! socket in a temporary directory.
@@ -106,6 +108,7 @@ fn cpu(i: &BTreeMap<String, String>) -> f64 {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let (sites, pages, links, outstanding) = (arg(1, 200), arg(2, 50), arg(3, 5), arg(4, 16));
+    let chain = arg(6, 1) == 1;
     let server = RedisServer::start().expect("redis-server starts");
     let settings = FrontierSettings { max_in_flight_per_ip: 16, ..FrontierSettings::default() };
     let f = RedisFrontier::connect(&server.url(), "cost", settings, "coordinator").await.expect("connects");
@@ -149,7 +152,14 @@ async fn main() {
             },
             _ => page_completion(&l, links, pages),
         };
-        f.complete(&l, completion, now()).await.expect("complete");
+        if chain {
+            let (_, next) = f.complete_and_claim(&l, &completion, &w, now()).await.expect("complete and claim");
+            if let Claim::Leased(n) = next {
+                open.push_back(*n);
+            }
+        } else {
+            f.complete(&l, completion, now()).await.expect("complete");
+        }
         requests += 1;
         // The coordinator's part: read and acknowledge what was published, in batches.
         if requests % 64 == 0 {
