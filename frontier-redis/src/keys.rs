@@ -18,7 +18,8 @@
 //! | `…:hslow:{host}` | set | complete, forget | live audits that saw a 429 from the host (slow mode while any is left) |
 //! | `…:hostwait:{host}` | set | claim | lanes parked because the host's slots are full; woken by a completion on the host |
 //! | `…:ipf:{ip}` | string (int) | claim, complete, reap | requests in flight to the IP |
-//! | `…:ipwait:{ip}` | set | claim | lanes parked because the IP's slots are full; woken by a completion on the IP |
+//! | `…:ipq:{ip}` | zset | claim, complete | lanes parked because the IP's slots are full, woken by a completion on the IP: scored by when they were parked, plus 10¹³ when their host had a request in flight (those of idle hosts are woken first, so sites on one server take turns) |
+//! | `…:ipwait:{ip}` | set | (earlier versions) | what `ipq` was before; read only to wake lanes an earlier version parked, during a rolling upgrade |
 //! | `…:ipg:{ip}` | hash | complete, claim | the latency guard of every host at the IP (fields as the host's: `lb`, `lr`, `ll`, `lsc`, `lcm`; `lt` the hosts of the recent samples, since it slows down only for slow answers of two hosts) and `next`, no request to the IP before it while the guard is slowed; expires `HOST_LINGER` after the IP's last answer or slowed start (relative `PEXPIRE`: it outlives the IP's last request in flight) |
 //! | `…:site:{site}` | hash | seed, complete | `audit`, counters (`queued`, `leased`, `pages`, `res`, `completed`, `smf` sitemaps queued, `smb` sitemap bytes read), limits (`maxp`, `maxd`, `maxr`, `maxsf`, `maxsb`), flags (`done`, `cancelled`, `rep_*`), pre-encoded blobs (`info`, `doneblob`, `lim_d`, `lim_p`, `lim_r`, `lim_s`), and the browser check's `bp` (pages asked for), `bphase` (`a` crawl over and `cdblob`, the `CrawlDone` event, published; `q` browser tasks queued) |
 //! | `…:sitelanes:{site}` | set | seed | the site's lanes |
@@ -64,6 +65,7 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_hostwait", ":hostwait:", true),
     ("k_ipf", ":ipf:", true),
     ("k_ipwait", ":ipwait:", true),
+    ("k_ipq", ":ipq:", true),
     ("k_ipg", ":ipg:", true),
     ("k_site", ":site:", true),
     ("k_sitelanes", ":sitelanes:", true),

@@ -55,7 +55,7 @@ for _ = 1, 256 do
       local ipl, ipn = ip_pace(ip)
       if ip and num(redis.call('GET', k_ipf(ip)), 0) >= guarded(ipcap, 0, ipl) then
         redis.call('ZREM', k_ready(), lane)
-        redis.call('SADD', k_ipwait(ip), lane)
+        park_ip(ip, lane, now, inf)
       elseif math.max(nxt, ipn) > now then
         redis.call('ZADD', k_ready(), math.max(nxt, ipn), lane)
       else

@@ -136,6 +136,8 @@ local function lane_score(lane, now)
   return math.max(due, num(redis.call('HGET', k_host(l[1]), 'next'), 0))
 end
 
+-- Puts the lane into `ready` at its score, or takes it out when it has nothing to claim. Returns
+-- whether it has something.
 local function schedule(lane, now)
   local s = lane_score(lane, now)
   if s then
@@ -143,6 +145,7 @@ local function schedule(lane, now)
   else
     redis.call('ZREM', k_ready(), lane)
   end
+  return s ~= nil
 end
 
 -- Schedules again up to `room` lanes parked in `set` (that many slots of its host or IP are free).
@@ -152,6 +155,40 @@ local function wake(set, now, room)
   if room <= 0 then return end
   local lanes = redis.call('SPOP', set, room)
   for _, lane in ipairs(lanes) do schedule(lane, now) end
+end
+
+-- Lanes waiting for a slot of a server IP are kept in a sorted set (`ipq`), those of hosts with
+-- nothing in flight first (scored by when they were parked), then those of hosts already being
+-- fetched (BUSY later): a freed slot of the IP goes to a site that has nothing in flight before a
+-- second request of one that has, so sites on one server take turns, as on the embedded frontier.
+local BUSY = 10000000000000 -- 1e13 ms: after any time
+
+local function park_ip(ip, lane, now, inf)
+  local s = now
+  if inf > 0 then s = now + BUSY end
+  redis.call('ZADD', k_ipq(ip), s, lane)
+end
+
+-- Schedules up to `room` lanes parked on the IP, first in first out, those of idle hosts first.
+-- Entries of lanes that ended do not count. Lanes an earlier version parked in the set `ipwait`
+-- are taken after them, so a rolling upgrade strands none. Returns whether every slot went to a
+-- lane of a host with nothing in flight (such a lane can take it; one of a host being fetched may
+-- find its host full).
+local function wake_ip(ip, now, room)
+  if room <= 0 then return false end
+  local woken, idle, key = 0, 0, k_ipq(ip)
+  while woken < room do
+    local c = redis.call('ZPOPMIN', key, room - woken)
+    if #c == 0 then break end
+    for i = 1, #c, 2 do
+      if schedule(c[i], now) then
+        woken = woken + 1
+        if tonumber(c[i + 1]) < BUSY then idle = idle + 1 end
+      end
+    end
+  end
+  if woken < room then wake(k_ipwait(ip), now, room - woken) end
+  return idle >= room
 end
 
 -- Queues one task in its lane; `seq` orders it among its priority (taken from the counter when
@@ -409,8 +446,11 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
 end
 
 -- Frees a lease's slots and wakes as many lanes parked on them as are free (`ipcap`: the per-IP
--- cap). Returns the lease's fields or nil.
-local function release(id, now, ipcap)
+-- cap); the site's count of leases out too, unless the caller does that (`site_later`: it reads
+-- the site hash anyway). Returns the lease's fields or nil; field 10 is what its host has in flight now, field 11
+-- (with an IP) its IP guard's fields as `observe` reads them, field 12 whether every slot it freed
+-- on the IP went to a lane of an idle host (wake_ip).
+local function release(id, now, ipcap, site_later)
   local lk = k_lease(id)
   local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser')
   if not L[1] then return nil end
@@ -425,8 +465,10 @@ local function release(id, now, ipcap)
     local g = redis.call('HMGET', hk, 'gape', 'next')
     redis.call('HSET', hk, 'next', math.max(num(g[2], 0), now + math.max(num(g[1], 0), BROWSER_GAP)))
   end
+  local host_inf = 0
   if h[1] then
     local inf = math.max(tonumber(h[1]) - 1, 0)
+    host_inf = inf
     redis.call('HSET', hk, 'inf', inf)
     if h[3] == tostring(id) then
       redis.call('HDEL', hk, 'ipr')
@@ -434,7 +476,7 @@ local function release(id, now, ipcap)
     end
     if not h[3] then host_room = num(h[2], 1) - inf end
   end
-  if redis.call('EXISTS', k_site(L[7])) == 1 then
+  if not site_later and redis.call('EXISTS', k_site(L[7])) == 1 then
     redis.call('HINCRBY', k_site(L[7]), 'leased', -1)
   end
   wake(k_hostwait(L[3]), now, host_room)
@@ -444,9 +486,12 @@ local function release(id, now, ipcap)
       redis.call('DEL', k_ipf(L[4]))
       n = 0
     end
-    local ipl = ip_pace(L[4])
-    wake(k_ipwait(L[4]), now, guarded(ipcap, 0, ipl) - n)
+    -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
+    local g = redis.call('HMGET', k_ipg(L[4]), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
+    L[11] = {g[2], g[3], g[1], g[4], g[5], g[6]}
+    L[12] = wake_ip(L[4], now, guarded(ipcap, 0, num(g[1], 0)) - n)
   end
+  L[10] = host_inf
   return L
 end
 
@@ -456,8 +501,8 @@ end
 -- the answering host) it keeps the hosts of the recent samples (`lt`) and slows down only when
 -- the slow ones came from two hosts (LatencyGuard::observe_gated with slow_on_two_hosts).
 -- Returns {moved ('s' slowed, 'r' restored), level, recent median ms, baseline ms} or nil.
-local function observe(k, s, tag)
-  local f = redis.call('HMGET', k, 'lb', 'lr', 'll', 'lsc', 'lcm', 'lt')
+local function observe(k, s, tag, f)
+  f = f or redis.call('HMGET', k, 'lb', 'lr', 'll', 'lsc', 'lcm', 'lt')
   local base, level, since, calm = num(f[1], 0), num(f[3], 0), num(f[4], 0), num(f[5], 0)
   local recent = {s}
   for v in string.gmatch(f[2] or '', '%d+') do
@@ -519,15 +564,19 @@ end
 -- gap the server stated, `hold` (ms, or nil) a time nothing may start on the host before.
 -- Mirrors shoal_shared::pace::HostPace::apply_signals and IpPace::observe. Returns the guards'
 -- changes, each {moved ('s', 'r', or 'q' a quota stated for the first time), level, recent
--- median ms (for 'q': the quota's gap), baseline ms, ip ('' for the host's own guard)}.
-local function apply_signals(host, ip, now, sample, quota, hold)
+-- median ms (for 'q': the quota's gap), baseline ms, ip ('' for the host's own guard)}, and
+-- whether the host's hash exists.
+local function apply_signals(host, ip, now, sample, quota, hold, ipf)
   local changes = {}
   local hk = k_host(host)
-  if redis.call('EXISTS', hk) == 1 then
-    local before = num(redis.call('HGET', hk, 'gape'), 0)
+  -- One read for the host's existence (`next` is set when it is made), its gap and its guard.
+  local hf = redis.call('HMGET', hk, 'next', 'gape', 'lb', 'lr', 'll', 'lsc', 'lcm')
+  local exists = hf[1] ~= false
+  if exists then
+    local before = num(hf[2], 0)
     local change, relevel = nil, false
     if sample then
-      change = observe(hk, sample)
+      change = observe(hk, sample, nil, {hf[3], hf[4], hf[5], hf[6], hf[7]})
       relevel = change ~= nil
     end
     if quota then
@@ -559,12 +608,12 @@ local function apply_signals(host, ip, now, sample, quota, hold)
   end
   if sample and ip and ip ~= '' then
     local ik = k_ipg(ip)
-    local c = observe(ik, sample, host)
+    local c = observe(ik, sample, host, ipf)
     redis.call('PEXPIRE', ik, LINGER)
     if c then
       c[5] = ip
       changes[#changes + 1] = c
     end
   end
-  return changes
+  return changes, exists
 end

@@ -8,13 +8,14 @@
 -- Returns {'stale'} | {'ok', enqueued}. A change of a latency guard is published with the events
 -- (fields `g` and `t`, see keys.rs), so the note for the report is as atomic as the change.
 local now = tonumber(ARGV[1])
-local L = release(ARGV[2], now, tonumber(ARGV[17]))
+local L = release(ARGV[2], now, tonumber(ARGV[17]), true)
 if not L then return {'stale'} end
 local lane, host, site, started = L[2], L[3], L[7], tonumber(L[8])
-local notes = nil
+local notes, exists = nil, nil
 if ARGV[18] ~= '' or ARGV[19] ~= '' or ARGV[20] ~= '' then
   -- Before the lanes below are scheduled, so they see the host's new next start.
-  local changes = apply_signals(host, L[4], now, tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20]))
+  local changes
+  changes, exists = apply_signals(host, L[4], now, tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20]), L[11])
   if #changes > 0 then
     notes = {'t', L[1]}
     for _, c in ipairs(changes) do
@@ -24,10 +25,13 @@ if ARGV[18] ~= '' or ARGV[19] ~= '' or ARGV[20] ~= '' then
   end
 end
 local sk = k_site(site)
-local audit = redis.call('HGET', sk, 'audit')
+-- The site's audit and whether it was cancelled, in one read (nothing below cancels it).
+local sf = redis.call('HMGET', sk, 'audit', 'cancelled')
+local audit = sf[1]
+if audit then redis.call('HINCRBY', sk, 'leased', -1) end
 local hk = k_host(host)
 redis.call('HDEL', k_lexp(lane), L[1])
-local exists = redis.call('EXISTS', hk) == 1
+if exists == nil then exists = redis.call('EXISTS', hk) == 1 end
 if exists and ARGV[3] == 'f' then
   if redis.call('HGET', hk, 'ip') then redis.call('HSET', hk, 'ipx', now + MIN_ADDRESS_TTL) end
 elseif exists and ARGV[3] ~= '' then
@@ -61,7 +65,7 @@ end
 if tonumber(ARGV[10]) > 0 and redis.call('EXISTS', sk) == 1 then
   redis.call('HINCRBY', sk, 'smb', ARGV[10])
 end
-local cancelled = redis.call('HGET', sk, 'cancelled') == '1'
+local cancelled = sf[2] == '1'
 local lane_state = redis.call('HGET', k_lane(lane), 'robots')
 if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARGV[12] == '1') then
   if L[9] == '1' then bpush(lane, site, ARGV[11], ARGV[14]) else push(lane, ARGV[11], ARGV[12], ARGV[13], ARGV[14], now) end
@@ -75,7 +79,20 @@ touched[lane] = true
 if not cancelled then
   enqueued = offer_all(site, audit, tasks_at(base, n), now, touched)
 end
+touched[lane] = nil
 for t, _ in pairs(touched) do schedule(t, now) end
+-- The lease's own lane: when every slot it freed on its IP went to a lane of an idle host and
+-- other lanes still wait for the IP, it has had its turn and waits behind them instead of taking
+-- a slot back.
+local s = lane_score(lane, now)
+if not s then
+  redis.call('ZREM', k_ready(), lane)
+elseif s <= now and L[12] and redis.call('EXISTS', k_ipq(L[4])) == 1 then
+  redis.call('ZREM', k_ready(), lane)
+  park_ip(L[4], lane, now, L[10])
+else
+  redis.call('ZADD', k_ready(), s, lane)
+end
 local events = {}
 for i = 0, m - 1 do events[#events + 1] = ARGV[base + n * 9 + i] end
 publish_all(events, notes)

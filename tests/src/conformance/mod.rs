@@ -243,10 +243,6 @@ pub async fn per_ip_cap<F: Frontier>(f: F) {
 /// before a second request of a site already being fetched, so while more sites wait than the IP
 /// has slots, no site has two requests (and two connections) open at once. Twelve sites allowed
 /// 4 in flight each share an IP capped at 8; each completion finds three new pages of its site.
-///
-/// Not in [`run_all`] yet: the embedded back end passes it; the Redis one keeps the lanes waiting
-/// for an IP in a set that does not say whose host is idle, so a freed slot may go to a host
-/// already being fetched (a second connection to it, never more than its own cap).
 pub async fn sites_on_one_ip_take_turns<F: Frontier>(f: F) {
     let ip = Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 9)));
     let sites: Vec<(u64, String)> = (1..=12).map(|i| (i, format!("s{i}.test"))).collect();
@@ -596,6 +592,7 @@ where
 {
     robots_first(make().await).await;
     complete_and_claim_in_one_step(make().await).await;
+    sites_on_one_ip_take_turns(make().await).await;
     seed_many_seeds_each_once(make().await).await;
     gap_and_in_flight(make().await).await;
     per_ip_cap(make().await).await;

@@ -8,11 +8,6 @@ async fn embedded_frontier_passes_conformance() {
     conformance::run_all(|| async { EmbeddedFrontier::new(Default::default()) }).await;
 }
 
-#[tokio::test]
-async fn sites_on_one_ip_take_turns() {
-    conformance::sites_on_one_ip_take_turns(EmbeddedFrontier::new(Default::default())).await;
-}
-
 /// The crawl runs at most 1,000 unread events ahead of the audit database: past that, claims wait
 /// (completions are always taken) until the engine has read them.
 #[tokio::test]
