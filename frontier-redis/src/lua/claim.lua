@@ -23,7 +23,7 @@ for _ = 1, 256 do
     local hk = k_host(host)
     local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip', 'ipx', 'ipr')
     local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
-    local blob, is_robots, prio, next_due = nil, '0', 0, nil
+    local blob, is_robots, prio, next_due, more = nil, '0', 0, nil, false
     if robots == 'p' then
       is_robots = '1'
       if l[4] then
@@ -31,7 +31,9 @@ for _ = 1, 256 do
       end
     elseif robots == 'k' then
       promote(lane, now)
-      local r = redis.call('ZRANGE', k_lq(lane), 0, 0, 'WITHSCORES')
+      -- Two, to know whether one is left after this claim takes the first.
+      local r = redis.call('ZRANGE', k_lq(lane), 0, 1, 'WITHSCORES')
+      more = #r > 2
       if #r > 0 then
         blob = r[1]
         prio = math.floor(tonumber(r[2]) / PRIO)
@@ -73,7 +75,13 @@ for _ = 1, 256 do
         -- next task due, and the host's next start is the one grant just set.
         local s = nil
         if is_robots == '0' then
-          local due = lane_due(lane, 'k')
+          local due = nil
+          if more then
+            due = 0
+          else
+            local d = redis.call('ZRANGE', k_ld(lane), 0, 0, 'WITHSCORES')
+            if #d > 0 then due = tonumber(d[2]) end
+          end
           if due then s = math.max(due, now + gape) end
         end
         -- Lanes of one host share its next start, so their scores tie; a fraction that grows with

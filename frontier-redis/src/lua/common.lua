@@ -438,21 +438,28 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
   local fields = {'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '', 'robots', is_robots, 'prio', prio,
     'site', site, 'worker', worker, 'started', now, 'deadline', deadline}
   for _, v in ipairs(extra) do fields[#fields + 1] = v end
+  -- How often the task's leases expired before; `x` on the lease tells its completion to clear it.
+  local expired = num(redis.call('HGET', k_lexp(lane), blob), 0)
+  if expired > 0 then
+    fields[#fields + 1] = 'x'
+    fields[#fields + 1] = '1'
+  end
   redis.call('HSET', k_lease(id), unpack(fields))
   redis.call('ZADD', k_leases(), deadline, id)
   redis.call('HINCRBY', k_site(site), 'queued', -1)
   redis.call('HINCRBY', k_site(site), 'leased', 1)
-  return id, resolve, deadline, num(redis.call('HGET', k_lexp(lane), blob), 0)
+  return id, resolve, deadline, expired
 end
 
 -- Frees a lease's slots and wakes as many lanes parked on them as are free (`ipcap`: the per-IP
 -- cap); the site's count of leases out too, unless the caller does that (`site_later`: it reads
--- the site hash anyway). Returns the lease's fields or nil; field 10 is what its host has in flight now, field 11
--- (with an IP) its IP guard's fields as `observe` reads them, field 12 whether every slot it freed
--- on the IP went to a lane of an idle host (wake_ip).
+-- the site hash anyway). Returns the lease's fields (blob, lane, host, ip, robots, prio, site,
+-- started, browser, x: whether the task's leases expired before) or nil, with `inf` what its host
+-- has in flight now and, with an IP, `ipg` its IP guard's fields as `observe` reads them and
+-- `fair` whether every slot it freed on the IP went to a lane of an idle host (wake_ip).
 local function release(id, now, ipcap, site_later)
   local lk = k_lease(id)
-  local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser')
+  local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser', 'x')
   if not L[1] then return nil end
   redis.call('DEL', lk)
   redis.call('ZREM', k_leases(), id)
@@ -488,10 +495,10 @@ local function release(id, now, ipcap, site_later)
     end
     -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
     local g = redis.call('HMGET', k_ipg(L[4]), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
-    L[11] = {g[2], g[3], g[1], g[4], g[5], g[6]}
-    L[12] = wake_ip(L[4], now, guarded(ipcap, 0, num(g[1], 0)) - n)
+    L.ipg = {g[2], g[3], g[1], g[4], g[5], g[6]}
+    L.fair = wake_ip(L[4], now, guarded(ipcap, 0, num(g[1], 0)) - n)
   end
-  L[10] = host_inf
+  L.inf = host_inf
   return L
 end
 

@@ -15,7 +15,7 @@ local notes, exists = nil, nil
 if ARGV[18] ~= '' or ARGV[19] ~= '' or ARGV[20] ~= '' then
   -- Before the lanes below are scheduled, so they see the host's new next start.
   local changes
-  changes, exists = apply_signals(host, L[4], now, tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20]), L[11])
+  changes, exists = apply_signals(host, L[4], now, tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20]), L.ipg)
   if #changes > 0 then
     notes = {'t', L[1]}
     for _, c in ipairs(changes) do
@@ -30,7 +30,8 @@ local sf = redis.call('HMGET', sk, 'audit', 'cancelled')
 local audit = sf[1]
 if audit then redis.call('HINCRBY', sk, 'leased', -1) end
 local hk = k_host(host)
-redis.call('HDEL', k_lexp(lane), L[1])
+-- Only a task whose leases expired before has a count to clear (written before the lease was).
+if L[10] then redis.call('HDEL', k_lexp(lane), L[1]) end
 if exists == nil then exists = redis.call('EXISTS', hk) == 1 end
 if exists and ARGV[3] == 'f' then
   if redis.call('HGET', hk, 'ip') then redis.call('HSET', hk, 'ipx', now + MIN_ADDRESS_TTL) end
@@ -66,9 +67,16 @@ if tonumber(ARGV[10]) > 0 and redis.call('EXISTS', sk) == 1 then
   redis.call('HINCRBY', sk, 'smb', ARGV[10])
 end
 local cancelled = sf[2] == '1'
-local lane_state = redis.call('HGET', k_lane(lane), 'robots')
+-- The lane's state, read once for the requeue below and for its scheduling at the end.
+local ls = redis.call('HMGET', k_lane(lane), 'robots', 'rt', 'rtnb')
+local lane_state = ls[1]
 if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARGV[12] == '1') then
-  if L[9] == '1' then bpush(lane, site, ARGV[11], ARGV[14]) else push(lane, ARGV[11], ARGV[12], ARGV[13], ARGV[14], now) end
+  if L[9] == '1' then
+    bpush(lane, site, ARGV[11], ARGV[14])
+  else
+    push(lane, ARGV[11], ARGV[12], ARGV[13], ARGV[14], now)
+    if ARGV[12] == '1' then ls[2], ls[3] = ARGV[11], ARGV[14] end
+  end
   redis.call('HINCRBY', sk, 'queued', 1)
 else
   redis.call('HINCRBY', sk, 'completed', 1)
@@ -84,12 +92,16 @@ for t, _ in pairs(touched) do schedule(t, now) end
 -- The lease's own lane: when every slot it freed on its IP went to a lane of an idle host and
 -- other lanes still wait for the IP, it has had its turn and waits behind them instead of taking
 -- a slot back.
-local s = lane_score(lane, now)
+local s = nil
+if lane_state then
+  local due = lane_due(lane, lane_state, ls[2], ls[3])
+  if due then s = math.max(due, num(redis.call('HGET', hk, 'next'), 0)) end
+end
 if not s then
   redis.call('ZREM', k_ready(), lane)
-elseif s <= now and L[12] and redis.call('EXISTS', k_ipq(L[4])) == 1 then
+elseif s <= now and L.fair and redis.call('EXISTS', k_ipq(L[4])) == 1 then
   redis.call('ZREM', k_ready(), lane)
-  park_ip(L[4], lane, now, L[10])
+  park_ip(L[4], lane, now, L.inf)
 else
   redis.call('ZADD', k_ready(), s, lane)
 end
