@@ -3,7 +3,7 @@
 --   | {'wait', at} | {'idle'}.
 local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 for _ = 1, 256 do
-  local c = redis.call('ZRANGE', k_ready(), 0, 0, 'WITHSCORES')
+  local c = redis.call('ZRANGE', k_ready(), '0', '0', 'WITHSCORES')
   if #c == 0 then return {'idle'} end
   -- The integer part is the time; the fraction only breaks ties (see below).
   local lane, score = c[1], math.floor(tonumber(c[2]))
@@ -32,19 +32,19 @@ for _ = 1, 256 do
     elseif robots == 'k' then
       promote(lane, now)
       -- Two, to know whether one is left after this claim takes the first.
-      local r = redis.call('ZRANGE', k_lq(lane), 0, 1, 'WITHSCORES')
+      local r = redis.call('ZRANGE', k_lq(lane), '0', '1', 'WITHSCORES')
       more = #r > 2
       if #r > 0 then
         blob = r[1]
         prio = math.floor(tonumber(r[2]) / PRIO)
       else
-        local d = redis.call('ZRANGE', k_ld(lane), 0, 0, 'WITHSCORES')
+        local d = redis.call('ZRANGE', k_ld(lane), '0', '0', 'WITHSCORES')
         if #d > 0 then next_due = tonumber(d[2]) end
       end
     end
     if not blob then
       if next_due then
-        redis.call('ZADD', k_ready(), math.max(next_due, nxt), lane)
+        redis.call('ZADD', k_ready(), I(math.max(next_due, nxt)), lane)
       else
         redis.call('ZREM', k_ready(), lane)
       end
@@ -59,7 +59,7 @@ for _ = 1, 256 do
         redis.call('ZREM', k_ready(), lane)
         park_ip(ip, lane, now, inf)
       elseif math.max(nxt, ipn) > now then
-        redis.call('ZADD', k_ready(), math.max(nxt, ipn), lane)
+        redis.call('ZADD', k_ready(), I(math.max(nxt, ipn)), lane)
       else
         if is_robots == '1' then
           redis.call('HDEL', lk, 'rt', 'rtnb')
@@ -79,7 +79,7 @@ for _ = 1, 256 do
           if more then
             due = 0
           else
-            local d = redis.call('ZRANGE', k_ld(lane), 0, 0, 'WITHSCORES')
+            local d = redis.call('ZRANGE', k_ld(lane), '0', '0', 'WITHSCORES')
             if #d > 0 then due = tonumber(d[2]) end
           end
           if due then s = math.max(due, now + gape) end
@@ -88,7 +88,7 @@ for _ = 1, 256 do
         -- every lease puts the lane served last behind the others (round robin between the sites
         -- and audits sharing a host) without moving anyone's time.
         if s then
-          redis.call('ZADD', k_ready(), s + (id % 1000) / 1000, lane)
+          redis.call('ZADD', k_ready(), string.format('%d.%03d', s, id % 1000), lane)
         else
           redis.call('ZREM', k_ready(), lane)
         end

@@ -28,7 +28,7 @@ local sk = k_site(site)
 -- The site's audit and whether it was cancelled, in one read (nothing below cancels it).
 local sf = redis.call('HMGET', sk, 'audit', 'cancelled')
 local audit = sf[1]
-if audit then redis.call('HINCRBY', sk, 'leased', -1) end
+if audit then redis.call('HINCRBY', sk, 'leased', '-1') end
 local hk = k_host(host)
 -- Only a task whose leases expired before has a count to clear (written before the lease was).
 if L[10] then redis.call('HDEL', k_lexp(lane), L[1]) end
@@ -77,9 +77,9 @@ if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARG
     push(lane, ARGV[11], ARGV[12], ARGV[13], ARGV[14], now)
     if ARGV[12] == '1' then ls[2], ls[3] = ARGV[11], ARGV[14] end
   end
-  redis.call('HINCRBY', sk, 'queued', 1)
+  redis.call('HINCRBY', sk, 'queued', '1')
 else
-  redis.call('HINCRBY', sk, 'completed', 1)
+  redis.call('HINCRBY', sk, 'completed', '1')
 end
 local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 21
 local touched, enqueued = {}, 0
@@ -103,7 +103,7 @@ elseif s <= now and L.fair and redis.call('EXISTS', k_ipq(L[4])) == 1 then
   redis.call('ZREM', k_ready(), lane)
   park_ip(L[4], lane, now, L.inf)
 else
-  redis.call('ZADD', k_ready(), s, lane)
+  redis.call('ZADD', k_ready(), I(s), lane)
 end
 local events = {}
 for i = 0, m - 1 do events[#events + 1] = ARGV[base + n * 9 + i] end
