@@ -57,7 +57,7 @@ for _ = 1, 256 do
       local ipl, ipn = ip_pace(ip)
       if ip and num(redis.call('GET', k_ipf(ip)), 0) >= guarded(ipcap, 0, ipl) then
         redis.call('ZREM', k_ready(), lane)
-        park_ip(ip, lane, now, inf)
+        park_ip(ip, lane, inf)
       elseif math.max(nxt, ipn) > now then
         redis.call('ZADD', k_ready(), I(math.max(nxt, ipn)), lane)
       else

@@ -166,14 +166,16 @@ local function wake(set, now, room)
 end
 
 -- Lanes waiting for a slot of a server IP are kept in a sorted set (`ipq`), those of hosts with
--- nothing in flight first (scored by when they were parked), then those of hosts already being
--- fetched (BUSY later): a freed slot of the IP goes to a site that has nothing in flight before a
--- second request of one that has, so sites on one server take turns, as on the embedded frontier.
-local BUSY = 10000000000000 -- 1e13 ms: after any time
+-- nothing in flight first (scored by the order they were parked in), then those of hosts already
+-- being fetched (BUSY later): a freed slot of the IP goes to a site that has nothing in flight
+-- before a second request of one that has, so sites on one server take turns, as on the embedded
+-- frontier.
+local BUSY = 10000000000000 -- 1e13: after any sequence number
 
-local function park_ip(ip, lane, now, inf)
-  local s = now
-  if inf > 0 then s = now + BUSY end
+local function park_ip(ip, lane, inf)
+  -- The sequence, not the time: lanes parked within one millisecond keep their order too.
+  local s = redis.call('INCR', k_seq())
+  if inf > 0 then s = s + BUSY end
   redis.call('ZADD', k_ipq(ip), I(s), lane)
 end
 

@@ -101,7 +101,7 @@ if not s then
   redis.call('ZREM', k_ready(), lane)
 elseif s <= now and L.fair and redis.call('EXISTS', k_ipq(L[4])) == 1 then
   redis.call('ZREM', k_ready(), lane)
-  park_ip(L[4], lane, now, L.inf)
+  park_ip(L[4], lane, L.inf)
 else
   redis.call('ZADD', k_ready(), I(s), lane)
 end

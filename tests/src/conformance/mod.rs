@@ -243,6 +243,7 @@ pub async fn per_ip_cap<F: Frontier>(f: F) {
 /// before a second request of a site already being fetched, so while more sites wait than the IP
 /// has slots, no site has two requests (and two connections) open at once. Twelve sites allowed
 /// 4 in flight each share an IP capped at 8; each completion finds three new pages of its site.
+/// Every other completion claims in the same step, as a worker does.
 pub async fn sites_on_one_ip_take_turns<F: Frontier>(f: F) {
     let ip = Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 9)));
     let sites: Vec<(u64, String)> = (1..=12).map(|i| (i, format!("s{i}.test"))).collect();
@@ -272,7 +273,15 @@ pub async fn sites_on_one_ip_take_turns<F: Frontier>(f: F) {
                 page(1, site, &format!("http://{h}/p{found}"), 1)
             })
             .collect();
-        complete(&f, &done, Completion { discovered, ..Completion::default() }, T0).await;
+        let c = Completion { discovered, ..Completion::default() };
+        if step % 2 == 0 {
+            complete(&f, &done, c, T0).await;
+        } else {
+            let (applied, next) = f.complete_and_claim(&done, &c, &worker(), T0).await.expect("complete and claim");
+            assert_eq!(applied, Completed::Applied { enqueued: 3 }, "step {step}");
+            let Claim::Leased(l) = next else { panic!("step {step}: the freed slot is claimed at once, got {next:?}") };
+            held.push_back(*l);
+        }
     }
 }
 
