@@ -201,6 +201,16 @@ local function wake_ip(ip, now, room)
   return idle >= room
 end
 
+-- A lane taken out of `ready` unclaimed (its tasks dropped, its site ended) may hold the turn a
+-- completion's own lane gave way for (complete.lua): the turn passes to the next lane waiting for
+-- its IP, so no slot stays free with lanes parked behind it.
+local function hand_on(lane)
+  local host = redis.call('HGET', k_lane(lane), 'host')
+  if not host then return end
+  local ip = redis.call('HGET', k_host(host), 'ip')
+  if ip then wake_ip(ip, 0, 1) end
+end
+
 -- Queues one task in its lane; `seq` orders it among its priority (taken from the counter when
 -- the caller has none reserved).
 local function push(lane, blob, is_robots, prio, not_before, now, seq)
@@ -220,7 +230,7 @@ local function drop_lane(lane)
   local n = redis.call('ZCARD', k_lq(lane)) + redis.call('ZCARD', k_ld(lane))
   n = n + redis.call('HDEL', k_lane(lane), 'rt', 'rtnb')
   redis.call('DEL', k_lq(lane), k_ld(lane))
-  redis.call('ZREM', k_ready(), lane)
+  if redis.call('ZREM', k_ready(), lane) == 1 then hand_on(lane) end
   return n
 end
 
@@ -260,7 +270,7 @@ local function check_done(site)
   publish(redis.call('HGET', sk, 'doneblob'))
   for _, lane in ipairs(redis.call('SMEMBERS', k_sitelanes(site))) do
     local host = redis.call('HGET', k_lane(lane), 'host')
-    redis.call('ZREM', k_ready(), lane)
+    if redis.call('ZREM', k_ready(), lane) == 1 then hand_on(lane) end
     redis.call('DEL', k_lane(lane), k_lq(lane), k_ld(lane), k_robots(lane), k_lexp(lane))
     if host then leave_host(lane, host) end
   end

@@ -285,6 +285,31 @@ pub async fn sites_on_one_ip_take_turns<F: Frontier>(f: F) {
     }
 }
 
+/// A lane woken for a free slot of its IP and then dropped unclaimed (its audit cancelled) passes
+/// its turn on: the lanes still waiting for the IP are not left parked behind a free slot. Eight
+/// sites fill an IP capped at 8, a site of another audit and one more site wait; a completion with
+/// new pages wakes the first waiting one, which is then cancelled before anyone claims.
+pub async fn a_dropped_lane_passes_its_turn_on<F: Frontier>(f: F) {
+    let ip = Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 11)));
+    for site in (10..=17).chain([3]) {
+        f.seed(seed(1, site, &format!("s{site}.test"), 4, 0, 100)).await.expect("seed");
+    }
+    f.seed(seed(2, 2, "t.test", 4, 0, 100)).await.expect("seed");
+    pass_robots(&f, T0, 20, ip).await;
+    let mut held = Vec::new();
+    while let Claim::Leased(l) = f.claim(&worker(), T0).await.expect("claim") {
+        held.push(*l);
+    }
+    assert_eq!(held.len(), 8, "the IP's 8 slots are in use");
+    let done = held.pop().expect("a lease");
+    let (site, h) = (done.task.site.0, done.host.as_str().to_owned());
+    let discovered = (1..4).map(|i| page(1, site, &format!("http://{h}/n{i}"), 1)).collect();
+    complete(&f, &done, Completion { discovered, ..Completion::default() }, T0).await;
+    f.cancel(AuditId(2)).await.expect("cancel");
+    let next = lease(&f, T0).await;
+    assert_ne!(next.task.audit, AuditId(2), "the cancelled audit gets nothing");
+}
+
 /// A 429 puts the host in slow mode; a retry waits for its not-before time.
 pub async fn slow_mode_and_retry<F: Frontier>(f: F) {
     f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
@@ -602,6 +627,7 @@ where
     robots_first(make().await).await;
     complete_and_claim_in_one_step(make().await).await;
     sites_on_one_ip_take_turns(make().await).await;
+    a_dropped_lane_passes_its_turn_on(make().await).await;
     seed_many_seeds_each_once(make().await).await;
     gap_and_in_flight(make().await).await;
     per_ip_cap(make().await).await;
