@@ -75,13 +75,7 @@ for _ = 1, 256 do
         -- next task due, and the host's next start is the one grant just set.
         local s = nil
         if is_robots == '0' then
-          local due = nil
-          if more then
-            due = 0
-          else
-            local d = redis.call('ZRANGE', k_ld(lane), '0', '0', 'WITHSCORES')
-            if #d > 0 then due = tonumber(d[2]) end
-          end
+          local due = lane_due(lane, 'k', nil, nil, more)
           if due then s = math.max(due, now + gape) end
         end
         -- Lanes of one host share its next start, so their scores tie; a fraction that grows with

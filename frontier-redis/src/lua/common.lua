@@ -122,22 +122,25 @@ end
 
 -- When a lane's next task is due as far as the lane itself goes (its robots state `robots` and, while
 -- that is 'p', its robots.txt task `rt` due at `rtnb`); nil when it has nothing to claim.
-local function lane_due(lane, robots, rt, rtnb)
+local function lane_due(lane, robots, rt, rtnb, queued)
   if robots == 'c' then return nil end
   if robots == 'p' then
     if not rt then return nil end
     return num(rtnb, 0)
   end
-  if redis.call('ZCARD', k_lq(lane)) > 0 then return 0 end
+  -- `queued`: whether its ready queue has a task, when the caller knows (nil: look).
+  if queued == nil then queued = redis.call('ZCARD', k_lq(lane)) > 0 end
+  if queued then return 0 end
   local d = redis.call('ZRANGE', k_ld(lane), '0', '0', 'WITHSCORES')
   if #d == 0 then return nil end
   return tonumber(d[2])
 end
 
 -- When the lane's next task could start as far as the lane and its host's clock go (in-flight caps
--- are checked by claim, which parks the lane); nil when it has nothing to claim.
-local function lane_score(lane, now)
-  local l = redis.call('HMGET', k_lane(lane), 'host', 'robots', 'rt', 'rtnb')
+-- are checked by claim, which parks the lane); nil when it has nothing to claim. `l`: the lane's
+-- host, robots, rt and rtnb when the caller has read them.
+local function lane_score(lane, now, l)
+  l = l or redis.call('HMGET', k_lane(lane), 'host', 'robots', 'rt', 'rtnb')
   if not l[1] then return nil end
   local due = lane_due(lane, l[2], l[3], l[4])
   if not due then return nil end

@@ -92,11 +92,7 @@ for t, _ in pairs(touched) do schedule(t, now) end
 -- The lease's own lane: when every slot it freed on its IP went to a lane of an idle host and
 -- other lanes still wait for the IP, it has had its turn and waits behind them instead of taking
 -- a slot back.
-local s = nil
-if lane_state then
-  local due = lane_due(lane, lane_state, ls[2], ls[3])
-  if due then s = math.max(due, num(redis.call('HGET', hk, 'next'), 0)) end
-end
+local s = lane_state and lane_score(lane, now, {host, lane_state, ls[2], ls[3]})
 if not s then
   redis.call('ZREM', k_ready(), lane)
 elseif s <= now and L.fair and redis.call('EXISTS', k_ipq(L[4])) == 1 then
