@@ -180,6 +180,18 @@ impl Keys {
         self.key("k_host", Some(host.as_str()))
     }
 
+    /// The counter lease ids are taken from: how many leases were ever granted in the namespace.
+    #[must_use]
+    pub fn lease_counter(&self) -> String {
+        self.key("k_leaseid", None)
+    }
+
+    /// A server IP's latency guard.
+    #[must_use]
+    pub fn ip_guard(&self, ip: std::net::IpAddr) -> String {
+        self.key("k_ipg", Some(&ip.to_string()))
+    }
+
     /// The audit's host list.
     #[must_use]
     pub fn audit_hosts(&self, audit: AuditId) -> String {

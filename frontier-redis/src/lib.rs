@@ -10,11 +10,13 @@
 //! inside `complete` onto the events stream); site info and robots rules are read once per worker
 //! and cached; the coordinator reads and acknowledges events in batches.
 
+mod answers;
 mod browser;
 pub mod keys;
 pub mod scripts;
 mod stream;
 
+use answers::{first_word, int_at, parse_claim, parse_completed};
 use keys::{EVENTS_GROUP, Keys};
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, RedisError, Value};
@@ -23,8 +25,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{
-    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, LaneRobotsState,
-    Lease, Renewal, Resolution, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed, audit_of_cache_key, limit_finding,
+    Claim, Completed, Completion, EventId, FollowUp, Frontier, FrontierError, FrontierSettings, LaneRobots,
+    LaneRobotsState, Lease, Renewal, Resolution, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed, audit_of_cache_key,
+    limit_finding,
 };
 use shoal_shared::ids::{AuditId, LeaseId, SiteId, WorkerId};
 use shoal_shared::record::Event;
@@ -32,7 +35,6 @@ use shoal_shared::task::{Task, TaskKind};
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::HostKey;
 use std::future::Future;
-use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -312,6 +314,7 @@ impl RedisFrontier {
             .arg(&worker.0)
             .arg(self.settings.lease_ttl_ms)
             .arg(self.settings.max_in_flight_per_ip)
+            .arg(self.settings.lease_batch)
             .invoke_async(&mut c)
             .await
             .map_err(store(op))?;
@@ -334,7 +337,7 @@ impl RedisFrontier {
         now: UnixMs,
     ) -> Result<(Completed, Claim), FrontierError> {
         let mut inv = self.completion_call(&self.scripts.complete_claim, lease, c, now);
-        inv.arg(&worker.0).arg(self.settings.lease_ttl_ms);
+        inv.arg(&worker.0).arg(self.settings.lease_ttl_ms).arg(self.settings.lease_batch);
         let mut conn = self.conn.clone();
         let (done, next): (Vec<Value>, Vec<Value>) =
             inv.invoke_async(&mut conn).await.map_err(store("complete and claim"))?;
@@ -393,6 +396,17 @@ impl RedisFrontier {
         }
         for e in &c.events {
             inv.arg(encode(e));
+        }
+        // What became of the further tasks; those not listed were not started.
+        inv.arg(c.more.len().min(lease.more.len()));
+        for f in c.more.iter().take(lease.more.len()) {
+            match f {
+                FollowUp::Done { .. } => inv.arg("d").arg("").arg(0).arg(0),
+                FollowUp::Requeue { task, .. } => {
+                    inv.arg("r").arg(encode(task)).arg(task.priority.0).arg(task.not_before.0)
+                }
+            };
+            inv.arg(opt(f.response_ms().map(u64::from)));
         }
         inv
     }
@@ -512,58 +526,6 @@ fn robots_task(seed: &SiteSeed, host: &HostKey) -> Option<Task> {
     shoal_shared::frontier::robots_task(seed.audit, seed.site, seed.start.as_url().scheme(), host)
 }
 
-/// A claim script's answer (claim.lua, claim_browser.lua).
-fn parse_claim(worker: &WorkerId, r: &[Value]) -> Result<Claim, FrontierError> {
-    match first_word(r).as_deref() {
-        Some("lease") => {
-            let id: u64 = int_at(r, 1);
-            let blob = bytes_at(r, 2);
-            let host = string_at(r, 3);
-            let ip = string_at(r, 4);
-            let task: Task = decode("leased task", &blob)?;
-            Ok(Claim::Leased(Box::new(Lease {
-                id: LeaseId(id),
-                worker: worker.clone(),
-                host: HostKey::from_raw(host),
-                ip: ip.parse::<IpAddr>().ok(),
-                task,
-                started_at: UnixMs(int_at(r, 5)),
-                deadline: UnixMs(int_at(r, 6)),
-                gap_ms: int_at(r, 7),
-                resolve: int_at(r, 8) == 1,
-                expired: u8::try_from(int_at(r, 9)).unwrap_or(u8::MAX),
-                robots_at: UnixMs(int_at(r, 10)),
-            })))
-        }
-        Some("wait") => Ok(Claim::Wait(UnixMs(int_at(r, 1)))),
-        _ => Ok(Claim::Idle),
-    }
-}
-
-/// complete.lua's answer: `{'ok', enqueued}` or `{'stale'}`.
-fn parse_completed(r: &[Value]) -> Completed {
-    match first_word(r).as_deref() {
-        Some("ok") => Completed::Applied { enqueued: usize::try_from(int_at(r, 1)).unwrap_or(0) },
-        _ => Completed::Stale,
-    }
-}
-
-fn first_word(r: &[Value]) -> Option<String> {
-    r.first().and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
-}
-
-fn int_at(r: &[Value], i: usize) -> u64 {
-    r.get(i).and_then(|v| redis::from_redis_value::<i64>(v.clone()).ok()).map_or(0, |n| u64::try_from(n).unwrap_or(0))
-}
-
-fn bytes_at(r: &[Value], i: usize) -> Vec<u8> {
-    r.get(i).and_then(|v| redis::from_redis_value::<Vec<u8>>(v.clone()).ok()).unwrap_or_default()
-}
-
-fn string_at(r: &[Value], i: usize) -> String {
-    r.get(i).and_then(|v| redis::from_redis_value::<String>(v.clone()).ok()).unwrap_or_default()
-}
-
 impl Frontier for RedisFrontier {
     fn seed(&self, seed: SiteSeed) -> impl Future<Output = Result<(), FrontierError>> + Send {
         self.seed_now(seed)
@@ -653,6 +615,32 @@ impl Frontier for RedisFrontier {
                 (Some("p"), _) | (_, None) => Ok(Some(LaneRobotsState { robots: LaneRobots::Pending, fetched_at })),
                 (Some(_), Some(b)) => Ok(Some(LaneRobotsState { robots: decode("robots", &b)?, fetched_at })),
             }
+        }
+    }
+
+    fn further_may_start(
+        &self,
+        lease: &Lease,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
+        // Two reads in one round trip, no script: the host's gap in force and next start (a 429's
+        // slow mode, a hold, a quota, the host's latency guard all show there) and the IP guard's
+        // level.
+        let mut pipe = redis::pipe();
+        pipe.cmd("HMGET").arg(self.keys.host(&lease.host)).arg("gape").arg("next");
+        if let Some(ip) = lease.ip {
+            pipe.cmd("HGET").arg(self.keys.ip_guard(ip)).arg("ll");
+        }
+        let mut c = self.conn.clone();
+        async move {
+            let r: Vec<Value> = pipe.query_async(&mut c).await.map_err(store("check a batch's pace"))?;
+            let host: Vec<Option<u64>> =
+                r.first().and_then(|v| redis::from_redis_value(v.clone()).ok()).unwrap_or_default();
+            let gap = host.first().copied().flatten().unwrap_or(0);
+            let next = host.get(1).copied().flatten().unwrap_or(0);
+            let level =
+                r.get(1).and_then(|v| redis::from_redis_value::<Option<u64>>(v.clone()).ok()).flatten().unwrap_or(0);
+            Ok(gap == 0 && next <= now.0 && level == 0)
         }
     }
 

@@ -63,7 +63,7 @@ impl Library {
             "local function complete_claim_body()\n\
              local args = ARGV\n\
              local done = complete_body()\n\
-             ARGV = {args[1], args[#args - 1], args[#args], args[17]}\n\
+             ARGV = {args[1], args[#args - 2], args[#args - 1], args[17], args[#args]}\n\
              return {done, claim_body()}\n\
              end\n",
         );

@@ -1,7 +1,11 @@
--- claim: ARGV = now, worker, lease_ttl_ms, ip_cap
--- Returns {'lease', id, blob, host, ip, started, deadline, gap_ms, resolve, expired, robots_at}
---   | {'wait', at} | {'idle'}.
+-- claim: ARGV = now, worker, lease_ttl_ms, ip_cap, batch (tasks per lease at most; '' is 1)
+-- Returns {'lease', id, blob, host, ip, started, deadline, gap_ms, resolve, expired, robots_at,
+--   further blobs...} | {'wait', at} | {'idle'}. A lease carries further tasks of its lane (up to
+-- batch - 1) only on a host with no gap in force whose address is known and current, on an IP
+-- that is not slowed, and only tasks whose leases never expired: the worker fetches them one
+-- after another under the lease's one slot of the host and the IP.
 local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local batch = math.max(num(ARGV[5] ~= '' and ARGV[5] or nil, 1), 1)
 for _ = 1, 256 do
   local c = redis.call('ZRANGE', k_ready(), '0', '0', 'WITHSCORES')
   if #c == 0 then return {'idle'} end
@@ -24,6 +28,10 @@ for _ = 1, 256 do
     local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip', 'ipx', 'ipr')
     local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
     local blob, is_robots, prio, next_due, more = nil, '0', 0, nil, false
+    -- Tasks this lease may take: more than one only at no gap and with no lookup due.
+    local want = 1
+    if batch > 1 and gape == 0 and h[6] and tonumber(h[6]) > now then want = batch end
+    local r = nil
     if robots == 'p' then
       is_robots = '1'
       if l[4] then
@@ -31,9 +39,9 @@ for _ = 1, 256 do
       end
     elseif robots == 'k' then
       promote(lane, now)
-      -- Two, to know whether one is left after this claim takes the first.
-      local r = redis.call('ZRANGE', k_lq(lane), '0', '1', 'WITHSCORES')
-      more = #r > 2
+      -- One more than it may take, to know whether one is left after this claim.
+      r = redis.call('ZRANGE', k_lq(lane), '0', I(want), 'WITHSCORES')
+      more = #r > 2 * want
       if #r > 0 then
         blob = r[1]
         prio = math.floor(tonumber(r[2]) / PRIO)
@@ -61,13 +69,24 @@ for _ = 1, 256 do
       elseif math.max(nxt, ipn) > now then
         redis.call('ZADD', k_ready(), I(math.max(nxt, ipn)), lane)
       else
+        -- Further tasks (blob, priority) for a batch; grant keeps those whose leases never expired.
+        local further = {}
+        if is_robots == '0' and ipl == 0 and want > 1 then
+          for i = 2, math.min(want, #r / 2) do
+            further[#further + 1] = {r[2 * i - 1], math.floor(tonumber(r[2 * i]) / PRIO)}
+          end
+        end
+        local id, resolve, deadline, expired, taken =
+          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {}, ipl, further)
         if is_robots == '1' then
           redis.call('HDEL', lk, 'rt', 'rtnb')
         else
-          redis.call('ZREM', k_lq(lane), blob)
+          local gone = {blob}
+          for _, t in ipairs(taken) do gone[#gone + 1] = t[1] end
+          redis.call('ZREM', k_lq(lane), unpack(gone))
+          -- A task left out of the batch (its leases expired before) is still queued.
+          if #taken < #further then more = true end
         end
-        local id, resolve, deadline, expired =
-          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {}, ipl)
         local robots_at = 0
         if is_robots == '0' then robots_at = num(l[6], 0) end
         -- lane_score's answer from what this claim knows, without reading the lane and host again:
@@ -86,7 +105,9 @@ for _ = 1, 256 do
         else
           redis.call('ZREM', k_ready(), lane)
         end
-        return {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at}
+        local out = {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at}
+        for _, t in ipairs(taken) do out[#out + 1] = t[1] end
+        return out
       end
     end
   end

@@ -437,9 +437,12 @@ end
 -- Grants a lease of `blob` on `lane` (claim and claim_browser): a slot of the host (`hk`, whose
 -- fields `h` the caller read as inf, maxe, gape, next, ip, ipx, ipr), the host's next start
 -- `next_start`, a slot of its IP, the address lookup when it is due, the lease record (`extra`:
--- more field/value pairs) and the site's counters. Returns the lease's id, whether it looks the
--- address up (1/0), its deadline and how often the task's leases expired before.
-local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra, ipl)
+-- more field/value pairs) and the site's counters. `further` (may be nil): more tasks of the lane
+-- as {blob, priority} for the same lease; those whose leases expired before are left out (they
+-- are leased alone, where their count is kept). Returns the lease's id, whether it looks the
+-- address up (1/0), its deadline, how often the task's leases expired before and the further
+-- tasks taken.
+local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra, ipl, further)
   local ip = h[5]
   redis.call('HSET', hk, 'inf', I(num(h[1], 0) + 1), 'next', I(next_start))
   if ip then
@@ -463,29 +466,62 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
   local fields = {'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '', 'robots', is_robots, 'prio', I(prio),
     'site', site, 'worker', worker, 'started', I(now), 'deadline', ds}
   for _, v in ipairs(extra) do fields[#fields + 1] = v end
-  -- How often the task's leases expired before; `x` on the lease tells its completion to clear it.
-  local expired = num(redis.call('HGET', k_lexp(lane), blob), 0)
+  -- How often the task's leases expired before (and the further tasks'); `x` on the lease tells
+  -- its completion to clear it.
+  local names = {blob}
+  for _, t in ipairs(further or {}) do names[#names + 1] = t[1] end
+  local counts = redis.call('HMGET', k_lexp(lane), unpack(names))
+  local expired = num(counts[1], 0)
   if expired > 0 then
     fields[#fields + 1] = 'x'
     fields[#fields + 1] = '1'
   end
+  local taken = {}
+  for i, t in ipairs(further or {}) do
+    if not counts[i + 1] then
+      taken[#taken + 1] = t
+      local n = I(#taken)
+      fields[#fields + 1] = 'm' .. n
+      fields[#fields + 1] = t[1]
+      fields[#fields + 1] = 'q' .. n
+      fields[#fields + 1] = I(t[2])
+    end
+  end
+  if #taken > 0 then
+    fields[#fields + 1] = 'n'
+    fields[#fields + 1] = I(#taken)
+  end
   redis.call('HSET', k_lease(ids), unpack(fields))
   redis.call('ZADD', k_leases(), ds, ids)
-  redis.call('HINCRBY', k_site(site), 'queued', '-1')
-  redis.call('HINCRBY', k_site(site), 'leased', '1')
-  return id, resolve, deadline, expired
+  local k = I(1 + #taken)
+  redis.call('HINCRBY', k_site(site), 'queued', '-' .. k)
+  redis.call('HINCRBY', k_site(site), 'leased', k)
+  return id, resolve, deadline, expired, taken
 end
 
 -- Frees a lease's slots and wakes as many lanes parked on them as are free (`ipcap`: the per-IP
--- cap); the site's count of leases out too, unless the caller does that (`site_later`: it reads
+-- cap); the site's count of leased tasks too, unless the caller does that (`site_later`: it reads
 -- the site hash anyway). Returns the lease's fields (blob, lane, host, ip, robots, prio, site,
--- started, browser, x: whether the task's leases expired before) or nil, with `inf` what its host
+-- started, browser, x: whether the task's leases expired before) or nil, with `more` its further
+-- tasks as {blob, priority} (see grant), `inf` what its host
 -- has in flight now and, with an IP, `ipg` its IP guard's fields as `observe` reads them and
 -- `fair` whether every slot it freed on the IP went to a lane of an idle host (wake_ip).
 local function release(id, now, ipcap, site_later)
   local lk = k_lease(id)
-  local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser', 'x')
+  local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser', 'x',
+    'n')
   if not L[1] then return nil end
+  L.more = {}
+  local nm = num(L[11], 0)
+  if nm > 0 then
+    local names = {}
+    for i = 1, nm do
+      names[#names + 1] = 'm' .. i
+      names[#names + 1] = 'q' .. i
+    end
+    local m = redis.call('HMGET', lk, unpack(names))
+    for i = 1, nm do L.more[i] = {m[2 * i - 1], m[2 * i]} end
+  end
   redis.call('DEL', lk)
   redis.call('ZREM', k_leases(), id)
   local hk = k_host(L[3])
@@ -509,7 +545,7 @@ local function release(id, now, ipcap, site_later)
     if not h[3] then host_room = num(h[2], 1) - inf end
   end
   if not site_later and redis.call('EXISTS', k_site(L[7])) == 1 then
-    redis.call('HINCRBY', k_site(L[7]), 'leased', '-1')
+    redis.call('HINCRBY', k_site(L[7]), 'leased', '-' .. I(1 + nm))
   end
   wake(k_hostwait(L[3]), now, host_room)
   if L[4] ~= '' then
@@ -527,18 +563,20 @@ local function release(id, now, ipcap, site_later)
   return L
 end
 
--- One step of a latency guard whose state is the hash `k` (fields `lb` baseline, `lr` recent
+-- Steps of a latency guard whose state is the hash `k` (fields `lb` baseline, `lr` recent
 -- samples newest first, `ll` level, `lsc` samples since the last change, `lcm` calm samples in a
--- row), mirroring shoal_shared::latency::LatencyGuard::observe. With `tag` (a server IP's guard:
--- the answering host) it keeps the hosts of the recent samples (`lt`) and slows down only when
--- the slow ones came from two hosts (LatencyGuard::observe_gated with slow_on_two_hosts).
--- Returns {moved ('s' slowed, 'r' restored), level, recent median ms, baseline ms} or nil.
-local function observe(k, s, tag, f)
+-- row), one per sample of `samples` in order, mirroring shoal_shared::latency::LatencyGuard::observe;
+-- the state is read once (`f`, when the caller has read it) and written once. With `tag` (a server
+-- IP's guard: the answering host) it keeps the hosts of the recent samples (`lt`) and slows down
+-- only when the slow ones came from two hosts (LatencyGuard::observe_gated with
+-- slow_on_two_hosts). Returns the changes, each {moved ('s' slowed, 'r' restored), level, recent
+-- median ms, baseline ms}.
+local function observe(k, samples, tag, f)
   f = f or redis.call('HMGET', k, 'lb', 'lr', 'll', 'lsc', 'lcm', 'lt')
   local base, level, since, calm = num(f[1], 0), num(f[3], 0), num(f[4], 0), num(f[5], 0)
   -- The samples as numbers for the median, and as the strings they were stored as, so writing
   -- them back formats none (see I).
-  local recent, texts = {s}, {I(s)}
+  local recent, texts = {}, {}
   for v in string.gmatch(f[2] or '', '%d+') do
     if #recent < GUARD_WINDOW then
       recent[#recent + 1] = tonumber(v)
@@ -547,45 +585,57 @@ local function observe(k, s, tag, f)
   end
   local tags = nil
   if tag then
-    tags = {tag}
+    tags = {}
     for v in string.gmatch(f[6] or '', '[^,]+') do
       if #tags < GUARD_WINDOW then tags[#tags + 1] = v end
     end
   end
-  since = math.min(since + 1, 255)
-  local sorted = {}
-  for i, v in ipairs(recent) do sorted[i] = v end
-  table.sort(sorted)
-  local m = sorted[math.floor((#sorted - 1) / 2) + 1]
-  local change = nil
-  if base == 0 then
-    if #recent >= GUARD_MIN_SAMPLES then base = math.max(m, 1) end
-  else
-    local counted = math.min(s, math.floor(base * 5 / 4))
-    base = math.max(math.floor((base * 7 + counted + 4) / 8), 1)
-    local rise = math.max(m - base, 0)
-    local trouble = m >= base * GUARD_RATIO and rise >= GUARD_MIN_RISE
-    local is_calm = m * 2 < base * 3 or rise < GUARD_CALM_RISE
-    if is_calm then calm = math.min(calm + 1, 255) else calm = 0 end
-    local moved = nil
-    if trouble and tags then
-      -- A server IP: the slow answers must come from two hosts.
-      local first, two = nil, false
-      for i, v in ipairs(recent) do
-        if v >= base * GUARD_RATIO and v - base >= GUARD_MIN_RISE then
-          if not first then first = tags[i] elseif tags[i] ~= first then two = true end
+  local changes = {}
+  for _, s in ipairs(samples) do
+    table.insert(recent, 1, s)
+    table.insert(texts, 1, I(s))
+    if #recent > GUARD_WINDOW then
+      recent[#recent] = nil
+      texts[#texts] = nil
+    end
+    if tags then
+      table.insert(tags, 1, tag)
+      if #tags > GUARD_WINDOW then tags[#tags] = nil end
+    end
+    since = math.min(since + 1, 255)
+    local sorted = {}
+    for i, v in ipairs(recent) do sorted[i] = v end
+    table.sort(sorted)
+    local m = sorted[math.floor((#sorted - 1) / 2) + 1]
+    if base == 0 then
+      if #recent >= GUARD_MIN_SAMPLES then base = math.max(m, 1) end
+    else
+      local counted = math.min(s, math.floor(base * 5 / 4))
+      base = math.max(math.floor((base * 7 + counted + 4) / 8), 1)
+      local rise = math.max(m - base, 0)
+      local trouble = m >= base * GUARD_RATIO and rise >= GUARD_MIN_RISE
+      local is_calm = m * 2 < base * 3 or rise < GUARD_CALM_RISE
+      if is_calm then calm = math.min(calm + 1, 255) else calm = 0 end
+      local moved = nil
+      if trouble and tags then
+        -- A server IP: the slow answers must come from two hosts.
+        local first, two = nil, false
+        for i, v in ipairs(recent) do
+          if v >= base * GUARD_RATIO and v - base >= GUARD_MIN_RISE then
+            if not first then first = tags[i] elseif tags[i] ~= first then two = true end
+          end
         end
+        trouble = two
       end
-      trouble = two
-    end
-    if trouble and level < GUARD_MAX_LEVEL and since >= GUARD_SETTLE then
-      level, moved = level + 1, 's'
-    elseif is_calm and level > 0 and calm >= GUARD_RECOVER then
-      level, moved = level - 1, 'r'
-    end
-    if moved then
-      since, calm = 0, 0
-      change = {moved, level, m, base}
+      if trouble and level < GUARD_MAX_LEVEL and since >= GUARD_SETTLE then
+        level, moved = level + 1, 's'
+      elseif is_calm and level > 0 and calm >= GUARD_RECOVER then
+        level, moved = level - 1, 'r'
+      end
+      if moved then
+        since, calm = 0, 0
+        changes[#changes + 1] = {moved, level, m, base}
+      end
     end
   end
   local fields = {'lb', I(base), 'lr', table.concat(texts, ','), 'll', I(level), 'lsc', I(since), 'lcm', I(calm)}
@@ -593,17 +643,17 @@ local function observe(k, s, tag, f)
     fields[11], fields[12] = 'lt', table.concat(tags, ',')
   end
   redis.call('HSET', k, unpack(fields))
-  return change
+  return changes
 end
 
--- What an answer told about its server (issue 17), applied in the completion's atomic step:
--- `sample` (response ms, or nil) steps the host's guard and its IP's, `quota` (gap ms, or nil) a
+-- What answers told about their server (issue 17), applied in the completion's atomic step:
+-- `samples` (response ms, in the order of the answers) step the host's guard and its IP's, `quota` (gap ms, or nil) a
 -- gap the server stated, `hold` (ms, or nil) a time nothing may start on the host before.
 -- Mirrors shoal_shared::pace::HostPace::apply_signals and IpPace::observe. Returns the guards'
 -- changes, each {moved ('s', 'r', or 'q' a quota stated for the first time), level, recent
 -- median ms (for 'q': the quota's gap), baseline ms, ip ('' for the host's own guard)}, and
 -- whether the host's hash exists.
-local function apply_signals(host, ip, now, sample, quota, hold, ipf)
+local function apply_signals(host, ip, now, samples, quota, hold, ipf)
   local changes = {}
   local hk = k_host(host)
   -- One read for the host's existence (`next` is set when it is made), its gap and its guard.
@@ -611,19 +661,20 @@ local function apply_signals(host, ip, now, sample, quota, hold, ipf)
   local exists = hf[1] ~= false
   if exists then
     local before = num(hf[2], 0)
-    local change, relevel = nil, false
-    if sample then
-      change = observe(hk, sample, nil, {hf[3], hf[4], hf[5], hf[6], hf[7]})
-      relevel = change ~= nil
+    local relevel = false
+    if #samples > 0 then
+      changes = observe(hk, samples, nil, {hf[3], hf[4], hf[5], hf[6], hf[7]})
+      for _, c in ipairs(changes) do c[5] = '' end
+      relevel = #changes > 0
     end
     if quota then
       local was = num(redis.call('HGET', hk, 'qg'), 0)
       if quota ~= was then
         redis.call('HSET', hk, 'qg', quota)
         relevel = true
-        if was == 0 and quota > 0 and not change then
+        if was == 0 and quota > 0 and #changes == 0 then
           local g = redis.call('HMGET', hk, 'll', 'lb')
-          change = {'q', num(g[1], 0), quota, num(g[2], 0)}
+          changes[1] = {'q', num(g[1], 0), quota, num(g[2], 0), ''}
         end
       end
     end
@@ -638,19 +689,14 @@ local function apply_signals(host, ip, now, sample, quota, hold, ipf)
       hold = math.min(hold, now + MAX_RETRY_WAIT)
       redis.call('HSET', hk, 'next', math.max(num(redis.call('HGET', hk, 'next'), 0), hold))
     end
-    if change then
-      change[5] = ''
-      changes[#changes + 1] = change
-    end
   end
-  if sample and ip and ip ~= '' then
+  if #samples > 0 and ip and ip ~= '' then
     local ik = k_ipg(ip)
-    local c = observe(ik, sample, host, ipf)
-    redis.call('PEXPIRE', ik, I(LINGER))
-    if c then
+    for _, c in ipairs(observe(ik, samples, host, ipf)) do
       c[5] = ip
       changes[#changes + 1] = c
     end
+    redis.call('PEXPIRE', ik, I(LINGER))
   end
   return changes, exists
 end

@@ -4,18 +4,31 @@
 --   requeue_not_before, n_discovered, n_events, ip_cap,
 --   what the answer told about its server (issue 17): response_ms (''), quota_gap_ms (''), hold_until (''),
 --   then n_discovered x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob),
---   then n_events x blob.
+--   then n_events x blob,
+--   then n_further and n_further x (outcome ('d' done | 'r' requeue), requeue blob, prio, not_before,
+--   response_ms ('')): what became of the lease's further tasks in order (see grant); those past
+--   n_further were not started and go back to their queue as they were.
 -- Returns {'stale'} | {'ok', enqueued}. A change of a latency guard is published with the events
 -- (fields `g` and `t`, see keys.rs), so the note for the report is as atomic as the change.
 local now = tonumber(ARGV[1])
 local L = release(ARGV[2], now, tonumber(ARGV[17]), true)
 if not L then return {'stale'} end
 local lane, host, site, started = L[2], L[3], L[7], tonumber(L[8])
+local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 21
+local fb = base + n * 9 + m
+local nf = math.min(num(ARGV[fb], 0), #L.more)
+-- The response times of the answers, in their order: the leased task's, then the further ones'.
+local samples = {}
+if ARGV[18] ~= '' then samples[1] = tonumber(ARGV[18]) end
+for i = 1, nf do
+  local ms = ARGV[fb + 5 * i]
+  if ms ~= '' then samples[#samples + 1] = tonumber(ms) end
+end
 local notes, exists = nil, nil
-if ARGV[18] ~= '' or ARGV[19] ~= '' or ARGV[20] ~= '' then
+if #samples > 0 or ARGV[19] ~= '' or ARGV[20] ~= '' then
   -- Before the lanes below are scheduled, so they see the host's new next start.
   local changes
-  changes, exists = apply_signals(host, L[4], now, tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20]), L.ipg)
+  changes, exists = apply_signals(host, L[4], now, samples, tonumber(ARGV[19]), tonumber(ARGV[20]), L.ipg)
   if #changes > 0 then
     notes = {'t', L[1]}
     for _, c in ipairs(changes) do
@@ -28,7 +41,7 @@ local sk = k_site(site)
 -- The site's audit and whether it was cancelled, in one read (nothing below cancels it).
 local sf = redis.call('HMGET', sk, 'audit', 'cancelled')
 local audit = sf[1]
-if audit then redis.call('HINCRBY', sk, 'leased', '-1') end
+if audit then redis.call('HINCRBY', sk, 'leased', '-' .. I(1 + #L.more)) end
 local hk = k_host(host)
 -- Only a task whose leases expired before has a count to clear (written before the lease was).
 if L[10] then redis.call('HDEL', k_lexp(lane), L[1]) end
@@ -70,6 +83,7 @@ local cancelled = sf[2] == '1'
 -- The lane's state, read once for the requeue below and for its scheduling at the end.
 local ls = redis.call('HMGET', k_lane(lane), 'robots', 'rt', 'rtnb')
 local lane_state = ls[1]
+local requeued, completed = 0, 0
 if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARGV[12] == '1') then
   if L[9] == '1' then
     bpush(lane, site, ARGV[11], ARGV[14])
@@ -77,11 +91,28 @@ if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARG
     push(lane, ARGV[11], ARGV[12], ARGV[13], ARGV[14], now)
     if ARGV[12] == '1' then ls[2], ls[3] = ARGV[11], ARGV[14] end
   end
-  redis.call('HINCRBY', sk, 'queued', '1')
+  requeued = 1
 else
-  redis.call('HINCRBY', sk, 'completed', '1')
+  completed = 1
 end
-local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 21
+-- The further tasks: done, queued again as the worker asks, or (not started) back as they were.
+-- Nothing is queued again for a cancelled audit or a lane that ended.
+local live = not cancelled and lane_state and lane_state ~= 'c'
+for i, t in ipairs(L.more) do
+  local j = fb + 5 * (i - 1) + 1
+  if not live or (i <= nf and ARGV[j] == 'd') then
+    completed = completed + 1
+  else
+    if i <= nf then
+      push(lane, ARGV[j + 1], '0', ARGV[j + 2], ARGV[j + 3], now)
+    else
+      push(lane, t[1], '0', t[2], '0', now)
+    end
+    requeued = requeued + 1
+  end
+end
+if requeued > 0 then redis.call('HINCRBY', sk, 'queued', I(requeued)) end
+if completed > 0 then redis.call('HINCRBY', sk, 'completed', I(completed)) end
 local touched, enqueued = {}, 0
 touched[lane] = true
 if not cancelled then

@@ -42,13 +42,28 @@ pub struct FrontierSettings {
     pub max_in_flight_per_ip: u16,
     /// How long a worker holds a lease before it is reclaimed (longer than one fetch can take).
     pub lease_ttl_ms: u64,
+    /// Tasks of one lane a lease may carry at most ([`Lease::more`]): a worker fetches them one
+    /// after another under the lease's one slot of the host and of its IP, and completes them in
+    /// one step. Only hosts with no gap in force get more than one (a gap is kept between the
+    /// starts of any two requests, which a lease cannot promise for requests it starts later).
+    /// Back ends that gain nothing from it (the embedded frontier) always lease one.
+    #[serde(default = "one")]
+    pub lease_batch: u8,
 }
+
+fn one() -> u8 {
+    1
+}
+
+/// Tasks per lease by default ([`FrontierSettings::lease_batch`]).
+pub const DEFAULT_LEASE_BATCH: u8 = 4;
 
 impl Default for FrontierSettings {
     fn default() -> Self {
         FrontierSettings {
             max_in_flight_per_ip: crate::pace::DEFAULT_MAX_IN_FLIGHT_PER_IP,
             lease_ttl_ms: u64::try_from(DEFAULT_LEASE_TTL.as_millis()).unwrap_or(u64::MAX),
+            lease_batch: DEFAULT_LEASE_BATCH,
         }
     }
 }
@@ -142,6 +157,35 @@ pub struct Lease {
     /// between claim and send (a busy machine) cannot arrive inside the next one's gap.
     #[serde(default)]
     pub gap_ms: u64,
+    /// Further tasks of the same lane under this lease (see [`FrontierSettings::lease_batch`]),
+    /// fetched after `task`, one at a time, each only after the one before has ended. Its
+    /// completion says what became of each ([`Completion::more`]); tasks not started then go back
+    /// to the queue as they were.
+    #[serde(default)]
+    pub more: Vec<Task>,
+}
+
+impl Lease {
+    /// The lease as its `i`-th further task sees it: that task, started at `now`, with nothing to
+    /// look up and no expired leases (a batch only takes tasks without).
+    #[must_use]
+    pub fn follow_up(&self, i: usize, now: UnixMs) -> Option<Lease> {
+        let task = self.more.get(i)?.clone();
+        Some(Lease {
+            id: self.id,
+            worker: self.worker.clone(),
+            host: self.host.clone(),
+            ip: self.ip,
+            resolve: false,
+            expired: 0,
+            robots_at: self.robots_at,
+            task,
+            started_at: now,
+            deadline: self.deadline,
+            gap_ms: self.gap_ms,
+            more: Vec::new(),
+        })
+    }
 }
 
 /// The answer to [`Frontier::claim`].
@@ -248,6 +292,71 @@ pub struct Completion {
     /// the host's pace ([`crate::pace::HostPace::apply_signals`]).
     #[serde(default)]
     pub signals: crate::latency::ServerSignals,
+    /// What became of each of the lease's further tasks ([`Lease::more`]), in their order; tasks
+    /// past the end of this list were not started and go back to the queue unchanged. The
+    /// fields above hold what all of them taught together (links, events, a 429, the last quota
+    /// and the latest hold); the response times of the further tasks are here.
+    #[serde(default)]
+    pub more: Vec<FollowUp>,
+}
+
+impl Completion {
+    /// Takes in the completion of one of the lease's further tasks ([`Lease::more`], in order):
+    /// its links, events and sitemap bytes join this one's, a 429 or a hold counts for the
+    /// host, the latest quota stands, and what became of the task is added to
+    /// [`Completion::more`]. A further task is never a robots.txt task and never looks its host up,
+    /// so it has neither to give.
+    pub fn absorb(&mut self, further: Completion) {
+        self.rate_limited |= further.rate_limited;
+        self.discovered.extend(further.discovered);
+        self.events.extend(further.events);
+        self.sitemap_bytes = self.sitemap_bytes.saturating_add(further.sitemap_bytes);
+        if further.signals.quota_gap_ms.is_some() {
+            self.signals.quota_gap_ms = further.signals.quota_gap_ms;
+        }
+        self.signals.hold_until = self.signals.hold_until.max(further.signals.hold_until);
+        let response_ms = further.signals.response_ms;
+        self.more.push(match further.requeue {
+            Some(task) => FollowUp::Requeue { task: Box::new(task), response_ms },
+            None => FollowUp::Done { response_ms },
+        });
+    }
+
+    /// Whether the host asked to be left alone or slowed (a 429, a hold, a quota): a lease's
+    /// further tasks are not started after such an answer; they go back to the queue and wait
+    /// for the host's new pace.
+    #[must_use]
+    pub fn slows_the_host(&self) -> bool {
+        self.rate_limited || self.signals.hold_until.is_some() || self.signals.quota_gap_ms.is_some_and(|g| g > 0)
+    }
+}
+
+/// What became of one further task of a lease ([`Lease::more`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FollowUp {
+    /// Fetched and processed: done, with its answer's time to the head for the latency guards
+    /// (`None` without an answer or with the guard off).
+    Done {
+        /// The response time in milliseconds.
+        response_ms: Option<u32>,
+    },
+    /// Fetched, and to be tried again: this task (one retry more, a not-before time).
+    Requeue {
+        /// The task to queue.
+        task: Box<Task>,
+        /// The response time in milliseconds.
+        response_ms: Option<u32>,
+    },
+}
+
+impl FollowUp {
+    /// The response time it reports.
+    #[must_use]
+    pub fn response_ms(&self) -> Option<u32> {
+        match self {
+            FollowUp::Done { response_ms } | FollowUp::Requeue { response_ms, .. } => *response_ms,
+        }
+    }
 }
 
 /// What [`Frontier::complete`] did.
@@ -425,6 +534,21 @@ pub trait Frontier: Send + Sync + 'static {
         leases: &[LeaseId],
         now: UnixMs,
     ) -> impl Future<Output = Result<Renewal, FrontierError>> + Send;
+
+    /// Whether a lease's next further task ([`Lease::more`]) may start at `now`: its host still
+    /// has no gap in force and nothing holds it, and its IP is not slowed. Another lease's answer
+    /// (a 429, a hold, a quota, a latency guard that moved) may have changed that since the lease
+    /// was granted; the worker asks before every further request, so a host that asked to be
+    /// left alone sees no more of a batch than of single leases. Back ends that never lease more
+    /// than one task answer yes.
+    fn further_may_start(
+        &self,
+        lease: &Lease,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
+        let _ = (lease, now);
+        std::future::ready(Ok(true))
+    }
 
     /// The robots.txt state of one lane, for workers to check URLs against.
     fn robots(

@@ -19,11 +19,13 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+mod batch;
 mod beyond_http;
 mod browser;
 mod lifetimes;
 mod signals;
 
+pub use batch::*;
 pub use beyond_http::*;
 pub use browser::*;
 pub use lifetimes::*;

@@ -8,6 +8,13 @@ async fn embedded_frontier_passes_conformance() {
     conformance::run_all(|| async { EmbeddedFrontier::new(Default::default()) }).await;
 }
 
+/// The embedded frontier leases one task at a time whatever `lease_batch` says; the batch checks
+/// hold for it all the same.
+#[tokio::test]
+async fn embedded_frontier_passes_the_batch_checks() {
+    conformance::run_batched(|| async { EmbeddedFrontier::new(Default::default()) }, false).await;
+}
+
 /// The crawl runs at most 1,000 unread events ahead of the audit database: past that, claims wait
 /// (completions are always taken) until the engine has read them.
 #[tokio::test]

@@ -49,6 +49,7 @@ pub(super) fn lease(target: &str, kind: TaskKind, retries: u8) -> Lease {
         resolve: false,
         expired: 0,
         robots_at: NOW,
+        more: Vec::new(),
     }
 }
 

@@ -444,6 +444,7 @@ impl State {
             resolve,
             expired: grant.expired,
             robots_at: grant.robots_at,
+            more: Vec::new(),
         };
         self.leases.insert(lease.id, lease.clone());
         lease

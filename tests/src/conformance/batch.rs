@@ -1,0 +1,181 @@
+//! Leases that carry several tasks of one lane ([`Lease::more`], `FrontierSettings::lease_batch`):
+//! what a host and a site see must be what single leases give. Run on a frontier built with a
+//! batch of 4; `batches` says whether the back end grants batches at all (the embedded one
+//! leases one task at a time, and these checks then hold trivially for the parts about batches).
+
+use super::{T0, complete, lease, ms, no_lease, page, pass_robots, seed, worker};
+use shoal_shared::frontier::{Claim, Completed, Completion, FollowUp, Frontier, Lease};
+use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::latency::ServerSignals;
+use shoal_shared::task::TaskKind;
+use shoal_shared::time::UnixMs;
+use std::collections::BTreeSet;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// A site of `host` whose start page found `pages` more pages, after robots.txt; returns the
+/// time reached.
+async fn site_with_pages<F: Frontier>(f: &F, site: u64, host: &str, in_flight: u32, gap: u64, pages: u64) -> UnixMs {
+    f.seed(seed(1, site, host, in_flight, gap, 100)).await.expect("seed");
+    let ip = Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 9)));
+    pass_robots(f, T0, 2, ip).await;
+    let now = T0.plus(ms(gap));
+    let start = lease(f, now).await;
+    assert!(start.more.is_empty(), "only one task is queued: {start:?}");
+    let discovered = (1..=pages).map(|i| page(1, site, &format!("http://{host}/{i}"), 1)).collect();
+    let c = Completion { discovered, ..Completion::default() };
+    assert_eq!(
+        complete(f, &start, c, now).await,
+        Completed::Applied { enqueued: usize::try_from(pages).expect("fits") }
+    );
+    now.plus(ms(gap))
+}
+
+fn urls(l: &Lease) -> Vec<String> {
+    std::iter::once(&l.task).chain(&l.more).map(|t| t.url.as_str().to_owned()).collect()
+}
+
+/// At no gap, a lease takes up to the batch of the lane's queued tasks in their order, holds one
+/// slot of the host for all of them, and its completion accounts for each: done, queued again as
+/// the worker asks, or (not started) queued again as it was.
+pub async fn a_batch_holds_one_slot_and_accounts_for_every_task<F: Frontier>(f: F, batches: bool) {
+    let now = site_with_pages(&f, 1, "a.test", 1, 0, 6).await;
+    let l = lease(&f, now).await;
+    if !batches {
+        assert!(l.more.is_empty());
+        return;
+    }
+    assert_eq!(urls(&l), ["http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4"]);
+    assert!(l.more.iter().all(|t| t.kind == TaskKind::Page));
+    assert_eq!(no_lease(&f, now).await, Claim::Idle, "one in flight: the batch holds the host's one slot");
+    let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert_eq!((p.queued, p.leased), (2, 4), "every task of the batch counts as leased");
+    let completed = p.completed;
+    // The first and second done, the third to be tried again later, the fourth not started.
+    let mut retry = l.more[1].clone();
+    retry.retries += 1;
+    retry.not_before = now.plus(ms(5_000));
+    let c = Completion {
+        discovered: vec![page(1, 1, "http://a.test/7", 2)],
+        more: vec![
+            FollowUp::Done { response_ms: Some(20) },
+            FollowUp::Requeue { task: Box::new(retry), response_ms: None },
+        ],
+        ..Completion::default()
+    };
+    assert_eq!(complete(&f, &l, c, now).await, Completed::Applied { enqueued: 1 });
+    let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert_eq!((p.queued, p.leased), (5, 0), "/5, /6, /7 and /3, /4 back: {p:?}");
+    assert_eq!(p.completed, completed + 2, "/1 and /2 are done: {p:?}");
+    // The rest: /5, /6, /4 given back, /7, and /3 once it is due.
+    let mut seen = Vec::new();
+    let mut t = now;
+    for _ in 0..10 {
+        match f.claim(&worker(), t).await.expect("claim") {
+            Claim::Leased(l) => {
+                assert!(l.more.len() < 4, "at most the batch of 4: {l:?}");
+                seen.extend(urls(&l));
+                assert_eq!(complete(&f, &l, Completion::default(), t).await, Completed::Applied { enqueued: 0 });
+            }
+            Claim::Wait(at) => t = at,
+            Claim::Idle => break,
+        }
+    }
+    let seen: BTreeSet<_> = seen.into_iter().collect();
+    let want: BTreeSet<_> = (3..=7).map(|i| format!("http://a.test/{i}")).collect();
+    assert_eq!(seen, want, "every task not done came back once");
+    let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert!(p.done && p.queued == 0 && p.leased == 0, "{p:?}");
+}
+
+/// A host with a gap in force gets one task per lease (a gap between request starts cannot be
+/// promised for requests the worker starts later), and so does a host whose address is due to be
+/// looked up.
+pub async fn no_batch_where_a_gap_is_in_force<F: Frontier>(f: F) {
+    let now = site_with_pages(&f, 1, "a.test", 4, 300, 6).await;
+    let l = lease(&f, now).await;
+    assert!(l.more.is_empty(), "a gap of 300 ms: one task per lease, got {l:?}");
+}
+
+/// A reclaimed batch gives every task back, each with its expiry counted; tasks with expired
+/// leases are leased one at a time afterwards.
+pub async fn an_expired_batch_gives_every_task_back<F: Frontier>(f: F, batches: bool) {
+    let now = site_with_pages(&f, 1, "a.test", 4, 0, 3).await;
+    let l = lease(&f, now).await;
+    if !batches {
+        return;
+    }
+    assert_eq!(l.more.len(), 2, "{l:?}");
+    assert_eq!(f.reap(l.deadline.plus(ms(1))).await.expect("reap"), 1);
+    let later = l.deadline.plus(ms(2));
+    let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert_eq!((p.queued, p.leased), (3, 0), "{p:?}");
+    let mut again = Vec::new();
+    while let Claim::Leased(x) = f.claim(&worker(), later).await.expect("claim") {
+        assert!(x.more.is_empty(), "tasks whose leases expired go alone: {x:?}");
+        assert_eq!(x.expired, 1, "{x:?}");
+        again.push(x);
+    }
+    assert_eq!(again.len(), 3);
+    assert_eq!(complete(&f, &l, Completion::default(), later).await, Completed::Stale, "the old batch is gone");
+    for x in &again {
+        complete(&f, x, Completion::default(), later).await;
+    }
+    assert!(f.progress(SiteId(1)).await.expect("progress").expect("site").done);
+}
+
+/// A 429 in a batch: the host goes into slow mode (one in flight, 3 s apart: no more batches),
+/// and the tasks not started wait for the new pace.
+pub async fn a_429_in_a_batch_slows_the_host<F: Frontier>(f: F, batches: bool) {
+    let now = site_with_pages(&f, 1, "a.test", 4, 0, 8).await;
+    let l = lease(&f, now).await;
+    if !batches {
+        return;
+    }
+    assert_eq!(l.more.len(), 3);
+    let c = Completion {
+        rate_limited: true,
+        signals: ServerSignals { hold_until: Some(now.plus(ms(10_000))), ..ServerSignals::default() },
+        more: vec![FollowUp::Done { response_ms: None }],
+        ..Completion::default()
+    };
+    complete(&f, &l, c, now).await;
+    let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert_eq!((p.queued, p.leased), (6, 0), "4 left and the 2 not started: {p:?}");
+    assert_eq!(no_lease(&f, now.plus(ms(9_999))).await, Claim::Wait(now.plus(ms(10_000))), "the hold");
+    let slow = lease(&f, now.plus(ms(10_000))).await;
+    assert!(slow.more.is_empty(), "slow mode has a 3 s gap: one task per lease, got {slow:?}");
+    assert!(slow.gap_ms >= 3_000, "{slow:?}");
+}
+
+/// A batch completed after its audit was cancelled queues nothing again, and the site ends.
+pub async fn a_cancelled_audit_keeps_nothing_of_a_batch<F: Frontier>(f: F, batches: bool) {
+    let now = site_with_pages(&f, 1, "a.test", 4, 0, 5).await;
+    let l = lease(&f, now).await;
+    if !batches {
+        return;
+    }
+    assert_eq!(l.more.len(), 3);
+    f.cancel(AuditId(1)).await.expect("cancel");
+    let c = Completion {
+        more: vec![FollowUp::Requeue { task: Box::new(l.more[0].clone()), response_ms: None }],
+        ..Completion::default()
+    };
+    complete(&f, &l, c, now).await;
+    let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert!(p.done && p.queued == 0 && p.leased == 0, "{p:?}");
+    assert_eq!(no_lease(&f, now).await, Claim::Idle);
+}
+
+/// All the checks, on a frontier whose leases carry up to 4 tasks.
+pub async fn run_batched<F, Fut, M>(mut make: M, batches: bool)
+where
+    F: Frontier,
+    Fut: std::future::Future<Output = F>,
+    M: FnMut() -> Fut,
+{
+    a_batch_holds_one_slot_and_accounts_for_every_task(make().await, batches).await;
+    no_batch_where_a_gap_is_in_force(make().await).await;
+    an_expired_batch_gives_every_task_back(make().await, batches).await;
+    a_429_in_a_batch_slows_the_host(make().await, batches).await;
+    a_cancelled_audit_keeps_nothing_of_a_batch(make().await, batches).await;
+}
