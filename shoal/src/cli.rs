@@ -15,7 +15,7 @@ mod domain;
 pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
 pub use domain::DomainArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
-use shoal_shared::frontier::FrontierSettings;
+use shoal_shared::frontier::{DEFAULT_LEASE_BATCH, FrontierSettings};
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
 use shoal_shared::robots::ProductToken;
 use shoal_shared::starts::{StartError, StartList};
@@ -549,6 +549,11 @@ pub struct CrawlArgs {
     /// after its last renewal, and a slow fetch is never handed out twice.
     #[arg(long, env = "SHOAL_LEASE_TTL_S", default_value_t = 10)]
     pub lease_ttl_s: u64,
+    /// URLs of one host a worker may take in one lease at most (1-32), on hosts with no gap in
+    /// force (`--gap-ms 0`, no Crawl-delay, not slowed). It fetches them one after another on the
+    /// host's one slot, and Redis does the per-lease work once for all of them. 1 turns it off.
+    #[arg(long, env = "SHOAL_LEASE_BATCH", default_value_t = DEFAULT_LEASE_BATCH)]
+    pub lease_batch: u8,
 }
 
 /// `shoal robots`.
@@ -644,6 +649,9 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         if this.max_body_bytes < 1024 {
             return Err(ConfigError::Invalid("--max-body-bytes must be at least 1024".into()));
         }
+        if !(1..=32).contains(&this.lease_batch) {
+            return Err(ConfigError::Invalid(format!("--lease-batch ({}) must be 1-32", this.lease_batch)));
+        }
         if !(3..=600).contains(&this.lease_ttl_s) {
             return Err(ConfigError::Invalid(format!(
                 "--lease-ttl-s ({}) must be 3-600: leases are renewed every third of it",
@@ -728,6 +736,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         let frontier = FrontierSettings {
             max_in_flight_per_ip: this.ip_in_flight,
             lease_ttl_ms: this.lease_ttl_s.saturating_mul(1000),
+            lease_batch: this.lease_batch,
         };
         if this.active_sites == 0 {
             return Err(ConfigError::Invalid("--active-sites must be at least 1".into()));

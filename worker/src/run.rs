@@ -82,6 +82,18 @@ impl Held {
         self.lock().get(&id).map_or(fallback, |h| h.deadline)
     }
 
+    /// Whether the lease is still held (the heartbeat drops one that was reclaimed).
+    fn holds(&self, id: LeaseId) -> bool {
+        self.lock().contains_key(&id)
+    }
+
+    /// A further task of the lease begins: the processing limit counts from now.
+    fn restart(&self, id: LeaseId) {
+        if let Some(h) = self.lock().get_mut(&id) {
+            h.since = Instant::now();
+        }
+    }
+
     fn completing(&self, id: LeaseId) {
         if let Some(h) = self.lock().get_mut(&id) {
             h.completing = true;
@@ -232,6 +244,13 @@ fn lease_span(lease: &Lease) -> tracing::Span {
 /// past `limit` is dropped without a completion (the lease expires and is counted). With `chain`
 /// (this worker's name and its shutdown) and no shutdown begun, the completion claims the
 /// worker's next task in the same step, returned here.
+///
+/// A lease with further tasks ([`Lease::more`]) has them processed one after another, each only
+/// after the one before has ended, and completes them all in one step. The batch stops early, and
+/// the tasks not started go back to the queue, when an answer slows the host (a 429, a hold, a
+/// quota; this lease's own, or another's as the frontier now says), when shutdown begins, when the lease was reclaimed or is about to expire, or when a
+/// task's processing passes `limit` (that task is given up with a finding; the ones before it are
+/// kept).
 async fn process_one<F: Frontier>(
     crawler: &Crawler<F>,
     lease: &Lease,
@@ -241,23 +260,50 @@ async fn process_one<F: Frontier>(
 ) -> Option<Claim> {
     let m = shoal_metrics::metrics();
     m.in_flight.inc();
-    let guarded = AssertUnwindSafe(crawler.process(lease)).catch_unwind();
-    let outcome = match tokio::time::timeout(limit, guarded).await {
-        Err(_) => {
-            tracing::error!(url = %lease.task.url, limit_s = limit.as_secs_f64(), "processing took too long; dropped, its lease will expire");
-            held.lock().remove(&lease.id);
-            m.in_flight.dec();
-            return None;
-        }
-        Ok(Err(panic)) => {
-            let why = panic_message(panic.as_ref());
-            tracing::error!(url = %lease.task.url, panic = %why, "processing a URL panicked; giving it up");
-            Ok(abandoned(lease, &format!("Shoal failed while processing it ({why})")))
-        }
-        Ok(Ok(r)) => r,
+    let Some(mut completion) = process_guarded(crawler, lease, limit).await else {
+        tracing::error!(url = %lease.task.url, limit_s = limit.as_secs_f64(), "processing took too long; dropped, its lease will expire");
+        held.lock().remove(&lease.id);
+        m.in_flight.dec();
+        return None;
     };
+    let shutdown = chain.map(|(_, s)| s);
+    for i in 0..lease.more.len() {
+        let Ok(c) = &completion else { break };
+        let now = UnixMs::from(std::time::SystemTime::now());
+        let ending = held.deadline(lease.id, lease.deadline) < now.plus(FURTHER_MARGIN);
+        if c.slows_the_host() || ending || !held.holds(lease.id) || shutdown.is_some_and(|s| s.is_cancelled()) {
+            break;
+        }
+        // Another lease's answer may have slowed the host or its IP since this one was granted.
+        match crawler.frontier().further_may_start(lease, now).await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                tracing::warn!(host = %lease.host, error = %e, "could not check the host's pace; the lease's other tasks go back");
+                break;
+            }
+        }
+        let Some(further) = lease.follow_up(i, now) else { break };
+        held.restart(lease.id);
+        let next =
+            tracing::Instrument::instrument(process_guarded(crawler, &further, limit), lease_span(&further)).await;
+        let c = match next {
+            Some(Ok(c)) => c,
+            Some(Err(e)) => {
+                tracing::error!(url = %further.task.url, error = %e, "processing a further task of a lease failed; the rest go back");
+                break;
+            }
+            None => {
+                tracing::error!(url = %further.task.url, limit_s = limit.as_secs_f64(), "processing took too long; giving it up");
+                abandoned(&further, &format!("Shoal took longer than {} s to process it", limit.as_secs()))
+            }
+        };
+        if let Ok(all) = &mut completion {
+            all.absorb(c);
+        }
+    }
     let worker = chain.and_then(|(id, shutdown)| (!shutdown.is_cancelled()).then_some(id));
-    let done = match outcome {
+    let done = match completion {
         Ok(c) => {
             held.completing(lease.id);
             complete_with_retries(crawler.frontier().as_ref(), lease, c, held, worker).await
@@ -274,6 +320,29 @@ async fn process_one<F: Frontier>(
             m.leases_completed.inc();
             next
         }
+    }
+}
+
+/// A further task of a lease is started only if the lease has at least this long left (the
+/// heartbeat renews it; a lease that stopped being renewed is not used for more requests).
+const FURTHER_MARGIN: Duration = Duration::from_secs(2);
+
+/// Runs `crawler.process(lease)` with a panic caught (the URL given up with a finding) and at most
+/// `limit` long (`None` past it).
+async fn process_guarded<F: Frontier>(
+    crawler: &Crawler<F>,
+    lease: &Lease,
+    limit: Duration,
+) -> Option<Result<Completion, FrontierError>> {
+    let guarded = AssertUnwindSafe(crawler.process(lease)).catch_unwind();
+    match tokio::time::timeout(limit, guarded).await {
+        Err(_) => None,
+        Ok(Err(panic)) => {
+            let why = panic_message(panic.as_ref());
+            tracing::error!(url = %lease.task.url, panic = %why, "processing a URL panicked; giving it up");
+            Some(Ok(abandoned(lease, &format!("Shoal failed while processing it ({why})"))))
+        }
+        Ok(Ok(r)) => Some(r),
     }
 }
 
