@@ -183,7 +183,7 @@ impl<F: Frontier> Crawler<F> {
         let gap = Duration::from_millis(job.lease.gap_ms);
         let gate = self.wait_turn(host, gap).await;
         let result = self.fetcher.fetch(method, url.as_url(), cap).await;
-        if let (Some(gate), Ok(resp)) = (gate, &result) {
+        if let Ok(resp) = &result {
             self.last_send.entry_by_ref(host).and_compute_with(|mark| {
                 let mark = mark.map_or(SendMark::new(gate), |e| e.into_value());
                 moka::ops::compute::Op::Put(mark.answered(gate, resp.head_after))
@@ -196,10 +196,21 @@ impl<F: Frontier> Crawler<F> {
     }
 
     /// Waits until the host's gap has passed since this process's last request to it, and marks
-    /// the send; the gate's instant, or `None` for a host without a gap.
-    async fn wait_turn(&self, host: &HostKey, gap: Duration) -> Option<Instant> {
+    /// the send; the gate's instant.
+    ///
+    /// A host without a gap is marked too, without waiting: its answers teach the mark how quick
+    /// the host is, so when a gap comes into force (a 429's slow mode) the first slow-mode
+    /// answer is not all taken for a late departure. That would hold this process's next request
+    /// back past the start the frontier gave it, and another worker's claim, a gap after that
+    /// start, would then reach the host less than a gap after it.
+    async fn wait_turn(&self, host: &HostKey, gap: Duration) -> Instant {
         if gap.is_zero() {
-            return None;
+            let now = Instant::now();
+            self.last_send.entry_by_ref(host).and_compute_with(|mark| {
+                let mark = mark.map_or(SendMark::new(now), |e| SendMark { at: now, ..e.into_value() });
+                moka::ops::compute::Op::Put(mark)
+            });
+            return now;
         }
         loop {
             let now = Instant::now();
@@ -215,7 +226,7 @@ impl<F: Frontier> Crawler<F> {
             });
             match wait {
                 Some(d) => tokio::time::sleep(d).await,
-                None => return Some(now),
+                None => return now,
             }
         }
     }
@@ -274,6 +285,19 @@ mod tests {
         let later = gate + ms(400);
         let m = super::SendMark { at: later, ..m }.answered(gate, ms(5));
         assert_eq!(m.at, later, "never moved back");
+    }
+
+    /// A host crawled at no gap is marked too, so a gap that comes into force later (slow mode)
+    /// counts from the last request, and the host's quickest answer is known by then.
+    #[tokio::test]
+    async fn a_host_without_a_gap_is_marked_too() {
+        let c = crawler();
+        let host = lease("http://a.test/", TaskKind::Page, 0).host;
+        let ms = std::time::Duration::from_millis;
+        let t = c.wait_turn(&host, ms(0)).await;
+        assert_eq!(c.last_send.get(&host).map(|m| m.at), Some(t), "the send is marked");
+        let t2 = c.wait_turn(&host, ms(30)).await;
+        assert!(t2 >= t + ms(30), "a gap in force counts from the unpaced send");
     }
 
     /// The words are read from the shared limits now; they must still say what they said.
