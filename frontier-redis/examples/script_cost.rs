@@ -3,8 +3,9 @@
 //! open, completing each with the links and the page record a real page would bring. Prints
 //! Redis' CPU per request, commands per request and `INFO commandstats`.
 //!
-//! `cargo run --release -p shoal-frontier-redis --example script_cost -- [sites] [pages] [links] [outstanding] [guard] [chain]`
-//! (defaults 200 50 5 16 1 1: the farm of `bench/cpu.py`; with `chain` 1 each completion claims
+//! `cargo run --release -p shoal-frontier-redis --example script_cost -- [sites] [pages] [links] [outstanding] [guard] [chain] [batch]`
+//! (defaults 200 50 5 16 1 1 4: the farm of `bench/cpu.py`; `batch` is the lease batch (tasks per
+//! lease at most, each further one checked with `further_may_start` as a worker does); with `chain` 1 each completion claims
 //! the next lease in the same call, as a worker does (`complete_and_claim`), 0 completes and
 //! claims separately; with `guard` 1 every page's completion
 //! carries a response time for the latency guards, as a worker's does unless
@@ -110,7 +111,8 @@ async fn main() {
     let (sites, pages, links, outstanding) = (arg(1, 200), arg(2, 50), arg(3, 5), arg(4, 16));
     let chain = arg(6, 1) == 1;
     let server = RedisServer::start().expect("redis-server starts");
-    let settings = FrontierSettings { max_in_flight_per_ip: 16, ..FrontierSettings::default() };
+    let batch = u8::try_from(arg(7, 4)).unwrap_or(4);
+    let settings = FrontierSettings { max_in_flight_per_ip: 16, lease_batch: batch, ..FrontierSettings::default() };
     let f = RedisFrontier::connect(&server.url(), "cost", settings, "coordinator").await.expect("connects");
     f.publish_settings().await.expect("settings");
     let mut c = f.connection();
@@ -150,8 +152,19 @@ async fn main() {
                 robots: Some(RobotsOutcome::AllowAll),
                 ..Completion::default()
             },
-            _ => page_completion(&l, links, pages),
+            _ => {
+                let mut all = page_completion(&l, links, pages);
+                for i in 0..l.more.len() {
+                    if !f.further_may_start(&l, now()).await.expect("pace check") {
+                        break;
+                    }
+                    let further = l.follow_up(i, now()).expect("a further task");
+                    all.absorb(page_completion(&further, links, pages));
+                }
+                all
+            }
         };
+        let tasks = 1 + completion.more.len() as u64;
         if chain {
             let (_, next) = f.complete_and_claim(&l, &completion, &w, now()).await.expect("complete and claim");
             if let Claim::Leased(n) = next {
@@ -160,9 +173,9 @@ async fn main() {
         } else {
             f.complete(&l, completion, now()).await.expect("complete");
         }
-        requests += 1;
+        requests += tasks;
         // The coordinator's part: read and acknowledge what was published, in batches.
-        if requests % 64 == 0 {
+        if requests % 64 < tasks {
             let batch = f.read_events(1000).await.expect("read events");
             events_read += batch.len() as u64;
             let ids: Vec<_> = batch.into_iter().map(|(id, _)| id).collect();

@@ -82,17 +82,30 @@ impl RedisServer {
     /// Deletes every key (`FLUSHALL`), as a failover to an empty replica or an operator's mistake
     /// would: the server keeps running, its data is gone.
     pub fn flush_all(&self) -> io::Result<()> {
+        let answer = self.inline("FLUSHALL")?;
+        if answer.starts_with("+OK") { Ok(()) } else { Err(io::Error::other(format!("FLUSHALL answered {answer:?}"))) }
+    }
+
+    /// A counter's value (`GET key` of an integer; 0 when missing), for tests that read what the
+    /// scripts counted.
+    pub fn counter(&self, key: &str) -> io::Result<u64> {
+        let answer = self.inline(&format!("GET {key}"))?;
+        match answer.lines().collect::<Vec<_>>().as_slice() {
+            ["$-1", ..] => Ok(0),
+            [_, value, ..] => value.parse().map_err(|e| io::Error::other(format!("GET {key}: {value:?}: {e}"))),
+            _ => Err(io::Error::other(format!("GET {key} answered {answer:?}"))),
+        }
+    }
+
+    /// Sends one inline command (no spaces inside arguments) and returns the first answer read.
+    fn inline(&self, command: &str) -> io::Result<String> {
         use std::io::{Read, Write};
         let mut s = std::os::unix::net::UnixStream::connect(self.socket())?;
         s.set_read_timeout(Some(Duration::from_secs(5)))?;
-        s.write_all(b"FLUSHALL\r\n")?;
-        let mut buf = [0u8; 64];
+        s.write_all(format!("{command}\r\n").as_bytes())?;
+        let mut buf = [0u8; 512];
         let n = s.read(&mut buf)?;
-        if buf[..n].starts_with(b"+OK") {
-            Ok(())
-        } else {
-            Err(io::Error::other(format!("FLUSHALL answered {:?}", String::from_utf8_lossy(&buf[..n]))))
-        }
+        Ok(String::from_utf8_lossy(&buf[..n]).into_owned())
     }
 
     /// Kills the server.

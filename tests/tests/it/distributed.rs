@@ -890,3 +890,99 @@ async fn a_large_audit_is_admitted_in_a_window_and_its_status_comes_in_pages() {
     let (code, unknown) = get(format!("/v1/audits/{audit}?sort=url")).await;
     assert_eq!(code, 400, "{unknown}");
 }
+
+/// Leases of several URLs of one host (`--lease-batch`, 4 by default, at no gap) change nothing a
+/// site sees or an audit stores: the same pages and findings as the embedded crawler, per host at
+/// most its in-flight cap, per IP at most the IP cap, and a 429 answered in the middle of batches
+/// stops every batch on the host (this one's and other workers'), so nothing reaches it before
+/// Retry-After and slow mode holds from then on, as the server's log shows. And batches are used:
+/// fewer leases than requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_leases_keep_every_limit_and_give_the_same_pages() {
+    let _serial = SERIAL.lock().await;
+    ensure_built().await;
+    let names: Vec<String> = ["g0.test", "g1.test", "m.test", "busy.test"].map(str::to_owned).to_vec();
+    let sites = || {
+        vec![
+            Site::generated("g0.test", 40, 3),
+            flawed_site("g1.test", Duration::from_millis(5)),
+            handmade_site("m.test"),
+        ]
+    };
+    // The start page links to /p/1../p/8: two batches of four run side by side (in flight 2), and
+    // /p/2 answers 429 (Retry-After: 2) once, while the other batch has tasks left. Everything
+    // answers after 150 ms, so that batch would go on for a while if nothing stopped it.
+    let busy = || {
+        Site::generated("busy.test", 9, 8)
+            .latency(Duration::from_millis(150))
+            .route("/p/2", Route::too_many(Some("2"), 1, Route::html("<title>busy ok</title><h1>x</h1>")))
+    };
+    let host_refs: Vec<&str> = names[..3].iter().map(String::as_str).collect();
+    let local_server = TestServer::start(sites()).await.expect("server starts");
+    let local_starts: Vec<String> = names[..3].iter().map(|h| local_server.url(h, "/")).collect();
+    let embedded =
+        common::audit(&local_server, &host_refs, &local_starts, &["--gap-ms", "0", "--in-flight", "2"]).await;
+    assert_eq!(embedded.exit, Exit::Ok);
+    drop(local_server.shutdown().await);
+    let local = read_audit(&embedded.db, 1);
+    assert!(local.problems.is_empty(), "embedded: {:?}", local.problems);
+
+    let server = TestServer::start(sites().into_iter().chain([busy()]).collect()).await.expect("server starts");
+    let starts: Vec<String> = names.iter().map(|h| server.url(h, "/")).collect();
+    let redis = RedisServer::start().expect("redis-server starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("audit.db");
+    let ns = "batch";
+    let (in_flight, ip_cap) = (2, 4);
+    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &["--ip-in-flight", "4"]).await;
+    let workers: Vec<Proc> =
+        (1..=2).map(|i| worker(dir.path(), &format!("w{i}"), &redis.url(), ns, &names, 4)).collect();
+    let audit = coord.submit(&starts, json!({"gap_ms": 0, "in_flight": in_flight})).await;
+    let finished = coord.wait_finished(audit, Duration::from_secs(90)).await;
+    let logs = tails(workers.iter().chain([&coord.proc]));
+    let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
+    assert_eq!(view["status"], "done", "{view}\n{logs}");
+    let log = server.shutdown().await;
+    let leases =
+        redis.counter(&shoal_frontier_redis::keys::Keys::new(ns).lease_counter()).expect("reads the lease counter");
+    let requests = log.all().len();
+    note(&format!("{requests} requests under {leases} leases"));
+    assert!(
+        (leases as usize) * 3 < requests * 2,
+        "batches were hardly used: {leases} leases for {requests} requests\n{logs}"
+    );
+
+    let violations = politeness_violations(&log, &names, in_flight, Duration::ZERO, ip_cap);
+    assert!(violations.is_empty(), "{violations:#?}\n{}", dump_hosts(&log, &violations));
+    // The 429: nothing to the host before Retry-After once it was answered, then slow mode.
+    let reqs = log.for_host("busy.test");
+    let first_429 = reqs.iter().position(|r| r.status == Some(429)).expect("the 429 was served");
+    let answered = reqs[first_429].end.unwrap_or(reqs[first_429].start);
+    let after: Vec<&LoggedRequest> =
+        reqs.iter().skip(first_429 + 1).copied().filter(|r| r.start > answered + REACTION).collect();
+    assert!(!after.is_empty(), "busy.test was crawled on after its 429\n{}", log.dump());
+    assert!(
+        after[0].start.duration_since(answered) + JITTER >= Duration::from_secs(2),
+        "a request {:?} after the 429, before its Retry-After\n{}",
+        after[0].start.duration_since(answered),
+        log.dump()
+    );
+    for pair in after.windows(2) {
+        let gap = pair[1].start.duration_since(pair[0].start);
+        assert!(gap + JITTER >= Duration::from_secs(3), "slow mode gap {gap:?}\n{}", log.dump());
+    }
+    assert!(shoal_tests::log::max_in_flight_of(after.iter().copied()) <= 1, "{}", log.dump());
+
+    let mut remote = read_audit(&db, audit);
+    assert!(remote.problems.is_empty(), "distributed: {:?}", remote.problems);
+    let busy = remote.sites.remove("busy.test").expect("busy.test audited");
+    assert!(busy.findings.iter().any(|f| f.0 == "rate_limited"), "{:?}", busy.findings);
+    let diffs = compare(&remote, &local.sites);
+    assert!(diffs.is_empty(), "embedded and distributed (batched) differ:\n{diffs:#?}");
+    drop(workers);
+    drop(coord);
+}
+
+/// How long after a 429 was answered requests already on their way may still arrive (as in the
+/// politeness tests).
+const REACTION: Duration = Duration::from_millis(100);
