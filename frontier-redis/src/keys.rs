@@ -26,8 +26,10 @@
 //! | `…:auditsites:{audit}` | set | seed | the audit's sites |
 //! | `…:ahosts:{audit}` | set | seed, complete | the hosts the audit has lanes on (a fresh address lookup when it joins one; its slow mode ends with it) |
 //! | `…:seen:{audit}` | set | seed, complete | 8-byte xxh3 fingerprints of every URL queued in the audit |
-//! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline, and `x` when the task's leases expired before (its completion clears the count in `lexp`) |
+//! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline, and `x` when the task's leases expired before (its completion clears the count in `lexp`); for a batch `n` further tasks, `m1`..`mn` their blobs and `q1`..`qn` their priorities |
 //! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
+//! | `…:wl` | hash | claim, complete, reap | leases each worker holds (field: the worker; deleted at 0) |
+//! | `…:hungry` | hash | claim | workers whose last claim found nothing, with its time (ms); a worker's entry goes when it gets a lease, entries 10 s old when read; the hash expires 10 s after its last write. A claim by a worker holding more leases than one that asked in the last 200 ms and found nothing leaves the slot to it |
 //! | `…:leaseid`, `…:seq` | string (int) | claim, complete | counters |
 //! | `…:settings` | string | coordinator | frontier-wide settings (rmp `FrontierSettings`: per-IP cap, lease time), read by workers at start |
 //! | `…:cache:{key}` | string (with expiry) | workers | shared results: `x:{url}` an external link check (rmp `PageRecord`), `r:{scheme}://{host}` another site's robots.txt outcome, `a:{audit}:r:{scheme}://{host}` the audit's own copy of a host's robots.txt (and `…#asking`, who fetches it), `a:{audit}:smtp:{host}:{port}` a mail server's conversation (rmp `Conversation`) and `a:{audit}:rdap:{url}` a registry's answer, shared by the audit's sites, `rdap:bootstrap` the IANA RDAP bootstrap file (a day; each with its `…#asking` lock) |
@@ -48,6 +50,14 @@ pub const VERSION: &str = "v1";
 
 /// The consumer group that reads the events stream.
 pub const EVENTS_GROUP: &str = "coordinator";
+
+/// How recently a worker must have asked and found nothing for others to leave slots to it (the
+/// `hungry` hash): several of a worker's idle polls (50 ms apart), so a worker that stopped asking
+/// (busy, gone) is not waited for.
+pub const HUNGRY_RECENT: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// When an entry of the `hungry` hash is dropped (and the hash expires after its last write).
+pub const HUNGRY_FORGET: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Every key family: (Lua function name, suffix after the prefix, takes an id).
 pub const SCHEMA: &[(&str, &str, bool)] = &[
@@ -82,6 +92,8 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_bq", ":bq", false),
     ("k_btask", ":btask:", true),
     ("k_sbq", ":sbq:", true),
+    ("k_hungry", ":hungry", false),
+    ("k_wl", ":wl", false),
 ];
 
 /// Builds the keys of one frontier namespace.
@@ -226,6 +238,8 @@ pub fn lua_prelude() -> String {
     s.push_str(&format!("local BROWSER_GAP = {}\n", ms(shoal_shared::frontier::BROWSER_MIN_GAP)));
     s.push_str(&format!("local MAX_GAP = {}\n", ms(shoal_shared::pace::MAX_GAP)));
     s.push_str(&format!("local MAX_RETRY_WAIT = {}\n", ms(shoal_shared::pace::MAX_RETRY_WAIT)));
+    s.push_str(&format!("local HUNGRY_RECENT = {}\n", ms(HUNGRY_RECENT)));
+    s.push_str(&format!("local HUNGRY_FORGET = {}\n", ms(HUNGRY_FORGET)));
     {
         use shoal_shared::latency as l;
         s.push_str(&format!("local GUARD_WINDOW = {}\n", l::GUARD_WINDOW));

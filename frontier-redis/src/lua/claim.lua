@@ -6,12 +6,45 @@
 -- after another under the lease's one slot of the host and the IP.
 local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local batch = math.max(num(ARGV[5] ~= '' and ARGV[5] or nil, 1), 1)
+-- Fair shares between workers: a worker that holds more leases than another that asked lately and
+-- found nothing leaves the slot to it (a worker whose completions claim its next lease in the
+-- same step would otherwise keep every slot of a busy IP, and a worker added to the fleet would
+-- get none).
+local hungry = redis.call('HGETALL', k_hungry())
+local was_hungry = false
+if #hungry > 0 then
+  local stale, others = {}, {}
+  for i = 1, #hungry, 2 do
+    local w, last = hungry[i], tonumber(hungry[i + 1])
+    if last < now - HUNGRY_FORGET then
+      stale[#stale + 1] = w
+    elseif w == worker then
+      was_hungry = true
+    elseif last >= now - HUNGRY_RECENT then
+      others[#others + 1] = w
+    end
+  end
+  if #stale > 0 then redis.call('HDEL', k_hungry(), unpack(stale)) end
+  if #others > 0 then
+    local held = redis.call('HMGET', k_wl(), worker, unpack(others))
+    local mine = num(held[1], 0)
+    for i = 2, #held do
+      if mine > num(held[i], 0) then return {'wait', I(now + 10)} end
+    end
+  end
+end
+-- This worker found nothing: it waits for its share (see above).
+local function unfed(answer)
+  redis.call('HSET', k_hungry(), worker, I(now))
+  redis.call('PEXPIRE', k_hungry(), I(HUNGRY_FORGET))
+  return answer
+end
 for _ = 1, 256 do
   local c = redis.call('ZRANGE', k_ready(), '0', '0', 'WITHSCORES')
-  if #c == 0 then return {'idle'} end
+  if #c == 0 then return unfed({'idle'}) end
   -- The integer part is the time; the fraction only breaks ties (see below).
   local lane, score = c[1], math.floor(tonumber(c[2]))
-  if score > now then return {'wait', score} end
+  if score > now then return unfed({'wait', score}) end
   local lk = k_lane(lane)
   local l = redis.call('HMGET', lk, 'host', 'robots', 'site', 'rt', 'rtnb', 'rat', 'rtpl')
   local host, robots, site = l[1], l[2], l[3]
@@ -105,6 +138,7 @@ for _ = 1, 256 do
         else
           redis.call('ZREM', k_ready(), lane)
         end
+        if was_hungry then redis.call('HDEL', k_hungry(), worker) end
         local out = {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at}
         for _, t in ipairs(taken) do out[#out + 1] = t[1] end
         return out
@@ -113,4 +147,4 @@ for _ = 1, 256 do
   end
 end
 -- Every lane looked at was parked or rescheduled; look again soon.
-return {'wait', now + 10}
+return unfed({'wait', now + 10})

@@ -493,6 +493,7 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
   end
   redis.call('HSET', k_lease(ids), unpack(fields))
   redis.call('ZADD', k_leases(), ds, ids)
+  redis.call('HINCRBY', k_wl(), worker, '1')
   local k = I(1 + #taken)
   redis.call('HINCRBY', k_site(site), 'queued', '-' .. k)
   redis.call('HINCRBY', k_site(site), 'leased', k)
@@ -509,8 +510,9 @@ end
 local function release(id, now, ipcap, site_later)
   local lk = k_lease(id)
   local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser', 'x',
-    'n')
+    'n', 'worker')
   if not L[1] then return nil end
+  if L[12] and redis.call('HINCRBY', k_wl(), L[12], '-1') <= 0 then redis.call('HDEL', k_wl(), L[12]) end
   L.more = {}
   local nm = num(L[11], 0)
   if nm > 0 then

@@ -166,6 +166,43 @@ pub async fn a_cancelled_audit_keeps_nothing_of_a_batch<F: Frontier>(f: F, batch
     assert_eq!(no_lease(&f, now).await, Claim::Idle);
 }
 
+/// A worker that finds nothing while another holds the slots gets its share: the other's next
+/// claim (also the one in its completion's step) leaves the freed slot to it. Without this, a
+/// worker whose completions claim its next lease in the same step keeps every slot of a busy host
+/// or IP, and a worker added to the fleet gets none.
+pub async fn an_idle_worker_gets_its_share<F: Frontier>(f: F, fair: bool) {
+    let now = site_with_pages(&f, 1, "a.test", 4, 0, 24).await;
+    let x = shoal_shared::ids::WorkerId("x".into());
+    let w = shoal_shared::ids::WorkerId("w".into());
+    let mut held = Vec::new();
+    while let Claim::Leased(l) = f.claim(&x, now).await.expect("claim") {
+        held.push(*l);
+        assert!(held.len() <= 4, "four in flight at most");
+    }
+    assert_eq!(held.len(), 4, "x holds the host's four slots");
+    assert!(!matches!(f.claim(&w, now).await.expect("claim"), Claim::Leased(_)), "the host is full");
+    if !fair {
+        return;
+    }
+    let first = held.remove(0);
+    let (_, next) = f.complete_and_claim(&first, &Completion::default(), &x, now).await.expect("complete and claim");
+    assert!(matches!(next, Claim::Wait(_)), "x holds 3, w none and asked: the slot is left to w, got {next:?}");
+    assert!(matches!(f.claim(&x, now).await.expect("claim"), Claim::Wait(_)), "x's own claim leaves it too");
+    let got = f.claim(&w, now).await.expect("claim");
+    assert!(matches!(got, Claim::Leased(_)), "w gets the slot: {got:?}");
+    // Three and one: x's next freed slot goes to w too, once w has asked again and found nothing.
+    assert!(!matches!(f.claim(&w, now).await.expect("claim"), Claim::Leased(_)));
+    let second = held.remove(0);
+    let (_, next) = f.complete_and_claim(&second, &Completion::default(), &x, now).await.expect("complete and claim");
+    assert!(matches!(next, Claim::Wait(_)), "x 2, w 1: left to w, got {next:?}");
+    assert!(matches!(f.claim(&w, now).await.expect("claim"), Claim::Leased(_)));
+    // Two and two: shares are even, nobody leaves anything.
+    assert!(!matches!(f.claim(&w, now).await.expect("claim"), Claim::Leased(_)));
+    let third = held.remove(0);
+    let (_, next) = f.complete_and_claim(&third, &Completion::default(), &x, now).await.expect("complete and claim");
+    assert!(matches!(next, Claim::Leased(_)), "x 1, w 2: x claims, got {next:?}");
+}
+
 /// All the checks, on a frontier whose leases carry up to 4 tasks.
 pub async fn run_batched<F, Fut, M>(mut make: M, batches: bool)
 where
@@ -178,4 +215,5 @@ where
     an_expired_batch_gives_every_task_back(make().await, batches).await;
     a_429_in_a_batch_slows_the_host(make().await, batches).await;
     a_cancelled_audit_keeps_nothing_of_a_batch(make().await, batches).await;
+    an_idle_worker_gets_its_share(make().await, batches).await;
 }

@@ -891,7 +891,7 @@ async fn a_large_audit_is_admitted_in_a_window_and_its_status_comes_in_pages() {
     assert_eq!(code, 400, "{unknown}");
 }
 
-/// Leases of several URLs of one host (`--lease-batch`, 4 by default, at no gap) change nothing a
+/// Leases of several URLs of one host (`--lease-batch`, 8 by default, 4 here, at no gap) change nothing a
 /// site sees or an audit stores: the same pages and findings as the embedded crawler, per host at
 /// most its in-flight cap, per IP at most the IP cap, and a 429 answered in the middle of batches
 /// stops every batch on the host (this one's and other workers'), so nothing reaches it before
@@ -934,7 +934,9 @@ async fn batched_leases_keep_every_limit_and_give_the_same_pages() {
     let db = dir.path().join("audit.db");
     let ns = "batch";
     let (in_flight, ip_cap) = (2, 4);
-    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &["--ip-in-flight", "4"]).await;
+    // Batches of four, so that busy.test's eight pages make two.
+    let flags = ["--ip-in-flight", "4", "--lease-batch", "4"];
+    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &flags).await;
     let workers: Vec<Proc> =
         (1..=2).map(|i| worker(dir.path(), &format!("w{i}"), &redis.url(), ns, &names, 4)).collect();
     let audit = coord.submit(&starts, json!({"gap_ms": 0, "in_flight": in_flight})).await;
