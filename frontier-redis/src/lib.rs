@@ -644,6 +644,16 @@ impl Frontier for RedisFrontier {
         }
     }
 
+    fn hold_back(&self, lease: &Lease, until: UnixMs) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let mut inv = self.scripts.hold.call(self.keys.prefix());
+        inv.arg(lease.host.as_str()).arg(until.0).arg(lease.gap_ms);
+        let mut c = self.conn.clone();
+        async move {
+            let _: i64 = inv.invoke_async(&mut c).await.map_err(store("hold back"))?;
+            Ok(())
+        }
+    }
+
     fn renew(
         &self,
         worker: &WorkerId,

@@ -35,6 +35,7 @@ const STEPS: &[(&str, &str)] = &[
     ("renew", include_str!("lua/renew.lua")),
     ("claim_browser", include_str!("lua/claim_browser.lua")),
     ("queue_browser", include_str!("lua/queue_browser.lua")),
+    ("hold", include_str!("lua/hold.lua")),
 ];
 
 /// The library's source and name, shared by every [`Function`] of it.
@@ -180,6 +181,8 @@ pub struct Scripts {
     pub claim_browser: Function,
     /// Queues a site's browser tasks after its crawl.
     pub queue_browser: Function,
+    /// Moves a host's next start for a request its worker held back.
+    pub hold: Function,
 }
 
 impl Scripts {
@@ -199,6 +202,7 @@ impl Scripts {
             renew: f("renew"),
             claim_browser: f("claim_browser"),
             queue_browser: f("queue_browser"),
+            hold: f("hold"),
         }
     }
 }

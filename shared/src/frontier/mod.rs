@@ -550,6 +550,16 @@ pub trait Frontier: Send + Sync + 'static {
         std::future::ready(Ok(true))
     }
 
+    /// The request under `lease` leaves no sooner than `until`, later than the lease's start:
+    /// the worker's own spacing held it back (its previous request to the host may have reached
+    /// the host late). The host's next start moves to at least `until` plus the lease's gap, so no
+    /// other worker's request reaches the host less than a gap after this one. Back ends whose
+    /// requests all leave from one process (whose spacing holds every request) need nothing.
+    fn hold_back(&self, lease: &Lease, until: UnixMs) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let _ = (lease, until);
+        std::future::ready(Ok(()))
+    }
+
     /// The robots.txt state of one lane, for workers to check URLs against.
     fn robots(
         &self,

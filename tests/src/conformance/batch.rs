@@ -203,6 +203,29 @@ pub async fn an_idle_worker_gets_its_share<F: Frontier>(f: F, fair: bool) {
     assert!(matches!(next, Claim::Leased(_)), "x 1, w 2: x claims, got {next:?}");
 }
 
+/// A request its worker held back past its lease's start moves the host's next start to a gap
+/// after it (`moves`: the back end's requests leave from many processes; the embedded one's all
+/// leave from one, whose spacing already holds them, and it ignores the notice).
+pub async fn a_held_back_request_moves_the_host_clock<F: Frontier>(f: F, moves: bool) {
+    let now = site_with_pages(&f, 1, "a.test", 2, 300, 3).await;
+    let a = lease(&f, now).await;
+    assert_eq!(no_lease(&f, now.plus(ms(299))).await, Claim::Wait(now.plus(ms(300))));
+    f.hold_back(&a, now.plus(ms(100))).await.expect("hold back");
+    if !moves {
+        return;
+    }
+    assert_eq!(
+        no_lease(&f, now.plus(ms(300))).await,
+        Claim::Wait(now.plus(ms(400))),
+        "the request leaves at +100: the next one a gap after it"
+    );
+    // Never earlier than it was.
+    f.hold_back(&a, now.plus(ms(50))).await.expect("hold back");
+    assert_eq!(no_lease(&f, now.plus(ms(399))).await, Claim::Wait(now.plus(ms(400))));
+    let b = lease(&f, now.plus(ms(400))).await;
+    assert!(b.more.is_empty());
+}
+
 /// All the checks, on a frontier whose leases carry up to 4 tasks.
 pub async fn run_batched<F, Fut, M>(mut make: M, batches: bool)
 where
@@ -216,4 +239,5 @@ where
     a_429_in_a_batch_slows_the_host(make().await, batches).await;
     a_cancelled_audit_keeps_nothing_of_a_batch(make().await, batches).await;
     an_idle_worker_gets_its_share(make().await, batches).await;
+    a_held_back_request_moves_the_host_clock(make().await, batches).await;
 }

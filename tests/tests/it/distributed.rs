@@ -988,3 +988,47 @@ async fn batched_leases_keep_every_limit_and_give_the_same_pages() {
 /// How long after a 429 was answered requests already on their way may still arrive (as in the
 /// politeness tests).
 const REACTION: Duration = Duration::from_millis(100);
+
+/// A worker holds a request back when its previous one to the host may have arrived late (its
+/// answer came slower than the host's quickest): the frontier, which started the gap at the claim,
+/// is told, so another worker's request keeps the whole gap to the held-back one. A host whose
+/// answers alternate between quick and slow, two workers, gap 300 ms: no two request starts less
+/// than the gap apart in the server's log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_held_back_by_its_worker_keeps_the_gap_to_other_workers() {
+    let _serial = SERIAL.lock().await;
+    ensure_built().await;
+    let pages = 14;
+    let links: String = (1..=pages).map(|i| format!(r#"<a href="/p/{i}">{i}</a> "#)).collect();
+    let mut site = Site::new("uneven.test").page("/", &format!("<title>t</title><h1>h</h1>{links}"));
+    for i in 1..=pages {
+        let page = Route::html(format!("<title>p{i}</title><h1>p{i}</h1>"));
+        site = site
+            .route(&format!("/p/{i}"), if i % 2 == 1 { Route::slow(Duration::from_millis(220), page) } else { page });
+    }
+    let server = TestServer::start(vec![site]).await.expect("server starts");
+    let names = vec!["uneven.test".to_owned()];
+    let redis = RedisServer::start().expect("redis-server starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("audit.db");
+    let ns = "heldback";
+    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &[]).await;
+    let workers: Vec<Proc> =
+        (1..=2).map(|i| worker(dir.path(), &format!("w{i}"), &redis.url(), ns, &names, 4)).collect();
+    let gap = Duration::from_millis(300);
+    let audit = coord.submit(&[server.url("uneven.test", "/")], json!({"gap_ms": 300, "in_flight": 2})).await;
+    let finished = coord.wait_finished(audit, Duration::from_secs(60)).await;
+    let logs = tails(workers.iter().chain([&coord.proc]));
+    let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
+    assert_eq!(view["status"], "done", "{view}\n{logs}");
+    let log = server.shutdown().await;
+    let reqs = log.for_host("uneven.test");
+    let by = |id: &str| {
+        reqs.iter().filter(|r| r.headers.iter().any(|(k, v)| k == "user-agent" && *v == agent_of(id))).count()
+    };
+    note(&format!("uneven.test: {} requests, {} from w1, {} from w2", reqs.len(), by("w1"), by("w2")));
+    let violations = politeness_violations(&log, &names, 2, gap, 8);
+    assert!(violations.is_empty(), "{violations:#?}\n{}", dump_hosts(&log, &violations));
+    drop(workers);
+    drop(coord);
+}

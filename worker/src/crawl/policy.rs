@@ -8,7 +8,7 @@
 use super::{Crawler, Job, fill_response};
 use crate::fetch::{FetchError, Fetched, Method};
 use shoal_shared::finding::Code;
-use shoal_shared::frontier::Frontier;
+use shoal_shared::frontier::{Frontier, Lease};
 use shoal_shared::pace::{
     MAX_RETRIES, MAX_RETRY_WAIT, RetryDecision, SLOW_MODE_GAP, StatusPace, answer_pace, parse_retry_after,
     retry_decision,
@@ -17,7 +17,7 @@ use shoal_shared::ratelimit::RateLimit;
 use shoal_shared::record::PageRecord;
 use shoal_shared::task::FoundVia;
 use shoal_shared::time::UnixMs;
-use shoal_shared::url::{HostKey, NormalizedUrl};
+use shoal_shared::url::NormalizedUrl;
 use std::time::{Duration, Instant};
 
 impl Job<'_> {
@@ -181,7 +181,7 @@ impl<F: Frontier> Crawler<F> {
     ) -> Result<Fetched, FetchError> {
         let host = &job.lease.host;
         let gap = Duration::from_millis(job.lease.gap_ms);
-        let gate = self.wait_turn(host, gap).await;
+        let gate = self.wait_turn(job.lease, gap).await;
         let result = self.fetcher.fetch(method, url.as_url(), cap).await;
         if let Ok(resp) = &result {
             self.last_send.entry_by_ref(host).and_compute_with(|mark| {
@@ -201,17 +201,15 @@ impl<F: Frontier> Crawler<F> {
     /// A host without a gap is marked too, without waiting: its answers teach the mark how quick
     /// the host is, so when a gap comes into force (a 429's slow mode) the first slow-mode
     /// answer is not all taken for a late departure. That would hold this process's next request
-    /// back past the start the frontier gave it, and another worker's claim, a gap after that
-    /// start, would then reach the host less than a gap after it.
-    async fn wait_turn(&self, host: &HostKey, gap: Duration) -> Instant {
-        if gap.is_zero() {
-            let now = Instant::now();
-            self.last_send.entry_by_ref(host).and_compute_with(|mark| {
-                let mark = mark.map_or(SendMark::new(now), |e| SendMark { at: now, ..e.into_value() });
-                moka::ops::compute::Op::Put(mark)
-            });
-            return now;
-        }
+    /// back past the start the frontier gave it for longer than needed.
+    ///
+    /// A request held back past its lease's start is announced to the frontier before the wait
+    /// ([`Frontier::hold_back`]): the frontier moved the host's next start a gap past the lease's
+    /// start, and another worker's request there would reach the host less than a gap after this
+    /// one.
+    async fn wait_turn(&self, lease: &Lease, gap: Duration) -> Instant {
+        let host = &lease.host;
+        let mut told = false;
         loop {
             let now = Instant::now();
             let mut wait = None;
@@ -224,13 +222,22 @@ impl<F: Frontier> Crawler<F> {
                 Some(m) => moka::ops::compute::Op::Put(SendMark { at: now, ..m }),
                 None => moka::ops::compute::Op::Put(SendMark::new(now)),
             });
-            match wait {
-                Some(d) => tokio::time::sleep(d).await,
-                None => return now,
+            let Some(d) = wait else { return now };
+            let until = UnixMs::from(std::time::SystemTime::now()).plus(d);
+            if !told && until > lease.started_at.plus(HOLD_BACK_NOTICE) {
+                told = true;
+                if let Err(e) = self.frontier().hold_back(lease, until).await {
+                    tracing::warn!(host = %host, error = %e, "could not move the host's next start for a held-back request");
+                }
             }
+            tokio::time::sleep(d).await;
         }
     }
 }
+
+/// A request held back this much past its lease's start or more is announced to the frontier
+/// ([`Crawler::wait_turn`]); less is the scheduling jitter every request has.
+const HOLD_BACK_NOTICE: Duration = Duration::from_millis(5);
 
 /// A host's send mark in this process: when its last request left, as far as can be told, and the
 /// quickest answer it has given.
@@ -292,11 +299,12 @@ mod tests {
     #[tokio::test]
     async fn a_host_without_a_gap_is_marked_too() {
         let c = crawler();
-        let host = lease("http://a.test/", TaskKind::Page, 0).host;
+        let l = lease("http://a.test/", TaskKind::Page, 0);
+        let host = l.host.clone();
         let ms = std::time::Duration::from_millis;
-        let t = c.wait_turn(&host, ms(0)).await;
+        let t = c.wait_turn(&l, ms(0)).await;
         assert_eq!(c.last_send.get(&host).map(|m| m.at), Some(t), "the send is marked");
-        let t2 = c.wait_turn(&host, ms(30)).await;
+        let t2 = c.wait_turn(&l, ms(30)).await;
         assert!(t2 >= t + ms(30), "a gap in force counts from the unpaced send");
     }
 

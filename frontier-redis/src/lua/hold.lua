@@ -1,0 +1,11 @@
+-- hold: ARGV = host, until (ms), gap (ms). A worker's request to the host leaves no sooner than
+-- `until`, later than its lease's start (the worker's own spacing held it back): the host's next
+-- start moves to at least until + gap, never earlier, so another worker's request keeps the gap
+-- to it. A host whose clock is gone keeps none.
+local hk = k_host(ARGV[1])
+local nxt = redis.call('HGET', hk, 'next')
+if nxt then
+  local want = tonumber(ARGV[2]) + tonumber(ARGV[3])
+  if want > tonumber(nxt) then redis.call('HSET', hk, 'next', I(want)) end
+end
+return 1
