@@ -266,41 +266,8 @@ async fn process_one<F: Frontier>(
         m.in_flight.dec();
         return None;
     };
-    let shutdown = chain.map(|(_, s)| s);
-    for i in 0..lease.more.len() {
-        let Ok(c) = &completion else { break };
-        let now = UnixMs::from(std::time::SystemTime::now());
-        let ending = held.deadline(lease.id, lease.deadline) < now.plus(FURTHER_MARGIN);
-        if c.slows_the_host() || ending || !held.holds(lease.id) || shutdown.is_some_and(|s| s.is_cancelled()) {
-            break;
-        }
-        // Another lease's answer may have slowed the host or its IP since this one was granted.
-        match crawler.frontier().further_may_start(lease, now).await {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                tracing::warn!(host = %lease.host, error = %e, "could not check the host's pace; the lease's other tasks go back");
-                break;
-            }
-        }
-        let Some(further) = lease.follow_up(i, now) else { break };
-        held.restart(lease.id);
-        let next =
-            tracing::Instrument::instrument(process_guarded(crawler, &further, limit), lease_span(&further)).await;
-        let c = match next {
-            Some(Ok(c)) => c,
-            Some(Err(e)) => {
-                tracing::error!(url = %further.task.url, error = %e, "processing a further task of a lease failed; the rest go back");
-                break;
-            }
-            None => {
-                tracing::error!(url = %further.task.url, limit_s = limit.as_secs_f64(), "processing took too long; giving it up");
-                abandoned(&further, &format!("Shoal took longer than {} s to process it", limit.as_secs()))
-            }
-        };
-        if let Ok(all) = &mut completion {
-            all.absorb(c);
-        }
+    if let Ok(all) = &mut completion {
+        process_further(crawler, lease, held, limit, chain.map(|(_, s)| s), all).await;
     }
     let worker = chain.and_then(|(id, shutdown)| (!shutdown.is_cancelled()).then_some(id));
     let done = match completion {
@@ -320,6 +287,54 @@ async fn process_one<F: Frontier>(
             m.leases_completed.inc();
             next
         }
+    }
+}
+
+/// Processes the lease's further tasks ([`Lease::more`]) one after another into `all`, the
+/// completion of its first, until one of them or the frontier says the host was slowed, shutdown
+/// begins, or the lease was lost or is about to run out (see [`process_one`]).
+async fn process_further<F: Frontier>(
+    crawler: &Crawler<F>,
+    lease: &Lease,
+    held: &Held,
+    limit: Duration,
+    shutdown: Option<&CancellationToken>,
+    all: &mut Completion,
+) {
+    for i in 0..lease.more.len() {
+        let now = UnixMs::from(std::time::SystemTime::now());
+        let ending = held.deadline(lease.id, lease.deadline) < now.plus(FURTHER_MARGIN);
+        if all.slows_the_host()
+            || ending
+            || !held.holds(lease.id)
+            || shutdown.is_some_and(CancellationToken::is_cancelled)
+        {
+            return;
+        }
+        // Another lease's answer may have slowed the host or its IP since this one was granted.
+        match crawler.frontier().further_may_start(lease, now).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(host = %lease.host, error = %e, "could not check the host's pace; the lease's other tasks go back");
+                return;
+            }
+        }
+        let Some(further) = lease.follow_up(i, now) else { return };
+        held.restart(lease.id);
+        let next =
+            tracing::Instrument::instrument(process_guarded(crawler, &further, limit), lease_span(&further)).await;
+        all.absorb(match next {
+            Some(Ok(c)) => c,
+            Some(Err(e)) => {
+                tracing::error!(url = %further.task.url, error = %e, "processing a further task of a lease failed; the rest go back");
+                return;
+            }
+            None => {
+                tracing::error!(url = %further.task.url, limit_s = limit.as_secs_f64(), "processing took too long; giving it up");
+                abandoned(&further, &format!("Shoal took longer than {} s to process it", limit.as_secs()))
+            }
+        });
     }
 }
 

@@ -34,6 +34,18 @@ fn urls(l: &Lease) -> Vec<String> {
     std::iter::once(&l.task).chain(&l.more).map(|t| t.url.as_str().to_owned()).collect()
 }
 
+/// On a back end that batches (`batches`), a site of `a.test` at no gap with `pages` pages queued
+/// and the first lease of them, which carries all of them up to the batch of 4; `None` elsewhere.
+async fn first_batch<F: Frontier>(f: &F, pages: u64, batches: bool) -> Option<(UnixMs, Lease)> {
+    let now = site_with_pages(f, 1, "a.test", 4, 0, pages).await;
+    let l = lease(f, now).await;
+    if !batches {
+        return None;
+    }
+    assert_eq!(l.more.len(), usize::try_from(pages.min(4) - 1).expect("fits"), "{l:?}");
+    Some((now, l))
+}
+
 /// At no gap, a lease takes up to the batch of the lane's queued tasks in their order, holds one
 /// slot of the host for all of them, and its completion accounts for each: done, queued again as
 /// the worker asks, or (not started) queued again as it was.
@@ -99,12 +111,7 @@ pub async fn no_batch_where_a_gap_is_in_force<F: Frontier>(f: F) {
 /// A reclaimed batch gives every task back, each with its expiry counted; tasks with expired
 /// leases are leased one at a time afterwards.
 pub async fn an_expired_batch_gives_every_task_back<F: Frontier>(f: F, batches: bool) {
-    let now = site_with_pages(&f, 1, "a.test", 4, 0, 3).await;
-    let l = lease(&f, now).await;
-    if !batches {
-        return;
-    }
-    assert_eq!(l.more.len(), 2, "{l:?}");
+    let Some((_, l)) = first_batch(&f, 3, batches).await else { return };
     assert_eq!(f.reap(l.deadline.plus(ms(1))).await.expect("reap"), 1);
     let later = l.deadline.plus(ms(2));
     let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
@@ -126,12 +133,7 @@ pub async fn an_expired_batch_gives_every_task_back<F: Frontier>(f: F, batches: 
 /// A 429 in a batch: the host goes into slow mode (one in flight, 3 s apart: no more batches),
 /// and the tasks not started wait for the new pace.
 pub async fn a_429_in_a_batch_slows_the_host<F: Frontier>(f: F, batches: bool) {
-    let now = site_with_pages(&f, 1, "a.test", 4, 0, 8).await;
-    let l = lease(&f, now).await;
-    if !batches {
-        return;
-    }
-    assert_eq!(l.more.len(), 3);
+    let Some((now, l)) = first_batch(&f, 8, batches).await else { return };
     let c = Completion {
         rate_limited: true,
         signals: ServerSignals { hold_until: Some(now.plus(ms(10_000))), ..ServerSignals::default() },
@@ -149,12 +151,7 @@ pub async fn a_429_in_a_batch_slows_the_host<F: Frontier>(f: F, batches: bool) {
 
 /// A batch completed after its audit was cancelled queues nothing again, and the site ends.
 pub async fn a_cancelled_audit_keeps_nothing_of_a_batch<F: Frontier>(f: F, batches: bool) {
-    let now = site_with_pages(&f, 1, "a.test", 4, 0, 5).await;
-    let l = lease(&f, now).await;
-    if !batches {
-        return;
-    }
-    assert_eq!(l.more.len(), 3);
+    let Some((now, l)) = first_batch(&f, 5, batches).await else { return };
     f.cancel(AuditId(1)).await.expect("cancel");
     let c = Completion {
         more: vec![FollowUp::Requeue { task: Box::new(l.more[0].clone()), response_ms: None }],

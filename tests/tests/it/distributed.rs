@@ -451,6 +451,38 @@ async fn fleet_coordinator(dir: &Path, redis: &RedisServer, ns: &str, db: &Path)
     Coordinator::start(dir, "coordinator", &redis.url(), ns, db, &["--ip-in-flight", &ip_cap]).await
 }
 
+/// A fleet for one audit of the tests below: a private redis-server, a coordinator (with
+/// `flags`) and two workers (concurrency 4) for `names`, in namespace `ns`. Dropping it stops the
+/// workers, then the coordinator, then Redis.
+struct SmallFleet {
+    workers: Vec<Proc>,
+    coord: Coordinator,
+    redis: RedisServer,
+    db: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl SmallFleet {
+    async fn start(ns: &str, names: &[String], flags: &[&str]) -> SmallFleet {
+        let redis = RedisServer::start().expect("redis-server starts");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("audit.db");
+        let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, flags).await;
+        let workers = (1..=2).map(|i| worker(dir.path(), &format!("w{i}"), &redis.url(), ns, names, 4)).collect();
+        SmallFleet { workers, coord, redis, db, _dir: dir }
+    }
+
+    /// Waits for `audit` to end within `deadline` and asserts it is done; returns the processes'
+    /// log tails, for messages.
+    async fn wait_done(&self, audit: u64, deadline: Duration) -> String {
+        let finished = self.coord.wait_finished(audit, deadline).await;
+        let logs = tails(self.workers.iter().chain([&self.coord.proc]));
+        let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
+        assert_eq!(view["status"], "done", "{view}\n{logs}");
+        logs
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The tests
 
@@ -677,22 +709,13 @@ async fn embedded_and_distributed_give_the_same_pages_and_findings() {
     let local = read_audit(&embedded.db, 1);
     assert!(local.problems.is_empty(), "embedded: {:?}", local.problems);
 
-    let redis = RedisServer::start().expect("redis-server starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("audit.db");
-    let ns = "same";
-    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &[]).await;
-    let workers: Vec<Proc> =
-        (1..=2).map(|i| worker(dir.path(), &format!("w{i}"), &redis.url(), ns, &names, 4)).collect();
+    let fleet = SmallFleet::start("same", &names, &[]).await;
     let t = Instant::now();
-    let audit = coord.submit(&starts, json!({"gap_ms": 20, "in_flight": 2})).await;
-    let finished = coord.wait_finished(audit, Duration::from_secs(60)).await;
-    let logs = tails(workers.iter().chain([&coord.proc]));
-    let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
+    let audit = fleet.coord.submit(&starts, json!({"gap_ms": 20, "in_flight": 2})).await;
+    fleet.wait_done(audit, Duration::from_secs(60)).await;
     note(&format!("embedded audit {took_embedded:?}, distributed {:?}", t.elapsed()));
-    assert_eq!(view["status"], "done", "{view}\n{logs}");
     let log = server.shutdown().await;
-    let remote = read_audit(&db, audit);
+    let remote = read_audit(&fleet.db, audit);
     assert!(remote.problems.is_empty(), "distributed: {:?}", remote.problems);
 
     // Sanity: the sites produce what they were built to produce, so "equal" means something.
@@ -714,8 +737,7 @@ async fn embedded_and_distributed_give_the_same_pages_and_findings() {
         local.sites,
         remote.sites
     );
-    drop(workers);
-    drop(coord);
+    drop(fleet);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -929,24 +951,17 @@ async fn batched_leases_keep_every_limit_and_give_the_same_pages() {
 
     let server = TestServer::start(sites().into_iter().chain([busy()]).collect()).await.expect("server starts");
     let starts: Vec<String> = names.iter().map(|h| server.url(h, "/")).collect();
-    let redis = RedisServer::start().expect("redis-server starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("audit.db");
     let ns = "batch";
     let (in_flight, ip_cap) = (2, 4);
     // Batches of four, so that busy.test's eight pages make two.
-    let flags = ["--ip-in-flight", "4", "--lease-batch", "4"];
-    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &flags).await;
-    let workers: Vec<Proc> =
-        (1..=2).map(|i| worker(dir.path(), &format!("w{i}"), &redis.url(), ns, &names, 4)).collect();
-    let audit = coord.submit(&starts, json!({"gap_ms": 0, "in_flight": in_flight})).await;
-    let finished = coord.wait_finished(audit, Duration::from_secs(90)).await;
-    let logs = tails(workers.iter().chain([&coord.proc]));
-    let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
-    assert_eq!(view["status"], "done", "{view}\n{logs}");
+    let fleet = SmallFleet::start(ns, &names, &["--ip-in-flight", "4", "--lease-batch", "4"]).await;
+    let audit = fleet.coord.submit(&starts, json!({"gap_ms": 0, "in_flight": in_flight})).await;
+    let logs = fleet.wait_done(audit, Duration::from_secs(90)).await;
     let log = server.shutdown().await;
-    let leases =
-        redis.counter(&shoal_frontier_redis::keys::Keys::new(ns).lease_counter()).expect("reads the lease counter");
+    let leases = fleet
+        .redis
+        .counter(&shoal_frontier_redis::keys::Keys::new(ns).lease_counter())
+        .expect("reads the lease counter");
     let requests = log.all().len();
     note(&format!("{requests} requests under {leases} leases"));
     assert!(
@@ -975,14 +990,13 @@ async fn batched_leases_keep_every_limit_and_give_the_same_pages() {
     }
     assert!(shoal_tests::log::max_in_flight_of(after.iter().copied()) <= 1, "{}", log.dump());
 
-    let mut remote = read_audit(&db, audit);
+    let mut remote = read_audit(&fleet.db, audit);
     assert!(remote.problems.is_empty(), "distributed: {:?}", remote.problems);
     let busy = remote.sites.remove("busy.test").expect("busy.test audited");
     assert!(busy.findings.iter().any(|f| f.0 == "rate_limited"), "{:?}", busy.findings);
     let diffs = compare(&remote, &local.sites);
     assert!(diffs.is_empty(), "embedded and distributed (batched) differ:\n{diffs:#?}");
-    drop(workers);
-    drop(coord);
+    drop(fleet);
 }
 
 /// How long after a 429 was answered requests already on their way may still arrive (as in the
@@ -1008,19 +1022,10 @@ async fn a_request_held_back_by_its_worker_keeps_the_gap_to_other_workers() {
     }
     let server = TestServer::start(vec![site]).await.expect("server starts");
     let names = vec!["uneven.test".to_owned()];
-    let redis = RedisServer::start().expect("redis-server starts");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("audit.db");
-    let ns = "heldback";
-    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db, &[]).await;
-    let workers: Vec<Proc> =
-        (1..=2).map(|i| worker(dir.path(), &format!("w{i}"), &redis.url(), ns, &names, 4)).collect();
+    let fleet = SmallFleet::start("heldback", &names, &[]).await;
     let gap = Duration::from_millis(300);
-    let audit = coord.submit(&[server.url("uneven.test", "/")], json!({"gap_ms": 300, "in_flight": 2})).await;
-    let finished = coord.wait_finished(audit, Duration::from_secs(60)).await;
-    let logs = tails(workers.iter().chain([&coord.proc]));
-    let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
-    assert_eq!(view["status"], "done", "{view}\n{logs}");
+    let audit = fleet.coord.submit(&[server.url("uneven.test", "/")], json!({"gap_ms": 300, "in_flight": 2})).await;
+    fleet.wait_done(audit, Duration::from_secs(60)).await;
     let log = server.shutdown().await;
     let reqs = log.for_host("uneven.test");
     let by = |id: &str| {
@@ -1029,6 +1034,5 @@ async fn a_request_held_back_by_its_worker_keeps_the_gap_to_other_workers() {
     note(&format!("uneven.test: {} requests, {} from w1, {} from w2", reqs.len(), by("w1"), by("w2")));
     let violations = politeness_violations(&log, &names, 2, gap, 8);
     assert!(violations.is_empty(), "{violations:#?}\n{}", dump_hosts(&log, &violations));
-    drop(workers);
-    drop(coord);
+    drop(fleet);
 }
