@@ -971,6 +971,12 @@ async fn batched_leases_keep_every_limit_and_give_the_same_pages() {
 
     let violations = politeness_violations(&log, &names, in_flight, Duration::ZERO, ip_cap);
     assert!(violations.is_empty(), "{violations:#?}\n{}", dump_hosts(&log, &violations));
+    // m.test's robots.txt disallows /private, linked directly and as a redirect target.
+    assert!(
+        !log.all().iter().any(|r| r.path.starts_with("/private")),
+        "a disallowed URL was requested\n{}",
+        log.dump()
+    );
     // The 429: nothing to the host before Retry-After once it was answered, then slow mode.
     let reqs = log.for_host("busy.test");
     let first_429 = reqs.iter().position(|r| r.status == Some(429)).expect("the 429 was served");
