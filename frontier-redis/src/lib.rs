@@ -11,9 +11,11 @@
 //! and cached; the coordinator reads and acknowledges events in batches.
 
 mod answers;
+mod args;
 mod browser;
 pub mod keys;
 pub mod scripts;
+mod sent;
 mod stream;
 
 use answers::{first_word, int_at, parse_claim, parse_completed};
@@ -25,13 +27,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{
-    Claim, Completed, Completion, EventId, FollowUp, Frontier, FrontierError, FrontierSettings, LaneRobots,
-    LaneRobotsState, Lease, Renewal, Resolution, RobotsOutcome, SiteInfo, SiteProgress, SiteSeed, audit_of_cache_key,
-    limit_finding,
+    Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, LaneRobotsState,
+    Lease, Renewal, SiteInfo, SiteProgress, SiteSeed, audit_of_cache_key, limit_finding,
 };
 use shoal_shared::ids::{AuditId, LeaseId, SiteId, WorkerId};
 use shoal_shared::record::Event;
-use shoal_shared::task::{Task, TaskKind};
+use shoal_shared::task::Task;
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::HostKey;
 use std::future::Future;
@@ -53,6 +54,8 @@ pub struct RedisFrontier {
     settings: FrontierSettings,
     consumer: String,
     pending_first: std::sync::Arc<AtomicBool>,
+    /// The links this process already handed to Redis, per audit (see [`sent`]).
+    sent: std::sync::Arc<std::sync::Mutex<sent::Sent>>,
 }
 
 impl std::fmt::Debug for RedisFrontier {
@@ -75,35 +78,6 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
 
 fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> Result<T, FrontierError> {
     rmp_serde::from_slice(bytes).map_err(|e| FrontierError::Corrupt { what, detail: e.to_string() })
-}
-
-/// How a discovered task counts against the budgets, as the scripts read it: `p` page, `r`
-/// resource, `x` external check (a resource-budget check that may open a lane for its host), `s`
-/// sitemap (the sitemap budget).
-fn kind_code(kind: TaskKind) -> &'static str {
-    match kind {
-        TaskKind::Page => "p",
-        TaskKind::Resource => "r",
-        TaskKind::External => "x",
-        TaskKind::Sitemap { .. } => "s",
-        _ => "o",
-    }
-}
-
-/// How the script opens the lane of a task that may be the first of its host's lane
-/// ([`TaskKind::opens_lane`]): an HTTP check's robots.txt task (the lane starts with it), or `-`
-/// and the lane's robots state for a task that is no HTTP request (the lane opens with its robots
-/// known, so nothing waits for a robots.txt). Empty for tasks that never open a lane.
-fn lane_opener(t: &Task) -> Vec<u8> {
-    if !t.kind.opens_lane() {
-        Vec::new()
-    } else if t.kind.needs_robots() {
-        shoal_shared::frontier::robots_task_for(t).map(|r| encode(&r)).unwrap_or_default()
-    } else {
-        let mut v = b"-".to_vec();
-        v.extend(encode(&LaneRobots::Known(RobotsOutcome::AllowAll)));
-        v
-    }
 }
 
 /// A Redis URL without its password, for messages and logs.
@@ -150,6 +124,7 @@ impl RedisFrontier {
             settings,
             consumer: consumer.to_owned(),
             pending_first: std::sync::Arc::new(AtomicBool::new(true)),
+            sent: std::sync::Arc::default(),
         };
         f.ensure_group().await?;
         Ok(f)
@@ -210,19 +185,6 @@ impl RedisFrontier {
         }
     }
 
-    fn push_task(inv: &mut scripts::Call, t: &Task) {
-        let keys = t.seen_keys();
-        inv.arg(t.url.host_key().as_str())
-            .arg(keys.own.to_be_bytes().as_slice())
-            .arg(keys.blocked_by.map(|b| b.to_be_bytes().to_vec()).unwrap_or_default())
-            .arg(kind_code(t.kind))
-            .arg(t.depth)
-            .arg(t.priority.0)
-            .arg(t.not_before.0)
-            .arg(encode(t));
-        inv.arg(lane_opener(t));
-    }
-
     /// The seed script's invocation for one site (arguments as seed.lua lists them).
     fn seed_invocation(&self, seed: &SiteSeed) -> scripts::Call {
         let info = SiteInfo { audit: seed.audit, start: seed.start.clone(), limits: seed.limits };
@@ -251,7 +213,7 @@ impl RedisFrontier {
             inv.arg(host.as_str()).arg(robots.map(|t| encode(&t)).unwrap_or_default());
         }
         for t in &seed.initial {
-            Self::push_task(&mut inv, t);
+            args::push_task(&mut inv, t);
         }
         inv.arg(seed.limits.browser_pages).arg(encode(&Event::CrawlDone { audit: seed.audit, site: seed.site }));
         inv
@@ -322,10 +284,26 @@ impl RedisFrontier {
     }
 
     async fn complete_now(&self, lease: &Lease, c: &Completion, now: UnixMs) -> Result<Completed, FrontierError> {
-        let inv = self.completion_call(&self.scripts.complete, lease, c, now);
+        let out = self.sent().outgoing(lease, &c.discovered);
+        let mut inv = self.scripts.complete.call(self.keys.prefix());
+        args::completion(&mut inv, lease, c, &out.tasks, self.settings.max_in_flight_per_ip, now);
         let mut conn = self.conn.clone();
         let r: Vec<Value> = inv.invoke_async(&mut conn).await.map_err(store("complete"))?;
-        Ok(parse_completed(&r))
+        Ok(self.applied(parse_completed(&r), out))
+    }
+
+    /// The links memo of this process, whatever a panicking holder left in it (it is only ever a
+    /// shortcut, never the truth).
+    fn sent(&self) -> std::sync::MutexGuard<'_, sent::Sent> {
+        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `done`, after remembering the links `out` sent if Redis applied the completion.
+    fn applied(&self, done: Completed, out: sent::Outgoing<'_>) -> Completed {
+        if matches!(done, Completed::Applied { .. }) {
+            self.sent().sent(out, std::time::Instant::now());
+        }
+        done
     }
 
     /// `complete`, then `claim` for `worker`, in one `FCALL` (`complete_claim`).
@@ -336,79 +314,14 @@ impl RedisFrontier {
         worker: &WorkerId,
         now: UnixMs,
     ) -> Result<(Completed, Claim), FrontierError> {
-        let mut inv = self.completion_call(&self.scripts.complete_claim, lease, c, now);
+        let out = self.sent().outgoing(lease, &c.discovered);
+        let mut inv = self.scripts.complete_claim.call(self.keys.prefix());
+        args::completion(&mut inv, lease, c, &out.tasks, self.settings.max_in_flight_per_ip, now);
         inv.arg(&worker.0).arg(self.settings.lease_ttl_ms).arg(self.settings.lease_batch);
         let mut conn = self.conn.clone();
         let (done, next): (Vec<Value>, Vec<Value>) =
             inv.invoke_async(&mut conn).await.map_err(store("complete and claim"))?;
-        Ok((parse_completed(&done), parse_claim(worker, &next)?))
-    }
-
-    /// The arguments of `complete` (see complete.lua) for `lease` and `c`, on `step`.
-    fn completion_call(&self, step: &scripts::Function, lease: &Lease, c: &Completion, now: UnixMs) -> scripts::Call {
-        let mut inv = step.call(self.keys.prefix());
-        inv.arg(now.0).arg(lease.id.0);
-        match c.resolved {
-            None => inv.arg("").arg(0),
-            Some(Resolution::Failed) => inv.arg("f").arg(0),
-            Some(Resolution::Address { ip, ttl_ms }) => {
-                let ttl = shoal_shared::pace::address_ttl(Duration::from_millis(ttl_ms));
-                inv.arg(ip.to_string()).arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
-            }
-        };
-        inv.arg(if c.rate_limited { "1" } else { "0" });
-        match &c.robots {
-            None => {
-                inv.arg("").arg("").arg("");
-            }
-            Some(outcome) => {
-                let state = match outcome {
-                    RobotsOutcome::Rules { .. } | RobotsOutcome::AllowAll => "k",
-                    RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite => "c",
-                };
-                let delay = match outcome {
-                    RobotsOutcome::Rules { crawl_delay_ms: Some(d), .. } => d.to_string(),
-                    _ => String::new(),
-                };
-                inv.arg(state).arg(encode(&LaneRobots::Known(outcome.clone()))).arg(delay);
-            }
-        }
-        inv.arg(c.robots_fetched_at.map(|t| t.0.to_string()).unwrap_or_default());
-        inv.arg(c.sitemap_bytes);
-        match &c.requeue {
-            None => {
-                inv.arg("").arg("0").arg(0).arg(0);
-            }
-            Some(t) => {
-                inv.arg(encode(t))
-                    .arg(if t.kind == TaskKind::Robots { "1" } else { "0" })
-                    .arg(t.priority.0)
-                    .arg(t.not_before.0);
-            }
-        }
-        inv.arg(c.discovered.len()).arg(c.events.len()).arg(self.settings.max_in_flight_per_ip);
-        let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
-        inv.arg(opt(c.signals.response_ms.map(u64::from)))
-            .arg(opt(c.signals.quota_gap_ms.map(u64::from)))
-            .arg(opt(c.signals.hold_until.map(|t| t.0)));
-        for t in &c.discovered {
-            Self::push_task(&mut inv, t);
-        }
-        for e in &c.events {
-            inv.arg(encode(e));
-        }
-        // What became of the further tasks; those not listed were not started.
-        inv.arg(c.more.len().min(lease.more.len()));
-        for f in c.more.iter().take(lease.more.len()) {
-            match f {
-                FollowUp::Done { .. } => inv.arg("d").arg("").arg(0).arg(0),
-                FollowUp::Requeue { task, .. } => {
-                    inv.arg("r").arg(encode(task)).arg(task.priority.0).arg(task.not_before.0)
-                }
-            };
-            inv.arg(opt(f.response_ms().map(u64::from)));
-        }
-        inv
+        Ok((self.applied(parse_completed(&done), out), parse_claim(worker, &next)?))
     }
 
     async fn read_events_now(&self, max: usize) -> Result<Vec<(EventId, Event)>, FrontierError> {
