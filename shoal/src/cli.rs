@@ -551,7 +551,8 @@ pub struct CrawlArgs {
     pub lease_ttl_s: u64,
     /// URLs of one host a worker may take in one lease at most (1-32), on hosts with no gap in
     /// force (`--gap-ms 0`, no Crawl-delay, not slowed). It fetches them one after another on the
-    /// host's one slot, and Redis does the per-lease work once for all of them. 1 turns it off.
+    /// host's one slot, and Redis does the per-lease work once for all of them; no further one
+    /// starts once the lease has run 2 s. 1 turns it off.
     #[arg(long, env = "SHOAL_LEASE_BATCH", default_value_t = DEFAULT_LEASE_BATCH)]
     pub lease_batch: u8,
 }

@@ -292,7 +292,8 @@ async fn process_one<F: Frontier>(
 
 /// Processes the lease's further tasks ([`Lease::more`]) one after another into `all`, the
 /// completion of its first, until one of them or the frontier says the host was slowed, shutdown
-/// begins, or the lease was lost or is about to run out (see [`process_one`]).
+/// begins, the lease has run [`FURTHER_WITHIN_MS`], or it was lost or is about to run out (see
+/// [`process_one`]).
 async fn process_further<F: Frontier>(
     crawler: &Crawler<F>,
     lease: &Lease,
@@ -304,8 +305,10 @@ async fn process_further<F: Frontier>(
     for i in 0..lease.more.len() {
         let now = UnixMs::from(std::time::SystemTime::now());
         let ending = held.deadline(lease.id, lease.deadline) < now.plus(FURTHER_MARGIN);
+        let long = now.0.saturating_sub(lease.started_at.0) >= FURTHER_WITHIN_MS;
         if all.slows_the_host()
             || ending
+            || long
             || !held.holds(lease.id)
             || shutdown.is_some_and(CancellationToken::is_cancelled)
         {
@@ -341,6 +344,11 @@ async fn process_further<F: Frontier>(
 /// A further task of a lease is started only if the lease has at least this long left (the
 /// heartbeat renews it; a lease that stopped being renewed is not used for more requests).
 const FURTHER_MARGIN: Duration = Duration::from_secs(2);
+/// A further task of a lease is started only this long after the lease began, at most: the
+/// pages' links and records reach the frontier with the lease's completion, so a batch on a slow
+/// host ends after a few answers and what it found can go to the host's other slots. Batches are
+/// for cheap pages, where Redis' work per lease would cost more than the requests themselves.
+const FURTHER_WITHIN_MS: u64 = 2_000;
 
 /// Runs `crawler.process(lease)` with a panic caught (the URL given up with a finding) and at most
 /// `limit` long (`None` past it).

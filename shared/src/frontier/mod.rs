@@ -56,7 +56,7 @@ fn one() -> u8 {
 }
 
 /// Tasks per lease by default ([`FrontierSettings::lease_batch`]).
-pub const DEFAULT_LEASE_BATCH: u8 = 8;
+pub const DEFAULT_LEASE_BATCH: u8 = 32;
 
 impl Default for FrontierSettings {
     fn default() -> Self {
