@@ -375,6 +375,8 @@ local function offer_all(site, audit, tasks, now, touched)
   local seen = k_seen(audit)
   local known = members_of(seen, keys)
   local added, over, queued, n = {}, {}, 0, 0
+  -- Queue key -> its new {score, member, ...}, and the queues in the order first used.
+  local adds, order = {}, {}
   local seq = redis.call('INCRBY', k_seq(), I(#open)) - #open
   for _, t in ipairs(open) do
     if not (known[t.fp] or (t.fp2 ~= '' and known[t.fp2])) then
@@ -403,11 +405,28 @@ local function offer_all(site, audit, tasks, now, touched)
           smf = smf + 1
         end
         seq = seq + 1
-        push(t.lane, t.blob, '0', t.prio, t.nb, now, seq)
+        -- As push does, gathered per lane and queue so each gets one ZADD below.
+        local nb = tonumber(t.nb)
+        local q, score = k_lq(t.lane), I(tonumber(t.prio) * PRIO + seq)
+        if nb > now then q, score = k_ld(t.lane), I(nb) end
+        local pairs_of = adds[q]
+        if not pairs_of then
+          pairs_of = {}
+          adds[q] = pairs_of
+          order[#order + 1] = q
+        end
+        pairs_of[#pairs_of + 1] = score
+        pairs_of[#pairs_of + 1] = nb > now and (tostring(t.prio) .. t.blob) or t.blob
         queued = queued + 1
         touched[t.lane] = true
         n = n + 1
       end
+    end
+  end
+  for _, q in ipairs(order) do
+    local p = adds[q]
+    for from = 1, #p, 1000 do
+      redis.call('ZADD', q, unpack(p, from, math.min(from + 999, #p)))
     end
   end
   if n > 0 then
@@ -470,7 +489,8 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
   -- its completion to clear it.
   local names = {blob}
   for _, t in ipairs(further or {}) do names[#names + 1] = t[1] end
-  local counts = redis.call('HMGET', k_lexp(lane), unpack(names))
+  local counts = {}
+  if redis.call('EXISTS', k_lexp(lane)) == 1 then counts = redis.call('HMGET', k_lexp(lane), unpack(names)) end
   local expired = num(counts[1], 0)
   if expired > 0 then
     fields[#fields + 1] = 'x'
