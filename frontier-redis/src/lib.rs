@@ -14,6 +14,7 @@ mod answers;
 mod args;
 mod browser;
 pub mod keys;
+mod pace;
 pub mod scripts;
 mod sent;
 mod stream;
@@ -56,6 +57,8 @@ pub struct RedisFrontier {
     pending_first: std::sync::Arc<AtomicBool>,
     /// The links this process already handed to Redis, per audit (see [`sent`]).
     sent: std::sync::Arc<std::sync::Mutex<sent::Sent>>,
+    /// The hosts this process lately read clear for a batch's next request (see [`pace`]).
+    paced: std::sync::Arc<std::sync::Mutex<pace::PaceMemo>>,
 }
 
 impl std::fmt::Debug for RedisFrontier {
@@ -125,6 +128,7 @@ impl RedisFrontier {
             consumer: consumer.to_owned(),
             pending_first: std::sync::Arc::new(AtomicBool::new(true)),
             sent: std::sync::Arc::default(),
+            paced: std::sync::Arc::default(),
         };
         f.ensure_group().await?;
         Ok(f)
@@ -284,6 +288,7 @@ impl RedisFrontier {
     }
 
     async fn complete_now(&self, lease: &Lease, c: &Completion, now: UnixMs) -> Result<Completed, FrontierError> {
+        self.slowed(lease, c);
         let out = self.sent().outgoing(lease, &c.discovered);
         let mut inv = self.scripts.complete.call(self.keys.prefix());
         args::completion(&mut inv, lease, c, &out.tasks, self.settings.max_in_flight_per_ip, now);
@@ -296,6 +301,20 @@ impl RedisFrontier {
     /// shortcut, never the truth).
     fn sent(&self) -> std::sync::MutexGuard<'_, sent::Sent> {
         self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The pace memo of this process (a panicking holder cannot leave it wrong, only stale by
+    /// [`pace::FRESH`] at most).
+    fn paced(&self) -> std::sync::MutexGuard<'_, pace::PaceMemo> {
+        self.paced.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A completion whose answers slowed its host ends this process's clear reading of the host at
+    /// once, before Redis has it.
+    fn slowed(&self, lease: &Lease, c: &Completion) {
+        if c.slows_the_host() {
+            self.paced().forget(&lease.host);
+        }
     }
 
     /// `done`, after remembering the links `out` sent if Redis applied the completion.
@@ -314,6 +333,7 @@ impl RedisFrontier {
         worker: &WorkerId,
         now: UnixMs,
     ) -> Result<(Completed, Claim), FrontierError> {
+        self.slowed(lease, c);
         let out = self.sent().outgoing(lease, &c.discovered);
         let mut inv = self.scripts.complete_claim.call(self.keys.prefix());
         args::completion(&mut inv, lease, c, &out.tasks, self.settings.max_in_flight_per_ip, now);
@@ -536,6 +556,9 @@ impl Frontier for RedisFrontier {
         lease: &Lease,
         now: UnixMs,
     ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
+        // A read of this host by any batch of this process lately (pace.rs).
+        let asked = std::time::Instant::now();
+        let fresh = self.paced().fresh(&lease.host, asked);
         // Two reads in one round trip, no script: the host's gap in force and next start (a 429's
         // slow mode, a hold, a quota, the host's latency guard all show there) and the IP guard's
         // level.
@@ -545,7 +568,11 @@ impl Frontier for RedisFrontier {
             pipe.cmd("HGET").arg(self.keys.ip_guard(ip)).arg("ll");
         }
         let mut c = self.conn.clone();
+        let (paced, host_key) = (self.paced.clone(), lease.host.clone());
         async move {
+            if fresh {
+                return Ok(true);
+            }
             let r: Vec<Value> = pipe.query_async(&mut c).await.map_err(store("check a batch's pace"))?;
             let host: Vec<Option<u64>> =
                 r.first().and_then(|v| redis::from_redis_value(v.clone()).ok()).unwrap_or_default();
@@ -553,7 +580,14 @@ impl Frontier for RedisFrontier {
             let next = host.get(1).copied().flatten().unwrap_or(0);
             let level =
                 r.get(1).and_then(|v| redis::from_redis_value::<Option<u64>>(v.clone()).ok()).flatten().unwrap_or(0);
-            Ok(gap == 0 && next <= now.0 && level == 0)
+            let clear = gap == 0 && next <= now.0 && level == 0;
+            let mut memo = paced.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if clear {
+                memo.clear_at(&host_key, asked);
+            } else {
+                memo.forget(&host_key);
+            }
+            Ok(clear)
         }
     }
 
