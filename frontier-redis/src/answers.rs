@@ -18,7 +18,7 @@ pub(crate) fn parse_claim(worker: &WorkerId, r: &[Value]) -> Result<Claim, Front
             let host = string_at(r, 3);
             let ip = string_at(r, 4);
             let task: Task = decode("leased task", &blob)?;
-            let more = r.get(11..).unwrap_or_default().iter().map(|v| {
+            let more = r.get(12..).unwrap_or_default().iter().map(|v| {
                 let blob = redis::from_redis_value::<Vec<u8>>(v.clone()).unwrap_or_default();
                 decode::<Task>("leased task", &blob)
             });
@@ -41,6 +41,11 @@ pub(crate) fn parse_claim(worker: &WorkerId, r: &[Value]) -> Result<Claim, Front
         Some("wait") => Ok(Claim::Wait(UnixMs(int_at(r, 1)))),
         _ => Ok(Claim::Idle),
     }
+}
+
+/// The epoch a claim's lease carries (see `epoch` in common.lua), if the answer is a lease.
+pub(crate) fn epoch_of(r: &[Value]) -> Option<u64> {
+    (first_word(r).as_deref() == Some("lease")).then(|| int_at(r, 11))
 }
 
 /// complete.lua's answer: `{'ok', enqueued}` or `{'stale'}`.

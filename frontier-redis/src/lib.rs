@@ -19,7 +19,7 @@ pub mod scripts;
 mod sent;
 mod stream;
 
-use answers::{first_word, int_at, parse_claim, parse_completed};
+use answers::{epoch_of, first_word, int_at, parse_claim, parse_completed};
 use keys::{EVENTS_GROUP, Keys};
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, RedisError, Value};
@@ -59,6 +59,8 @@ pub struct RedisFrontier {
     sent: std::sync::Arc<std::sync::Mutex<sent::Sent>>,
     /// The hosts this process lately read clear for a batch's next request (see [`pace`]).
     paced: std::sync::Arc<std::sync::Mutex<pace::PaceMemo>>,
+    /// The namespace's epoch the last lease carried (0 before the first).
+    epoch: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for RedisFrontier {
@@ -129,6 +131,7 @@ impl RedisFrontier {
             pending_first: std::sync::Arc::new(AtomicBool::new(true)),
             sent: std::sync::Arc::default(),
             paced: std::sync::Arc::default(),
+            epoch: std::sync::Arc::default(),
         };
         f.ensure_group().await?;
         Ok(f)
@@ -284,6 +287,7 @@ impl RedisFrontier {
             .invoke_async(&mut c)
             .await
             .map_err(store(op))?;
+        self.saw_epoch(&r);
         parse_claim(worker, &r)
     }
 
@@ -301,6 +305,18 @@ impl RedisFrontier {
     /// shortcut, never the truth).
     fn sent(&self) -> std::sync::MutexGuard<'_, sent::Sent> {
         self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Drops the links memo when a claim's lease comes from another epoch than the last one (Redis
+    /// was emptied and the audits seeded again: links sent before are new to it). Leases granted
+    /// before are stale then, so nothing they complete is remembered; the memo only ever holds
+    /// links of the epoch of the latest lease.
+    fn saw_epoch(&self, answer: &[Value]) {
+        if let Some(e) = epoch_of(answer)
+            && self.epoch.swap(e, Ordering::AcqRel) != e
+        {
+            self.sent().clear();
+        }
     }
 
     /// The pace memo of this process (a panicking holder cannot leave it wrong, only stale by
@@ -341,7 +357,9 @@ impl RedisFrontier {
         let mut conn = self.conn.clone();
         let (done, next): (Vec<Value>, Vec<Value>) =
             inv.invoke_async(&mut conn).await.map_err(store("complete and claim"))?;
-        Ok((self.applied(parse_completed(&done), out), parse_claim(worker, &next)?))
+        let done = self.applied(parse_completed(&done), out);
+        self.saw_epoch(&next);
+        Ok((done, parse_claim(worker, &next)?))
     }
 
     async fn read_events_now(&self, max: usize) -> Result<Vec<(EventId, Event)>, FrontierError> {

@@ -14,6 +14,10 @@
 //! Only links to the lease's own host are remembered: its lane exists (the lease came from it),
 //! so the script's verdict does not depend on a lane another link may open later.
 //!
+//! Only within one epoch of Redis' state (every lease carries it, `epoch` in common.lua): when
+//! Redis was emptied and the audits seeded again, everything sent before is new to it, and the
+//! memo is dropped at the first lease of the new epoch.
+//!
 //! What it holds ends: an audit's entries go when it has had no completion for [`IDLE`], and
 //! all audits together keep at most [`CAP`] entries (the least recently used audit is dropped
 //! first; dropping only costs Redis a few more members to check).
@@ -121,6 +125,12 @@ impl Sent {
                 }
             }
         }
+    }
+
+    /// Forgets everything (Redis' state began again: see `RedisFrontier::saw_epoch`).
+    pub(crate) fn clear(&mut self) {
+        self.audits.clear();
+        self.total = 0;
     }
 
     /// Entries held for all audits.

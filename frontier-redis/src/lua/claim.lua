@@ -1,6 +1,6 @@
 -- claim: ARGV = now, worker, lease_ttl_ms, ip_cap, batch (tasks per lease at most; '' is 1)
 -- Returns {'lease', id, blob, host, ip, started, deadline, gap_ms, resolve, expired, robots_at,
---   further blobs...} | {'wait', at} | {'idle'}. A lease carries further tasks of its lane (up to
+--   epoch (see common.lua), further blobs...} | {'wait', at} | {'idle'}. A lease carries further tasks of its lane (up to
 -- batch - 1) only on a host with no gap in force whose address is known and current, on an IP
 -- that is not slowed, and only tasks whose leases never expired: the worker fetches them one
 -- after another under the lease's one slot of the host and the IP.
@@ -139,7 +139,7 @@ for _ = 1, 256 do
           redis.call('ZREM', k_ready(), lane)
         end
         if was_hungry then redis.call('HDEL', k_hungry(), worker) end
-        local out = {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at}
+        local out = {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at, epoch(now)}
         for _, t in ipairs(taken) do out[#out + 1] = t[1] end
         return out
       end

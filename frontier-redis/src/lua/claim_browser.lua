@@ -43,7 +43,7 @@ for _, id in ipairs(ids) do
         local lid, resolve, deadline, expired =
           grant(lane, host, hk, h, blob, site, worker, now, ttl, now + math.max(gape, BROWSER_GAP), '0', 1, {'browser', '1'}, ipl)
         redis.call('HSET', hk, 'blease', lid)
-        return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, num(l[2], 0)}
+        return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, num(l[2], 0), epoch(now)}
       end
     end
   end

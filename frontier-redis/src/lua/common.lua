@@ -17,6 +17,18 @@ local function I(n)
   return string.format('%d', n)
 end
 
+-- The namespace's epoch: when its state began (the first claim that found none). What a client
+-- remembers of what Redis holds (sent.rs) is good within one epoch only: an emptied Redis (a
+-- FLUSHALL, a restart without persistence) starts a new one, and every lease carries it.
+local function epoch(now)
+  local e = redis.call('GET', k_epoch())
+  if not e then
+    e = I(now)
+    redis.call('SET', k_epoch(), e)
+  end
+  return e
+end
+
 local function publish(blob)
   if blob and blob ~= '' then
     redis.call('XADD', k_events(), '*', 'e', blob)

@@ -96,7 +96,13 @@ async fn nothing_of_ended_audits_stays_in_redis() {
     }
     let after: Vec<String> = c.keys(&pattern).await.expect("keys");
     let p = f.keys().prefix().to_owned();
-    let fixed = [format!("{p}:events"), format!("{p}:settings"), format!("{p}:leaseid"), format!("{p}:seq")];
+    let fixed = [
+        format!("{p}:events"),
+        format!("{p}:settings"),
+        format!("{p}:leaseid"),
+        format!("{p}:seq"),
+        format!("{p}:epoch"),
+    ];
     let mut lingering = Vec::new();
     for k in &after {
         if before.contains(k) || fixed.contains(k) {
