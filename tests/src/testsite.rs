@@ -315,6 +315,21 @@ impl TestServer {
                 format!("test server must bind loopback, not {addr}"),
             ));
         }
+        TestServer::serve_on(TcpListener::bind(addr).await?, sites, tls)
+    }
+
+    /// Starts serving `sites` on a port reserved before they were made (their pages name it):
+    /// the port stays bound from [`ReservedPort::new`] on, so no other test can take it between
+    /// the choice and the start, as a port found free and released could be.
+    ///
+    /// # Errors
+    /// If the listener cannot be handed to the runtime, or if two sites share a host name.
+    pub async fn start_reserved(port: ReservedPort, sites: Vec<Site>) -> io::Result<TestServer> {
+        port.0.set_nonblocking(true)?;
+        TestServer::serve_on(TcpListener::from_std(port.0)?, sites, None)
+    }
+
+    fn serve_on(listener: TcpListener, sites: Vec<Site>, tls: Option<Arc<tls::Tls>>) -> io::Result<TestServer> {
         let mut by_host = HashMap::new();
         for site in sites {
             let host = site.host.clone();
@@ -322,7 +337,6 @@ impl TestServer {
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("site {host} given twice")));
             }
         }
-        let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let cancel = CancellationToken::new();
         let shared = Arc::new(Shared {
@@ -524,5 +538,27 @@ impl HttpBody for LoggedBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// A free loopback port, held bound until [`TestServer::start_reserved`] serves on it: for sites
+/// whose content names absolute URLs of the server itself (links to another host of the server,
+/// sitemaps in robots.txt), which must know the port before the server starts.
+#[derive(Debug)]
+pub struct ReservedPort(std::net::TcpListener);
+
+impl ReservedPort {
+    /// Binds a free port on 127.0.0.1.
+    ///
+    /// # Errors
+    /// If no port can be bound.
+    pub fn new() -> io::Result<ReservedPort> {
+        std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map(ReservedPort)
+    }
+
+    /// The port held.
+    #[must_use]
+    pub fn port(&self) -> u16 {
+        self.0.local_addr().map(|a| a.port()).unwrap_or_default()
     }
 }

@@ -5,7 +5,6 @@
 use crate::common;
 use crate::db;
 use crate::finding_support::{clean_page, titled_page};
-use crate::procs::free_port;
 
 use clap::Parser;
 use common::audit;
@@ -15,7 +14,7 @@ use serde_json::Value;
 use shoal::Exit;
 use shoal::cli::Cli;
 use shoal_tests::log::RequestLog;
-use shoal_tests::testsite::{Route, Site, TestServer};
+use shoal_tests::testsite::{ReservedPort, Route, Site, TestServer};
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
@@ -162,7 +161,8 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemaps_named_in_robots_are_read_gzip_and_indexes_included() {
     // robots.txt must name absolute sitemap URLs, which include the port.
-    let port = free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let u = |host: &str, path: &str| format!("http://{host}:{port}{path}");
 
     let index = format!(
@@ -219,8 +219,7 @@ async fn sitemaps_named_in_robots_are_read_gzip_and_indexes_included() {
             .page("/c-orphan", &clean_page("C orphan", ""))
             .route("/sitemap.xml", Route::bytes("application/xml", c_sitemap.into_bytes())),
     ];
-    let server =
-        TestServer::start_on(([127, 0, 0, 1], port).into(), sites).await.expect("server starts on a free port");
+    let server = TestServer::start_reserved(reserved, sites).await.expect("server starts on a free port");
     let starts = vec![u("a.test", "/"), u("c.test", "/")];
     let run = audit(&server, &["a.test", "c.test"], &starts, &["--gap-ms", "0"]).await;
     assert_eq!(run.exit, Exit::Ok);
@@ -262,10 +261,11 @@ async fn sitemaps_named_in_robots_are_read_gzip_and_indexes_included() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redirect_chains_loops_temporary_and_offsite_targets() {
-    let port = free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let offsite = format!("http://other.test:{port}/landing");
-    let server = TestServer::start_on(
-        ([127, 0, 0, 1], port).into(),
+    let server = TestServer::start_reserved(
+        reserved,
         vec![
             Site::new("r.test")
                 .page(
@@ -395,7 +395,8 @@ async fn titles_descriptions_and_headings() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_links_and_resources_external_links_recorded_not_crawled() {
-    let port = free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let external = format!("http://ext.test:{port}/page");
     let home = clean_page(
         "Home",
@@ -404,8 +405,8 @@ async fn broken_links_and_resources_external_links_recorded_not_crawled() {
                <img src="/img/missing.png" alt="gone"> <a href="{external}">elsewhere</a>"#
         ),
     );
-    let server = TestServer::start_on(
-        ([127, 0, 0, 1], port).into(),
+    let server = TestServer::start_reserved(
+        reserved,
         vec![
             Site::new("b.test").page("/", &home).page("/ok", &clean_page("Ok", r#"<a href="/missing">again</a>"#)),
             Site::new("ext.test")
@@ -531,14 +532,15 @@ async fn nofollow_is_recorded_not_followed_unless_asked_and_noindex_is_crawled_a
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn www_twin_is_in_scope_after_its_own_robots_txt_and_subdomains_are_not() {
-    let port = free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let u = |host: &str, path: &str| format!("http://{host}:{port}{path}");
     let home = clean_page(
         "Home",
         &format!(r#"<a href="{}">www x</a> <a href="{}">blog y</a>"#, u("www.a.test", "/x"), u("blog.a.test", "/y")),
     );
-    let server = TestServer::start_on(
-        ([127, 0, 0, 1], port).into(),
+    let server = TestServer::start_reserved(
+        reserved,
         vec![
             Site::new("a.test").page("/", &home),
             Site::new("www.a.test")

@@ -8,10 +8,9 @@
 
 use crate::common::{self, audit};
 use crate::finding_support::{Row, clean_page, rows, with_code};
-use crate::procs::free_port;
 use shoal::Exit;
 use shoal_tests::log::RequestLog;
-use shoal_tests::testsite::{Route, Site, TestServer};
+use shoal_tests::testsite::{ReservedPort, Route, Site, TestServer};
 
 /// The crawler's URL length cap (`shoal_shared::url::MAX_URL_LEN`).
 const URL_CAP: usize = shoal_shared::url::MAX_URL_LEN;
@@ -53,8 +52,8 @@ fn index_of(url: &str) -> Vec<u8> {
 }
 
 /// A server on a port chosen first, for sites whose robots.txt names absolute sitemap URLs.
-async fn server_on(port: u16, sites: Vec<Site>) -> TestServer {
-    TestServer::start_on(([127, 0, 0, 1], port).into(), sites).await.expect("server starts on a free port")
+async fn server_on(port: ReservedPort, sites: Vec<Site>) -> TestServer {
+    TestServer::start_reserved(port, sites).await.expect("server starts on the reserved port")
 }
 
 /// RFC 9309 §2.5: at least 500 KiB of robots.txt is parsed. The rest used to be cut silently, so
@@ -190,7 +189,8 @@ async fn redirect_hops_over_the_cap_are_reported() {
 /// (`invalid_link`), a redirect's Location (`redirect_invalid`), a sitemap (`sitemap_invalid`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn urls_over_the_length_cap_are_reported_and_never_requested() {
-    let port = free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let host = "longurl.test";
     let u = |path: &str| format!("http://{host}:{port}{path}");
     let long_path = format!("/{}", "a".repeat(URL_CAP + 100));
@@ -204,7 +204,7 @@ async fn urls_over_the_length_cap_are_reported_and_never_requested() {
         .route("/to-long", Route::redirect(301, &long_path))
         .route("/sitemap.xml", Route::bytes("application/xml", urlset(&[u(&long_path), u("/listed")])))
         .page("/listed", &clean_page("Listed", ""));
-    let server = server_on(port, vec![site]).await;
+    let server = server_on(reserved, vec![site]).await;
     let (log, found) = audit_one(server, host, &[]).await;
 
     finding(&found, "invalid_link", &u("/"));
@@ -238,7 +238,8 @@ async fn links_over_the_per_page_cap_are_reported() {
 /// A sitemap with more than 50,000 URLs: the first 50,000 are read and the cap is reported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemap_over_50000_urls_is_reported() {
-    let port = free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let host = "manyurls.test";
     let u = |path: &str| format!("http://{host}:{port}{path}");
     // The listed URLs are disallowed, so the audit stays small: only the sitemap is read.
@@ -248,7 +249,7 @@ async fn sitemap_over_50000_urls_is_reported() {
         .robots_txt(&robots)
         .page("/", &clean_page("Many URLs", ""))
         .route("/sitemap.xml", Route::bytes("application/xml", urlset(&listed)));
-    let server = server_on(port, vec![site]).await;
+    let server = server_on(reserved, vec![site]).await;
     let (log, found) = audit_one(server, host, &[]).await;
     let f = finding(&found, "sitemap_invalid", &u("/sitemap.xml"));
     assert!(f.detail.contains("over 50000 URLs"), "{f}");
@@ -258,7 +259,8 @@ async fn sitemap_over_50000_urls_is_reported() {
 /// A sitemap over 50 MB decompressed: read up to the cap, never further, and reported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemap_over_50_mb_is_reported() {
-    let port = free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let host = "bigsitemap.test";
     let u = |path: &str| format!("http://{host}:{port}{path}");
     let robots = format!("User-agent: *\nAllow: /\nSitemap: {}\n", u("/sitemap.xml"));
@@ -266,7 +268,7 @@ async fn sitemap_over_50_mb_is_reported() {
         .robots_txt(&robots)
         .page("/", &clean_page("Big sitemap", ""))
         .route("/sitemap.xml", Route::gzip_bomb(51 * 1024 * 1024));
-    let server = server_on(port, vec![site]).await;
+    let server = server_on(reserved, vec![site]).await;
     let (log, found) = audit_one(server, host, &[]).await;
     let f = finding(&found, "sitemap_invalid", &u("/sitemap.xml"));
     assert!(f.detail.contains(&format!("over {} bytes", 50 * 1024 * 1024)), "{f}");
@@ -277,7 +279,8 @@ async fn sitemap_over_50_mb_is_reported() {
 /// entries are not read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemap_index_nested_deeper_than_2_is_reported() {
-    let port = free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let host = "nested.test";
     let u = |path: &str| format!("http://{host}:{port}{path}");
     let robots = format!("User-agent: *\nAllow: /\nSitemap: {}\n", u("/idx0.xml"));
@@ -289,7 +292,7 @@ async fn sitemap_index_nested_deeper_than_2_is_reported() {
         .route("/idx2.xml", Route::bytes("application/xml", index_of(&u("/idx3.xml"))))
         .route("/idx3.xml", Route::bytes("application/xml", urlset(&[u("/deep-listed")])))
         .page("/deep-listed", &clean_page("Deep listed", ""));
-    let server = server_on(port, vec![site]).await;
+    let server = server_on(reserved, vec![site]).await;
     let (log, found) = audit_one(server, host, &[]).await;
     let f = finding(&found, "sitemap_invalid", &u("/idx2.xml"));
     assert!(f.detail.contains("nested deeper than 2"), "{f}");
@@ -311,7 +314,8 @@ async fn sitemap_index_nested_deeper_than_2_is_reported() {
 /// was rightly never read (a flaky failure in CI).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemaps_stop_at_their_budget_and_when_the_page_budget_is_spent() {
-    let port = crate::procs::free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let host = "bigmap.test";
     let u = |p: &str| format!("http://{host}:{port}{p}");
     let children: String =
@@ -326,7 +330,7 @@ async fn sitemaps_stop_at_their_budget_and_when_the_page_budget_is_spent() {
         let urls: Vec<String> = (0..100).map(|k| u(&format!("/p/{}", (i * 100 + k) % 200))).collect();
         site = site.route(&format!("/s{i}.xml"), Route::bytes("application/xml", urlset(&urls)));
     }
-    let server = server_on(port, vec![site]).await;
+    let server = server_on(reserved, vec![site]).await;
     let (log, found) = audit_one(server, host, &["--max-pages", "10"]).await;
     let sitemaps: Vec<String> = log.paths(host).into_iter().filter(|p| p.ends_with(".xml")).collect();
     assert!(sitemaps.contains(&"/index.xml".to_owned()), "{}", log.dump());
@@ -336,7 +340,8 @@ async fn sitemaps_stop_at_their_budget_and_when_the_page_budget_is_spent() {
     assert!(found.iter().any(|r| r.code == "sitemap_limit_reached"), "reported");
 
     // With a budget of 5 files and pages to spare, 5 of the 30 are read, the index included.
-    let port = crate::procs::free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let u = |p: &str| format!("http://{host}:{port}{p}");
     let children: String =
         (1..=30).map(|i| format!("<sitemap><loc>{}</loc></sitemap>", u(&format!("/s{i}.xml")))).collect();
@@ -349,7 +354,7 @@ async fn sitemaps_stop_at_their_budget_and_when_the_page_budget_is_spent() {
     for i in 1..=30 {
         site = site.route(&format!("/s{i}.xml"), Route::bytes("application/xml", urlset(&[u("/p/1")])));
     }
-    let server = server_on(port, vec![site]).await;
+    let server = server_on(reserved, vec![site]).await;
     let (log, _) = audit_one(server, host, &["--max-sitemaps", "5"]).await;
     let read = log.paths(host).into_iter().filter(|p| p.ends_with(".xml")).count();
     assert_eq!(read, 5, "{}", log.dump());

@@ -4,14 +4,13 @@
 use crate::common;
 
 use shoal::Exit;
-use shoal_tests::testsite::{Route, Site, TestServer};
+use shoal_tests::testsite::{ReservedPort, Route, Site, TestServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_popular_external_host_is_asked_once_and_broken_links_are_reported_per_site() {
     // The pages need the server's port in their absolute links, so bind first, then describe.
-    let probe = TestServer::start(vec![]).await.expect("server starts");
-    let port = probe.port();
-    probe.shutdown().await;
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let page = |name: &str| {
         format!(
             r#"<html lang="en"><head><title>{name}</title><meta name="description" content="d"></head><body><h1>{name}</h1>
@@ -28,7 +27,7 @@ async fn a_popular_external_host_is_asked_once_and_broken_links_are_reported_per
             .route("/dead", Route::status(404))
             .route("/private", Route::html("never")),
     ];
-    let server = TestServer::start_on(([127, 0, 0, 1], port).into(), sites).await.expect("server starts on the port");
+    let server = TestServer::start_reserved(reserved, sites).await.expect("server starts on the port");
     let starts = vec![server.url("a.test", "/"), server.url("b.test", "/")];
     let run = common::audit(&server, &["a.test", "b.test", "ext.test"], &starts, &["--gap-ms", "0"]).await;
     assert_eq!(run.exit, Exit::Ok);
@@ -58,9 +57,8 @@ async fn a_popular_external_host_is_asked_once_and_broken_links_are_reported_per
 /// lane and the link check alike; a later audit reads it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_linked_from_another_site_of_the_audit_gets_one_robots_txt_fetch() {
-    let probe = TestServer::start(vec![]).await.expect("server starts");
-    let port = probe.port();
-    probe.shutdown().await;
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let page = |name: &str, body: &str| {
         format!(
             r#"<html lang="en"><head><title>{name}</title><meta name="description" content="d"></head><body><h1>{name}</h1>{body}</body></html>"#
@@ -76,7 +74,7 @@ async fn a_host_linked_from_another_site_of_the_audit_gets_one_robots_txt_fetch(
                 .page("/page", &page("Page", "")),
         ]
     };
-    let server = TestServer::start_on(([127, 0, 0, 1], port).into(), sites()).await.expect("server starts");
+    let server = TestServer::start_reserved(reserved, sites()).await.expect("server starts");
     let starts = vec![server.url("linker.test", "/"), server.url("target.test", "/")];
     let run = common::audit(&server, &["linker.test", "target.test"], &starts, &["--gap-ms", "0"]).await;
     assert_eq!(run.exit, Exit::Ok);
@@ -95,9 +93,8 @@ async fn a_host_linked_from_another_site_of_the_audit_gets_one_robots_txt_fetch(
 /// disallows is never requested.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redirected_link_check_follows_the_redirect_under_each_hosts_robots_txt() {
-    let probe = TestServer::start(vec![]).await.expect("server starts");
-    let port = probe.port();
-    probe.shutdown().await;
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let at = |host: &str, path: &str| format!("http://{host}:{port}{path}");
     let links = format!(
         r#"<a href="{}">old</a> <a href="{}">moved</a> <a href="{}">blocked</a>"#,
@@ -118,7 +115,7 @@ async fn a_redirected_link_check_follows_the_redirect_under_each_hosts_robots_tx
         Site::new("other.test").route("/new", Route::status(404)),
         Site::new("blocked.test").robots_txt("User-agent: *\nDisallow: /private\n").route("/private/x", Route::status(404)),
     ];
-    let server = TestServer::start_on(([127, 0, 0, 1], port).into(), sites).await.expect("server starts");
+    let server = TestServer::start_reserved(reserved, sites).await.expect("server starts");
     let hosts = ["linker.test", "ext.test", "other.test", "blocked.test"];
     let run = common::audit(&server, &hosts, &[server.url("linker.test", "/")], &["--gap-ms", "0"]).await;
     assert_eq!(run.exit, Exit::Ok);
