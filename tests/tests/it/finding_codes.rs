@@ -24,12 +24,11 @@
 use crate::common;
 use crate::finding_support;
 
-use crate::procs::free_port;
 use common::{audit, audit_host};
 use finding_support::{PIXEL, Row, TLS_HOSTS, TlsSites, Where, clean_page, doc, rows, with_code};
 use shoal::Exit;
 use shoal_shared::finding::Code;
-use shoal_tests::testsite::{Route, Site, TestServer};
+use shoal_tests::testsite::{ReservedPort, Route, Site, TestServer};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -453,7 +452,8 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let started = Instant::now();
-    let port = free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let u = move |path: &str| format!("http://content.test:{port}{path}");
     let mut sites = main_sites(&u);
     sites.extend(limit_sites(port));
@@ -463,8 +463,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         Site::new("linker.test").page("/", &clean_page("Linker", &format!("<a href=\"{external}\">elsewhere</a>"))),
     );
     sites.push(Site::new(EXTERNAL_HOST).page("/", &clean_page("Another site", "")));
-    let server =
-        TestServer::start_on(([127, 0, 0, 1], port).into(), sites).await.expect("server starts on a free port");
+    let server = TestServer::start_reserved(reserved, sites).await.expect("server starts on a free port");
     let tls = TlsSites::start().await;
     let world = crate::domain_world::World::start().await;
 

@@ -7,7 +7,7 @@ use crate::db::{self, codes, pages};
 use common::{audit, audit_host};
 use shoal::Exit;
 use shoal_tests::log::LoggedRequest;
-use shoal_tests::testsite::{Route, Site, TestServer};
+use shoal_tests::testsite::{ReservedPort, Route, Site, TestServer};
 use std::time::Duration;
 
 /// Scheduling slack between the crawler deciding a start and the server seeing it: the crawler's
@@ -183,14 +183,15 @@ async fn robots_server_error_means_nothing_else_is_requested() {
 /// sitemaps it names (issue 12, item 8).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn robots_disallowing_the_start_page_means_nothing_else_is_requested() {
-    let port = crate::procs::free_port();
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
     let robots =
         format!("User-agent: *\nDisallow: /\nAllow: /sitemap.xml\n\nSitemap: http://closed.test:{port}/sitemap.xml\n");
     let site = Site::new("closed.test")
         .robots_txt(&robots)
         .page("/", "<title>never</title>")
         .route("/sitemap.xml", Route::bytes("application/xml", "<urlset></urlset>"));
-    let server = TestServer::start_on(([127, 0, 0, 1], port).into(), vec![site]).await.expect("server starts");
+    let server = TestServer::start_reserved(reserved, vec![site]).await.expect("server starts");
     let start = server.url("closed.test", "/");
     let run = audit(&server, &["closed.test"], &[start], &["--gap-ms", "0"]).await;
     let log = server.shutdown().await;
