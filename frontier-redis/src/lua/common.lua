@@ -536,10 +536,11 @@ end
 -- cap); the site's count of leased tasks too, unless the caller does that (`site_later`: it reads
 -- the site hash anyway). Returns the lease's fields (blob, lane, host, ip, robots, prio, site,
 -- started, browser, x: whether the task's leases expired before) or nil, with `more` its further
--- tasks as {blob, priority} (see grant), `inf` what its host
+-- tasks as {blob, priority} (see grant; `false` before `more_from`, whose blobs the caller does
+-- not need: a completion reads only those of tasks its worker did not start), `inf` what its host
 -- has in flight now and, with an IP, `ipg` its IP guard's fields as `observe` reads them and
 -- `fair` whether every slot it freed on the IP went to a lane of an idle host (wake_ip).
-local function release(id, now, ipcap, site_later)
+local function release(id, now, ipcap, site_later, more_from)
   local lk = k_lease(id)
   local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser', 'x',
     'n', 'worker')
@@ -547,14 +548,19 @@ local function release(id, now, ipcap, site_later)
   if L[12] and redis.call('HINCRBY', k_wl(), L[12], '-1') <= 0 then redis.call('HDEL', k_wl(), L[12]) end
   L.more = {}
   local nm = num(L[11], 0)
-  if nm > 0 then
+  more_from = more_from or 1
+  for i = 1, math.min(more_from - 1, nm) do L.more[i] = false end
+  if nm >= more_from then
     local names = {}
-    for i = 1, nm do
+    for i = more_from, nm do
       names[#names + 1] = 'm' .. i
       names[#names + 1] = 'q' .. i
     end
     local m = redis.call('HMGET', lk, unpack(names))
-    for i = 1, nm do L.more[i] = {m[2 * i - 1], m[2 * i]} end
+    for i = more_from, nm do
+      local j = 2 * (i - more_from)
+      L.more[i] = {m[j + 1], m[j + 2]}
+    end
   end
   redis.call('DEL', lk)
   redis.call('ZREM', k_leases(), id)

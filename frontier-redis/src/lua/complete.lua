@@ -11,11 +11,12 @@
 -- Returns {'stale'} | {'ok', enqueued}. A change of a latency guard is published with the events
 -- (fields `g` and `t`, see keys.rs), so the note for the report is as atomic as the change.
 local now = tonumber(ARGV[1])
-local L = release(ARGV[2], now, tonumber(ARGV[17]), true)
-if not L then return {'stale'} end
-local lane, host, site, started = L[2], L[3], L[7], tonumber(L[8])
 local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 21
 local fb = base + n * 9 + m
+-- Only the further tasks the worker did not start go back as they were: only their blobs are read.
+local L = release(ARGV[2], now, tonumber(ARGV[17]), true, num(ARGV[fb], 0) + 1)
+if not L then return {'stale'} end
+local lane, host, site, started = L[2], L[3], L[7], tonumber(L[8])
 local nf = math.min(num(ARGV[fb], 0), #L.more)
 -- The response times of the answers, in their order: the leased task's, then the further ones'.
 local samples = {}
