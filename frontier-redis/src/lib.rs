@@ -292,10 +292,7 @@ impl RedisFrontier {
     }
 
     async fn complete_now(&self, lease: &Lease, c: &Completion, now: UnixMs) -> Result<Completed, FrontierError> {
-        self.slowed(lease, c);
-        let out = self.sent().outgoing(lease, &c.discovered);
-        let mut inv = self.scripts.complete.call(self.keys.prefix());
-        args::completion(&mut inv, lease, c, &out.tasks, self.settings.max_in_flight_per_ip, now);
+        let (inv, out) = self.completion_call(&self.scripts.complete, lease, c, now);
         let mut conn = self.conn.clone();
         let r: Vec<Value> = inv.invoke_async(&mut conn).await.map_err(store("complete"))?;
         Ok(self.applied(parse_completed(&r), out))
@@ -325,12 +322,24 @@ impl RedisFrontier {
         self.paced.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A completion whose answers slowed its host ends this process's clear reading of the host at
-    /// once, before Redis has it.
-    fn slowed(&self, lease: &Lease, c: &Completion) {
+    /// The call of `step` (`complete` or `complete_claim`) for `lease` and `c`, with the links
+    /// Redis has to see ([`sent`]), and those links to remember once it applied them. A completion
+    /// whose answers slowed its host first ends this process's clear reading of the host
+    /// ([`pace`]), before Redis has it.
+    fn completion_call<'a>(
+        &self,
+        step: &scripts::Function,
+        lease: &Lease,
+        c: &'a Completion,
+        now: UnixMs,
+    ) -> (scripts::Call, sent::Outgoing<'a>) {
         if c.slows_the_host() {
             self.paced().forget(&lease.host);
         }
+        let out = self.sent().outgoing(lease, &c.discovered);
+        let mut inv = step.call(self.keys.prefix());
+        args::completion(&mut inv, lease, c, &out.tasks, self.settings.max_in_flight_per_ip, now);
+        (inv, out)
     }
 
     /// `done`, after remembering the links `out` sent if Redis applied the completion.
@@ -349,10 +358,7 @@ impl RedisFrontier {
         worker: &WorkerId,
         now: UnixMs,
     ) -> Result<(Completed, Claim), FrontierError> {
-        self.slowed(lease, c);
-        let out = self.sent().outgoing(lease, &c.discovered);
-        let mut inv = self.scripts.complete_claim.call(self.keys.prefix());
-        args::completion(&mut inv, lease, c, &out.tasks, self.settings.max_in_flight_per_ip, now);
+        let (mut inv, out) = self.completion_call(&self.scripts.complete_claim, lease, c, now);
         inv.arg(&worker.0).arg(self.settings.lease_ttl_ms).arg(self.settings.lease_batch);
         let mut conn = self.conn.clone();
         let (done, next): (Vec<Value>, Vec<Value>) =
@@ -576,21 +582,19 @@ impl Frontier for RedisFrontier {
     ) -> impl Future<Output = Result<bool, FrontierError>> + Send {
         // A read of this host by any batch of this process lately (pace.rs).
         let asked = std::time::Instant::now();
-        let fresh = self.paced().fresh(&lease.host, asked);
         // Two reads in one round trip, no script: the host's gap in force and next start (a 429's
         // slow mode, a hold, a quota, the host's latency guard all show there) and the IP guard's
-        // level.
-        let mut pipe = redis::pipe();
-        pipe.cmd("HMGET").arg(self.keys.host(&lease.host)).arg("gape").arg("next");
-        if let Some(ip) = lease.ip {
-            pipe.cmd("HGET").arg(self.keys.ip_guard(ip)).arg("ll");
-        }
-        let mut c = self.conn.clone();
-        let (paced, host_key) = (self.paced.clone(), lease.host.clone());
-        async move {
-            if fresh {
-                return Ok(true);
+        // level. None while the shared read is fresh.
+        let pipe = (!self.paced().fresh(&lease.host, asked)).then(|| {
+            let mut pipe = redis::pipe();
+            pipe.cmd("HMGET").arg(self.keys.host(&lease.host)).arg("gape").arg("next");
+            if let Some(ip) = lease.ip {
+                pipe.cmd("HGET").arg(self.keys.ip_guard(ip)).arg("ll");
             }
+            (pipe, self.conn.clone(), self.paced.clone(), lease.host.clone())
+        });
+        async move {
+            let Some((pipe, mut c, paced, host_key)) = pipe else { return Ok(true) };
             let r: Vec<Value> = pipe.query_async(&mut c).await.map_err(store("check a batch's pace"))?;
             let host: Vec<Option<u64>> =
                 r.first().and_then(|v| redis::from_redis_value(v.clone()).ok()).unwrap_or_default();

@@ -49,13 +49,13 @@ impl SentKey {
 }
 
 /// The links of one completion that go to Redis, and what to remember once Redis took them.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Outgoing<'a> {
     /// The tasks to send, in the completion's order.
     pub tasks: Vec<&'a Task>,
     /// Those of them to remember, with their depth, once the completion was applied.
     pub remember: Vec<(SentKey, u16)>,
-    audit: Option<AuditId>,
+    audit: AuditId,
 }
 
 #[derive(Debug)]
@@ -77,8 +77,7 @@ impl Sent {
     pub(crate) fn outgoing<'a>(&self, lease: &Lease, discovered: &'a [Task]) -> Outgoing<'a> {
         let audit = lease.task.audit;
         let known = self.audits.get(&audit);
-        let mut out =
-            Outgoing { tasks: Vec::with_capacity(discovered.len()), remember: Vec::new(), audit: Some(audit) };
+        let mut out = Outgoing { tasks: Vec::with_capacity(discovered.len()), remember: Vec::new(), audit };
         let mut here: HashMap<SentKey, u16> = HashMap::new();
         for t in discovered {
             if t.audit != audit || t.site != lease.task.site || t.url.host_key() != lease.host {
@@ -101,7 +100,7 @@ impl Sent {
     /// remembers nothing, so a retry sends everything again).
     pub(crate) fn sent(&mut self, out: Outgoing<'_>, now: Instant) {
         self.forget_idle(now);
-        let Some(audit) = out.audit else { return };
+        let audit = out.audit;
         if out.remember.is_empty() {
             if let Some(a) = self.audits.get_mut(&audit) {
                 a.used = now;
@@ -140,7 +139,6 @@ impl Sent {
     }
 
     fn forget_idle(&mut self, now: Instant) {
-        let before = self.audits.len();
         let mut freed = 0;
         self.audits.retain(|_, a| {
             let keep = now.saturating_duration_since(a.used) < IDLE;
@@ -149,9 +147,7 @@ impl Sent {
             }
             keep
         });
-        if self.audits.len() != before {
-            self.total -= freed;
-        }
+        self.total -= freed;
     }
 
     fn drop_least_recent(&mut self) {

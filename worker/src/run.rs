@@ -248,9 +248,9 @@ fn lease_span(lease: &Lease) -> tracing::Span {
 /// A lease with further tasks ([`Lease::more`]) has them processed one after another, each only
 /// after the one before has ended, and completes them all in one step. The batch stops early, and
 /// the tasks not started go back to the queue, when an answer slows the host (a 429, a hold, a
-/// quota; this lease's own, or another's as the frontier now says), when shutdown begins, when the lease was reclaimed or is about to expire, or when a
-/// task's processing passes `limit` (that task is given up with a finding; the ones before it are
-/// kept).
+/// quota; this lease's own, or another's as the frontier now says), when shutdown begins, when the
+/// lease was reclaimed, is about to expire or has run [`FURTHER_WITHIN`], or when a task's
+/// processing passes `limit` (that task is given up with a finding; the ones before it are kept).
 async fn process_one<F: Frontier>(
     crawler: &Crawler<F>,
     lease: &Lease,
@@ -292,7 +292,7 @@ async fn process_one<F: Frontier>(
 
 /// Processes the lease's further tasks ([`Lease::more`]) one after another into `all`, the
 /// completion of its first, until one of them or the frontier says the host was slowed, shutdown
-/// begins, the lease has run [`FURTHER_WITHIN_MS`], or it was lost or is about to run out (see
+/// begins, the lease has run [`FURTHER_WITHIN`], or it was lost or is about to run out (see
 /// [`process_one`]).
 async fn process_further<F: Frontier>(
     crawler: &Crawler<F>,
@@ -305,7 +305,7 @@ async fn process_further<F: Frontier>(
     for i in 0..lease.more.len() {
         let now = UnixMs::from(std::time::SystemTime::now());
         let ending = held.deadline(lease.id, lease.deadline) < now.plus(FURTHER_MARGIN);
-        let long = now.0.saturating_sub(lease.started_at.0) >= FURTHER_WITHIN_MS;
+        let long = now.0.saturating_sub(lease.started_at.0) >= FURTHER_WITHIN.as_millis() as u64;
         if all.slows_the_host()
             || ending
             || long
@@ -348,7 +348,7 @@ const FURTHER_MARGIN: Duration = Duration::from_secs(2);
 /// pages' links and records reach the frontier with the lease's completion, so a batch on a slow
 /// host ends after a few answers and what it found can go to the host's other slots. Batches are
 /// for cheap pages, where Redis' work per lease would cost more than the requests themselves.
-const FURTHER_WITHIN_MS: u64 = 2_000;
+const FURTHER_WITHIN: Duration = Duration::from_secs(2);
 
 /// Runs `crawler.process(lease)` with a panic caught (the URL given up with a finding) and at most
 /// `limit` long (`None` past it).

@@ -226,17 +226,23 @@ local function hand_on(lane)
   if ip then wake_ip(ip, 0, 1) end
 end
 
--- Queues one task in its lane; `seq` orders it among its priority (taken from the counter when
--- the caller has none reserved).
+-- Where a task of a lane is queued: its delayed set until `not_before` (a number), or its ready
+-- queue in order of priority and then `seq` (taken from the counter when the caller has none
+-- reserved). Returns the key, the score and the member.
+local function queue_entry(lane, blob, prio, not_before, now, seq)
+  if not_before > now then return k_ld(lane), I(not_before), tostring(prio) .. blob end
+  seq = seq or redis.call('INCR', k_seq())
+  return k_lq(lane), I(tonumber(prio) * PRIO + seq), blob
+end
+
+-- Queues one task in its lane (see queue_entry).
 local function push(lane, blob, is_robots, prio, not_before, now, seq)
   not_before = tonumber(not_before)
   if is_robots == '1' then
     redis.call('HSET', k_lane(lane), 'rt', blob, 'rtnb', not_before)
-  elseif not_before > now then
-    redis.call('ZADD', k_ld(lane), not_before, tostring(prio) .. blob)
   else
-    seq = seq or redis.call('INCR', k_seq())
-    redis.call('ZADD', k_lq(lane), I(tonumber(prio) * PRIO + seq), blob)
+    local k, score, member = queue_entry(lane, blob, prio, not_before, now, seq)
+    redis.call('ZADD', k, score, member)
   end
 end
 
@@ -417,10 +423,8 @@ local function offer_all(site, audit, tasks, now, touched)
           smf = smf + 1
         end
         seq = seq + 1
-        -- As push does, gathered per lane and queue so each gets one ZADD below.
-        local nb = tonumber(t.nb)
-        local q, score = k_lq(t.lane), I(tonumber(t.prio) * PRIO + seq)
-        if nb > now then q, score = k_ld(t.lane), I(nb) end
+        -- Gathered per queue, so each gets one ZADD below.
+        local q, score, member = queue_entry(t.lane, t.blob, t.prio, tonumber(t.nb), now, seq)
         local pairs_of = adds[q]
         if not pairs_of then
           pairs_of = {}
@@ -428,7 +432,7 @@ local function offer_all(site, audit, tasks, now, touched)
           order[#order + 1] = q
         end
         pairs_of[#pairs_of + 1] = score
-        pairs_of[#pairs_of + 1] = nb > now and (tostring(t.prio) .. t.blob) or t.blob
+        pairs_of[#pairs_of + 1] = member
         queued = queued + 1
         touched[t.lane] = true
         n = n + 1
