@@ -29,7 +29,8 @@ pub(super) struct Batch<'a> {
 const INSERT_PAGE: &str = "INSERT INTO pages (site_id, url, kind, status, error, redirect_to, depth, found_via,
     found_from, content_type, bytes, response_ms, fetched_at_ms, title, meta_description, h1_json, canonical,
     meta_robots_json, x_robots_tag_json, hreflang_json, headers_json)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)";
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
+    ON CONFLICT (site_id, url) DO NOTHING";
 
 const UPDATE_PAGE: &str = "UPDATE pages SET kind = ?3, status = ?4, error = ?5, redirect_to = ?6, depth = ?7,
     found_via = ?8, found_from = ?9, content_type = ?10, bytes = ?11, response_ms = ?12, fetched_at_ms = ?13,
@@ -130,13 +131,27 @@ impl<'a> Batch<'a> {
             hreflang,
             headers,
         ];
-        let old_kind: Option<String> = self
+        // Most pages are new: the insert is tried first, and only a page stored before is read
+        // (its kind, for the counters) and updated.
+        let inserted = self
             .conn
-            .prepare_cached("SELECT kind FROM pages WHERE site_id = ?1 AND url = ?2")
-            .and_then(|mut s| s.query_row(params![site, p.url], |r| r.get(0)).optional())
-            .map_err(sql_err(path, "look up a page"))?;
-        let sql = if old_kind.is_some() { UPDATE_PAGE } else { INSERT_PAGE };
-        self.conn.prepare_cached(sql).and_then(|mut s| s.execute(values)).map_err(sql_err(path, "store a page"))?;
+            .prepare_cached(INSERT_PAGE)
+            .and_then(|mut s| s.execute(values))
+            .map_err(sql_err(path, "store a page"))?;
+        let old_kind: Option<String> = if inserted == 1 {
+            None
+        } else {
+            let kind = self
+                .conn
+                .prepare_cached("SELECT kind FROM pages WHERE site_id = ?1 AND url = ?2")
+                .and_then(|mut s| s.query_row(params![site, p.url], |r| r.get(0)).optional())
+                .map_err(sql_err(path, "look up a page"))?;
+            self.conn
+                .prepare_cached(UPDATE_PAGE)
+                .and_then(|mut s| s.execute(values))
+                .map_err(sql_err(path, "store a page"))?;
+            kind
+        };
 
         if old_kind.is_some() {
             self.conn

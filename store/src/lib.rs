@@ -5,8 +5,9 @@
 //! aggregate worker [`Event`]s into it, and the reports read it back row by row.
 //!
 //! Choices, and why:
-//! - **WAL mode, `busy_timeout`, foreign keys on.** A report or `shoal status` can read while the
-//!   writer commits, and a second process waits instead of failing at once.
+//! - **WAL mode, `busy_timeout`.** A report or `shoal status` can read while the writer commits,
+//!   and a second process waits instead of failing at once. Foreign keys are declared but not
+//!   checked by the writer (see [`AuditDb::open`]): the write paths insert parents first.
 //! - **One transaction per [`AuditDb::apply`] batch, idempotent writes.** Events can be delivered
 //!   twice (a worker retries, the coordinator replays after a crash); a page is an upsert keyed by
 //!   `(site_id, url)` and a finding is `INSERT OR IGNORE` on `(site_id, code, url, detail)`, so a
@@ -313,7 +314,13 @@ impl AuditDb {
         if !mode.eq_ignore_ascii_case("wal") && path != Path::new(":memory:") {
             tracing::warn!(path = %path.display(), mode, "audit database could not switch to WAL mode; readers may wait for the writer");
         }
-        conn.execute_batch("PRAGMA foreign_keys = ON;").map_err(open_err)?;
+        // The schema declares its foreign keys, but this connection does not check them: every
+        // write inserts the parent first (a page's site is looked up once per batch, with a typed
+        // error, and a page's links are written right after the page), so each check would pass,
+        // and each cost a lookup of the parent: one per link, in the pages' primary key. Nothing
+        // in Shoal deletes audits, sites or pages, so no cascade is lost. Not toggled per batch:
+        // changing the setting expires every prepared statement.
+        conn.execute_batch("PRAGMA foreign_keys = OFF;").map_err(open_err)?;
         // Every statement of the write path and the site analysis stays prepared (rusqlite keeps
         // 16 by default, fewer than a batch and an analysis use, so they were parsed again and
         // again: a third of the CPU of a 40,000-site audit).
