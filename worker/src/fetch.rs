@@ -380,10 +380,15 @@ impl Fetcher {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         match self.resolver.guard.check(ip) {
             Ok(()) => {
+                // Every lease pins its host; nearly always to the address already chosen, which
+                // the read has just kept alive (the cache forgets by idle time), so only a new or
+                // changed address is written.
                 let before = self.resolver.chosen.get(&host);
-                self.resolver.chosen.insert(host, ip);
-                if before.is_some_and(|b| b != ip) {
-                    self.renew_pool();
+                if before != Some(ip) {
+                    self.resolver.chosen.insert(host, ip);
+                    if before.is_some() {
+                        self.renew_pool();
+                    }
                 }
                 Ok(())
             }
