@@ -6,28 +6,31 @@
 //! guess (valid UTF-8, otherwise chardetng, Firefox's detector). Malformed sequences become
 //! U+FFFD; nothing here can fail or panic.
 
+use std::borrow::Cow;
+
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
 use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE, WINDOWS_1252, X_USER_DEFINED};
 
 /// How many bytes the `<meta>` prescan looks at (the HTML standard's figure).
 pub const PRESCAN_BYTES: usize = 1024;
 
-/// Decodes an HTML body to text, returning the encoding used (for the report).
+/// Decodes an HTML body to text, returning the encoding used (for the report). A body that is
+/// already valid UTF-8 (most pages) is borrowed, not copied.
 ///
 /// `content_type` is the raw `Content-Type` header value, if any.
 #[must_use]
-pub fn decode_html(bytes: &[u8], content_type: Option<&str>) -> (String, &'static Encoding) {
+pub fn decode_html<'a>(bytes: &'a [u8], content_type: Option<&str>) -> (Cow<'a, str>, &'static Encoding) {
     if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
         let body = bytes.get(bom_len..).unwrap_or_default();
         let (text, _) = encoding.decode_without_bom_handling(body);
-        return (text.into_owned(), encoding);
+        return (text, encoding);
     }
     let encoding = content_type
         .and_then(charset_from_content_type)
         .or_else(|| prescan(bytes.get(..PRESCAN_BYTES).unwrap_or(bytes)))
         .unwrap_or_else(|| guess(bytes));
     let (text, _) = encoding.decode_without_bom_handling(bytes);
-    (text.into_owned(), encoding)
+    (text, encoding)
 }
 
 /// The encoding named by a `charset` parameter of a `Content-Type` value, if it is one the

@@ -457,16 +457,20 @@ impl Walker<'_> {
             acc.push(text, MAX_TEXT_CHARS);
         }
         if ctx.in_body {
-            self.facts.word_count += text.split_whitespace().count();
+            // One pass: every word is counted, and kept while the head has room.
             let head = &mut self.facts.text_head;
+            let mut room = head.len() < TEXT_HEAD_BYTES;
             for word in text.split_whitespace() {
-                if head.len() + word.len() + 1 > TEXT_HEAD_BYTES {
-                    break;
+                self.facts.word_count += 1;
+                if room && head.len() + word.len() + 1 > TEXT_HEAD_BYTES {
+                    room = false;
                 }
-                if !head.is_empty() {
-                    head.push(' ');
+                if room {
+                    if !head.is_empty() {
+                        head.push(' ');
+                    }
+                    head.push_str(word);
                 }
-                head.push_str(word);
             }
         }
     }
