@@ -27,7 +27,9 @@
 //!
 //! The crawl stores links clustered by their source page only; the rules that look links up by
 //! target or kind read a per-site copy, `temp.site_links`, indexed once when the site ends
-//! (migration 5 explains why). It is emptied again afterwards, so it holds one site at a time.
+//! (migration 5 explains why), and only if a rule has something to look up there (a broken URL, a
+//! redirect, a sitemap entry, a canonical). It is emptied again afterwards, so it holds one site
+//! at a time.
 //!
 //! Idempotent: the findings this module wrote before for the site (`origin = 'analysis'`) are
 //! marked stale, the ones produced again are kept with their ids (their `related` refreshed), and
@@ -61,9 +63,31 @@ struct Sink<'a> {
     conn: &'a Connection,
     path: &'a Path,
     site: i64,
+    /// `temp.site_links` holds this site's links (see [`Sink::links`]).
+    links_copied: std::cell::Cell<bool>,
 }
 
 impl Sink<'_> {
+    /// Copies the site's links into `temp.site_links` the first time a rule needs them. A rule
+    /// asks only when it has something to look up (a broken URL, a redirect, a sitemap entry, a
+    /// canonical): on a healthy site the copy, three B-tree inserts per link and as many deletes,
+    /// was most of the analysis.
+    fn links(&self) -> Result<(), DbError> {
+        if !self.links_copied.get() {
+            copy_site_links(self.conn, self.path, self.site)?;
+            self.links_copied.set(true);
+        }
+        Ok(())
+    }
+
+    /// Whether the site has a row for which `sql` (one `?1`, the site) finds one.
+    fn any(&self, sql: &str) -> Result<bool, DbError> {
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.query_row([self.site], |r| r.get(0)))
+            .map_err(sql_err(self.path, "check what the analysis has to look at"))
+    }
+
     fn emit(&self, code: Code, url: &str, detail: &str, related: &[&str]) -> Result<(), DbError> {
         self.conn
             .prepare_cached(
@@ -83,8 +107,8 @@ impl Sink<'_> {
 
 /// Runs every site-level rule for one site; see the module documentation.
 pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site: SiteId) -> Result<(), DbError> {
-    let sink = Sink { conn, path, site: int(site.0) };
-    site_links(conn, path, sink.site)?;
+    let sink = Sink { conn, path, site: int(site.0), links_copied: std::cell::Cell::new(false) };
+    create_site_links(conn, path)?;
     conn.prepare_cached("UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'")
         .and_then(|mut s| s.execute([sink.site]))
         .map_err(sql_err(path, "mark earlier analysis findings"))?;
@@ -98,24 +122,30 @@ pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site:
         .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")
         .and_then(|mut s| s.execute([sink.site]))
         .map_err(sql_err(path, "remove outdated analysis findings"))?;
-    conn.prepare_cached("DELETE FROM temp.site_links")
-        .and_then(|mut s| s.execute([]))
-        .map_err(sql_err(path, "empty the site's link copy"))?;
+    if sink.links_copied.get() {
+        conn.prepare_cached("DELETE FROM temp.site_links")
+            .and_then(|mut s| s.execute([]))
+            .map_err(sql_err(path, "empty the site's link copy"))?;
+    }
     tracing::debug!(audit = %audit, site = %site, removed, "site analysis done");
     Ok(())
 }
 
-/// Copies the site's links into `temp.site_links`, indexed by target and by kind: what the rules
-/// below look links up by. Built once per site, in memory or a temporary file, never written to
-/// the audit database or its log.
-fn site_links(conn: &Connection, path: &Path, site: i64) -> Result<(), DbError> {
+/// `temp.site_links`, indexed by target and by kind: what the rules below look links up by. Filled
+/// for one site at a time ([`Sink::links`]), in memory or a temporary file, never written to the
+/// audit database or its log. Exists (empty) before any statement that names it is prepared.
+fn create_site_links(conn: &Connection, path: &Path) -> Result<(), DbError> {
     conn.execute_batch(
         "CREATE TEMP TABLE IF NOT EXISTS site_links (
              from_url TEXT NOT NULL, to_url TEXT NOT NULL, kind TEXT NOT NULL, internal INTEGER NOT NULL);
          CREATE INDEX IF NOT EXISTS temp.site_links_by_target ON site_links (to_url, internal);
          CREATE INDEX IF NOT EXISTS temp.site_links_by_kind ON site_links (kind, to_url);",
     )
-    .map_err(sql_err(path, "create the site's link copy"))?;
+    .map_err(sql_err(path, "create the site's link copy"))
+}
+
+/// Copies the site's links into `temp.site_links`.
+fn copy_site_links(conn: &Connection, path: &Path, site: i64) -> Result<(), DbError> {
     conn.prepare_cached(
         "INSERT INTO temp.site_links (from_url, to_url, kind, internal)
          SELECT from_url, to_url, kind, internal FROM main.links WHERE site_id = ?1",
@@ -125,18 +155,25 @@ fn site_links(conn: &Connection, path: &Path, site: i64) -> Result<(), DbError> 
     .map_err(sql_err(path, "copy the site's links"))
 }
 
+/// A URL of the site that is broken: answered `>= 400` or not at all (columns of `pages p`).
+const BROKEN_PAGE: &str = "p.kind <> 'robots' AND p.kind NOT GLOB 'probe_*'
+    AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))";
+
 fn broken_links(sink: &Sink<'_>) -> Result<(), DbError> {
     let path = sink.path;
+    if !sink.any(&format!("SELECT EXISTS (SELECT 1 FROM pages p WHERE p.site_id = ?1 AND {BROKEN_PAGE})"))? {
+        return Ok(());
+    }
+    sink.links()?;
     let mut broken = sink
         .conn
-        .prepare_cached(
+        .prepare_cached(&format!(
             "SELECT p.url, p.status, p.error FROM pages p
-             WHERE p.site_id = ?1 AND p.kind <> 'robots' AND p.kind NOT GLOB 'probe_*'
-               AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))
+             WHERE p.site_id = ?1 AND {BROKEN_PAGE}
                AND EXISTS (SELECT 1 FROM temp.site_links l WHERE l.to_url = p.url AND l.internal = 1
                            AND l.kind NOT IN ('sitemap_entry', 'canonical'))
-             ORDER BY p.url",
-        )
+             ORDER BY p.url"
+        ))
         .map_err(sql_err(path, "prepare broken link query"))?;
     let mut rows = broken.query([sink.site]).map_err(sql_err(path, "find broken URLs"))?;
     let mut linking = sink
@@ -215,6 +252,7 @@ fn redirects(sink: &Sink<'_>) -> Result<(), DbError> {
     if map.is_empty() {
         return Ok(());
     }
+    sink.links()?;
     let candidates: Vec<String> = sink
         .conn
         .prepare_cached(&format!(
@@ -341,25 +379,28 @@ struct Rule {
 
 /// Sitemap coverage, orphans, deep pages and canonical targets, each one SQL query over what was
 /// crawled (sitemap `<loc>`s and canonicals are recorded as links of kinds `sitemap_entry` and
-/// `canonical`).
+/// `canonical`). The rules about sitemap entries start from those links (`CROSS JOIN` fixes the
+/// order, as the canonical rules' plans already did): the planner, having no statistics, chose to
+/// read every page of the site and probe the links for each, on sites that mostly have few
+/// sitemap entries or none.
 const INDEXING_RULES: &[Rule] = &[
     Rule {
         code: Code::SitemapUrlError,
-        sql: "SELECT DISTINCT p.url, COALESCE(CAST(p.status AS TEXT), p.error) FROM temp.site_links l
-              JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
+        sql: "SELECT DISTINCT p.url, COALESCE(CAST(p.status AS TEXT), p.error) FROM temp.site_links l INDEXED BY site_links_by_kind
+              CROSS JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
               WHERE l.kind = 'sitemap_entry'
                 AND (p.status >= 400 OR (p.status IS NULL AND p.error IS NOT NULL))",
     },
     Rule {
         code: Code::SitemapUrlRedirect,
-        sql: "SELECT DISTINCT p.url, 'redirects to ' || p.redirect_to FROM temp.site_links l
-              JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
+        sql: "SELECT DISTINCT p.url, 'redirects to ' || p.redirect_to FROM temp.site_links l INDEXED BY site_links_by_kind
+              CROSS JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
               WHERE l.kind = 'sitemap_entry' AND p.status BETWEEN 300 AND 399",
     },
     Rule {
         code: Code::SitemapUrlNoindex,
-        sql: "SELECT DISTINCT p.url, 'noindex' FROM temp.site_links l
-              JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
+        sql: "SELECT DISTINCT p.url, 'noindex' FROM temp.site_links l INDEXED BY site_links_by_kind
+              CROSS JOIN pages p ON p.site_id = ?1 AND p.url = l.to_url
               WHERE l.kind = 'sitemap_entry' AND p.status BETWEEN 200 AND 299
                 AND (p.meta_robots_json LIKE '%noindex%' OR p.meta_robots_json LIKE '%\"none\"%'
                      OR lower(p.x_robots_tag_json) LIKE '%noindex%')",
@@ -395,7 +436,15 @@ const INDEXING_RULES: &[Rule] = &[
 ];
 
 fn indexing(sink: &Sink<'_>) -> Result<(), DbError> {
-    for rule in INDEXING_RULES {
+    // Every rule but the deep pages' reads sitemap entries, canonicals or pages found in a sitemap.
+    let links_matter = sink.any(
+        "SELECT EXISTS (SELECT 1 FROM links WHERE site_id = ?1 AND kind IN ('sitemap_entry', 'canonical'))
+             OR EXISTS (SELECT 1 FROM pages WHERE site_id = ?1 AND found_via = 'sitemap')",
+    )?;
+    if links_matter {
+        sink.links()?;
+    }
+    for rule in INDEXING_RULES.iter().filter(|r| links_matter || r.code == Code::DeepPage) {
         let rows: Vec<(String, Option<String>)> = sink
             .conn
             .prepare_cached(rule.sql)
@@ -436,6 +485,10 @@ fn broken_external(sink: &Sink<'_>) -> Result<(), DbError> {
         )
         .and_then(|mut s| s.query_map([sink.site], |r| Ok((r.get(0)?, r.get(1)?))).and_then(Iterator::collect))
         .map_err(sql_err(path, "find broken external links"))?;
+    if broken.is_empty() {
+        return Ok(());
+    }
+    sink.links()?;
     let cap = int(u64::try_from(RELATED_CAP).unwrap_or(u64::MAX));
     let linking = |url: &str| -> Result<Vec<String>, DbError> {
         sink.conn
