@@ -60,12 +60,14 @@ fn fixtures() {
         Case { file: "undeclared_latin.html", content_type: Some("text/html"), encoding: WINDOWS_1252, title: None },
     ];
     for c in cases {
-        let (text, encoding) = decode_html(&fixture(c.file), c.content_type);
+        let bytes = fixture(c.file);
+        let (text, encoding) = decode_html(&bytes, c.content_type);
         assert_eq!(encoding, c.encoding, "{} {:?}", c.file, c.content_type);
         assert_eq!(title_of(&text).as_deref(), c.title, "{}", c.file);
         assert!(!text.starts_with('\u{FEFF}'), "BOM removed");
     }
-    let (text, _) = decode_html(&fixture("undeclared_latin.html"), None);
+    let bytes = fixture("undeclared_latin.html");
+    let (text, _) = decode_html(&bytes, None);
     assert!(text.contains("Le café était très fréquenté"));
 }
 

@@ -14,7 +14,8 @@ fn page(name: &str, url: &str) -> PageFacts {
 }
 
 fn page_with(name: &str, url: &str, caps: &ExtractCaps) -> PageFacts {
-    let (html, _) = decode_html(&fixture_bytes(name), Some("text/html"));
+    let bytes = fixture_bytes(name);
+    let (html, _) = decode_html(&bytes, Some("text/html"));
     let base = Url::parse(url).expect("test page URL parses");
     extract(&html, &base, caps)
 }
