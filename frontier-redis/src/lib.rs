@@ -45,6 +45,12 @@ const REAP_BATCH: usize = 1_000;
 /// Seed scripts per pipeline in [`RedisFrontier::seed_many_now`]: large enough that a 100,000-site
 /// submit is a few hundred round trips, small enough that one pipeline is a few MB at most.
 const SEED_PIPELINE: usize = 500;
+/// Sites, hosts or cache keys an ended audit's `forget` step drops at most per call: a call stays
+/// in the milliseconds however large the audit.
+const FORGET_STEP: usize = 1_000;
+/// `forget` steps one `Frontier::forget` makes at most (the coordinator asks again on its next
+/// reaping tick while the answer is false): up to a million sites, hosts and keys a time.
+const FORGET_CALLS: usize = 1_000;
 
 /// A frontier in Redis.
 #[derive(Clone)]
@@ -700,12 +706,22 @@ impl Frontier for RedisFrontier {
         let mut c = self.conn.clone();
         let inv = {
             let mut i = self.scripts.forget.call(self.keys.prefix());
-            i.arg(audit.0);
+            i.arg(audit.0).arg(FORGET_STEP);
             i
         };
         async move {
-            let gone: i64 = inv.invoke_async(&mut c).await.map_err(store("forget audit"))?;
-            Ok(gone == 1)
+            // One bounded step a call (see forget.lua), again while a step removes something;
+            // other clients are served between the calls.
+            for _ in 0..FORGET_CALLS {
+                let (gone, progress): (i64, i64) = inv.invoke_async(&mut c).await.map_err(store("forget audit"))?;
+                if gone == 1 {
+                    return Ok(true);
+                }
+                if progress == 0 {
+                    break;
+                }
+            }
+            Ok(false)
         }
     }
 

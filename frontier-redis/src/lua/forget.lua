@@ -1,22 +1,34 @@
--- forget: ARGV = audit. Drops an ended audit's records: its sites that are done (a site still
+-- forget: ARGV = audit, step. Drops an ended audit's records: its sites that are done (a site still
 -- running, a cancelled audit's leases out, keeps everything), and once none is left its seen set,
--- its host list, the slow mode its 429s put hosts in and its own result-cache entries. Returns 1 when nothing of it is left.
-local audit = ARGV[1]
-local remaining = 0
-for _, site in ipairs(redis.call('SMEMBERS', k_auditsites(audit))) do
+-- its host list, the slow mode its 429s put hosts in and its own result-cache entries. At most
+-- `step` sites, then hosts, then cache keys a call: an audit of 100,000 sites took one call of
+-- 1.7 s, during which Redis answered no other client. Returns {gone, progress}: gone 1 when
+-- nothing of the audit is left, progress 1 when this call removed something (call again).
+local audit, step = ARGV[1], tonumber(ARGV[2])
+local sites = redis.call('SRANDMEMBER', k_auditsites(audit), step)
+local remaining, removed = 0, 0
+for _, site in ipairs(sites) do
   if redis.call('HGET', k_site(site), 'done') == '1' or redis.call('EXISTS', k_site(site)) == 0 then
     redis.call('UNLINK', k_site(site), k_sitelanes(site), k_sbq(site))
     redis.call('SREM', k_auditsites(audit), site)
+    removed = removed + 1
   else
     remaining = remaining + 1
   end
 end
-if remaining > 0 then return 0 end
-for _, host in ipairs(redis.call('SMEMBERS', k_ahosts(audit))) do
+if remaining > 0 or #sites >= step then
+  if removed > 0 then return {0, 1} end
+  return {0, 0}
+end
+local hosts = redis.call('SPOP', k_ahosts(audit), step)
+for _, host in ipairs(hosts) do
   if redis.call('SREM', k_hslow(host), audit) == 1 then recompute(host) end
 end
-for _, key in ipairs(redis.call('SMEMBERS', k_acache(audit))) do
+if #hosts >= step then return {0, 1} end
+local keys = redis.call('SPOP', k_acache(audit), step)
+for _, key in ipairs(keys) do
   redis.call('UNLINK', k_cache(key))
 end
+if #keys >= step then return {0, 1} end
 redis.call('UNLINK', k_seen(audit), k_auditsites(audit), k_ahosts(audit), k_acache(audit))
-return 1
+return {1, 1}
