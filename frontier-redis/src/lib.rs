@@ -46,11 +46,12 @@ const REAP_BATCH: usize = 1_000;
 /// submit is a few hundred round trips, small enough that one pipeline is a few MB at most.
 const SEED_PIPELINE: usize = 500;
 /// Sites, hosts or cache keys an ended audit's `forget` step drops at most per call: a call stays
-/// in the milliseconds however large the audit.
-const FORGET_STEP: usize = 1_000;
+/// within a few milliseconds however large the audit (steps of 1,000 sites took 10-20 ms each on
+/// a slow machine, over Redis' default slow-log threshold).
+const FORGET_STEP: usize = 250;
 /// `forget` steps one `Frontier::forget` makes at most (the coordinator asks again on its next
-/// reaping tick while the answer is false): up to a million sites, hosts and keys a time.
-const FORGET_CALLS: usize = 1_000;
+/// reaping tick while the answer is false): up to half a million sites, hosts and keys a time.
+const FORGET_CALLS: usize = 2_000;
 
 /// A frontier in Redis.
 #[derive(Clone)]
