@@ -52,6 +52,9 @@ const FORGET_STEP: usize = 250;
 /// `forget` steps one `Frontier::forget` makes at most (the coordinator asks again on its next
 /// reaping tick while the answer is false): up to half a million sites, hosts and keys a time.
 const FORGET_CALLS: usize = 2_000;
+/// `cancel` steps (of about [`FORGET_STEP`] sites each, from one SSCAN cursor) before giving up:
+/// far more than any audit's sites in Redis, which admission keeps to a window.
+const CANCEL_CALLS: usize = 100_000;
 
 /// A frontier in Redis.
 #[derive(Clone)]
@@ -771,14 +774,20 @@ impl Frontier for RedisFrontier {
 
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send {
         let mut c = self.conn.clone();
-        let inv = {
-            let mut i = self.scripts.cancel.call(self.keys.prefix());
-            i.arg(audit.0);
-            i
-        };
+        let scripts = self.scripts.clone();
+        let prefix = self.keys.prefix().to_owned();
         async move {
-            let _: Vec<Value> = inv.invoke_async(&mut c).await.map_err(store("cancel"))?;
-            Ok(())
+            let mut cursor = String::from("0");
+            for _ in 0..CANCEL_CALLS {
+                let mut inv = scripts.cancel.call(&prefix);
+                inv.arg(audit.0).arg(&cursor).arg(FORGET_STEP);
+                cursor = inv.invoke_async(&mut c).await.map_err(store("cancel"))?;
+                if cursor == "0" {
+                    return Ok(());
+                }
+            }
+            let left = format!("sites still unvisited after {CANCEL_CALLS} steps of audit {}", audit.0);
+            Err(FrontierError::Store { op: "cancel", source: left.into() })
         }
     }
 }

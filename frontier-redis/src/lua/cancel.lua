@@ -1,7 +1,11 @@
--- cancel: ARGV = audit. Drops every queued task of the audit's sites; leased ones finish and
--- discover nothing more.
-local audit = ARGV[1]
-for _, site in ipairs(redis.call('SMEMBERS', k_auditsites(audit))) do
+-- cancel: ARGV = audit, cursor, step. Drops every queued task of the audit's sites; leased ones
+-- finish and discover nothing more. One call handles about `step` sites from an SSCAN cursor
+-- (start at '0') and answers the next cursor, '0' when every site has been seen: a 100,000-site
+-- audit cancelled in one call held Redis for 1.4 s, answering no other client. Cancelling a site
+-- twice changes nothing, so a site SSCAN returns twice costs only the time.
+local audit, cursor, step = ARGV[1], ARGV[2], ARGV[3]
+local page = redis.call('SSCAN', k_auditsites(audit), cursor, 'COUNT', step)
+for _, site in ipairs(page[2]) do
   local sk = k_site(site)
   redis.call('HSET', sk, 'cancelled', '1')
   local dropped = bdrop(site)
@@ -11,4 +15,4 @@ for _, site in ipairs(redis.call('SMEMBERS', k_auditsites(audit))) do
   redis.call('HINCRBY', sk, 'queued', 0 - dropped) -- not -dropped: Lua prints -0
   check_done(site)
 end
-return {'ok'}
+return page[1]

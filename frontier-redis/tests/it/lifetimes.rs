@@ -126,3 +126,42 @@ async fn nothing_of_ended_audits_stays_in_redis() {
     let stream_len: u64 = c.xlen(format!("{p}:events")).await.expect("xlen");
     assert_eq!(stream_len, 0, "acknowledged events are deleted");
 }
+
+/// `FCALL` calls Redis has answered so far (`INFO commandstats`).
+async fn fcalls(c: &mut redis::aio::ConnectionManager) -> u64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(c).await.expect("info");
+    let line = info.lines().find(|l| l.starts_with("cmdstat_fcall:")).expect("fcall counted");
+    let calls = line.split(['=', ',']).nth(1).expect("calls=");
+    calls.parse().expect("a count")
+}
+
+/// Cancelling an audit of more sites than one script call handles (a set this large is no longer
+/// a compact one that SSCAN returns whole) takes several calls, none holding Redis for the whole
+/// audit, and still ends every site of it and no other audit's.
+#[tokio::test]
+async fn a_large_audit_is_cancelled_in_steps() {
+    const SITES: u64 = 1_200;
+    let server = RedisServer::start().expect("redis-server starts");
+    let f = RedisFrontier::connect(&server.url(), "cancel", Default::default(), "coordinator").await.expect("connects");
+    f.publish_settings().await.expect("settings");
+    let seeds = (0..SITES).map(|i| seed(5, 1_000 + i, &format!("s{i}.test"), 2, 0, 10)).collect();
+    assert_eq!(f.seed_many(seeds).await.expect("seed").len(), SITES as usize);
+    f.seed(seed(6, 9, "other.test", 2, 0, 10)).await.expect("seed");
+    let mut c = f.connection();
+    let before = fcalls(&mut c).await;
+    f.cancel(AuditId(5)).await.expect("cancel");
+    let calls = fcalls(&mut c).await - before;
+    assert!(calls > 1, "{SITES} sites cancelled in {calls} call(s)");
+    let sites: Vec<_> = (0..SITES).map(|i| shoal_shared::ids::SiteId(1_000 + i)).collect();
+    let progress = f.progress_many(&sites).await.expect("progress");
+    let running = progress.iter().filter(|p| !p.as_ref().is_some_and(|p| p.done && p.queued == 0)).count();
+    assert_eq!(running, 0, "every site of the cancelled audit ended with nothing queued");
+    let other = f.progress(shoal_shared::ids::SiteId(9)).await.expect("progress").expect("site");
+    assert!(!other.done && other.queued > 0, "another audit keeps its queue: {other:?}");
+    let w = WorkerId("w".into());
+    for _ in 0..3 {
+        if let Claim::Leased(l) = f.claim(&w, now()).await.expect("claim") {
+            assert_eq!(l.task.audit, AuditId(6), "only the other audit's tasks are leased");
+        }
+    }
+}
