@@ -17,6 +17,7 @@ pub mod keys;
 mod pace;
 pub mod scripts;
 mod sent;
+mod status;
 mod stream;
 
 use answers::{epoch_of, first_word, int_at, parse_claim, parse_completed};
@@ -71,6 +72,8 @@ pub struct RedisFrontier {
     paced: std::sync::Arc<std::sync::Mutex<pace::PaceMemo>>,
     /// The namespace's epoch the last lease carried (0 before the first).
     epoch: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Progress reads' own connection (see [`status`]).
+    status: std::sync::Arc<status::StatusConn>,
 }
 
 impl std::fmt::Debug for RedisFrontier {
@@ -131,7 +134,7 @@ impl RedisFrontier {
             .set_response_timeout(Some(Duration::from_secs(10)))
             .set_connection_timeout(Some(Duration::from_secs(5)))
             .set_number_of_retries(6);
-        let conn = client.get_connection_manager_with_config(config).await.map_err(store("connect"))?;
+        let conn = client.get_connection_manager_with_config(config.clone()).await.map_err(store("connect"))?;
         let f = RedisFrontier {
             conn,
             keys: Keys::new(ns),
@@ -142,6 +145,7 @@ impl RedisFrontier {
             sent: std::sync::Arc::default(),
             paced: std::sync::Arc::default(),
             epoch: std::sync::Arc::default(),
+            status: std::sync::Arc::new(status::StatusConn::new(client, config)),
         };
         f.ensure_group().await?;
         Ok(f)
@@ -674,9 +678,10 @@ impl Frontier for RedisFrontier {
     }
 
     fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
-        let mut c = self.conn.clone();
+        let status = self.status.clone();
         let key = self.keys.site(site);
         async move {
+            let mut c = status.get().await?;
             let v: Vec<Option<i64>> = redis::cmd("HMGET")
                 .arg(&key)
                 .arg(&PROGRESS_FIELDS)
@@ -691,7 +696,7 @@ impl Frontier for RedisFrontier {
         &self,
         sites: &[SiteId],
     ) -> impl Future<Output = Result<Vec<Option<SiteProgress>>, FrontierError>> + Send {
-        let mut c = self.conn.clone();
+        let status = self.status.clone();
         let mut pipe = redis::pipe();
         for s in sites {
             pipe.cmd("HMGET").arg(self.keys.site(*s)).arg(&PROGRESS_FIELDS);
@@ -701,6 +706,7 @@ impl Frontier for RedisFrontier {
             if empty {
                 return Ok(Vec::new());
             }
+            let mut c = status.get().await?;
             let rows: Vec<Vec<Option<i64>>> = pipe.query_async(&mut c).await.map_err(store("read progress"))?;
             Ok(rows.iter().map(|v| progress_of(v)).collect())
         }

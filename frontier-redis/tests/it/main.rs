@@ -3,3 +3,4 @@
 mod conformance;
 mod events;
 mod lifetimes;
+mod status;
