@@ -3,6 +3,12 @@
 -- live lane uses expires at an absolute time, PEXPIREAT, in the same clock).
 
 local PRIO = 1099511627776 -- 2^40: ready-queue score = priority * PRIO + sequence
+-- A lease's further tasks' field names (`m1` blob, `q1` priority, ...), made once: a batch
+-- names two per task when granted and again when released.
+local M_NAMES, Q_NAMES = {}, {}
+for i = 1, 256 do
+  M_NAMES[i], Q_NAMES[i] = 'm' .. i, 'q' .. i
+end
 
 local function num(v, d)
   if v then return tonumber(v) end
@@ -325,8 +331,11 @@ end
 local function members_of(set, list)
   local found = {}
   for from = 1, #list, 500 do
-    local chunk = {}
-    for i = from, math.min(from + 499, #list) do chunk[#chunk + 1] = list[i] end
+    local chunk = list
+    if #list > 500 then
+      chunk = {}
+      for i = from, math.min(from + 499, #list) do chunk[#chunk + 1] = list[i] end
+    end
     local flags = redis.call('SMISMEMBER', set, unpack(chunk))
     for i, f in ipairs(flags) do
       if f == 1 then found[chunk[i]] = true end
@@ -343,15 +352,16 @@ local function add_all(set, list)
   end
 end
 
--- Queues the discovered tasks `t` (tables of host, fp, fp2, kind, depth, prio, nb, blob, rblob) of a
+-- Queues the `count` discovered tasks of ARGV from position `base`, 9 arguments each (host, fp,
+-- fp2, kind, depth, prio, nb, blob, rblob), of a
 -- site whose lanes are open, whose URLs are new to the audit (seen key `fp` not taken, nor `fp2`: a
 -- resource check is kept out by the URL's page key) and within the budgets, in order; mirrors the
 -- embedded frontier's offer. The site's hash, each lane's state and the seen set are read once
 -- for the whole batch and written once, so a page's fifty links cost a handful of commands, not
 -- fifty times as many. Budget overruns publish the site's pre-encoded limit finding once. Records
 -- the lanes it queued into in `touched`; returns how many were queued.
-local function offer_all(site, audit, tasks, now, touched)
-  if #tasks == 0 then return 0 end
+local function offer_all(site, audit, base, count, now, touched)
+  if count == 0 then return 0 end
   local sk = k_site(site)
   local s = redis.call('HMGET', sk, 'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res', 'pmax', 'pgap',
     'maxsf', 'maxsb', 'smf', 'smb')
@@ -359,72 +369,86 @@ local function offer_all(site, audit, tasks, now, touched)
   local maxp, maxd, maxr = tonumber(s[3]), tonumber(s[4]), tonumber(s[5])
   local pages, res, smf, smb = num(s[6], 0), num(s[7], 0), num(s[12], 0), num(s[13], 0)
   local maxsf, maxsb = num(s[10], 20), num(s[11], 52428800)
-  local states, open = {}, {}
-  for _, t in ipairs(tasks) do
-    local lane = site .. '|' .. t.host
+  -- Each task is read where it is in ARGV (`j`: its first argument), not copied into a table.
+  local states, open, lanes = {}, {}, {}
+  for i = 0, count - 1 do
+    local j = base + i * 9
+    local host, rblob = ARGV[j], ARGV[j + 8]
+    local lane = site .. '|' .. host
     local robots = states[lane]
     if robots == nil then
       robots = redis.call('HGET', k_lane(lane), 'robots') or false
-      if not robots and string.sub(t.rblob, 1, 1) == '-' then
+      if not robots and string.sub(rblob, 1, 1) == '-' then
         -- A check that is no HTTP request (DNS, a mail server): its lane opens with its robots
         -- state known (the rest of rblob), under the host's one pace.
-        open_known_lane(site, audit, t.host, string.sub(t.rblob, 2), num(s[8], 4), num(s[9], 300), now)
+        open_known_lane(site, audit, host, string.sub(rblob, 2), num(s[8], 4), num(s[9], 300), now)
         robots = 'k'
         touched[lane] = true
-      elseif not robots and t.rblob ~= '' then
+      elseif not robots and rblob ~= '' then
         -- The first link of the site to this other host (or a check of it): open its lane,
         -- robots.txt first, under the host's one pace (the stricter of everyone's limits).
-        open_lane(site, audit, t.host, t.rblob, num(s[8], 4), num(s[9], 300))
+        open_lane(site, audit, host, rblob, num(s[8], 4), num(s[9], 300))
         robots = 'p'
         touched[lane] = true
       end
       states[lane] = robots
     end
     if robots and robots ~= 'c' then
-      t.lane = lane
-      open[#open + 1] = t
+      open[#open + 1] = j
+      lanes[#open] = lane
     end
   end
   local keys = {}
-  for _, t in ipairs(open) do
-    keys[#keys + 1] = t.fp
-    if t.fp2 ~= '' then keys[#keys + 1] = t.fp2 end
+  for _, j in ipairs(open) do
+    keys[#keys + 1] = ARGV[j + 1]
+    if ARGV[j + 2] ~= '' then keys[#keys + 1] = ARGV[j + 2] end
   end
   local seen = k_seen(audit)
   local known = members_of(seen, keys)
   local added, over, queued, n = {}, {}, 0, 0
   -- Queue key -> its new {score, member, ...}, and the queues in the order first used.
-  local adds, order = {}, {}
+  local adds, order, ready = {}, {}, {}
   local seq = redis.call('INCRBY', k_seq(), I(#open)) - #open
-  for _, t in ipairs(open) do
-    if not (known[t.fp] or (t.fp2 ~= '' and known[t.fp2])) then
+  for o, j in ipairs(open) do
+    local fp, fp2, kind = ARGV[j + 1], ARGV[j + 2], ARGV[j + 3]
+    if not (known[fp] or (fp2 ~= '' and known[fp2])) then
       local code = nil
-      if t.kind == 'p' then
-        if tonumber(t.depth) > maxd then
+      if kind == 'p' then
+        if tonumber(ARGV[j + 4]) > maxd then
           code = 'd'
         elseif pages >= maxp then
           code = 'p'
         end
-      elseif (t.kind == 'r' or t.kind == 'x') and res >= maxr then
+      elseif (kind == 'r' or kind == 'x') and res >= maxr then
         code = 'r'
-      elseif t.kind == 's' and (smf >= maxsf or smb >= maxsb or pages >= maxp) then
+      elseif kind == 's' and (smf >= maxsf or smb >= maxsb or pages >= maxp) then
         code = 's'
       end
       if code then
         over[code] = true
       else
-        known[t.fp] = true
-        added[#added + 1] = t.fp
-        if t.kind == 'p' then
+        known[fp] = true
+        added[#added + 1] = fp
+        if kind == 'p' then
           pages = pages + 1
-        elseif t.kind == 'r' or t.kind == 'x' then
+        elseif kind == 'r' or kind == 'x' then
           res = res + 1
-        elseif t.kind == 's' then
+        elseif kind == 's' then
           smf = smf + 1
         end
         seq = seq + 1
-        -- Gathered per queue, so each gets one ZADD below.
-        local q, score, member = queue_entry(t.lane, t.blob, t.prio, tonumber(t.nb), now, seq)
+        -- Gathered per queue, so each gets one ZADD below (a lane's ready queue's key made once).
+        local lane, nb, q, score, member = lanes[o], tonumber(ARGV[j + 6]), nil, nil, nil
+        if nb > now then
+          q, score, member = queue_entry(lane, ARGV[j + 7], ARGV[j + 5], nb, now, seq)
+        else
+          q = ready[lane]
+          if not q then
+            q = k_lq(lane)
+            ready[lane] = q
+          end
+          score, member = I(tonumber(ARGV[j + 5]) * PRIO + seq), ARGV[j + 7]
+        end
         local pairs_of = adds[q]
         if not pairs_of then
           pairs_of = {}
@@ -434,7 +458,7 @@ local function offer_all(site, audit, tasks, now, touched)
         pairs_of[#pairs_of + 1] = score
         pairs_of[#pairs_of + 1] = member
         queued = queued + 1
-        touched[t.lane] = true
+        touched[lane] = true
         n = n + 1
       end
     end
@@ -458,16 +482,6 @@ local function offer_all(site, audit, tasks, now, touched)
   return n
 end
 
--- The discovered tasks of ARGV from position `base`, `n` of them, 9 arguments each.
-local function tasks_at(base, n)
-  local out = {}
-  for i = 0, n - 1 do
-    local j = base + i * 9
-    out[#out + 1] = {host = ARGV[j], fp = ARGV[j + 1], fp2 = ARGV[j + 2], kind = ARGV[j + 3], depth = ARGV[j + 4],
-      prio = ARGV[j + 5], nb = ARGV[j + 6], blob = ARGV[j + 7], rblob = ARGV[j + 8]}
-  end
-  return out
-end
 
 -- Grants a lease of `blob` on `lane` (claim and claim_browser): a slot of the host (`hk`, whose
 -- fields `h` the caller read as inf, maxe, gape, next, ip, ipx, ipr), the host's next start
@@ -516,10 +530,9 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
   for i, t in ipairs(further or {}) do
     if not counts[i + 1] then
       taken[#taken + 1] = t
-      local n = I(#taken)
-      fields[#fields + 1] = 'm' .. n
+      fields[#fields + 1] = M_NAMES[#taken]
       fields[#fields + 1] = t[1]
-      fields[#fields + 1] = 'q' .. n
+      fields[#fields + 1] = Q_NAMES[#taken]
       fields[#fields + 1] = I(t[2])
     end
   end
@@ -557,8 +570,8 @@ local function release(id, now, ipcap, site_later, more_from)
   if nm >= more_from then
     local names = {}
     for i = more_from, nm do
-      names[#names + 1] = 'm' .. i
-      names[#names + 1] = 'q' .. i
+      names[#names + 1] = M_NAMES[i] or 'm' .. i
+      names[#names + 1] = Q_NAMES[i] or 'q' .. i
     end
     local m = redis.call('HMGET', lk, unpack(names))
     for i = more_from, nm do
@@ -619,7 +632,7 @@ local function observe(k, samples, tag, f)
   f = f or redis.call('HMGET', k, 'lb', 'lr', 'll', 'lsc', 'lcm', 'lt')
   local base, level, since, calm = num(f[1], 0), num(f[3], 0), num(f[4], 0), num(f[5], 0)
   -- The samples as numbers for the median, and as the strings they were stored as, so writing
-  -- them back formats none (see I).
+  -- them back formats only the new ones (see I).
   local recent, texts = {}, {}
   for v in string.gmatch(f[2] or '', '%d+') do
     if #recent < GUARD_WINDOW then
@@ -635,30 +648,51 @@ local function observe(k, samples, tag, f)
     end
   end
   local changes = {}
-  for _, s in ipairs(samples) do
-    table.insert(recent, 1, s)
-    table.insert(texts, 1, I(s))
-    if #recent > GUARD_WINDOW then
-      recent[#recent] = nil
-      texts[#texts] = nil
+  -- Per sample, in place (a completion brings one per answer of its batch, and this runs twice,
+  -- for the host and its IP): the window shifted by hand and its median sorted into one reused
+  -- table, instead of table.insert and a new table sorted per sample.
+  local n, sorted = #recent, {}
+  -- The window's median (the lower one of an even count).
+  local function median()
+    for i = 1, n do
+      local v, j = recent[i], i - 1
+      while j > 0 and sorted[j] > v do
+        sorted[j + 1] = sorted[j]
+        j = j - 1
+      end
+      sorted[j + 1] = v
     end
+    return sorted[math.floor((n - 1) / 2) + 1]
+  end
+  -- With every answer in the window and in `samples` under GUARD_CALM_RISE, each median is too:
+  -- its rise over any baseline is under GUARD_CALM_RISE (calm) and so under GUARD_MIN_RISE (no
+  -- trouble), and the median is needed only for a baseline still to set or a change to report.
+  local hi = 0
+  for _, v in ipairs(recent) do hi = math.max(hi, v) end
+  for _, v in ipairs(samples) do hi = math.max(hi, v) end
+  local low = hi < GUARD_CALM_RISE and GUARD_CALM_RISE <= GUARD_MIN_RISE
+  for _, s in ipairs(samples) do
+    if n < GUARD_WINDOW then n = n + 1 end
+    for i = n, 2, -1 do recent[i] = recent[i - 1] end
+    recent[1] = s
     if tags then
-      table.insert(tags, 1, tag)
-      if #tags > GUARD_WINDOW then tags[#tags] = nil end
+      local nt = math.min(#tags + 1, GUARD_WINDOW)
+      for i = nt, 2, -1 do tags[i] = tags[i - 1] end
+      tags[1] = tag
     end
     since = math.min(since + 1, 255)
-    local sorted = {}
-    for i, v in ipairs(recent) do sorted[i] = v end
-    table.sort(sorted)
-    local m = sorted[math.floor((#sorted - 1) / 2) + 1]
     if base == 0 then
-      if #recent >= GUARD_MIN_SAMPLES then base = math.max(m, 1) end
+      if n >= GUARD_MIN_SAMPLES then base = math.max(median(), 1) end
     else
       local counted = math.min(s, math.floor(base * 5 / 4))
       base = math.max(math.floor((base * 7 + counted + 4) / 8), 1)
-      local rise = math.max(m - base, 0)
-      local trouble = m >= base * GUARD_RATIO and rise >= GUARD_MIN_RISE
-      local is_calm = m * 2 < base * 3 or rise < GUARD_CALM_RISE
+      local m, trouble, is_calm = nil, false, true
+      if not low then
+        m = median()
+        local rise = math.max(m - base, 0)
+        trouble = m >= base * GUARD_RATIO and rise >= GUARD_MIN_RISE
+        is_calm = m * 2 < base * 3 or rise < GUARD_CALM_RISE
+      end
       if is_calm then calm = math.min(calm + 1, 255) else calm = 0 end
       local moved = nil
       if trouble and tags then
@@ -678,11 +712,16 @@ local function observe(k, samples, tag, f)
       end
       if moved then
         since, calm = 0, 0
-        changes[#changes + 1] = {moved, level, m, base}
+        changes[#changes + 1] = {moved, level, m or median(), base}
       end
     end
   end
-  local fields = {'lb', I(base), 'lr', table.concat(texts, ','), 'll', I(level), 'lsc', I(since), 'lcm', I(calm)}
+  -- The window's strings: the new samples formatted, then the stored ones that are left.
+  local ns, out = #samples, {}
+  for i = 1, n do
+    if i <= ns then out[i] = I(recent[i]) else out[i] = texts[i - ns] end
+  end
+  local fields = {'lb', I(base), 'lr', table.concat(out, ','), 'll', I(level), 'lsc', I(since), 'lcm', I(calm)}
   if tags then
     fields[11], fields[12] = 'lt', table.concat(tags, ',')
   end

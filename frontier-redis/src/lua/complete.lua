@@ -117,7 +117,7 @@ if completed > 0 then redis.call('HINCRBY', sk, 'completed', I(completed)) end
 local touched, enqueued = {}, 0
 touched[lane] = true
 if not cancelled then
-  enqueued = offer_all(site, audit, tasks_at(base, n), now, touched)
+  enqueued = offer_all(site, audit, base, n, now, touched)
 end
 touched[lane] = nil
 for t, _ in pairs(touched) do schedule(t, now) end

@@ -20,7 +20,7 @@ for i = 0, nh - 1 do
   open_lane(site, audit, ARGV[base + i * 2], ARGV[base + i * 2 + 1], max, gap)
 end
 local touched = {}
-offer_all(site, audit, tasks_at(base + nh * 2, ni), 0, touched)
+offer_all(site, audit, base + nh * 2, ni, 0, touched)
 for lane, _ in pairs(touched) do schedule(lane, 0) end
 for _, lane in ipairs(redis.call('SMEMBERS', k_sitelanes(site))) do schedule(lane, 0) end
 return {'ok'}
