@@ -41,23 +41,24 @@ local function publish(blob)
   end
 end
 
--- Publishes many events as one stream entry (field `e` repeated): one XADD per completion.
+-- Publishes the `m` events of ARGV from position `first` as one stream entry (field `e`
+-- repeated): one XADD per completion, read where they are, not copied into a table first.
 -- `extra` (field/value pairs, may be nil) goes into the first entry, which is written even
 -- without events.
-local function publish_all(blobs, extra)
-  local from = 1
+local function publish_all(first, m, extra)
+  local from = 0
   repeat
     local fields = {}
-    if from == 1 and extra then
+    if from == 0 and extra then
       for _, v in ipairs(extra) do fields[#fields + 1] = v end
     end
-    for i = from, math.min(from + 499, #blobs) do
+    for i = from, math.min(from + 499, m - 1) do
       fields[#fields + 1] = 'e'
-      fields[#fields + 1] = blobs[i]
+      fields[#fields + 1] = ARGV[first + i]
     end
     if #fields > 0 then redis.call('XADD', k_events(), '*', unpack(fields)) end
     from = from + 500
-  until from > #blobs
+  until from >= m
 end
 
 -- The in-flight cap and gap with the latency guard's level applied, mirroring
@@ -671,6 +672,44 @@ local function observe(k, samples, tag, f)
   for _, v in ipairs(recent) do hi = math.max(hi, v) end
   for _, v in ipairs(samples) do hi = math.max(hi, v) end
   local low = hi < GUARD_CALM_RISE and GUARD_CALM_RISE <= GUARD_MIN_RISE
+  local ns = #samples
+  if low and base > 0 then
+    -- The usual case, a server answering well: each sample moves the baseline and the counters,
+    -- and can only restore a level; the window is shifted once at the end, and the median of
+    -- the window as it was after sample i is needed only for a restore's report.
+    for i, s in ipairs(samples) do
+      since = math.min(since + 1, 255)
+      local counted = math.min(s, math.floor(base * 5 / 4))
+      base = math.max(math.floor((base * 7 + counted + 4) / 8), 1)
+      calm = math.min(calm + 1, 255)
+      if level > 0 and calm >= GUARD_RECOVER then
+        level, since, calm = level - 1, 0, 0
+        local w = {}
+        for k = i, math.max(1, i - GUARD_WINDOW + 1), -1 do w[#w + 1] = samples[k] end
+        for k = 1, GUARD_WINDOW - #w do
+          if recent[k] then w[#w + 1] = recent[k] end
+        end
+        table.sort(w)
+        changes[#changes + 1] = {'r', level, w[math.floor((#w - 1) / 2) + 1], base}
+      end
+    end
+    local w = {}
+    for k = ns, math.max(1, ns - GUARD_WINDOW + 1), -1 do w[#w + 1] = samples[k] end
+    local fresh = #w
+    for k = 1, GUARD_WINDOW - fresh do
+      if recent[k] then w[#w + 1] = recent[k] end
+    end
+    recent, n = w, #w
+    if tags then
+      local t = {}
+      for k = 1, math.min(ns, GUARD_WINDOW) do t[k] = tag end
+      for k = 1, GUARD_WINDOW - #t do
+        if tags[k] then t[#t + 1] = tags[k] end
+      end
+      tags = t
+    end
+    samples = {}
+  end
   for _, s in ipairs(samples) do
     if n < GUARD_WINDOW then n = n + 1 end
     for i = n, 2, -1 do recent[i] = recent[i - 1] end
@@ -717,7 +756,7 @@ local function observe(k, samples, tag, f)
     end
   end
   -- The window's strings: the new samples formatted, then the stored ones that are left.
-  local ns, out = #samples, {}
+  local out = {}
   for i = 1, n do
     if i <= ns then out[i] = I(recent[i]) else out[i] = texts[i - ns] end
   end

@@ -133,8 +133,6 @@ elseif s <= now and L.fair and redis.call('EXISTS', k_ipq(L[4])) == 1 then
 else
   redis.call('ZADD', k_ready(), I(s), lane)
 end
-local events = {}
-for i = 0, m - 1 do events[#events + 1] = ARGV[base + n * 9 + i] end
-publish_all(events, notes)
+publish_all(base + n * 9, m, notes)
 check_done(site)
 return {'ok', enqueued}
