@@ -72,9 +72,9 @@ for _ = 1, 256 do
       end
     elseif robots == 'k' then
       promote(lane, now)
-      -- One more than it may take, to know whether one is left after this claim.
-      r = redis.call('ZRANGE', k_lq(lane), '0', I(want), 'WITHSCORES')
-      more = #r > 2 * want
+      -- Its first task only: the lease's tasks leave the queue below, once the host and IP have
+      -- room (a claim parked here reads one task, not a batch's worth).
+      r = redis.call('ZRANGE', k_lq(lane), '0', '0', 'WITHSCORES')
       if #r > 0 then
         blob = r[1]
         prio = math.floor(tonumber(r[2]) / PRIO)
@@ -104,21 +104,34 @@ for _ = 1, 256 do
       else
         -- Further tasks (blob, priority) for a batch; grant keeps those whose leases never expired.
         local further = {}
-        if is_robots == '0' and ipl == 0 and want > 1 then
-          for i = 2, math.min(want, #r / 2) do
-            further[#further + 1] = {r[2 * i - 1], math.floor(tonumber(r[2 * i]) / PRIO)}
+        if is_robots == '0' then
+          -- The lease's tasks taken off the queue in one step, `blob` first; further ones as
+          -- {blob, priority, score} (the score to put one back).
+          local take = 1
+          if ipl == 0 and want > 1 then take = want end
+          local p = redis.call('ZPOPMIN', k_lq(lane), I(take))
+          for i = 2, #p / 2 do
+            further[#further + 1] = {p[2 * i - 1], math.floor(tonumber(p[2 * i]) / PRIO), p[2 * i]}
           end
+          more = redis.call('ZCARD', k_lq(lane)) > 0
         end
         local id, resolve, deadline, expired, taken =
           grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {}, ipl, further)
         if is_robots == '1' then
           redis.call('HDEL', lk, 'rt', 'rtnb')
-        else
-          local gone = {blob}
-          for _, t in ipairs(taken) do gone[#gone + 1] = t[1] end
-          redis.call('ZREM', k_lq(lane), unpack(gone))
-          -- A task left out of the batch (its leases expired before) is still queued.
-          if #taken < #further then more = true end
+        elseif #taken < #further then
+          -- A task left out of the batch (its leases expired before) goes back as it was.
+          local back, ti = {}, 1
+          for _, t in ipairs(further) do
+            if taken[ti] == t then
+              ti = ti + 1
+            else
+              back[#back + 1] = t[3]
+              back[#back + 1] = t[1]
+            end
+          end
+          redis.call('ZADD', k_lq(lane), unpack(back))
+          more = true
         end
         local robots_at = 0
         if is_robots == '0' then robots_at = num(l[6], 0) end
