@@ -102,18 +102,18 @@ for _ = 1, 256 do
       elseif math.max(nxt, ipn) > now then
         redis.call('ZADD', k_ready(), I(math.max(nxt, ipn)), lane)
       else
-        -- Further tasks (blob, priority) for a batch; grant keeps those whose leases never expired.
-        local further = {}
+        -- Further tasks for a batch; grant keeps those whose leases never expired.
+        local further, lq = {}, k_lq(lane)
         if is_robots == '0' then
           -- The lease's tasks taken off the queue in one step, `blob` first; further ones as
           -- {blob, priority, score} (the score to put one back).
           local take = 1
           if ipl == 0 and want > 1 then take = want end
-          local p = redis.call('ZPOPMIN', k_lq(lane), I(take))
+          local p = redis.call('ZPOPMIN', lq, I(take))
           for i = 2, #p / 2 do
             further[#further + 1] = {p[2 * i - 1], math.floor(tonumber(p[2 * i]) / PRIO), p[2 * i]}
           end
-          more = redis.call('ZCARD', k_lq(lane)) > 0
+          more = redis.call('ZCARD', lq) > 0
         end
         local id, resolve, deadline, expired, taken =
           grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {}, ipl, further)
@@ -130,7 +130,7 @@ for _ = 1, 256 do
               back[#back + 1] = t[1]
             end
           end
-          redis.call('ZADD', k_lq(lane), unpack(back))
+          redis.call('ZADD', lq, unpack(back))
           more = true
         end
         local robots_at = 0

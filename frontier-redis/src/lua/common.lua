@@ -673,33 +673,37 @@ local function observe(k, samples, tag, f)
   for _, v in ipairs(samples) do hi = math.max(hi, v) end
   local low = hi < GUARD_CALM_RISE and GUARD_CALM_RISE <= GUARD_MIN_RISE
   local ns = #samples
+  -- The baseline after one more answer `s`.
+  local function next_base(s)
+    local counted = math.min(s, math.floor(base * 5 / 4))
+    return math.max(math.floor((base * 7 + counted + 4) / 8), 1)
+  end
+  -- The window after the first `i` samples, newest first.
+  local function window_after(i)
+    local w = {}
+    for k = i, math.max(1, i - GUARD_WINDOW + 1), -1 do w[#w + 1] = samples[k] end
+    for k = 1, GUARD_WINDOW - #w do
+      if recent[k] then w[#w + 1] = recent[k] end
+    end
+    return w
+  end
   if low and base > 0 then
     -- The usual case, a server answering well: each sample moves the baseline and the counters,
     -- and can only restore a level; the window is shifted once at the end, and the median of
     -- the window as it was after sample i is needed only for a restore's report.
     for i, s in ipairs(samples) do
       since = math.min(since + 1, 255)
-      local counted = math.min(s, math.floor(base * 5 / 4))
-      base = math.max(math.floor((base * 7 + counted + 4) / 8), 1)
+      base = next_base(s)
       calm = math.min(calm + 1, 255)
       if level > 0 and calm >= GUARD_RECOVER then
         level, since, calm = level - 1, 0, 0
-        local w = {}
-        for k = i, math.max(1, i - GUARD_WINDOW + 1), -1 do w[#w + 1] = samples[k] end
-        for k = 1, GUARD_WINDOW - #w do
-          if recent[k] then w[#w + 1] = recent[k] end
-        end
+        local w = window_after(i)
         table.sort(w)
         changes[#changes + 1] = {'r', level, w[math.floor((#w - 1) / 2) + 1], base}
       end
     end
-    local w = {}
-    for k = ns, math.max(1, ns - GUARD_WINDOW + 1), -1 do w[#w + 1] = samples[k] end
-    local fresh = #w
-    for k = 1, GUARD_WINDOW - fresh do
-      if recent[k] then w[#w + 1] = recent[k] end
-    end
-    recent, n = w, #w
+    recent = window_after(ns)
+    n = #recent
     if tags then
       local t = {}
       for k = 1, math.min(ns, GUARD_WINDOW) do t[k] = tag end
@@ -723,8 +727,7 @@ local function observe(k, samples, tag, f)
     if base == 0 then
       if n >= GUARD_MIN_SAMPLES then base = math.max(median(), 1) end
     else
-      local counted = math.min(s, math.floor(base * 5 / 4))
-      base = math.max(math.floor((base * 7 + counted + 4) / 8), 1)
+      base = next_base(s)
       local m, trouble, is_calm = nil, false, true
       if not low then
         m = median()
