@@ -3,8 +3,8 @@
 -- live lane uses expires at an absolute time, PEXPIREAT, in the same clock).
 
 local PRIO = 1099511627776 -- 2^40: ready-queue score = priority * PRIO + sequence
--- A lease's further tasks' field names (`m1` blob, `q1` priority, ...), made once: a batch
--- names two per task when granted and again when released.
+-- The field names a lease of an earlier version kept its further tasks in (`m1` blob, `q1`
+-- priority, ...; now one packed field, see grant), read when such a lease ends.
 local M_NAMES, Q_NAMES = {}, {}
 for i = 1, 256 do
   M_NAMES[i], Q_NAMES[i] = 'm' .. i, 'q' .. i
@@ -527,19 +527,22 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
     fields[#fields + 1] = 'x'
     fields[#fields + 1] = '1'
   end
-  local taken = {}
+  -- The further tasks in one field, MessagePack (blob, priority, blob, ...): packed in one C call
+  -- and read back only when some of them go back to the queue (two fields per task cost the
+  -- hash's writing and deleting, and a number formatted per task, on every lease).
+  local taken, packed = {}, {}
   for i, t in ipairs(further or {}) do
     if not counts[i + 1] then
       taken[#taken + 1] = t
-      fields[#fields + 1] = M_NAMES[#taken]
-      fields[#fields + 1] = t[1]
-      fields[#fields + 1] = Q_NAMES[#taken]
-      fields[#fields + 1] = I(t[2])
+      packed[#packed + 1] = t[1]
+      packed[#packed + 1] = t[2]
     end
   end
   if #taken > 0 then
     fields[#fields + 1] = 'n'
     fields[#fields + 1] = I(#taken)
+    fields[#fields + 1] = 'mp'
+    fields[#fields + 1] = cmsgpack.pack(packed)
   end
   redis.call('HSET', k_lease(ids), unpack(fields))
   redis.call('ZADD', k_leases(), ds, ids)
@@ -569,15 +572,22 @@ local function release(id, now, ipcap, site_later, more_from)
   more_from = more_from or 1
   for i = 1, math.min(more_from - 1, nm) do L.more[i] = false end
   if nm >= more_from then
-    local names = {}
-    for i = more_from, nm do
-      names[#names + 1] = M_NAMES[i] or 'm' .. i
-      names[#names + 1] = Q_NAMES[i] or 'q' .. i
-    end
-    local m = redis.call('HMGET', lk, unpack(names))
-    for i = more_from, nm do
-      local j = 2 * (i - more_from)
-      L.more[i] = {m[j + 1], m[j + 2]}
+    local mp = redis.call('HGET', lk, 'mp')
+    if mp then
+      local m = cmsgpack.unpack(mp)
+      for i = more_from, nm do L.more[i] = {m[2 * i - 1], m[2 * i]} end
+    else
+      -- A lease granted by an earlier version: a field per blob and priority.
+      local names = {}
+      for i = more_from, nm do
+        names[#names + 1] = M_NAMES[i] or 'm' .. i
+        names[#names + 1] = Q_NAMES[i] or 'q' .. i
+      end
+      local m = redis.call('HMGET', lk, unpack(names))
+      for i = more_from, nm do
+        local j = 2 * (i - more_from)
+        L.more[i] = {m[j + 1], m[j + 2]}
+      end
     end
   end
   redis.call('DEL', lk)
@@ -668,15 +678,20 @@ local function observe(k, samples, tag, f)
   -- With every answer in the window and in `samples` under GUARD_CALM_RISE, each median is too:
   -- its rise over any baseline is under GUARD_CALM_RISE (calm) and so under GUARD_MIN_RISE (no
   -- trouble), and the median is needed only for a baseline still to set or a change to report.
+  local floor = math.floor
   local hi = 0
-  for _, v in ipairs(recent) do hi = math.max(hi, v) end
-  for _, v in ipairs(samples) do hi = math.max(hi, v) end
-  local low = hi < GUARD_CALM_RISE and GUARD_CALM_RISE <= GUARD_MIN_RISE
+  for i = 1, n do
+    if recent[i] > hi then hi = recent[i] end
+  end
   local ns = #samples
+  for i = 1, ns do
+    if samples[i] > hi then hi = samples[i] end
+  end
+  local low = hi < GUARD_CALM_RISE and GUARD_CALM_RISE <= GUARD_MIN_RISE
   -- The baseline after one more answer `s`.
   local function next_base(s)
-    local counted = math.min(s, math.floor(base * 5 / 4))
-    return math.max(math.floor((base * 7 + counted + 4) / 8), 1)
+    local counted = math.min(s, floor(base * 5 / 4))
+    return math.max(floor((base * 7 + counted + 4) / 8), 1)
   end
   -- The window after the first `i` samples, newest first.
   local function window_after(i)
@@ -690,16 +705,21 @@ local function observe(k, samples, tag, f)
   if low and base > 0 then
     -- The usual case, a server answering well: each sample moves the baseline and the counters,
     -- and can only restore a level; the window is shifted once at the end, and the median of
-    -- the window as it was after sample i is needed only for a restore's report.
-    for i, s in ipairs(samples) do
-      since = math.min(since + 1, 255)
-      base = next_base(s)
-      calm = math.min(calm + 1, 255)
+    -- the window as it was after sample i is needed only for a restore's report. The baseline's
+    -- step (next_base) is written out here: this loop runs twice per answer.
+    for i = 1, ns do
+      local s = samples[i]
+      local cap = floor(base * 5 / 4)
+      if s > cap then s = cap end
+      base = floor((base * 7 + s + 4) / 8)
+      if base < 1 then base = 1 end
+      if since < 255 then since = since + 1 end
+      if calm < 255 then calm = calm + 1 end
       if level > 0 and calm >= GUARD_RECOVER then
         level, since, calm = level - 1, 0, 0
         local w = window_after(i)
         table.sort(w)
-        changes[#changes + 1] = {'r', level, w[math.floor((#w - 1) / 2) + 1], base}
+        changes[#changes + 1] = {'r', level, w[floor((#w - 1) / 2) + 1], base}
       end
     end
     recent = window_after(ns)

@@ -165,3 +165,59 @@ async fn a_large_audit_is_cancelled_in_steps() {
         }
     }
 }
+
+/// A batch granted by the version before the further tasks were packed into one field (`m1`..`mn`
+/// and `q1`..`qn`, one field each) still gives every task back when it expires: workers are
+/// upgraded one by one while such leases are out, and the coordinator of the new version reaps them.
+#[tokio::test]
+async fn a_batch_granted_by_the_earlier_layout_is_given_back_whole() {
+    let server = RedisServer::start().expect("redis-server starts");
+    let settings = shoal_shared::frontier::FrontierSettings { lease_batch: 4, ..Default::default() };
+    let f = RedisFrontier::connect(&server.url(), "legacy", settings, "coordinator").await.expect("connects");
+    f.publish_settings().await.expect("settings");
+    f.seed(seed(1, 1, "a.test", 4, 0, 100)).await.expect("seed");
+    let w = WorkerId("w".into());
+    let t = now();
+    let mut batch = None;
+    for _ in 0..10 {
+        let Claim::Leased(l) = f.claim(&w, t).await.expect("claim") else { panic!("a lease is due") };
+        let mut c = Completion { resolved: resolution(&l, None), ..Completion::default() };
+        match l.task.kind {
+            TaskKind::Robots => c.robots = Some(RobotsOutcome::AllowAll),
+            TaskKind::Page if l.task.depth == 0 => {
+                c.discovered = (1..=3).map(|i| page(1, 1, &format!("http://a.test/{i}"), 1)).collect();
+            }
+            _ => {
+                batch = Some(l);
+                break;
+            }
+        }
+        f.complete(&l, c, t).await.expect("complete");
+    }
+    let l = batch.expect("the three pages leased");
+    assert_eq!(l.more.len(), 2, "one lease of three tasks: {l:?}");
+    // The lease hash rewritten as the earlier version wrote it.
+    let mut c = f.connection();
+    let key = format!("{}:lease:{}", f.keys().prefix(), l.id.0);
+    let packed: Vec<u8> = c.hget(&key, "mp").await.expect("the packed further tasks");
+    assert!(!packed.is_empty());
+    let _: () = c.hdel(&key, "mp").await.expect("hdel");
+    for (i, t) in l.more.iter().enumerate() {
+        let blob = rmp_serde::to_vec_named(t).expect("encodes");
+        let _: () = c.hset_multiple(&key, &[(format!("m{}", i + 1), blob)]).await.expect("hset");
+        let _: () = c.hset(&key, format!("q{}", i + 1), "0").await.expect("hset");
+    }
+    assert_eq!(f.reap(l.deadline.plus(Duration::from_millis(1))).await.expect("reap"), 1);
+    let p = f.progress(shoal_shared::ids::SiteId(1)).await.expect("progress").expect("site");
+    assert_eq!((p.queued, p.leased), (3, 0), "every task of the batch is queued again: {p:?}");
+    let later = l.deadline.plus(Duration::from_millis(2));
+    let mut urls = Vec::new();
+    while let Claim::Leased(x) = f.claim(&w, later).await.expect("claim") {
+        urls.push(x.task.url.as_str().to_owned());
+        urls.extend(x.more.iter().map(|t| t.url.as_str().to_owned()));
+        f.complete(&x, Completion::default(), later).await.expect("complete");
+    }
+    urls.sort();
+    assert_eq!(urls, ["http://a.test/1", "http://a.test/2", "http://a.test/3"]);
+    assert!(f.progress(shoal_shared::ids::SiteId(1)).await.expect("progress").expect("site").done);
+}
