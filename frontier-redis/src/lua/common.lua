@@ -3,13 +3,6 @@
 -- live lane uses expires at an absolute time, PEXPIREAT, in the same clock).
 
 local PRIO = 1099511627776 -- 2^40: ready-queue score = priority * PRIO + sequence
--- The field names a lease of an earlier version kept its further tasks in (`m1` blob, `q1`
--- priority, ...; now one packed field, see grant), read when such a lease ends.
-local M_NAMES, Q_NAMES = {}, {}
-for i = 1, 256 do
-  M_NAMES[i], Q_NAMES[i] = 'm' .. i, 'q' .. i
-end
-
 local function num(v, d)
   if v then return tonumber(v) end
   return d
@@ -580,8 +573,8 @@ local function release(id, now, ipcap, site_later, more_from)
       -- A lease granted by an earlier version: a field per blob and priority.
       local names = {}
       for i = more_from, nm do
-        names[#names + 1] = M_NAMES[i] or 'm' .. i
-        names[#names + 1] = Q_NAMES[i] or 'q' .. i
+        names[#names + 1] = 'm' .. i
+        names[#names + 1] = 'q' .. i
       end
       local m = redis.call('HMGET', lk, unpack(names))
       for i = more_from, nm do
