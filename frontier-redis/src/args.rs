@@ -101,7 +101,7 @@ pub(crate) fn completion(
                 .arg(t.not_before.0);
         }
     }
-    inv.arg(discovered.len()).arg(c.events.len()).arg(ip_cap);
+    inv.arg(discovered.len()).arg(usize::from(!c.events.is_empty())).arg(ip_cap);
     let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
     inv.arg(opt(c.signals.response_ms.map(u64::from)))
         .arg(opt(c.signals.quota_gap_ms.map(u64::from)))
@@ -109,8 +109,8 @@ pub(crate) fn completion(
     for t in discovered {
         push_task(inv, t);
     }
-    for e in &c.events {
-        inv.arg(encode(e));
+    if !c.events.is_empty() {
+        inv.arg(crate::stream::pack_events(&c.events));
     }
     // What became of the further tasks; those not listed were not started.
     inv.arg(c.more.len().min(lease.more.len()));

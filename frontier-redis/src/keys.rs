@@ -38,7 +38,7 @@
 //! | `…:bq` | zset | complete, reap, queue_browser, claim_browser | browser tasks (`--browser-pages`) waiting, by id (oldest first): only `claim_browser` reads it, so a worker without `--browser` never sees them |
 //! | `…:btask:{id}` | hash | the same | one waiting browser task: `lane`, `site`, `blob` (rmp `Task`), `nb` not-before (ms) |
 //! | `…:sbq:{site}` | set | the same, `cancel`, `forget` | the site's waiting browser task ids (a cancel drops them) |
-//! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: rmp `Event`; a completion that moved a latency guard adds `g`, `moved,level,recent_ms,baseline_ms,at,ip`, one per change, and `t`, the lease's task, from which the reader builds the `slowed_down` note); consumer group `coordinator` |
+//! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: one rmp `Event`; field `E`: a completion's events, each behind its 4-byte little-endian length, `stream::pack_events`; a completion that moved a latency guard adds `g`, `moved,level,recent_ms,baseline_ms,at,ip`, one per change, and `t`, the lease's task, from which the reader builds the `slowed_down` note); consumer group `coordinator` |
 //!
 //! Lua scripts get the prefix as `KEYS[1]` and build keys with the functions of [`lua_prelude`],
 //! which is generated from [`SCHEMA`] below, so Rust and Lua cannot disagree.

@@ -404,9 +404,9 @@ impl RedisFrontier {
                 self.ack_now(&[EventId(id)]).await?;
                 continue;
             }
-            // One entry holds a completion's events (field `e`, repeated) and its latency notes:
+            // One entry holds a completion's events (field `E`) and its latency notes:
             // each is delivered with the entry's id, and acknowledging it acknowledges them all.
-            for b in &entry.events {
+            for b in entry.payloads()? {
                 out.push((EventId(id.clone()), decode::<Event>("event", b)?));
             }
             for note in entry.guard_notes()? {

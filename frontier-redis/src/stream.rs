@@ -13,13 +13,49 @@ use shoal_shared::record::Event;
 use shoal_shared::task::Task;
 use shoal_shared::time::UnixMs;
 
+/// A completion's events as the one argument its step publishes (field `E`): each rmp `Event`
+/// behind its length, a 4-byte little-endian count. The script passes one string on to the stream
+/// however many pages a batch brought; with a field per event it made a Lua string and two `XADD`
+/// arguments of each (docs/redis.md, "Cost per request").
+pub(crate) fn pack_events(events: &[Event]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(events.len() * 512);
+    for e in events {
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        // Encoding our own plain data types into a Vec cannot fail (see `encode`).
+        let _ = rmp_serde::encode::write_named(&mut out, e);
+        let len = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
+        out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    }
+    out
+}
+
+/// The events of a field `E` (see [`pack_events`]); `None` when the framing does not add up.
+fn unpack_events(mut b: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let (len, rest) = b.split_first_chunk::<4>()?;
+        let len = usize::try_from(u32::from_le_bytes(*len)).ok()?;
+        if len > rest.len() {
+            return None;
+        }
+        let (event, rest) = rest.split_at(len);
+        out.push(event.to_vec());
+        b = rest;
+    }
+    Some(out)
+}
+
 /// One entry of the events stream.
 #[derive(Debug, Default)]
 pub(crate) struct Entry {
     /// The stream id.
     pub id: String,
-    /// The payloads of its fields `e` (rmp `Event`), in order.
+    /// Its events (rmp `Event`), in order: those of its field `E` (a completion's, packed) and of
+    /// its fields `e` (one each: a site's end, a limit reached, an earlier version's completions).
     pub events: Vec<Vec<u8>>,
+    /// A field `E` whose framing did not add up (the reader reports the entry as corrupt).
+    pub malformed: bool,
     /// Its fields `g`: one latency guard's change each, `moved,level,recent_ms,baseline_ms,at,ip`.
     pub guard: Vec<String>,
     /// Its field `t`: the task whose answer moved the guards.
@@ -29,7 +65,18 @@ pub(crate) struct Entry {
 impl Entry {
     /// Whether it carries nothing to deliver.
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.guard.is_empty()
+        self.events.is_empty() && self.guard.is_empty() && !self.malformed
+    }
+
+    /// Its events' payloads, or why they cannot be read.
+    pub fn payloads(&self) -> Result<&[Vec<u8>], FrontierError> {
+        if self.malformed {
+            return Err(FrontierError::Corrupt {
+                what: "events",
+                detail: format!("stream entry {}: a field E whose lengths do not add up", self.id),
+            });
+        }
+        Ok(&self.events)
     }
 
     /// The `slowed_down` notes of its guard changes (see the module's doc).
@@ -108,6 +155,10 @@ pub(crate) fn entries(reply: Value) -> Vec<Entry> {
                     let Ok(v) = redis::from_redis_value::<Vec<u8>>(v) else { continue };
                     match k.as_str() {
                         "e" => e.events.push(v),
+                        "E" => match unpack_events(&v) {
+                            Some(events) => e.events.extend(events),
+                            None => e.malformed = true,
+                        },
                         "g" => e.guard.push(String::from_utf8_lossy(&v).into_owned()),
                         "t" => e.task = Some(v),
                         _ => {}
@@ -134,5 +185,57 @@ mod tests {
         assert_eq!(parse_change("x,0,0,0,0,"), None);
         assert_eq!(parse_change("s,1,2,3"), None, "cut short");
         assert_eq!(parse_change("s,1,2,3,4,not an ip"), None);
+    }
+
+    #[test]
+    fn packed_events_come_apart_as_they_were_encoded() {
+        let events: Vec<Event> = (0..3)
+            .map(|i| {
+                let t = task(i);
+                Event::Finding(guard_note(
+                    &t,
+                    &GuardChange { moved: GuardMove::Slowed, level: 1, recent_ms: i, baseline_ms: 2, server: None },
+                    UnixMs(5),
+                ))
+            })
+            .collect();
+        let packed = pack_events(&events);
+        let parts = unpack_events(&packed).expect("well framed");
+        let want: Vec<Vec<u8>> = events.iter().map(crate::encode).collect();
+        assert_eq!(parts, want);
+        assert_eq!(unpack_events(&[]), Some(Vec::new()));
+        assert!(pack_events(&[]).is_empty());
+        // Cut anywhere inside, the framing no longer adds up (or ends on a frame's boundary).
+        for cut in 1..packed.len() {
+            let got = unpack_events(&packed[..cut]);
+            assert!(got.as_ref().is_none_or(|g| g.len() < 3 && g[..] == want[..g.len()]), "cut at {cut}: {got:?}");
+        }
+        assert_eq!(unpack_events(&[9, 0, 0, 0, 1]), None, "a length past the end");
+        assert_eq!(unpack_events(&[1, 0]), None, "half a length");
+    }
+
+    /// A task to hang a note on.
+    fn task(i: u32) -> Task {
+        use shoal_shared::ids::{AuditId, SiteId};
+        use shoal_shared::task::{FoundVia, TaskKind};
+        use shoal_shared::url::NormalizedUrl;
+        let url = NormalizedUrl::parse(&format!("http://a.test/{i}")).expect("url");
+        Task::new(AuditId(1), SiteId(1), url, TaskKind::Page, 1, FoundVia::Start)
+    }
+
+    #[test]
+    fn an_entry_with_packed_events_and_single_ones_keeps_their_order() {
+        let e = |b: &[u8]| Value::BulkString(b.to_vec());
+        let packed = [&[1u8, 0, 0, 0, 0xa1][..], &[2, 0, 0, 0, 0xa2, 0xa3]].concat();
+        let fields = vec![e(b"E"), e(&packed), e(b"e"), e(&[0xa4])];
+        let entry = Value::Array(vec![e(b"1-0"), Value::Array(fields)]);
+        let reply = Value::Array(vec![Value::Array(vec![e(b"events"), Value::Array(vec![entry])])]);
+        let got = entries(reply);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].events, vec![vec![0xa1], vec![0xa2, 0xa3], vec![0xa4]]);
+        assert!(!got[0].malformed);
+        let bad = Value::Array(vec![e(b"2-0"), Value::Array(vec![e(b"E"), e(&[7, 0, 0, 0, 1])])]);
+        let got = entries(Value::Array(vec![Value::Array(vec![e(b"events"), Value::Array(vec![bad])])]));
+        assert!(got[0].malformed && !got[0].is_empty(), "{got:?}");
     }
 }

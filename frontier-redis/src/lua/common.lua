@@ -34,24 +34,17 @@ local function publish(blob)
   end
 end
 
--- Publishes the `m` events of ARGV from position `first` as one stream entry (field `e`
--- repeated): one XADD per completion, read where they are, not copied into a table first.
--- `extra` (field/value pairs, may be nil) goes into the first entry, which is written even
--- without events.
-local function publish_all(first, m, extra)
-  local from = 0
-  repeat
-    local fields = {}
-    if from == 0 and extra then
-      for _, v in ipairs(extra) do fields[#fields + 1] = v end
-    end
-    for i = from, math.min(from + 499, m - 1) do
-      fields[#fields + 1] = 'e'
-      fields[#fields + 1] = ARGV[first + i]
-    end
-    if #fields > 0 then redis.call('XADD', k_events(), '*', unpack(fields)) end
-    from = from + 500
-  until from >= m
+-- Publishes a completion's events as one stream entry: `blob` holds them all, each behind its
+-- length (the client packs them, stream.rs; field `E`), so the script handles one string however
+-- many pages a batch brought instead of one Lua string and two XADD arguments per event. `extra`
+-- (field/value pairs, may be nil) goes into the same entry, which is written even without events.
+local function publish_all(blob, extra)
+  local fields = extra or {}
+  if blob ~= '' then
+    fields[#fields + 1] = 'E'
+    fields[#fields + 1] = blob
+  end
+  if #fields > 0 then redis.call('XADD', k_events(), '*', unpack(fields)) end
 end
 
 -- The in-flight cap and gap with the latency guard's level applied, mirroring

@@ -1,10 +1,10 @@
 -- complete: ARGV = now, lease_id, resolved ('' | 'f' failed | the address), resolved_ttl_ms (clamped),
 --   rate_limited, robots_state ('' | 'k' | 'c'), robots_blob, crawl_delay_ms (''),
 --   robots_fetched_at ('' = the lease's start), sitemap_bytes, requeue_blob (''), requeue_is_robots, requeue_prio,
---   requeue_not_before, n_discovered, n_events, ip_cap,
+--   requeue_not_before, n_discovered, n_events (1 with events, 0 without), ip_cap,
 --   what the answer told about its server (issue 17): response_ms (''), quota_gap_ms (''), hold_until (''),
 --   then n_discovered x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob),
---   then n_events x blob,
+--   then, with events, all of them in one argument, each behind its length (stream.rs),
 --   then n_further and n_further x (outcome ('d' done | 'r' requeue), requeue blob, prio, not_before,
 --   response_ms ('')): what became of the lease's further tasks in order (see grant); those past
 --   n_further were not started and go back to their queue as they were.
@@ -133,6 +133,7 @@ elseif s <= now and L.fair and redis.call('EXISTS', k_ipq(L[4])) == 1 then
 else
   redis.call('ZADD', k_ready(), I(s), lane)
 end
-publish_all(base + n * 9, m, notes)
+-- The events: one packed argument, or none (m is 1 or 0).
+if m > 0 then publish_all(ARGV[base + n * 9], notes) else publish_all('', notes) end
 check_done(site)
 return {'ok', enqueued}
