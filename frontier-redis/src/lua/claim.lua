@@ -102,32 +102,31 @@ for _ = 1, 256 do
       elseif math.max(nxt, ipn) > now then
         redis.call('ZADD', k_ready(), I(math.max(nxt, ipn)), lane)
       else
-        -- Further tasks for a batch; grant keeps those whose leases never expired.
-        local further, lq = {}, k_lq(lane)
+        -- Further tasks for a batch, from index 3 of ZPOPMIN's answer (see grant, which keeps
+        -- those whose leases never expired).
+        local further, lq = nil, k_lq(lane)
         if is_robots == '0' then
-          -- The lease's tasks taken off the queue in one step, `blob` first; further ones as
-          -- {blob, priority, score} (the score to put one back).
+          -- The lease's tasks taken off the queue in one step, `blob` first.
           local take = 1
           if ipl == 0 and want > 1 then take = want end
           local p = redis.call('ZPOPMIN', lq, I(take))
-          for i = 2, #p / 2 do
-            further[#further + 1] = {p[2 * i - 1], math.floor(tonumber(p[2 * i]) / PRIO), p[2 * i]}
-          end
+          if #p > 2 then further = p end
           more = redis.call('ZCARD', lq) > 0
         end
-        local id, resolve, deadline, expired, taken =
+        local id, resolve, deadline, expired, taken, from, nt =
           grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {}, ipl, further)
         if is_robots == '1' then
           redis.call('HDEL', lk, 'rt', 'rtnb')
-        elseif #taken < #further then
-          -- A task left out of the batch (its leases expired before) goes back as it was.
-          local back, ti = {}, 1
-          for _, t in ipairs(further) do
-            if taken[ti] == t then
-              ti = ti + 1
+        elseif further and nt < (#further - 2) / 2 then
+          -- A task left out of the batch (its leases expired before) goes back as it was: the
+          -- tasks taken are the further ones in their order, less those (blobs are unique in a queue).
+          local back, ti = {}, from
+          for i = 3, #further, 2 do
+            if taken[ti] == further[i] then
+              ti = ti + 2
             else
-              back[#back + 1] = t[3]
-              back[#back + 1] = t[1]
+              back[#back + 1] = further[i + 1]
+              back[#back + 1] = further[i]
             end
           end
           redis.call('ZADD', lq, unpack(back))
@@ -153,7 +152,7 @@ for _ = 1, 256 do
         end
         if was_hungry then redis.call('HDEL', k_hungry(), worker) end
         local out = {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at, epoch(now)}
-        for _, t in ipairs(taken) do out[#out + 1] = t[1] end
+        for i = from, nt * 2 + from - 1, 2 do out[#out + 1] = taken[i] end
         return out
       end
     end

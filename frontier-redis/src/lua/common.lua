@@ -474,10 +474,12 @@ end
 -- fields `h` the caller read as inf, maxe, gape, next, ip, ipx, ipr), the host's next start
 -- `next_start`, a slot of its IP, the address lookup when it is due, the lease record (`extra`:
 -- more field/value pairs) and the site's counters. `further` (may be nil): more tasks of the lane
--- as {blob, priority} for the same lease; those whose leases expired before are left out (they
--- are leased alone, where their count is kept). Returns the lease's id, whether it looks the
--- address up (1/0), its deadline, how often the task's leases expired before and the further
--- tasks taken.
+-- for the same lease, from index 3 of a flat list of blob and queue score (ZPOPMIN's answer,
+-- whose first pair is the lease's own task: no table per task); those whose leases expired before
+-- are left out (they are leased alone, where their count is kept). Returns the lease's id,
+-- whether it looks the address up (1/0), its deadline, how often the task's leases expired before,
+-- and the further tasks taken: a flat list of blob and score, the index of its first blob, and
+-- their number.
 local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra, ipl, further)
   local ip = h[5]
   redis.call('HSET', hk, 'inf', I(num(h[1], 0) + 1), 'next', I(next_start))
@@ -504,39 +506,45 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
   for _, v in ipairs(extra) do fields[#fields + 1] = v end
   -- How often the task's leases expired before (and the further tasks'); `x` on the lease tells
   -- its completion to clear it.
-  local names = {blob}
-  for _, t in ipairs(further or {}) do names[#names + 1] = t[1] end
-  local counts = {}
-  if redis.call('EXISTS', k_lexp(lane)) == 1 then counts = redis.call('HMGET', k_lexp(lane), unpack(names)) end
-  local expired = num(counts[1], 0)
+  local expired, taken, from = 0, further, 3
+  if redis.call('EXISTS', k_lexp(lane)) == 1 then
+    local names = {blob}
+    for i = 3, #(further or {}), 2 do names[#names + 1] = further[i] end
+    local counts = redis.call('HMGET', k_lexp(lane), unpack(names))
+    expired = num(counts[1], 0)
+    if further then
+      taken, from = {}, 1
+      for i = 3, #further, 2 do
+        if not counts[(i - 1) / 2 + 1] then
+          taken[#taken + 1] = further[i]
+          taken[#taken + 1] = further[i + 1]
+        end
+      end
+    end
+  end
   if expired > 0 then
     fields[#fields + 1] = 'x'
     fields[#fields + 1] = '1'
   end
-  -- The further tasks in one field, MessagePack (blob, priority, blob, ...): packed in one C call
-  -- and read back only when some of them go back to the queue (two fields per task cost the
-  -- hash's writing and deleting, and a number formatted per task, on every lease).
-  local taken, packed = {}, {}
-  for i, t in ipairs(further or {}) do
-    if not counts[i + 1] then
-      taken[#taken + 1] = t
-      packed[#packed + 1] = t[1]
-      packed[#packed + 1] = t[2]
-    end
-  end
-  if #taken > 0 then
+  -- The further tasks in one field, `mp`: their blobs and queue scores as MessagePack values one
+  -- after another, packed in one C call and read back only when some of them go back to the queue
+  -- (two fields per task cost the hash's writing and deleting, and a number formatted per task,
+  -- on every lease).
+  local nt = 0
+  if taken then nt = (#taken - from + 1) / 2 end
+  if nt > 0 then
     fields[#fields + 1] = 'n'
-    fields[#fields + 1] = I(#taken)
+    fields[#fields + 1] = I(nt)
     fields[#fields + 1] = 'mp'
-    fields[#fields + 1] = cmsgpack.pack(packed)
+    fields[#fields + 1] = cmsgpack.pack(unpack(taken, from))
   end
   redis.call('HSET', k_lease(ids), unpack(fields))
   redis.call('ZADD', k_leases(), ds, ids)
   redis.call('HINCRBY', k_wl(), worker, '1')
-  local k = I(1 + #taken)
+  local k = I(1 + nt)
   redis.call('HINCRBY', k_site(site), 'queued', '-' .. k)
   redis.call('HINCRBY', k_site(site), 'leased', k)
-  return id, resolve, deadline, expired, taken
+  return id, resolve, deadline, expired, taken, from, nt
 end
 
 -- Frees a lease's slots and wakes as many lanes parked on them as are free (`ipcap`: the per-IP
@@ -560,8 +568,8 @@ local function release(id, now, ipcap, site_later, more_from)
   if nm >= more_from then
     local mp = redis.call('HGET', lk, 'mp')
     if mp then
-      local m = cmsgpack.unpack(mp)
-      for i = more_from, nm do L.more[i] = {m[2 * i - 1], m[2 * i]} end
+      local m = {cmsgpack.unpack(mp)}
+      for i = more_from, nm do L.more[i] = {m[2 * i - 1], math.floor(tonumber(m[2 * i]) / PRIO)} end
     else
       -- A lease granted by an earlier version: a field per blob and priority.
       local names = {}

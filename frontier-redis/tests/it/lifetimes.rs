@@ -221,3 +221,49 @@ async fn a_batch_granted_by_the_earlier_layout_is_given_back_whole() {
     assert_eq!(urls, ["http://a.test/1", "http://a.test/2", "http://a.test/3"]);
     assert!(f.progress(shoal_shared::ids::SiteId(1)).await.expect("progress").expect("site").done);
 }
+
+/// Further tasks of a batch that its worker never started go back to the queue with their
+/// priorities (the lease keeps their queue scores): ahead of a task of lower priority queued
+/// meanwhile and behind one of higher.
+#[tokio::test]
+async fn further_tasks_not_started_go_back_with_their_priority() {
+    let server = RedisServer::start().expect("redis-server starts");
+    let settings = shoal_shared::frontier::FrontierSettings { lease_batch: 4, ..Default::default() };
+    let f = RedisFrontier::connect(&server.url(), "prio", settings, "coordinator").await.expect("connects");
+    f.publish_settings().await.expect("settings");
+    f.seed(seed(1, 1, "a.test", 4, 0, 100)).await.expect("seed");
+    let w = WorkerId("w".into());
+    let t = now();
+    let with_prio = |name: &str, p: u8| {
+        let mut task = page(1, 1, &format!("http://a.test/{name}"), 1);
+        task.priority = shoal_shared::task::Priority(p);
+        task
+    };
+    let mut batch = None;
+    for _ in 0..10 {
+        let Claim::Leased(l) = f.claim(&w, t).await.expect("claim") else { panic!("a lease is due") };
+        let mut c = Completion { resolved: resolution(&l, None), ..Completion::default() };
+        match l.task.kind {
+            TaskKind::Robots => c.robots = Some(RobotsOutcome::AllowAll),
+            TaskKind::Page if l.task.depth == 0 => {
+                c.discovered = vec![with_prio("a1", 1), with_prio("a2", 1), with_prio("a3", 1), with_prio("b", 5)];
+            }
+            _ => {
+                batch = Some(l);
+                break;
+            }
+        }
+        f.complete(&l, c, t).await.expect("complete");
+    }
+    let l = batch.expect("the pages leased");
+    let names = |l: &shoal_shared::frontier::Lease| -> Vec<String> {
+        std::iter::once(&l.task).chain(&l.more).map(|t| t.url.as_url().path().to_owned()).collect()
+    };
+    assert_eq!(names(&l), ["/a1", "/a2", "/a3", "/b"], "one batch, in priority order");
+    // Only the first task was fetched; it found a page of priority 3.
+    let c = Completion { discovered: vec![with_prio("c", 3)], ..Completion::default() };
+    f.complete(&l, c, t).await.expect("complete");
+    let Claim::Leased(again) = f.claim(&w, t).await.expect("claim") else { panic!("the tasks are back") };
+    assert_eq!(names(&again), ["/a2", "/a3", "/c", "/b"], "each back with its own priority");
+    assert_eq!(again.more[2].priority, shoal_shared::task::Priority(5));
+}
