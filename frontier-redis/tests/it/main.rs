@@ -1,5 +1,6 @@
 //! The frontier-redis crate's integration tests, one binary (one link step) for the whole crate.
 
+mod batches;
 mod conformance;
 mod events;
 mod lifetimes;

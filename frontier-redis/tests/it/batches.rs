@@ -1,0 +1,99 @@
+//! How a lease of several tasks is kept in Redis (the lease hash's `n` and `mp`): what its further
+//! tasks were when they go back to the queue, and leases of the layout before.
+
+use redis::AsyncCommands;
+use shoal_frontier_redis::RedisFrontier;
+use shoal_shared::frontier::{Claim, Completion, Frontier, FrontierSettings, Lease, RobotsOutcome};
+use shoal_shared::ids::{SiteId, WorkerId};
+use shoal_shared::task::{Priority, Task, TaskKind};
+use shoal_shared::time::UnixMs;
+use shoal_tests::conformance::{page, resolution, seed};
+use shoal_tests::redis::RedisServer;
+use std::time::Duration;
+
+fn worker() -> WorkerId {
+    WorkerId("w".into())
+}
+
+/// A frontier on its own redis-server leasing up to 4 tasks at once, and site 1 (`a.test`) past
+/// robots.txt, whose start page found `pages`: the first lease of them, and the time it was taken.
+async fn first_batch(ns: &str, pages: Vec<Task>) -> (RedisServer, RedisFrontier, Lease, UnixMs) {
+    let server = RedisServer::start().expect("redis-server starts");
+    let settings = FrontierSettings { lease_batch: 4, ..FrontierSettings::default() };
+    let f = RedisFrontier::connect(&server.url(), ns, settings, "coordinator").await.expect("connects");
+    f.publish_settings().await.expect("settings");
+    f.seed(seed(1, 1, "a.test", 4, 0, 100)).await.expect("seed");
+    let t = UnixMs::from(std::time::SystemTime::now());
+    let mut pages = Some(pages);
+    for _ in 0..10 {
+        let Claim::Leased(l) = f.claim(&worker(), t).await.expect("claim") else { panic!("a lease is due") };
+        let mut c = Completion { resolved: resolution(&l, None), ..Completion::default() };
+        match l.task.kind {
+            TaskKind::Robots => c.robots = Some(RobotsOutcome::AllowAll),
+            TaskKind::Page if l.task.depth == 0 => c.discovered = pages.take().expect("one start page"),
+            _ => return (server, f, *l, t),
+        }
+        f.complete(&l, c, t).await.expect("complete");
+    }
+    panic!("no lease of the pages in 10 claims");
+}
+
+fn with_priority(name: &str, p: u8) -> Task {
+    let mut task = page(1, 1, &format!("http://a.test/{name}"), 1);
+    task.priority = Priority(p);
+    task
+}
+
+/// The paths of a lease's tasks, in order.
+fn paths(l: &Lease) -> Vec<String> {
+    std::iter::once(&l.task).chain(&l.more).map(|t| t.url.as_url().path().to_owned()).collect()
+}
+
+/// A batch granted by the version before the further tasks were packed into one field (`m1`..`mn`
+/// and `q1`..`qn`, one field each) still gives every task back when it expires: workers are
+/// upgraded one by one while such leases are out, and the coordinator of the new version reaps them.
+#[tokio::test]
+async fn a_batch_granted_by_the_earlier_layout_is_given_back_whole() {
+    let pages = (1..=3).map(|i| with_priority(&i.to_string(), 1)).collect();
+    let (_server, f, l, _) = first_batch("legacy", pages).await;
+    assert_eq!(paths(&l), ["/1", "/2", "/3"], "one lease of the three pages");
+    // The lease hash rewritten as the earlier version wrote it.
+    let mut c = f.connection();
+    let key = format!("{}:lease:{}", f.keys().prefix(), l.id.0);
+    let packed: Vec<u8> = c.hget(&key, "mp").await.expect("the packed further tasks");
+    assert!(!packed.is_empty());
+    let _: () = c.hdel(&key, "mp").await.expect("hdel");
+    for (i, t) in l.more.iter().enumerate() {
+        let blob = rmp_serde::to_vec_named(t).expect("encodes");
+        let _: () = c.hset_multiple(&key, &[(format!("m{}", i + 1), blob)]).await.expect("hset");
+        let _: () = c.hset(&key, format!("q{}", i + 1), "1").await.expect("hset");
+    }
+    assert_eq!(f.reap(l.deadline.plus(Duration::from_millis(1))).await.expect("reap"), 1);
+    let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert_eq!((p.queued, p.leased), (3, 0), "every task of the batch is queued again: {p:?}");
+    let later = l.deadline.plus(Duration::from_millis(2));
+    let mut got = Vec::new();
+    while let Claim::Leased(x) = f.claim(&worker(), later).await.expect("claim") {
+        got.extend(paths(&x));
+        f.complete(&x, Completion::default(), later).await.expect("complete");
+    }
+    got.sort();
+    assert_eq!(got, ["/1", "/2", "/3"]);
+    assert!(f.progress(SiteId(1)).await.expect("progress").expect("site").done);
+}
+
+/// Further tasks of a batch that its worker never started go back to the queue with their
+/// priorities (the lease keeps their queue scores): ahead of a task of lower priority queued
+/// meanwhile and behind one of higher.
+#[tokio::test]
+async fn further_tasks_not_started_go_back_with_their_priority() {
+    let pages = vec![with_priority("a1", 1), with_priority("a2", 1), with_priority("a3", 1), with_priority("b", 5)];
+    let (_server, f, l, t) = first_batch("prio", pages).await;
+    assert_eq!(paths(&l), ["/a1", "/a2", "/a3", "/b"], "one batch, in priority order");
+    // Only the first task was fetched; it found a page of priority 3.
+    let c = Completion { discovered: vec![with_priority("c", 3)], ..Completion::default() };
+    f.complete(&l, c, t).await.expect("complete");
+    let Claim::Leased(again) = f.claim(&worker(), t).await.expect("claim") else { panic!("the tasks are back") };
+    assert_eq!(paths(&again), ["/a2", "/a3", "/c", "/b"], "each back with its own priority");
+    assert_eq!(again.more[2].priority, Priority(5));
+}
