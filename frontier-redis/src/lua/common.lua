@@ -682,10 +682,14 @@ local function observe(k, samples, tag, f)
     if samples[i] > hi then hi = samples[i] end
   end
   local low = hi < GUARD_CALM_RISE and GUARD_CALM_RISE <= GUARD_MIN_RISE
-  -- The baseline after one more answer `s`.
+  -- The baseline after one more answer `s` (comparisons, not math.min/max: C functions reached
+  -- through the globals, and this runs twice per answer).
   local function next_base(s)
-    local counted = math.min(s, floor(base * 5 / 4))
-    return math.max(floor((base * 7 + counted + 4) / 8), 1)
+    local cap = floor(base * 5 / 4)
+    if s > cap then s = cap end
+    local b = floor((base * 7 + s + 4) / 8)
+    if b < 1 then return 1 end
+    return b
   end
   -- The window after the first `i` samples, newest first.
   local function window_after(i)
@@ -699,14 +703,9 @@ local function observe(k, samples, tag, f)
   if low and base > 0 then
     -- The usual case, a server answering well: each sample moves the baseline and the counters,
     -- and can only restore a level; the window is shifted once at the end, and the median of
-    -- the window as it was after sample i is needed only for a restore's report. The baseline's
-    -- step (next_base) is written out here: this loop runs twice per answer.
+    -- the window as it was after sample i is needed only for a restore's report.
     for i = 1, ns do
-      local s = samples[i]
-      local cap = floor(base * 5 / 4)
-      if s > cap then s = cap end
-      base = floor((base * 7 + s + 4) / 8)
-      if base < 1 then base = 1 end
+      base = next_base(samples[i])
       if since < 255 then since = since + 1 end
       if calm < 255 then calm = calm + 1 end
       if level > 0 and calm >= GUARD_RECOVER then

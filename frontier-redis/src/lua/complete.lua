@@ -134,6 +134,6 @@ else
   redis.call('ZADD', k_ready(), I(s), lane)
 end
 -- The events: one packed argument, or none (m is 1 or 0).
-if m > 0 then publish_all(ARGV[base + n * 9], notes) else publish_all('', notes) end
+publish_all(m > 0 and ARGV[base + n * 9] or '', notes)
 check_done(site)
 return {'ok', enqueued}
