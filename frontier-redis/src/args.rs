@@ -37,19 +37,82 @@ fn lane_opener(t: &Task) -> Vec<u8> {
     }
 }
 
-/// A task's nine arguments (seed.lua, complete.lua): host, seen keys, kind, depth, priority,
-/// not-before, the task and its lane opener.
-pub(crate) fn push_task(inv: &mut Call, t: &Task) {
-    let keys = t.seen_keys();
-    inv.arg(t.url.host_key().as_str())
-        .arg(keys.own.to_be_bytes().as_slice())
-        .arg(keys.blocked_by.map(|b| b.to_be_bytes().to_vec()).unwrap_or_default())
-        .arg(kind_code(t.kind))
-        .arg(t.depth)
-        .arg(t.priority.0)
-        .arg(t.not_before.0)
-        .arg(encode(t));
-    inv.arg(lane_opener(t));
+/// What consecutive tasks of a run share in the scripts' arguments: host, kind, depth, priority,
+/// not-before and lane opener.
+#[derive(Debug, PartialEq, Eq)]
+struct RunHead {
+    host: String,
+    kind: &'static str,
+    depth: u16,
+    priority: u8,
+    not_before: u64,
+    opener: Vec<u8>,
+}
+
+impl RunHead {
+    fn of(t: &Task) -> RunHead {
+        RunHead {
+            host: t.url.host_key().as_str().to_owned(),
+            kind: kind_code(t.kind),
+            depth: t.depth,
+            priority: t.priority.0,
+            not_before: t.not_before.0,
+            opener: lane_opener(t),
+        }
+    }
+}
+
+/// Arguments a run's head takes, and each of its tasks.
+const HEAD_ARGS: usize = 7;
+const TASK_ARGS: usize = 3;
+
+/// Tasks as the scripts read them (offer_all in common.lua), in their order: runs of consecutive
+/// tasks with the same [`RunHead`], each run its head (host, kind, depth, priority, not-before, lane
+/// opener, how many tasks) and then per task its seen keys and blob. A page's links share all of
+/// the head, so a link costs Redis three arguments instead of nine, and the script reads the
+/// numbers of the head once per run (each argument is a string Redis makes and Lua interns).
+pub(crate) struct TaskRuns<'t> {
+    runs: Vec<(RunHead, &'t [&'t Task])>,
+}
+
+impl<'t> TaskRuns<'t> {
+    pub(crate) fn of(tasks: &'t [&'t Task]) -> TaskRuns<'t> {
+        let mut runs: Vec<(RunHead, &'t [&'t Task])> = Vec::new();
+        let mut start = 0;
+        while start < tasks.len() {
+            let head = RunHead::of(tasks[start]);
+            let mut end = start + 1;
+            while end < tasks.len() && RunHead::of(tasks[end]) == head {
+                end += 1;
+            }
+            runs.push((head, &tasks[start..end]));
+            start = end;
+        }
+        TaskRuns { runs }
+    }
+
+    /// How many arguments [`TaskRuns::push`] adds: the scripts find what follows by it.
+    pub(crate) fn span(&self) -> usize {
+        self.runs.iter().map(|(_, ts)| HEAD_ARGS + TASK_ARGS * ts.len()).sum()
+    }
+
+    pub(crate) fn push(&self, inv: &mut Call) {
+        for (h, ts) in &self.runs {
+            inv.arg(h.host.as_str())
+                .arg(h.kind)
+                .arg(h.depth)
+                .arg(h.priority)
+                .arg(h.not_before)
+                .arg(h.opener.as_slice())
+                .arg(ts.len());
+            for t in *ts {
+                let keys = t.seen_keys();
+                inv.arg(keys.own.to_be_bytes().as_slice())
+                    .arg(keys.blocked_by.map(|b| b.to_be_bytes().to_vec()).unwrap_or_default())
+                    .arg(encode(t));
+            }
+        }
+    }
 }
 
 /// The arguments of `complete` (see complete.lua) for `lease` and `c`, with `discovered` (the
@@ -101,14 +164,13 @@ pub(crate) fn completion(
                 .arg(t.not_before.0);
         }
     }
-    inv.arg(discovered.len()).arg(usize::from(!c.events.is_empty())).arg(ip_cap);
+    let runs = TaskRuns::of(discovered);
+    inv.arg(runs.span()).arg(usize::from(!c.events.is_empty())).arg(ip_cap);
     let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
     inv.arg(opt(c.signals.response_ms.map(u64::from)))
         .arg(opt(c.signals.quota_gap_ms.map(u64::from)))
         .arg(opt(c.signals.hold_until.map(|t| t.0)));
-    for t in discovered {
-        push_task(inv, t);
-    }
+    runs.push(inv);
     if !c.events.is_empty() {
         inv.arg(crate::stream::pack_events(&c.events));
     }
@@ -122,5 +184,26 @@ pub(crate) fn completion(
             }
         };
         inv.arg(opt(f.response_ms().map(u64::from)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shoal_tests::conformance::page;
+
+    #[test]
+    fn consecutive_tasks_sharing_a_head_make_one_run_in_their_order() {
+        let a1 = page(1, 1, "http://a.test/1", 1);
+        let a2 = page(1, 1, "http://a.test/2", 1);
+        let deeper = page(1, 1, "http://a.test/3", 2);
+        let other = page(1, 1, "http://b.test/1", 1);
+        let a4 = page(1, 1, "http://a.test/4", 1);
+        let tasks = [&a1, &a2, &deeper, &other, &a4];
+        let runs = TaskRuns::of(&tasks);
+        let sizes: Vec<usize> = runs.runs.iter().map(|(_, ts)| ts.len()).collect();
+        assert_eq!(sizes, [2, 1, 1, 1], "a run ends where the head changes, and order is kept");
+        assert_eq!(runs.span(), 4 * HEAD_ARGS + 5 * TASK_ARGS);
+        assert_eq!(TaskRuns::of(&[]).span(), 0);
     }
 }

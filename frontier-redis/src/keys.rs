@@ -26,7 +26,8 @@
 //! | `…:auditsites:{audit}` | set | seed | the audit's sites |
 //! | `…:ahosts:{audit}` | set | seed, complete | the hosts the audit has lanes on (a fresh address lookup when it joins one; its slow mode ends with it) |
 //! | `…:seen:{audit}` | set | seed, complete | 8-byte xxh3 fingerprints of every URL queued in the audit |
-//! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline, and `x` when the task's leases expired before (its completion clears the count in `lexp`); for a batch `n` further tasks and `mp` their blobs and queue scores, MessagePack values one after another (blob, score, …) (a lease of the earlier layout, `m1`..`mn` and `q1`..`qn`, is still read) |
+//! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline, and `x` when the task's leases expired before (its completion clears the count in `lexp`); for a batch `n` further tasks and `mz`, set when they are in `leasem` (leases of earlier layouts, still read: `mp` their blobs and queue scores as MessagePack values, or `m1`..`mn` and `q1`..`qn`) |
+//! | `…:leasem:{id}` | zset | claim | a batch lease's further tasks with their queue scores, copied from the lane's queue by `ZRANGESTORE` (no Lua string made of them); deleted with the lease |
 //! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
 //! | `…:wl` | hash | claim, complete, reap | leases each worker holds (field: the worker; deleted at 0) |
 //! | `…:hungry` | hash | claim | workers whose last claim found nothing, with its time (ms); a worker's entry goes when it gets a lease, entries 10 s old when read; the hash expires 10 s after its last write. A claim by a worker holding more leases than one that asked in the last 200 ms and found nothing leaves the slot to it |
@@ -83,6 +84,7 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_auditsites", ":auditsites:", true),
     ("k_seen", ":seen:", true),
     ("k_lease", ":lease:", true),
+    ("k_leasem", ":leasem:", true),
     ("k_leases", ":leases", false),
     ("k_leaseid", ":leaseid", false),
     ("k_epoch", ":epoch", false),

@@ -211,6 +211,8 @@ impl RedisFrontier {
         let info = SiteInfo { audit: seed.audit, start: seed.start.clone(), limits: seed.limits };
         let lim = |code| encode(&Event::Finding(limit_finding(seed.audit, seed.site, &seed.start, &seed.limits, code)));
         let hosts = seed.scope().host_keys();
+        let initial: Vec<&Task> = seed.initial.iter().collect();
+        let runs = args::TaskRuns::of(&initial);
         let mut inv = self.scripts.seed.call(self.keys.prefix());
         inv.arg(seed.site.0)
             .arg(seed.audit.0)
@@ -228,14 +230,12 @@ impl RedisFrontier {
             .arg(seed.limits.max_sitemap_bytes)
             .arg(lim(Code::SitemapLimitReached))
             .arg(hosts.len())
-            .arg(seed.initial.len());
+            .arg(runs.span());
         for host in &hosts {
             let robots = robots_task(seed, host);
             inv.arg(host.as_str()).arg(robots.map(|t| encode(&t)).unwrap_or_default());
         }
-        for t in &seed.initial {
-            args::push_task(&mut inv, t);
-        }
+        runs.push(&mut inv);
         inv.arg(seed.limits.browser_pages).arg(encode(&Event::CrawlDone { audit: seed.audit, site: seed.site }));
         inv
     }

@@ -102,34 +102,48 @@ for _ = 1, 256 do
       elseif math.max(nxt, ipn) > now then
         redis.call('ZADD', k_ready(), I(math.max(nxt, ipn)), lane)
       else
-        -- Further tasks for a batch, from index 3 of ZPOPMIN's answer (see grant, which keeps
+        -- Further tasks for a batch, from index 2 of ZRANGE's answer (see grant, which keeps
         -- those whose leases never expired).
-        local further, lq = nil, k_lq(lane)
+        local further, lq, id = nil, k_lq(lane), nil
         if is_robots == '0' then
-          -- The lease's tasks taken off the queue in one step, `blob` first.
+          -- The lease's tasks taken off the queue, `blob` first; the further ones are copied into
+          -- the lease's `leasem` first, by Redis (see grant).
           local take = 1
           if ipl == 0 and want > 1 then take = want end
-          local p = redis.call('ZPOPMIN', lq, I(take))
-          if #p > 2 then further = p end
-          more = redis.call('ZCARD', lq) > 0
+          if take > 1 then
+            id = redis.call('INCR', k_leaseid())
+            redis.call('ZRANGESTORE', k_leasem(I(id)), lq, '1', I(take - 1))
+          end
+          -- The blobs without their scores (ZPOPMIN would have Redis format each as a double,
+          -- and Lua keep it as one more string): `leasem` has the scores.
+          local p = redis.call('ZRANGE', lq, '0', I(take - 1))
+          redis.call('ZREMRANGEBYRANK', lq, '0', I(take - 1))
+          if #p > 1 then further = p end
+          -- Fewer than asked for: the queue is empty now.
+          more = #p == take and redis.call('ZCARD', lq) > 0
         end
-        local id, resolve, deadline, expired, taken, from, nt =
-          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {}, ipl, further)
+        local resolve, deadline, expired, taken, from, nt
+        id, resolve, deadline, expired, taken, from, nt =
+          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + gape, is_robots, prio, {}, ipl, further, id)
         if is_robots == '1' then
           redis.call('HDEL', lk, 'rt', 'rtnb')
-        elseif further and nt < (#further - 2) / 2 then
-          -- A task left out of the batch (its leases expired before) goes back as it was: the
-          -- tasks taken are the further ones in their order, less those (blobs are unique in a queue).
-          local back, ti = {}, from
-          for i = 3, #further, 2 do
-            if taken[ti] == further[i] then
-              ti = ti + 2
-            else
-              back[#back + 1] = further[i + 1]
-              back[#back + 1] = further[i]
-            end
+        elseif further and nt < #further - 1 then
+          -- A task left out of the batch (its leases expired before) goes back as it was, with its
+          -- score from `leasem`: the tasks taken are the further ones in their order, less those
+          -- (blobs are unique in a queue).
+          local out, ti = {}, from
+          for i = 2, #further do
+            if taken[ti] == further[i] then ti = ti + 1 else out[#out + 1] = further[i] end
+          end
+          local mk = k_leasem(I(id))
+          local scores = redis.call('ZMSCORE', mk, unpack(out))
+          local back = {}
+          for i, b in ipairs(out) do
+            back[#back + 1] = scores[i]
+            back[#back + 1] = b
           end
           redis.call('ZADD', lq, unpack(back))
+          redis.call('ZREM', mk, unpack(out))
           more = true
         end
         local robots_at = 0
@@ -152,7 +166,7 @@ for _ = 1, 256 do
         end
         if was_hungry then redis.call('HDEL', k_hungry(), worker) end
         local out = {'lease', id, blob, host, ip or '', now, deadline, gape, resolve, expired, robots_at, epoch(now)}
-        for i = from, nt * 2 + from - 1, 2 do out[#out + 1] = taken[i] end
+        for i = from, nt + from - 1 do out[#out + 1] = taken[i] end
         return out
       end
     end

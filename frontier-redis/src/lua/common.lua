@@ -267,9 +267,11 @@ local function bdrop(site)
   return #ids
 end
 
-local function check_done(site)
+-- `known` (may be nil): the site's queued, leased, done, bp, bphase and cancelled, when the caller
+-- has them.
+local function check_done(site, known)
   local sk = k_site(site)
-  local s = redis.call('HMGET', sk, 'queued', 'leased', 'done', 'bp', 'bphase', 'cancelled')
+  local s = known or redis.call('HMGET', sk, 'queued', 'leased', 'done', 'bp', 'bphase', 'cancelled')
   if s[3] == '1' or num(s[1], 0) > 0 or num(s[2], 0) > 0 then return end
   -- Browser pages asked for: the crawl's end is published (the coordinator queues them), and the
   -- site waits for them (bphase: a awaiting, q queued).
@@ -339,28 +341,41 @@ local function add_all(set, list)
   end
 end
 
--- Queues the `count` discovered tasks of ARGV from position `base`, 9 arguments each (host, fp,
--- fp2, kind, depth, prio, nb, blob, rblob), of a
--- site whose lanes are open, whose URLs are new to the audit (seen key `fp` not taken, nor `fp2`: a
+-- Queues the discovered tasks of ARGV from position `base`, `span` arguments in runs (args.rs,
+-- TaskRuns): a run's head (host, kind, depth, prio, nb, rblob, how many tasks), then per task its
+-- seen keys and blob (fp, fp2, blob), of a site whose lanes are open, whose URLs are new to the audit (seen key `fp` not taken, nor `fp2`: a
 -- resource check is kept out by the URL's page key) and within the budgets, in order; mirrors the
 -- embedded frontier's offer. The site's hash, each lane's state and the seen set are read once
 -- for the whole batch and written once, so a page's fifty links cost a handful of commands, not
 -- fifty times as many. Budget overruns publish the site's pre-encoded limit finding once. Records
--- the lanes it queued into in `touched`; returns how many were queued.
-local function offer_all(site, audit, base, count, now, touched)
-  if count == 0 then return 0 end
+-- the lanes it queued into in `touched`; returns how many were queued. `s` (may be nil): the site's
+-- fields of OFFER_FIELDS, when the caller read them with its own; `states` (may be nil): lanes
+-- whose robots state the caller knows (false: no such lane); `counts` (may be nil): a table that
+-- gets the site's new `pages`, `res`, `smf` and the `queued` it added, for the caller to write
+-- with its own counts (nothing else here writes them but open_lane, which adds to `queued`).
+local OFFER_FIELDS = {'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res', 'pmax', 'pgap', 'maxsf', 'maxsb',
+  'smf', 'smb'}
+-- What a completion reads of its site in one step: its audit, OFFER_FIELDS (from index 2), then
+-- its counts and browser phase (from index 15: queued, leased, completed, bp, bphase).
+local COMPLETE_SITE_FIELDS = {'audit'}
+for i = 1, #OFFER_FIELDS do COMPLETE_SITE_FIELDS[i + 1] = OFFER_FIELDS[i] end
+COMPLETE_SITE_FIELDS[15], COMPLETE_SITE_FIELDS[16], COMPLETE_SITE_FIELDS[17] = 'queued', 'leased', 'completed'
+COMPLETE_SITE_FIELDS[18], COMPLETE_SITE_FIELDS[19] = 'bp', 'bphase'
+local function offer_all(site, audit, base, span, now, touched, s, states, counts)
+  if span == 0 then return 0 end
   local sk = k_site(site)
-  local s = redis.call('HMGET', sk, 'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res', 'pmax', 'pgap',
-    'maxsf', 'maxsb', 'smf', 'smb')
+  s = s or redis.call('HMGET', sk, unpack(OFFER_FIELDS))
   if s[1] == '1' or s[2] == '1' then return 0 end
   local maxp, maxd, maxr = tonumber(s[3]), tonumber(s[4]), tonumber(s[5])
   local pages, res, smf, smb = num(s[6], 0), num(s[7], 0), num(s[12], 0), num(s[13], 0)
   local maxsf, maxsb = num(s[10], 20), num(s[11], 52428800)
-  -- Each task is read where it is in ARGV (`j`: its first argument), not copied into a table.
-  local states, open, lanes = {}, {}, {}
-  for i = 0, count - 1 do
-    local j = base + i * 9
-    local host, rblob = ARGV[j], ARGV[j + 8]
+  -- Each task is read where it is in ARGV (`open`: its first argument), not copied into a table;
+  -- its run's head once per run (`heads`: kind, depth, prio, nb and lane, per task).
+  local open, heads = {}, {}
+  states = states or {}
+  local j, last = base, base + span
+  while j < last do
+    local host, rblob, cnt = ARGV[j], ARGV[j + 5], tonumber(ARGV[j + 6])
     local lane = site .. '|' .. host
     local robots = states[lane]
     if robots == nil then
@@ -381,14 +396,19 @@ local function offer_all(site, audit, base, count, now, touched)
       states[lane] = robots
     end
     if robots and robots ~= 'c' then
-      open[#open + 1] = j
-      lanes[#open] = lane
+      local head = {kind = ARGV[j + 1], depth = tonumber(ARGV[j + 2]), prio = tonumber(ARGV[j + 3]),
+        nb = tonumber(ARGV[j + 4]), lane = lane}
+      for k = j + 7, j + 4 + cnt * 3, 3 do
+        open[#open + 1] = k
+        heads[#open] = head
+      end
     end
+    j = j + 7 + cnt * 3
   end
   local keys = {}
-  for _, j in ipairs(open) do
-    keys[#keys + 1] = ARGV[j + 1]
-    if ARGV[j + 2] ~= '' then keys[#keys + 1] = ARGV[j + 2] end
+  for _, k in ipairs(open) do
+    keys[#keys + 1] = ARGV[k]
+    if ARGV[k + 1] ~= '' then keys[#keys + 1] = ARGV[k + 1] end
   end
   local seen = k_seen(audit)
   local known = members_of(seen, keys)
@@ -397,11 +417,12 @@ local function offer_all(site, audit, base, count, now, touched)
   local adds, order, ready = {}, {}, {}
   local seq = redis.call('INCRBY', k_seq(), I(#open)) - #open
   for o, j in ipairs(open) do
-    local fp, fp2, kind = ARGV[j + 1], ARGV[j + 2], ARGV[j + 3]
+    local h = heads[o]
+    local fp, fp2, kind = ARGV[j], ARGV[j + 1], h.kind
     if not (known[fp] or (fp2 ~= '' and known[fp2])) then
       local code = nil
       if kind == 'p' then
-        if tonumber(ARGV[j + 4]) > maxd then
+        if h.depth > maxd then
           code = 'd'
         elseif pages >= maxp then
           code = 'p'
@@ -425,16 +446,16 @@ local function offer_all(site, audit, base, count, now, touched)
         end
         seq = seq + 1
         -- Gathered per queue, so each gets one ZADD below (a lane's ready queue's key made once).
-        local lane, nb, q, score, member = lanes[o], tonumber(ARGV[j + 6]), nil, nil, nil
+        local lane, nb, q, score, member = h.lane, h.nb, nil, nil, nil
         if nb > now then
-          q, score, member = queue_entry(lane, ARGV[j + 7], ARGV[j + 5], nb, now, seq)
+          q, score, member = queue_entry(lane, ARGV[j + 2], h.prio, nb, now, seq)
         else
           q = ready[lane]
           if not q then
             q = k_lq(lane)
             ready[lane] = q
           end
-          score, member = I(tonumber(ARGV[j + 5]) * PRIO + seq), ARGV[j + 7]
+          score, member = I(h.prio * PRIO + seq), ARGV[j + 2]
         end
         local pairs_of = adds[q]
         if not pairs_of then
@@ -458,8 +479,12 @@ local function offer_all(site, audit, base, count, now, touched)
   end
   if n > 0 then
     add_all(seen, added)
-    redis.call('HSET', sk, 'pages', I(pages), 'res', I(res), 'smf', I(smf))
-    redis.call('HINCRBY', sk, 'queued', I(queued))
+    if counts then
+      counts.pages, counts.res, counts.smf, counts.queued = pages, res, smf, queued
+    else
+      redis.call('HSET', sk, 'pages', I(pages), 'res', I(res), 'smf', I(smf))
+      redis.call('HINCRBY', sk, 'queued', I(queued))
+    end
   end
   for code, _ in pairs(over) do
     if redis.call('HSETNX', sk, 'rep_' .. code, '1') == 1 then
@@ -474,13 +499,14 @@ end
 -- fields `h` the caller read as inf, maxe, gape, next, ip, ipx, ipr), the host's next start
 -- `next_start`, a slot of its IP, the address lookup when it is due, the lease record (`extra`:
 -- more field/value pairs) and the site's counters. `further` (may be nil): more tasks of the lane
--- for the same lease, from index 3 of a flat list of blob and queue score (ZPOPMIN's answer,
--- whose first pair is the lease's own task: no table per task); those whose leases expired before
--- are left out (they are leased alone, where their count is kept). Returns the lease's id,
--- whether it looks the address up (1/0), its deadline, how often the task's leases expired before,
--- and the further tasks taken: a flat list of blob and score, the index of its first blob, and
--- their number.
-local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra, ipl, further)
+-- for the same lease, their blobs from index 2 of a list (ZRANGE's answer, whose first is the
+-- lease's own task: no table per task), which the caller has copied with their scores into the
+-- lease's `leasem` under the id `id` it took; those whose leases expired before are left out (they
+-- are leased alone, where their count is kept; the caller takes them out of `leasem`). Returns
+-- the lease's id, whether it looks the address up (1/0), its deadline, how often the task's leases
+-- expired before, and the further tasks taken: a list of blobs, the index of its first, and their
+-- number.
+local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra, ipl, further, id)
   local ip = h[5]
   redis.call('HSET', hk, 'inf', I(num(h[1], 0) + 1), 'next', I(next_start))
   if ip then
@@ -492,7 +518,7 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
       redis.call('PEXPIRE', k_ipg(ip), LINGER)
     end
   end
-  local id = redis.call('INCR', k_leaseid())
+  id = id or redis.call('INCR', k_leaseid())
   local ids = I(id)
   local resolve = 0
   if not h[6] or tonumber(h[6]) <= now then
@@ -506,19 +532,16 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
   for _, v in ipairs(extra) do fields[#fields + 1] = v end
   -- How often the task's leases expired before (and the further tasks'); `x` on the lease tells
   -- its completion to clear it.
-  local expired, taken, from = 0, further, 3
+  local expired, taken, from = 0, further, 2
   if redis.call('EXISTS', k_lexp(lane)) == 1 then
     local names = {blob}
-    for i = 3, #(further or {}), 2 do names[#names + 1] = further[i] end
+    for i = 2, #(further or {}) do names[i] = further[i] end
     local counts = redis.call('HMGET', k_lexp(lane), unpack(names))
     expired = num(counts[1], 0)
     if further then
       taken, from = {}, 1
-      for i = 3, #further, 2 do
-        if not counts[(i - 1) / 2 + 1] then
-          taken[#taken + 1] = further[i]
-          taken[#taken + 1] = further[i + 1]
-        end
+      for i = 2, #further do
+        if not counts[i] then taken[#taken + 1] = further[i] end
       end
     end
   end
@@ -526,17 +549,16 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
     fields[#fields + 1] = 'x'
     fields[#fields + 1] = '1'
   end
-  -- The further tasks in one field, `mp`: their blobs and queue scores as MessagePack values one
-  -- after another, packed in one C call and read back only when some of them go back to the queue
-  -- (two fields per task cost the hash's writing and deleting, and a number formatted per task,
-  -- on every lease).
+  -- The further tasks are in `leasem`, which the claim filled by ZRANGESTORE: Redis copies them
+  -- without a Lua string made of any, and the lease hash keeps only small fields (a blob per field,
+  -- or all of them packed by cmsgpack, cost more than the rest of the grant).
   local nt = 0
-  if taken then nt = (#taken - from + 1) / 2 end
+  if taken then nt = #taken - from + 1 end
   if nt > 0 then
     fields[#fields + 1] = 'n'
     fields[#fields + 1] = I(nt)
-    fields[#fields + 1] = 'mp'
-    fields[#fields + 1] = cmsgpack.pack(unpack(taken, from))
+    fields[#fields + 1] = 'mz'
+    fields[#fields + 1] = '1'
   end
   redis.call('HSET', k_lease(ids), unpack(fields))
   redis.call('ZADD', k_leases(), ds, ids)
@@ -558,14 +580,22 @@ end
 local function release(id, now, ipcap, site_later, more_from)
   local lk = k_lease(id)
   local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser', 'x',
-    'n', 'worker')
+    'n', 'worker', 'mz')
   if not L[1] then return nil end
   if L[12] and redis.call('HINCRBY', k_wl(), L[12], '-1') <= 0 then redis.call('HDEL', k_wl(), L[12]) end
   L.more = {}
   local nm = num(L[11], 0)
   more_from = more_from or 1
   for i = 1, math.min(more_from - 1, nm) do L.more[i] = false end
-  if nm >= more_from then
+  if nm >= more_from and L[13] then
+    -- Those from `more_from` on, in their order (their scores are the queue's).
+    local m = redis.call('ZRANGE', k_leasem(id), I(more_from - 1), '-1', 'WITHSCORES')
+    for i = more_from, nm do
+      local j = 2 * (i - more_from)
+      L.more[i] = {m[j + 1], math.floor(tonumber(m[j + 2]) / PRIO)}
+    end
+  elseif nm >= more_from then
+    -- A lease granted by an earlier version.
     local mp = redis.call('HGET', lk, 'mp')
     if mp then
       local m = {cmsgpack.unpack(mp)}
@@ -584,7 +614,7 @@ local function release(id, now, ipcap, site_later, more_from)
       end
     end
   end
-  redis.call('DEL', lk)
+  if L[13] then redis.call('DEL', lk, k_leasem(id)) else redis.call('DEL', lk) end
   redis.call('ZREM', k_leases(), id)
   local hk = k_host(L[3])
   local host_room = 0
@@ -631,10 +661,12 @@ end
 -- the state is read once (`f`, when the caller has read it) and written once. With `tag` (a server
 -- IP's guard: the answering host) it keeps the hosts of the recent samples (`lt`) and slows down
 -- only when the slow ones came from two hosts (LatencyGuard::observe_gated with
--- slow_on_two_hosts). Returns the changes, each {moved ('s' slowed, 'r' restored), level, recent
--- median ms, baseline ms}.
+-- slow_on_two_hosts). `samples.texts`, when the caller has them, are the samples as they came (whole
+-- milliseconds, as `I` writes them), stored as they are. Returns the changes, each {moved ('s'
+-- slowed, 'r' restored), level, recent median ms, baseline ms}.
 local function observe(k, samples, tag, f)
   f = f or redis.call('HMGET', k, 'lb', 'lr', 'll', 'lsc', 'lcm', 'lt')
+  local samples_in = samples
   local base, level, since, calm = num(f[1], 0), num(f[3], 0), num(f[4], 0), num(f[5], 0)
   -- The samples as numbers for the median, and as the strings they were stored as, so writing
   -- them back formats only the new ones (see I).
@@ -771,14 +803,34 @@ local function observe(k, samples, tag, f)
       end
     end
   end
-  -- The window's strings: the new samples formatted, then the stored ones that are left.
-  local out = {}
+  -- The window's strings: the new samples (newest first: recent[i] is sample ns - i + 1) as they
+  -- came or formatted, then the stored ones that are left.
+  local out, given = {}, samples_in.texts
   for i = 1, n do
-    if i <= ns then out[i] = I(recent[i]) else out[i] = texts[i - ns] end
+    if i > ns then
+      out[i] = texts[i - ns]
+    elseif given then
+      out[i] = given[ns - i + 1]
+    else
+      out[i] = I(recent[i])
+    end
   end
-  local fields = {'lb', I(base), 'lr', table.concat(out, ','), 'll', I(level), 'lsc', I(since), 'lcm', I(calm)}
+  -- Only what moved is written (the counters stop at 255, and the level and baseline of a server
+  -- answering evenly stay where they are).
+  local fields = {'lr', table.concat(out, ',')}
+  local function put(name, v, was)
+    if v ~= num(was, 0) then
+      fields[#fields + 1] = name
+      fields[#fields + 1] = I(v)
+    end
+  end
+  put('lb', base, f[1])
+  put('ll', level, f[3])
+  put('lsc', since, f[4])
+  put('lcm', calm, f[5])
   if tags then
-    fields[11], fields[12] = 'lt', table.concat(tags, ',')
+    fields[#fields + 1] = 'lt'
+    fields[#fields + 1] = table.concat(tags, ',')
   end
   redis.call('HSET', k, unpack(fields))
   return changes

@@ -1,9 +1,9 @@
 -- complete: ARGV = now, lease_id, resolved ('' | 'f' failed | the address), resolved_ttl_ms (clamped),
 --   rate_limited, robots_state ('' | 'k' | 'c'), robots_blob, crawl_delay_ms (''),
 --   robots_fetched_at ('' = the lease's start), sitemap_bytes, requeue_blob (''), requeue_is_robots, requeue_prio,
---   requeue_not_before, n_discovered, n_events (1 with events, 0 without), ip_cap,
+--   requeue_not_before, discovered_span, n_events (1 with events, 0 without), ip_cap,
 --   what the answer told about its server (issue 17): response_ms (''), quota_gap_ms (''), hold_until (''),
---   then n_discovered x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob),
+--   then the discovered tasks, discovered_span arguments in runs (offer_all, args.rs TaskRuns),
 --   then, with events, all of them in one argument, each behind its length (stream.rs),
 --   then n_further and n_further x (outcome ('d' done | 'r' requeue), requeue blob, prio, not_before,
 --   response_ms ('')): what became of the lease's further tasks in order (see grant); those past
@@ -12,19 +12,23 @@
 -- (fields `g` and `t`, see keys.rs), so the note for the report is as atomic as the change.
 local now = tonumber(ARGV[1])
 local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 21
-local fb = base + n * 9 + m
+local fb = base + n + m
 -- Only the further tasks the worker did not start go back as they were: only their blobs are read.
 local L = release(ARGV[2], now, tonumber(ARGV[17]), true, num(ARGV[fb], 0) + 1)
 if not L then return {'stale'} end
 local lane, host, site, started = L[2], L[3], L[7], tonumber(L[8])
 local nf = math.min(num(ARGV[fb], 0), #L.more)
 -- The response times of the answers, in their order: the leased task's, then the further ones'.
-local samples = {}
-if ARGV[18] ~= '' then samples[1] = tonumber(ARGV[18]) end
+local samples, texts = {}, {}
+if ARGV[18] ~= '' then samples[1], texts[1] = tonumber(ARGV[18]), ARGV[18] end
 for i = 1, nf do
   local ms = ARGV[fb + 5 * i]
-  if ms ~= '' then samples[#samples + 1] = tonumber(ms) end
+  if ms ~= '' then
+    samples[#samples + 1] = tonumber(ms)
+    texts[#samples] = ms
+  end
 end
+samples.texts = texts
 local notes, exists = nil, nil
 if #samples > 0 or ARGV[19] ~= '' or ARGV[20] ~= '' then
   -- Before the lanes below are scheduled, so they see the host's new next start.
@@ -39,10 +43,13 @@ if #samples > 0 or ARGV[19] ~= '' or ARGV[20] ~= '' then
   end
 end
 local sk = k_site(site)
--- The site's audit and whether it was cancelled, in one read (nothing below cancels it).
-local sf = redis.call('HMGET', sk, 'audit', 'cancelled')
+-- The site's audit, whether it was cancelled (nothing below cancels it), what offer_all reads of it
+-- and its counts, in one read (COMPLETE_SITE_FIELDS). The counts are written once, at the end:
+-- `leased` and `completed` as they are then, `queued` by what it gained (open_lane adds to it
+-- too), and check_done is told them.
+local sf = redis.call('HMGET', sk, unpack(COMPLETE_SITE_FIELDS))
 local audit = sf[1]
-if audit then redis.call('HINCRBY', sk, 'leased', '-' .. I(1 + #L.more)) end
+local dq = 0
 local hk = k_host(host)
 -- Only a task whose leases expired before has a count to clear (written before the lease was).
 if L[10] then redis.call('HDEL', k_lexp(lane), L[1]) end
@@ -66,7 +73,7 @@ if rstate ~= '' and redis.call('EXISTS', k_lane(lane)) == 1 then
   if ARGV[9] ~= '' then fetched = tonumber(ARGV[9]) end
   redis.call('HSET', k_lane(lane), 'robots', rstate, 'rat', fetched)
   if rstate == 'c' then
-    redis.call('HINCRBY', sk, 'queued', 0 - drop_lane(lane)) -- not -n: Lua prints -0
+    dq = dq - drop_lane(lane)
     leave_host(lane, host)
   elseif ARGV[8] ~= '' then
     local pgap = num(redis.call('HGET', k_lane(lane), 'pgap'), 0)
@@ -77,8 +84,8 @@ if rstate ~= '' and redis.call('EXISTS', k_lane(lane)) == 1 then
     end
   end
 end
-if tonumber(ARGV[10]) > 0 and redis.call('EXISTS', sk) == 1 then
-  redis.call('HINCRBY', sk, 'smb', ARGV[10])
+if tonumber(ARGV[10]) > 0 and audit then
+  sf[14] = I(redis.call('HINCRBY', sk, 'smb', ARGV[10]))
 end
 local cancelled = sf[2] == '1'
 -- The lane's state, read once for the requeue below and for its scheduling at the end.
@@ -112,12 +119,15 @@ for i, t in ipairs(L.more) do
     requeued = requeued + 1
   end
 end
-if requeued > 0 then redis.call('HINCRBY', sk, 'queued', I(requeued)) end
-if completed > 0 then redis.call('HINCRBY', sk, 'completed', I(completed)) end
-local touched, enqueued = {}, 0
+dq = dq + requeued
+local touched, enqueued, counts = {}, 0, {}
 touched[lane] = true
 if not cancelled then
-  enqueued = offer_all(site, audit, base, n, now, touched)
+  -- The site's fields as read above (only `smb` changed since, and is kept up to date), and
+  -- this lane's state.
+  local s = {}
+  for i = 1, #OFFER_FIELDS do s[i] = sf[i + 1] end
+  enqueued = offer_all(site, audit, base, n, now, touched, s, {[lane] = lane_state or false}, counts)
 end
 touched[lane] = nil
 for t, _ in pairs(touched) do schedule(t, now) end
@@ -134,6 +144,18 @@ else
   redis.call('ZADD', k_ready(), I(s), lane)
 end
 -- The events: one packed argument, or none (m is 1 or 0).
-publish_all(m > 0 and ARGV[base + n * 9] or '', notes)
-check_done(site)
+publish_all(m > 0 and ARGV[base + n] or '', notes)
+if audit then
+  local leased = num(sf[16], 0) - 1 - #L.more
+  local f = {'leased', I(leased), 'completed', I(num(sf[17], 0) + completed)}
+  if counts.pages then
+    f[5], f[6], f[7], f[8], f[9], f[10] = 'pages', I(counts.pages), 'res', I(counts.res), 'smf', I(counts.smf)
+    dq = dq + counts.queued
+  end
+  redis.call('HSET', sk, unpack(f))
+  local queued = redis.call('HINCRBY', sk, 'queued', I(dq))
+  check_done(site, {queued, leased, sf[3], sf[18], sf[19], sf[2]})
+else
+  check_done(site)
+end
 return {'ok', enqueued}

@@ -1,7 +1,7 @@
 -- seed: ARGV = site, audit, max_pages, max_depth, max_resources, max_in_flight, gap_ms, info_blob,
---   done_blob, lim_d, lim_p, lim_r, max_sitemaps, max_sitemap_bytes, lim_s, n_hosts, n_initial,
+--   done_blob, lim_d, lim_p, lim_r, max_sitemaps, max_sitemap_bytes, lim_s, n_hosts, initial_span,
 --   then n_hosts x (host, robots_task_blob),
---   then n_initial x (host, fp, fp2, kind, depth, prio, not_before, blob, robots_blob).
+--   then the initial tasks, initial_span arguments in runs (offer_all, args.rs TaskRuns).
 --   then browser_pages, crawl_done_blob.
 -- Returns {'ok'} | {'exists'}.
 local site, audit = ARGV[1], ARGV[2]
@@ -13,7 +13,7 @@ redis.call('HSET', sk, 'audit', audit, 'maxp', ARGV[3], 'maxd', ARGV[4], 'maxr',
   'pmax', ARGV[6], 'pgap', ARGV[7], 'maxsf', ARGV[13], 'maxsb', ARGV[14], 'lim_s', ARGV[15], 'smf', 0, 'smb', 0)
 redis.call('SADD', k_auditsites(audit), site)
 local nh, ni, base = tonumber(ARGV[16]), tonumber(ARGV[17]), 18
-local tail = base + nh * 2 + ni * 9 -- then: browser pages, the CrawlDone event blob
+local tail = base + nh * 2 + ni -- then: browser pages, the CrawlDone event blob
 if ARGV[tail] then redis.call('HSET', sk, 'bp', ARGV[tail], 'cdblob', ARGV[tail + 1]) end
 local max, gap = tonumber(ARGV[6]), tonumber(ARGV[7])
 for i = 0, nh - 1 do

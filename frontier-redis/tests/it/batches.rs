@@ -1,5 +1,6 @@
-//! How a lease of several tasks is kept in Redis (the lease hash's `n` and `mp`): what its further
-//! tasks were when they go back to the queue, and leases of the layout before.
+//! How a lease of several tasks is kept in Redis (the lease hash's `n` and `mz`, its further tasks
+//! in `leasem`): what its further tasks were when they go back to the queue, and leases of the
+//! layouts before.
 
 use redis::AsyncCommands;
 use shoal_frontier_redis::RedisFrontier;
@@ -49,24 +50,61 @@ fn paths(l: &Lease) -> Vec<String> {
     std::iter::once(&l.task).chain(&l.more).map(|t| t.url.as_url().path().to_owned()).collect()
 }
 
-/// A batch granted by the version before the further tasks were packed into one field (`m1`..`mn`
-/// and `q1`..`qn`, one field each) still gives every task back when it expires: workers are
-/// upgraded one by one while such leases are out, and the coordinator of the new version reaps them.
-#[tokio::test]
-async fn a_batch_granted_by_the_earlier_layout_is_given_back_whole() {
+/// How a version before this one kept a batch lease's further tasks in the lease hash.
+#[derive(Debug, Clone, Copy)]
+enum EarlierLayout {
+    /// `mp`: blobs and queue scores, MessagePack strings one after another (packed by cmsgpack).
+    Packed,
+    /// `m1`..`mn` and `q1`..`qn`, a field per blob and priority.
+    Fields,
+}
+
+/// A MessagePack string (cmsgpack reads strings, not bin) holding `bytes`.
+fn mp_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    let n = bytes.len();
+    if let Ok(n8) = u8::try_from(n) {
+        out.extend([0xd9, n8]);
+    } else if let Ok(n16) = u16::try_from(n) {
+        out.push(0xda);
+        out.extend(n16.to_be_bytes());
+    } else {
+        out.push(0xdb);
+        out.extend(u32::try_from(n).expect("a blob under 4 GiB").to_be_bytes());
+    }
+    out.extend_from_slice(bytes);
+}
+
+/// A batch granted by an earlier version still gives every task back when it expires: workers
+/// are upgraded one by one while such leases are out, and the coordinator of the new version
+/// reaps them.
+async fn an_earlier_batch_is_given_back_whole(layout: EarlierLayout) {
     let pages = (1..=3).map(|i| with_priority(&i.to_string(), 1)).collect();
-    let (_server, f, l, _) = first_batch("legacy", pages).await;
+    let (_server, f, l, _) = first_batch(&format!("legacy-{layout:?}"), pages).await;
     assert_eq!(paths(&l), ["/1", "/2", "/3"], "one lease of the three pages");
-    // The lease hash rewritten as the earlier version wrote it.
+    // The lease rewritten as the earlier version wrote it.
     let mut c = f.connection();
     let key = format!("{}:lease:{}", f.keys().prefix(), l.id.0);
-    let packed: Vec<u8> = c.hget(&key, "mp").await.expect("the packed further tasks");
-    assert!(!packed.is_empty());
-    let _: () = c.hdel(&key, "mp").await.expect("hdel");
-    for (i, t) in l.more.iter().enumerate() {
-        let blob = rmp_serde::to_vec_named(t).expect("encodes");
-        let _: () = c.hset_multiple(&key, &[(format!("m{}", i + 1), blob)]).await.expect("hset");
-        let _: () = c.hset(&key, format!("q{}", i + 1), "1").await.expect("hset");
+    let more_key = format!("{}:leasem:{}", f.keys().prefix(), l.id.0);
+    let more: Vec<(Vec<u8>, String)> = c.zrange_withscores(&more_key, 0, -1).await.expect("the further tasks");
+    assert_eq!(more.len(), 2, "the two further tasks, kept apart from the lease hash");
+    let _: () = c.del(&more_key).await.expect("del");
+    let _: () = c.hdel(&key, "mz").await.expect("hdel");
+    match layout {
+        EarlierLayout::Packed => {
+            let mut packed = Vec::new();
+            for (blob, score) in &more {
+                mp_str(&mut packed, blob);
+                mp_str(&mut packed, score.as_bytes());
+            }
+            let _: () = c.hset(&key, "mp", packed).await.expect("hset");
+        }
+        EarlierLayout::Fields => {
+            for (i, t) in l.more.iter().enumerate() {
+                let blob = rmp_serde::to_vec_named(t).expect("encodes");
+                let _: () = c.hset_multiple(&key, &[(format!("m{}", i + 1), blob)]).await.expect("hset");
+                let _: () = c.hset(&key, format!("q{}", i + 1), "1").await.expect("hset");
+            }
+        }
     }
     assert_eq!(f.reap(l.deadline.plus(Duration::from_millis(1))).await.expect("reap"), 1);
     let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
@@ -80,6 +118,16 @@ async fn a_batch_granted_by_the_earlier_layout_is_given_back_whole() {
     got.sort();
     assert_eq!(got, ["/1", "/2", "/3"]);
     assert!(f.progress(SiteId(1)).await.expect("progress").expect("site").done);
+}
+
+#[tokio::test]
+async fn a_batch_granted_with_its_tasks_packed_in_the_lease_is_given_back_whole() {
+    an_earlier_batch_is_given_back_whole(EarlierLayout::Packed).await;
+}
+
+#[tokio::test]
+async fn a_batch_granted_with_a_field_per_task_is_given_back_whole() {
+    an_earlier_batch_is_given_back_whole(EarlierLayout::Fields).await;
 }
 
 /// Further tasks of a batch that its worker never started go back to the queue with their
