@@ -174,16 +174,17 @@ pub(crate) fn completion(
     if !c.events.is_empty() {
         inv.arg(crate::stream::pack_events(&c.events));
     }
-    // What became of the further tasks; those not listed were not started.
-    inv.arg(c.more.len().min(lease.more.len()));
-    for f in c.more.iter().take(lease.more.len()) {
-        match f {
-            FollowUp::Done { .. } => inv.arg("d").arg("").arg(0).arg(0),
-            FollowUp::Requeue { task, .. } => {
-                inv.arg("r").arg(encode(task)).arg(task.priority.0).arg(task.not_before.0)
-            }
-        };
-        inv.arg(opt(f.response_ms().map(u64::from)));
+    // What became of the further tasks; those not listed were not started. Their outcomes and
+    // response times are one argument each (a batch brings up to 31), the requeues' tasks follow.
+    let more = &c.more[..c.more.len().min(lease.more.len())];
+    let outcomes: String = more.iter().map(|f| if matches!(f, FollowUp::Done { .. }) { 'd' } else { 'r' }).collect();
+    let times: Vec<String> =
+        more.iter().map(|f| f.response_ms().map_or_else(|| "-".to_owned(), |ms| ms.to_string())).collect();
+    inv.arg(more.len()).arg(outcomes).arg(times.join(","));
+    for f in more {
+        if let FollowUp::Requeue { task, .. } = f {
+            inv.arg(encode(task)).arg(task.priority.0).arg(task.not_before.0);
+        }
     }
 }
 

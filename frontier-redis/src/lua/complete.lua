@@ -5,9 +5,11 @@
 --   what the answer told about its server (issue 17): response_ms (''), quota_gap_ms (''), hold_until (''),
 --   then the discovered tasks, discovered_span arguments in runs (offer_all, args.rs TaskRuns),
 --   then, with events, all of them in one argument, each behind its length (stream.rs),
---   then n_further and n_further x (outcome ('d' done | 'r' requeue), requeue blob, prio, not_before,
---   response_ms ('')): what became of the lease's further tasks in order (see grant); those past
---   n_further were not started and go back to their queue as they were.
+--   then n_further, their outcomes (one letter each: 'd' done | 'r' requeue), their response_ms
+--   joined by ',' ('-' for none), and per 'r' in order (requeue blob, prio, not_before): what became
+--   of the lease's further tasks in order (see grant), in four arguments and three per requeue
+--   rather than five per task; those past n_further were not started and go back to their queue
+--   as they were.
 -- Returns {'stale'} | {'ok', enqueued}. A change of a latency guard is published with the events
 -- (fields `g` and `t`, see keys.rs), so the note for the report is as atomic as the change.
 local now = tonumber(ARGV[1])
@@ -21,11 +23,15 @@ local nf = math.min(num(ARGV[fb], 0), #L.more)
 -- The response times of the answers, in their order: the leased task's, then the further ones'.
 local samples, texts = {}, {}
 if ARGV[18] ~= '' then samples[1], texts[1] = tonumber(ARGV[18]), ARGV[18] end
-for i = 1, nf do
-  local ms = ARGV[fb + 5 * i]
-  if ms ~= '' then
-    samples[#samples + 1] = tonumber(ms)
-    texts[#samples] = ms
+if nf > 0 then
+  local i = 0
+  for ms in string.gmatch(ARGV[fb + 2], '[^,]+') do
+    i = i + 1
+    if i > nf then break end
+    if ms ~= '-' then
+      samples[#samples + 1] = tonumber(ms)
+      texts[#samples] = ms
+    end
   end
 end
 samples.texts = texts
@@ -106,13 +112,18 @@ end
 -- The further tasks: done, queued again as the worker asks, or (not started) back as they were.
 -- Nothing is queued again for a cancelled audit or a lane that ended.
 local live = not cancelled and lane_state and lane_state ~= 'c'
+local outcomes, r = ARGV[fb + 1], fb + 3
 for i, t in ipairs(L.more) do
-  local j = fb + 5 * (i - 1) + 1
-  if not live or (i <= nf and ARGV[j] == 'd') then
+  local done = i <= nf and string.byte(outcomes, i) == 100 -- 'd'
+  if not done and i <= nf then
+    -- A requeue: its three arguments, in the order of the requeues.
+    r = r + 3
+  end
+  if not live or done then
     completed = completed + 1
   else
     if i <= nf then
-      push(lane, ARGV[j + 1], '0', ARGV[j + 2], ARGV[j + 3], now)
+      push(lane, ARGV[r - 3], '0', ARGV[r - 2], ARGV[r - 1], now)
     else
       push(lane, t[1], '0', t[2], '0', now)
     end
