@@ -29,6 +29,30 @@ install_missing() {
   fi
 }
 
+# Chromium processes (not zombies) running now, one pid per line.
+chromium_pids() {
+  ps -eo pid=,stat=,comm= | awk '$3 == "chromium" && $2 !~ /^Z/ { print $1 }' | sort
+}
+
+# The suite starts Chromium many times (the browser check, the report's and the dashboard's
+# rendering tests): none of it may outlive the tests. Chromium that ran before the tests is not
+# ours; anything new still running 15 s after the last test is a leak, and fails the run.
+no_chromium_left() {
+  local before=$1 left=""
+  for _ in $(seq 1 30); do
+    left=$(comm -13 <(echo "$before") <(chromium_pids) | tr '\n' ' ')
+    [ -z "${left// /}" ] && return 0
+    sleep 0.5
+  done
+  echo "test.sh: Chromium processes left behind by the tests: $left" >&2
+  ps -o pid,ppid,etime,args -p "${left// /,}" >&2 || true
+  return 1
+}
+
 step "install what is missing" install_missing
 step "deploy/lint.sh" bash deploy/lint.sh
-step "cargo test" cargo test --workspace --no-fail-fast "$@"
+before=$(chromium_pids)
+status=0
+step "cargo test" cargo test --workspace --no-fail-fast "$@" || status=$?
+step "no Chromium left behind" no_chromium_left "$before" || status=1
+exit "$status"

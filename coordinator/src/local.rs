@@ -82,7 +82,7 @@ async fn run_audit_inner(
     // --browser-pages: an in-process browser worker beside the crawl workers.
     let browser = req.config.limits.browser_pages > 0;
     if browser {
-        crawler = crawler.with_browser(&req.config.fetch);
+        crawler = crawler.with_browser();
     }
     let crawler = Arc::new(crawler);
 

@@ -23,6 +23,11 @@ pub struct BrowserPage {
     pub third_party_hosts: Vec<String>,
     /// Requests the address guard refused (private/link-local targets without --allow-private).
     pub blocked: Vec<String>,
+    /// The memory (MiB) all of Chromium's processes used when the page took them past the
+    /// worker's limit and the check was stopped (`error` says so too); `None` otherwise. Absent
+    /// from records of older workers.
+    #[serde(default)]
+    pub memory_exceeded_mib: Option<u32>,
     pub axe: Vec<AxeViolation>,
     pub keyboard: Keyboard,
     pub consent: Consent,
@@ -123,7 +128,9 @@ pub fn findings(page: &BrowserPage) -> Vec<crate::finding::Finding> {
         });
     };
     if let Some(error) = &page.error {
-        push(Code::BrowserPageFailed, error.clone(), Vec::new());
+        let code =
+            if page.memory_exceeded_mib.is_some() { Code::BrowserMemoryExceeded } else { Code::BrowserPageFailed };
+        push(code, error.clone(), Vec::new());
         return out;
     }
     let v = &page.vitals;
@@ -390,6 +397,24 @@ mod tests {
         let f = findings(&page);
         assert_eq!(f.len(), 1);
         assert_eq!((f[0].code, f[0].detail.as_str()), (Code::BrowserPageFailed, "load timed out after 30 s"));
+    }
+
+    #[test]
+    fn a_page_over_the_memory_limit_raises_its_own_code_and_older_records_still_decode() {
+        let page = BrowserPage {
+            error: Some("the page took Chromium to 2300 MiB".into()),
+            memory_exceeded_mib: Some(2300),
+            ..BrowserPage::default()
+        };
+        let f = findings(&page);
+        assert_eq!(f.iter().map(|f| f.code).collect::<Vec<_>>(), [Code::BrowserMemoryExceeded]);
+        // A record of a worker that did not know the field: the field is absent, not an error.
+        let mut older = serde_json::to_value(BrowserPage { url: "http://a.test/".into(), ..BrowserPage::default() })
+            .expect("to a map");
+        older.as_object_mut().expect("a map").remove("memory_exceeded_mib").expect("the field was there");
+        let bytes = rmp_serde::to_vec_named(&older).expect("encodes");
+        let decoded: BrowserPage = rmp_serde::from_slice(&bytes).expect("decodes");
+        assert_eq!((decoded.url.as_str(), decoded.memory_exceeded_mib), ("http://a.test/", None));
     }
 
     #[test]

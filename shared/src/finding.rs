@@ -382,6 +382,8 @@ codes! {
     ConsentNoRejectOption = "consent_no_reject_option", Warning, "browser", "The cookie banner offers no way to reject on its first layer (no Reject or Decline button was found).";
     /// The page could not be measured in the browser.
     BrowserPageFailed = "browser_page_failed", Notice, "browser", "The page could not be checked in headless Chromium (it did not load in time, was refused by the address guard, or the browser failed).";
+    /// The page took headless Chromium past the worker's browser memory limit.
+    BrowserMemoryExceeded = "browser_memory_exceeded", Warning, "browser", "Opening the page took the browser past the audit's memory limit (--browser-memory-mb), so its check was stopped: a visitor's browser or phone would struggle too.";
 }
 
 impl Code {

@@ -732,6 +732,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             rdap_url: domain.rdap_url,
             chromium: this.browser.chromium.clone(),
             browser_timeout: Duration::from_secs(this.browser.browser_timeout_s),
+            browser_memory_limit: this.browser.browser_memory_mb.saturating_mul(1024 * 1024),
             ..CrawlSettings::default()
         };
         let frontier = FrontierSettings {

@@ -75,6 +75,9 @@ fn row(audit: AuditId, site: SiteId, r: &Row<'_>) -> rusqlite::Result<BrowserPag
         consent: json::<Consent>(r, 15)?,
         desktop_jpeg: r.get(16)?,
         phone_jpeg: r.get(17)?,
+        // Not a column: such a page's `error` says how much memory it took, and its finding
+        // (`browser_memory_exceeded`) is stored with the audit's other findings.
+        memory_exceeded_mib: None,
     })
 }
 

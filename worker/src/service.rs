@@ -67,7 +67,7 @@ pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Re
     let fetcher = Fetcher::new(w.fetch.clone()).map_err(WorkerError::Fetcher)?;
     let mut crawler = Crawler::new(Arc::new(frontier), fetcher, w.crawl.clone());
     if w.browser {
-        crawler = crawler.with_browser(&w.fetch);
+        crawler = crawler.with_browser();
     }
     let crawler = Arc::new(crawler);
     tracing::info!(worker = %w.id, concurrency = w.concurrency, browser = w.browser, "worker started");

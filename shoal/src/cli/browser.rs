@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 pub use shoal_coordinator::config::MAX_BROWSER_PAGES;
 
-/// `--browser-pages`, `--chromium`, `--browser-timeout-s`.
+/// `--browser-pages`, `--chromium`, `--browser-timeout-s`, `--browser-memory-mb`.
 #[derive(Debug, Args, Clone)]
 pub struct BrowserArgs {
     /// After each site's crawl, open its start page and the N-1 most linked pages robots.txt
@@ -23,6 +23,11 @@ pub struct BrowserArgs {
     /// Seconds one page load and its checks may take in the browser (5-110).
     #[arg(long, env = "SHOAL_BROWSER_TIMEOUT_S", value_name = "SECONDS", default_value_t = 60)]
     pub browser_timeout_s: u64,
+    /// The most memory (MiB) all of Chromium's processes may use together while a page is
+    /// checked (256-65536); a page that takes it further is stopped and reported
+    /// (`browser_memory_exceeded`), and Chromium is started afresh.
+    #[arg(long, env = "SHOAL_BROWSER_MEMORY_MB", value_name = "MIB", default_value_t = shoal_worker::browser::DEFAULT_MEMORY_LIMIT_MIB)]
+    pub browser_memory_mb: u64,
 }
 
 impl BrowserArgs {
@@ -41,6 +46,9 @@ impl BrowserArgs {
             return Err(ConfigError::Invalid(
                 "--browser-timeout-s must be 5-110 (a worker drops a task after 120 s)".into(),
             ));
+        }
+        if !(256..=65_536).contains(&self.browser_memory_mb) {
+            return Err(ConfigError::Invalid("--browser-memory-mb must be 256-65536".into()));
         }
         Ok(())
     }

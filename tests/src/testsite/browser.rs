@@ -172,6 +172,136 @@ fetch('/reached').catch(() => {{}});
     ]
 }
 
+/// Hostile pages for the browser's network wall (issue 36's red team): each one tries to reach
+/// `127.0.0.2` on the page's own port, an address the tests refuse (it stands in for a private
+/// network or a cloud metadata service) and on which they listen, over TCP and UDP, to see that
+/// nothing arrives. Served by [`SHOP`], and `/rebind` by [`REBIND`].
+#[must_use]
+pub fn hostile_sites() -> Vec<Site> {
+    let refused = "'http://127.0.0.2:' + location.port";
+    let reject_newtab = page(
+        "Reject opens a tab",
+        "",
+        r#"<main><h1>Shop</h1></main>
+<div id="cookie-notice" role="dialog" style="position:fixed;bottom:0;left:0;right:0;background:#222;color:#fff;padding:16px">
+<p>We use cookies to improve your experience.</p>
+<button id="yes" type="button">Accept all</button> <a id="no" target="_blank" href="/placeholder">Reject all</a></div>
+<script>document.getElementById('no').href = 'http://127.0.0.2:' + location.port + '/latest/meta-data/iam';</script>"#,
+    );
+    let keydown = page(
+        "Tab opens tabs",
+        "",
+        &format!(
+            r#"<a href="/stable">Home</a> <a id="away" target="_blank" href="/placeholder">Away</a> <button type="button">Menu</button>
+<script>
+const away = document.getElementById('away');
+away.href = {refused} + '/keydown-link';
+document.addEventListener('keydown', () => {{
+  away.click();
+  const detached = document.createElement('a');
+  detached.target = '_blank';
+  detached.href = {refused} + '/keydown-detached';
+  detached.click();
+  const f = document.createElement('form');
+  f.target = '_blank'; f.method = 'get'; f.action = {refused} + '/keydown-form';
+  document.body.appendChild(f);
+  f.submit();
+}});
+</script>"#
+        ),
+    );
+    let speculation = page(
+        "Speculation",
+        "",
+        r#"<main><h1>Fast shop</h1><a href="/stable">Next</a></main>
+<script>
+const rules = document.createElement('script');
+rules.type = 'speculationrules';
+const target = 'http://127.0.0.2:' + location.port;
+rules.textContent = JSON.stringify({
+  prefetch: [{ source: 'list', urls: [target + '/prefetch'], eagerness: 'immediate' }],
+  prerender: [{ source: 'list', urls: [target + '/prerender'], eagerness: 'immediate' }],
+});
+document.head.appendChild(rules);
+const hint = document.createElement('link');
+hint.rel = 'prefetch'; hint.href = target + '/link-prefetch';
+document.head.appendChild(hint);
+const pre = document.createElement('link');
+pre.rel = 'preconnect'; pre.href = target;
+document.head.appendChild(pre);
+</script>"#,
+    );
+    let webrtc = page(
+        "Calls",
+        "",
+        r#"<main><h1>Call us</h1></main>
+<script>
+const relay = '127.0.0.2:' + location.port;
+for (const make of [window.RTCPeerConnection, window.webkitRTCPeerConnection]) {
+  try {
+    const pc = new make({ iceServers: [
+      { urls: 'stun:' + relay },
+      { urls: ['turn:' + relay + '?transport=udp', 'turn:' + relay + '?transport=tcp'], username: 'u', credential: 'p' },
+    ] });
+    pc.createDataChannel('x');
+    pc.createOffer().then((o) => pc.setLocalDescription(o)).catch(() => {});
+  } catch (_) {}
+}
+// The same from a frame the probe reaches too, and from a page in a new window.
+const f = document.createElement('iframe');
+f.srcdoc = '<script>try { const pc = new RTCPeerConnection({ iceServers: [{ urls: "stun:' + relay + '" }] }); pc.createDataChannel("y"); pc.createOffer().then((o) => pc.setLocalDescription(o)); } catch (_) {}<\/script>';
+document.body.appendChild(f);
+</script>"#,
+    );
+    let rebind = page(
+        "Rebinding",
+        "",
+        r#"<main><h1>Rebinding</h1><img id="late" alt="late"></main>
+<script>
+setTimeout(() => {
+  fetch('/again').catch(() => {});
+  document.getElementById('late').src = '/late.gif';
+}, 1500);
+</script>"#,
+    );
+    let system_dns = page(
+        "System names",
+        "",
+        r#"<main><h1>Names</h1></main>
+<script>
+fetch('http://localhost:' + location.port + '/leak').catch(() => {});
+new Image().src = 'http://localhost.localdomain:' + location.port + '/leak-image';
+</script>"#,
+    );
+    let memory = page(
+        "Memory bomb",
+        "",
+        r#"<main><h1>Loading…</h1></main>
+<script>
+const hoard = [];
+setInterval(() => { for (let i = 0; i < 4; i++) hoard.push(new Uint8Array(32 << 20).fill(i + 1)); }, 100);
+</script>"#,
+    );
+    let shop = Site::new(SHOP)
+        .page("/stable", &page("Stable", "", FILLER))
+        .page("/attack/reject-newtab", &reject_newtab)
+        .page("/attack/keydown", &keydown)
+        .page("/attack/speculation", &speculation)
+        .page("/attack/webrtc", &webrtc)
+        .page("/attack/system-dns", &system_dns)
+        .page("/attack/memory", &memory)
+        .page("/attack/spin", &page("Spinning", "", "<main><h1>Busy</h1></main><script>for (;;) {}</script>"));
+    let rebinding = Site::new(REBIND)
+        .page("/rebind", &rebind)
+        .route("/again", Route::text("again"))
+        .route("/late.gif", Route::bytes("image/gif", PIXEL.to_vec()));
+    vec![shop, rebinding]
+}
+
+/// The host name of the DNS-rebinding page: resolved by the test's own DNS server, which answers
+/// 127.0.0.1 first and the refused 127.0.0.2 afterwards.
+pub const REBIND: &str = "rebind.test";
+
 /// A 1x1 transparent GIF.
 const PIXEL: &[u8] = &[
     0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff,

@@ -14,6 +14,7 @@ use shoal_tests::chromium::chromium;
 use shoal_tests::testsite::TestServer;
 use shoal_tests::testsite::browser::{SHOP, SLOW_IMAGE_DELAY, TRACKER, browser_sites};
 use shoal_worker::browser::{Browser, BrowserSettings};
+use shoal_worker::fetch::{FetchSettings, Fetcher};
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 /// A second loopback address, refused by the test's address policy: it stands for a private
@@ -33,13 +34,16 @@ async fn world() -> World {
     refused.set_nonblocking(true).expect("nonblocking");
     let port = refused.local_addr().expect("addr").port();
     let server = TestServer::start(browser_sites(port)).await.expect("test server");
-    let settings = BrowserSettings {
-        chromium: bin,
+    let settings =
+        BrowserSettings { chromium: bin, page_timeout: Duration::from_secs(60), ..BrowserSettings::default() };
+    let fetcher = Fetcher::new(FetchSettings {
         allow_private: true,
-        resolve: vec![(SHOP.to_owned(), LOOPBACK), (TRACKER.to_owned(), LOOPBACK)],
-        page_timeout: Duration::from_secs(60),
-    };
-    let browser = Browser::launch_refusing(settings, vec![REFUSED]).await.expect("chromium starts");
+        no_dns: true,
+        resolve: [(SHOP.to_owned(), LOOPBACK), (TRACKER.to_owned(), LOOPBACK)].into_iter().collect(),
+        ..FetchSettings::default()
+    })
+    .expect("fetcher");
+    let browser = Browser::launch_refusing(settings, &fetcher, vec![REFUSED]).await.expect("chromium starts");
     World { server, browser, refused }
 }
 
@@ -181,7 +185,8 @@ async fn consent_and_the_address_guard_are_checked_from_the_server_log() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chromium_that_died_is_worn_out() {
     let settings = BrowserSettings { chromium: chromium(), ..BrowserSettings::default() };
-    let browser = Browser::launch(settings).await.expect("chromium starts");
+    let fetcher = Fetcher::new(FetchSettings { no_dns: true, ..FetchSettings::default() }).expect("fetcher");
+    let browser = Browser::launch(settings, &fetcher).await.expect("chromium starts");
     assert!(!browser.worn_out(), "a fresh Chromium is not worn out");
     let profile = browser.profile_dir().display().to_string();
     let mut killed = 0;

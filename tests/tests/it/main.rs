@@ -6,6 +6,7 @@
 mod audit_findings;
 mod audit_process;
 mod browser;
+mod browser_attacks;
 mod browser_engine;
 mod caps;
 mod common;

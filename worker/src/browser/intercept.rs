@@ -1,20 +1,20 @@
-//! Every request the page makes, paused before it leaves Chromium (DevTools `Fetch` domain): its
-//! target address passes the worker's address guard, then it goes on or fails with
-//! `BlockedByClient`. The same events count requests and bytes by type, the hosts the page
-//! loaded from, and the third-party hosts that set cookies (tracking, for the consent check).
+//! Every request the checked tab makes, paused before it leaves Chromium (DevTools `Fetch`
+//! domain): its target passes the browser's [`Gate`] (the worker's resolver and address guard),
+//! then it goes on or fails with `BlockedByClient`, and a refusal is recorded with its full URL.
+//! The same events count requests and bytes by type, the hosts the page loaded from, and the
+//! third-party hosts that set cookies (tracking, for the consent check).
 //!
-//! The address is resolved here the way Chromium will: a `--resolve` entry first, an IP literal
-//! as it is, else the system resolver. Chromium resolves again when it connects; a name whose
-//! answer changes between the two lookups (DNS rebinding) is the gap this leaves, the same as any
-//! check-then-connect guard outside the network stack. Connections the page's interception cannot
-//! pause (WebSockets, WebTransport, requests of workers and service workers) are refused before
-//! they start: the probe script (`js/probe.js`) replaces their constructors and
-//! `navigator.serviceWorker.register` in every frame with ones that throw `SecurityError`.
+//! This is the record, not the wall: whatever goes on still reaches the network only through the
+//! worker's proxy (`proxy.rs`), which asks the same gate (the resolver remembers the address it
+//! chose for a name, so both see one answer) and connects to exactly that address, and which also
+//! serves what this tab's interception never sees (other tabs, prefetches, workers). Connections
+//! the interception cannot pause (WebSockets, WebTransport, WebRTC, requests of workers and
+//! service workers) are also refused before they start: the probe script (`js/probe.js`) replaces
+//! their constructors and `navigator.serviceWorker.register` in every frame with ones that throw
+//! `SecurityError`.
 
 use std::collections::{HashMap, HashSet};
-use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::fetch::{ContinueRequestParams, EventRequestPaused, FailRequestParams};
@@ -26,14 +26,12 @@ use futures_util::StreamExt;
 use shoal_shared::browser::ResourceTally;
 use tracing::debug;
 
-use super::AddressPolicy;
+use super::proxy::Gate;
 
 /// How many requests of one page are remembered (a page that makes more is still guarded).
 const MAX_REQUESTS: usize = 5_000;
 /// How many refused URLs are kept for the record.
-const MAX_BLOCKED: usize = 50;
-/// How long one name may take to resolve; a request whose host takes longer is refused.
-const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const MAX_BLOCKED: usize = 50;
 
 /// One request the page made.
 #[derive(Debug, Clone)]
@@ -131,24 +129,18 @@ enum Event {
 
 /// Answers every paused request of `page` and records what it saw in `net`, until the page's
 /// event streams end (the page closed) or the task is aborted.
-pub(crate) async fn run(
-    page: Page,
-    listeners: Listeners,
-    policy: AddressPolicy,
-    resolve: Vec<(String, IpAddr)>,
-    net: SharedNet,
-) {
+pub(crate) async fn run(page: Page, listeners: Listeners, gate: Gate, net: SharedNet) {
     let Listeners { paused, finished, extra } = listeners;
     let events = futures_util::stream::select(
         paused.map(Event::Paused),
         futures_util::stream::select(finished.map(Event::Finished), extra.map(Event::Extra)),
     );
     let mut events = std::pin::pin!(events);
-    let mut answers: HashMap<String, Result<(), String>> = HashMap::new();
+    let mut answers: HashMap<(String, u16), Result<(), String>> = HashMap::new();
     while let Some(event) = events.next().await {
         match event {
             Event::Paused(p) => {
-                let verdict = decide(&p.request.url, &policy, &resolve, &mut answers).await;
+                let verdict = decide(&p.request.url, &gate, &mut answers).await;
                 {
                     let mut n = lock(&net);
                     let phase = n.phase;
@@ -213,12 +205,12 @@ pub(crate) async fn run(
     }
 }
 
-/// Whether the request to `url` may go out: `Err` says why not.
+/// Whether the request to `url` may go out: `Err` says why not. One verdict per host and port
+/// for the page (`answers`).
 async fn decide(
     url: &str,
-    policy: &AddressPolicy,
-    resolve: &[(String, IpAddr)],
-    answers: &mut HashMap<String, Result<(), String>>,
+    gate: &Gate,
+    answers: &mut HashMap<(String, u16), Result<(), String>>,
 ) -> Result<(), String> {
     let Ok(parsed) = url::Url::parse(url) else {
         return Err("not a URL".to_owned());
@@ -229,52 +221,38 @@ async fn decide(
         "http" | "https" | "ws" | "wss" => {}
         other => return Err(format!("scheme {other} is not allowed")),
     }
+    let Some(host) = parsed.host_str() else { return Err("no host".to_owned()) };
     let port = parsed.port_or_known_default().unwrap_or(80);
-    let ips: Vec<IpAddr> = match parsed.host() {
-        Some(url::Host::Ipv4(v4)) => vec![IpAddr::V4(v4)],
-        Some(url::Host::Ipv6(v6)) => vec![IpAddr::V6(v6)],
-        Some(url::Host::Domain(name)) => {
-            let name = name.trim_end_matches('.').to_ascii_lowercase();
-            if let Some(known) = answers.get(&name) {
-                return known.clone();
-            }
-            let verdict = match resolve.iter().find(|(h, _)| h.eq_ignore_ascii_case(&name)) {
-                Some((_, ip)) => policy.check(*ip),
-                None => {
-                    match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name.as_str(), port))).await {
-                        Ok(Ok(addrs)) => {
-                            let ips: Vec<IpAddr> = addrs.map(|a| a.ip()).collect();
-                            if ips.is_empty() {
-                                Err(format!("{name} has no address"))
-                            } else {
-                                ips.into_iter().try_for_each(|ip| policy.check(ip))
-                            }
-                        }
-                        Ok(Err(e)) => Err(format!("{name} does not resolve: {e}")),
-                        Err(_) => Err(format!("{name} did not resolve within 5 s")),
-                    }
-                }
-            };
-            answers.insert(name, verdict.clone());
-            return verdict;
-        }
-        None => return Err("no host".to_owned()),
-    };
-    ips.into_iter().try_for_each(|ip| policy.check(ip))
+    let key = (host.to_ascii_lowercase(), port);
+    if let Some(known) = answers.get(&key) {
+        return known.clone();
+    }
+    let verdict = gate.admit(host, port).await.map(|_| ());
+    answers.insert(key, verdict.clone());
+    verdict
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::guard::Guard;
 
     #[tokio::test]
-    async fn decide_checks_literals_the_resolve_map_and_schemes() {
-        let strict = AddressPolicy { guard: Guard::new(false), refuse: Vec::new() };
-        let resolve = vec![
-            ("a.test".to_owned(), "127.0.0.1".parse().expect("ip")),
-            ("pub.test".to_owned(), "93.184.216.34".parse().expect("ip")),
-        ];
+    async fn decide_checks_literals_the_resolve_map_and_schemes_with_the_workers_resolver() {
+        let fetcher = |allow_private| {
+            let settings = crate::fetch::FetchSettings {
+                allow_private,
+                no_dns: true,
+                resolve: [
+                    ("a.test".to_owned(), "127.0.0.1".parse().expect("ip")),
+                    ("pub.test".to_owned(), "93.184.216.34".parse().expect("ip")),
+                ]
+                .into_iter()
+                .collect(),
+                ..crate::fetch::FetchSettings::default()
+            };
+            crate::fetch::Fetcher::new(settings).expect("fetcher")
+        };
+        let strict = Gate::guarded(fetcher(false), Vec::new());
         let mut answers = HashMap::new();
         for (url, ok) in [
             ("http://169.254.169.254/latest/meta-data/", false),
@@ -285,13 +263,17 @@ mod tests {
             ("data:text/plain,hi", true),
             ("file:///etc/passwd", false),
             ("http://93.184.216.34/", true),
+            // Not in --resolve, and DNS is off: the system resolver is never asked.
+            ("http://localhost:8080/", false),
         ] {
-            assert_eq!(decide(url, &strict, &resolve, &mut answers).await.is_ok(), ok, "{url}");
+            assert_eq!(decide(url, &strict, &mut answers).await.is_ok(), ok, "{url}");
         }
-        let open = AddressPolicy { guard: Guard::new(true), refuse: vec!["127.0.0.2".parse().expect("ip")] };
+        let open = Gate::guarded(fetcher(true), vec!["127.0.0.2".parse().expect("ip")]);
         let mut answers = HashMap::new();
-        assert!(decide("http://a.test:1/", &open, &resolve, &mut answers).await.is_ok());
-        assert!(decide("http://127.0.0.2:1/", &open, &resolve, &mut answers).await.is_err());
+        assert!(decide("http://pub.test/x", &Gate::Closed, &mut answers).await.is_err());
+        let mut answers = HashMap::new();
+        assert!(decide("http://a.test:1/", &open, &mut answers).await.is_ok());
+        assert!(decide("http://127.0.0.2:1/", &open, &mut answers).await.is_err());
     }
 
     #[test]

@@ -10,9 +10,15 @@ use chromiumoxide::cdp::browser_protocol::browser::{
 };
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::fetch::{EnableParams as FetchEnable, RequestPattern, RequestStage};
-use chromiumoxide::cdp::browser_protocol::page::{AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat};
-use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
+use chromiumoxide::cdp::browser_protocol::page::{
+    AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, SetPrerenderingAllowedParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::{
+    CloseTargetParams, CreateBrowserContextParams, CreateTargetParams, EventTargetCreated,
+};
+use chromiumoxide::listeners::EventStream;
 use chromiumoxide::page::ScreenshotParams;
+use futures_util::StreamExt;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use shoal_shared::browser::{BrowserPage, Vitals};
@@ -21,7 +27,8 @@ use tokio::task::JoinSet;
 use tracing::{debug, warn};
 
 use super::intercept::{self, SharedNet, lock};
-use super::{AddressPolicy, BrowserSettings, axe, consent, keyboard};
+use super::proxy::Gate;
+use super::{BrowserSettings, axe, consent, keyboard};
 
 /// The probe injected before the page's scripts.
 const PROBE_JS: &str = include_str!("js/probe.js");
@@ -98,7 +105,8 @@ async fn screenshot(page: &Page) -> Result<Vec<u8>, String> {
 pub(super) async fn check(
     browser: &chromiumoxide::Browser,
     settings: &BrowserSettings,
-    policy: &AddressPolicy,
+    gate: &Gate,
+    proxy: std::net::SocketAddr,
     audit: AuditId,
     site: SiteId,
     url: &str,
@@ -109,20 +117,26 @@ pub(super) async fn check(
         record.error = Some("not an http(s) URL".to_owned());
         return record;
     }
-    let context =
-        match tokio::time::timeout(STEP_TIMEOUT, browser.create_browser_context(CreateBrowserContextParams::default()))
-            .await
-        {
-            Ok(Ok(id)) => id,
-            Ok(Err(e)) => return failed(record, format!("Chromium did not open a context: {e}")),
-            Err(_) => return failed(record, "Chromium did not answer within 10 s".to_owned()),
-        };
+    // The context's own proxy setting repeats Chromium's command line: nothing of this page
+    // reaches the network except through the worker's proxy.
+    let context_params = CreateBrowserContextParams {
+        proxy_server: Some(format!("http://{proxy}")),
+        proxy_bypass_list: Some("<-loopback>".to_owned()),
+        ..CreateBrowserContextParams::default()
+    };
+    let context = match tokio::time::timeout(STEP_TIMEOUT, browser.create_browser_context(context_params)).await {
+        Ok(Ok(id)) => id,
+        Ok(Err(e)) => return failed(record, format!("Chromium did not open a context: {e}")),
+        Err(_) => return failed(record, "Chromium did not answer within 10 s".to_owned()),
+    };
     let mut deny = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);
     deny.browser_context_id = Some(context.clone());
     if let Err(e) = browser.execute(deny).await {
         close_context(browser, context).await;
         return failed(record, format!("Chromium did not deny downloads: {e}"));
     }
+    // Registered before the tab exists, so a window the page opens at once is seen too.
+    let created = browser.event_listener::<EventTargetCreated>().await.ok();
     let target = CreateTargetParams::builder().url("about:blank").browser_context_id(context.clone()).build();
     let page = match target {
         Ok(target) => match tokio::time::timeout(STEP_TIMEOUT, browser.new_page(target)).await {
@@ -144,12 +158,12 @@ pub(super) async fn check(
     if let Some(page) = page {
         let net = SharedNet::default();
         let mut tasks = JoinSet::new();
+        if let Some(created) = created {
+            tasks.spawn(close_other_tabs(page.clone(), context.clone(), created));
+        }
         let started = Instant::now();
-        let outcome = tokio::time::timeout(
-            settings.page_timeout,
-            measure(&page, settings, policy, &net, &mut tasks, &mut record),
-        )
-        .await;
+        let outcome =
+            tokio::time::timeout(settings.page_timeout, measure(&page, gate, &net, &mut tasks, &mut record)).await;
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(e)) => record.error = Some(e),
@@ -167,6 +181,23 @@ pub(super) async fn check(
     }
     close_context(browser, context).await;
     record
+}
+
+/// Closes every other tab, pop-up or prerendered page of `context` as soon as Chromium makes one:
+/// the check looks at one tab. (The probe keeps links and forms from opening windows, but a
+/// page has other ways; whatever such a tab requests before it is closed still passes the proxy.)
+async fn close_other_tabs(page: Page, context: BrowserContextId, mut created: EventStream<EventTargetCreated>) {
+    let own = page.target_id().clone();
+    while let Some(event) = created.next().await {
+        let info = &event.target_info;
+        if info.browser_context_id.as_ref() != Some(&context) || info.target_id == own || info.r#type != "page" {
+            continue;
+        }
+        debug!(url = %info.url, "the page opened another tab; closing it");
+        if let Err(e) = page.execute(CloseTargetParams::new(info.target_id.clone())).await {
+            debug!(error = %e, "could not close a tab the page opened");
+        }
+    }
 }
 
 fn failed(mut record: BrowserPage, error: String) -> BrowserPage {
@@ -192,14 +223,13 @@ fn finish(record: &mut BrowserPage, net: &SharedNet) {
 
 async fn measure(
     page: &Page,
-    settings: &BrowserSettings,
-    policy: &AddressPolicy,
+    gate: &Gate,
     net: &SharedNet,
     tasks: &mut JoinSet<()>,
     record: &mut BrowserPage,
 ) -> Result<(), String> {
     let listeners = intercept::listen(page).await?;
-    tasks.spawn(intercept::run(page.clone(), listeners, policy.clone(), settings.resolve.clone(), Arc::clone(net)));
+    tasks.spawn(intercept::run(page.clone(), listeners, gate.clone(), Arc::clone(net)));
     let all = RequestPattern {
         url_pattern: Some("*".to_owned()),
         resource_type: None,
@@ -209,6 +239,10 @@ async fn measure(
         .await
         .map_err(|e| format!("request interception: {e}"))?;
     page.execute(AddScriptToEvaluateOnNewDocumentParams::new(PROBE_JS)).await.map_err(|e| format!("probe: {e}"))?;
+    // Speculation rules may ask for prerendered pages; the check loads one page, nothing ahead.
+    if let Err(e) = page.execute(SetPrerenderingAllowedParams::new(false)).await {
+        debug!(error = %e, "prerendering could not be switched off (the proxy still guards it)");
+    }
     viewport(page, DESKTOP, false).await?;
 
     load(page, &record.url).await?;

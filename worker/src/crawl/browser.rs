@@ -19,38 +19,23 @@ pub const DEFAULT_PAGE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The worker's browser: what it is started with, and Chromium once started.
 pub(super) struct BrowserSlot {
-    chromium: std::path::PathBuf,
-    allow_private: bool,
-    resolve: Vec<(String, std::net::IpAddr)>,
-    page_timeout: Duration,
+    settings: BrowserSettings,
     browser: tokio::sync::Mutex<Option<Browser>>,
-}
-
-impl BrowserSlot {
-    fn settings(&self) -> BrowserSettings {
-        BrowserSettings {
-            chromium: self.chromium.clone(),
-            allow_private: self.allow_private,
-            resolve: self.resolve.clone(),
-            page_timeout: self.page_timeout,
-        }
-    }
 }
 
 impl<F: Frontier> Crawler<F> {
     /// This crawler runs browser tasks: Chromium ([`CrawlSettings::chromium`](super::CrawlSettings))
-    /// is started at the first one, with the address guard and the `--resolve` names of `fetch`,
-    /// as the crawler's own requests.
+    /// is started at the first one. It reaches the network only through this crawler's fetcher
+    /// (its resolver and address guard: `--allow-private`, `--resolve`, `--dns-server`,
+    /// `--no-dns`), like the crawler's own requests.
     #[must_use]
-    pub fn with_browser(mut self, fetch: &crate::fetch::FetchSettings) -> Crawler<F> {
-        let mut resolve: Vec<(String, std::net::IpAddr)> =
-            fetch.resolve.iter().map(|(h, ip)| (h.clone(), *ip)).collect();
-        resolve.sort();
+    pub fn with_browser(mut self) -> Crawler<F> {
         self.browser = Some(BrowserSlot {
-            chromium: self.settings.chromium.clone(),
-            allow_private: fetch.allow_private,
-            resolve,
-            page_timeout: self.settings.browser_timeout,
+            settings: BrowserSettings {
+                chromium: self.settings.chromium.clone(),
+                page_timeout: self.settings.browser_timeout,
+                memory_limit: self.settings.browser_memory_limit,
+            },
             browser: tokio::sync::Mutex::new(None),
         });
         self
@@ -90,9 +75,9 @@ impl<F: Frontier> Crawler<F> {
             tracing::info!("browser restarted (its connection ended or it reached its page limit)");
         }
         if guard.is_none() {
-            match Browser::launch(slot.settings()).await {
+            match Browser::launch(slot.settings.clone(), &self.fetcher).await {
                 Ok(b) => {
-                    tracing::info!(chromium = %slot.chromium.display(), "browser started");
+                    tracing::info!(chromium = %slot.settings.chromium.display(), "browser started");
                     *guard = Some(b);
                 }
                 Err(e) => {

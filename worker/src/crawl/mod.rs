@@ -123,6 +123,8 @@ pub struct CrawlSettings {
     pub chromium: std::path::PathBuf,
     /// How long one page may take in the browser (`--browser-timeout-s`).
     pub browser_timeout: Duration,
+    /// The most memory Chromium's processes may use together, in bytes (`--browser-memory-mb`).
+    pub browser_memory_limit: u64,
 }
 
 impl Default for CrawlSettings {
@@ -140,6 +142,7 @@ impl Default for CrawlSettings {
             latency_guard: true,
             chromium: std::path::PathBuf::from("/usr/bin/chromium"),
             browser_timeout: DEFAULT_PAGE_TIMEOUT,
+            browser_memory_limit: crate::browser::DEFAULT_MEMORY_LIMIT_MIB * 1024 * 1024,
         }
     }
 }

@@ -38,15 +38,35 @@
 
   // No form is ever submitted and no window opened by the check.
   document.addEventListener('submit', (e) => { e.preventDefault(); e.stopImmediatePropagation(); }, true);
+  // A link (or a script clicking one, or a key handler) that opens another window or tab does
+  // nothing: the check looks at this tab only. `<base target>` counts for links without their own.
+  const opensWindow = (el) => {
+    const t = ((el.getAttribute && el.getAttribute('target')) ||
+      (document.querySelector('base[target]') || { target: '' }).target || '').trim().toLowerCase();
+    return t !== '' && t !== '_self' && t !== '_top' && t !== '_parent';
+  };
+  document.addEventListener('click', (e) => {
+    const path = e.composedPath ? e.composedPath() : [e.target];
+    const link = path.find((n) => n && n.nodeType === 1 && (n.tagName === 'A' || n.tagName === 'AREA') && n.hasAttribute('href'));
+    if (link && (opensWindow(link) || e.ctrlKey || e.metaKey || e.shiftKey || e.button === 1)) e.preventDefault();
+  }, true);
+  try {
+    // Detached links clicked by a script never reach the document's listener.
+    const click = HTMLElement.prototype.click;
+    HTMLElement.prototype.click = function () {
+      if ((this.tagName === 'A' || this.tagName === 'AREA') && !this.isConnected && opensWindow(this)) return;
+      return click.call(this);
+    };
+  } catch (_) { /* frozen */ }
   try {
     HTMLFormElement.prototype.submit = function () {};
     HTMLFormElement.prototype.requestSubmit = function () {};
     window.open = function () { return null; };
   } catch (_) { /* frozen */ }
-  // Connections the page's request interception cannot see (WebSockets, WebTransport, and
-  // whatever a worker or service worker would fetch) are not opened at all: the address guard
-  // must see every request the check makes.
-  for (const name of ['WebSocket', 'WebTransport', 'Worker', 'SharedWorker']) {
+  // Connections the page's request interception cannot see (WebSockets, WebTransport, WebRTC,
+  // and whatever a worker or service worker would fetch) are not opened at all. (They could only
+  // reach what the worker's proxy allows anyway; this keeps the record of the tab complete.)
+  for (const name of ['WebSocket', 'WebTransport', 'Worker', 'SharedWorker', 'RTCPeerConnection', 'webkitRTCPeerConnection']) {
     try {
       Object.defineProperty(window, name, {
         value: function () { throw new DOMException('blocked by the audit', 'SecurityError'); },
