@@ -191,6 +191,17 @@ pub struct CoordinatorArgs {
     /// visible ASCII characters. Required with --notify-url.
     #[arg(long, env = "SHOAL_NOTIFY_SECRET", hide_env_values = true, value_name = "SECRET")]
     pub notify_secret: Option<String>,
+    /// How often one schedule may run at most: an `every` interval shorter than this, or a cron
+    /// pattern with two times closer than this, is refused, and schedules already stored run no
+    /// more often. `<n><unit>` with s, m, h, d or w (docs/schedules.md).
+    #[arg(
+        long,
+        env = "SHOAL_SCHEDULE_MIN_INTERVAL",
+        value_name = "SPAN",
+        default_value = "1h",
+        value_parser = shoal_coordinator::schedule::when::parse_min_interval
+    )]
+    pub schedule_min_interval: Duration,
     /// Defaults for submitted audits (limits and pace) and the frontier (per-IP cap, lease time).
     #[command(flatten)]
     pub crawl: CrawlArgs,
@@ -742,7 +753,15 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         if this.active_sites == 0 {
             return Err(ConfigError::Invalid("--active-sites must be at least 1".into()));
         }
-        Ok(CrawlConfig { limits, fetch, crawl, frontier, max_active_sites: this.active_sites })
+        Ok(CrawlConfig {
+            limits,
+            fetch,
+            crawl,
+            frontier,
+            max_active_sites: this.active_sites,
+            // A coordinator's own setting, not a crawl flag: `shoal coordinator` sets it.
+            schedule_min_interval: shoal_coordinator::schedule::when::DEFAULT_MIN_INTERVAL,
+        })
     }
 }
 

@@ -148,6 +148,7 @@ async fn a_task_that_never_ends_is_dropped_and_given_up() {
         crawl: CrawlSettings::default(),
         frontier: frontier_settings,
         max_active_sites: shoal_coordinator::admission::DEFAULT_MAX_ACTIVE_SITES,
+        ..CrawlConfig::default()
     };
     let frontier = Arc::new(EmbeddedFrontier::new(frontier_settings));
     let engine = Arc::new(

@@ -30,5 +30,6 @@ mod metrics;
 mod politeness;
 mod procs;
 mod schedule;
+mod schedule_wake;
 mod start_redirect;
 mod testsite;
