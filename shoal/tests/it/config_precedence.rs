@@ -207,3 +207,32 @@ fn the_schedule_minimum_is_a_coordinator_setting_of_the_operator() {
         assert!(e.to_string().contains("schedule_min_interval"), "{section}: {e}");
     }
 }
+
+#[test]
+fn no_flag_key_or_variable_turns_fault_injection_on() {
+    // The switch is a field of the crawler's settings only code can set (worker/src/fault.rs).
+    let catalogue = config::Catalogue::new();
+    let mut keys: Vec<&config::Key> = catalogue.globals().iter().chain(catalogue.crawl()).collect();
+    for command in config::COMMANDS {
+        keys.extend(catalogue.command(command));
+    }
+    for k in keys {
+        let names = format!("{} {} {:?}", k.key, k.long, k.env).to_lowercase();
+        assert!(!names.contains("fault") && !names.contains("inject"), "{names}");
+    }
+    for args in [
+        vec!["shoal", "audit", "https://a.test/"],
+        vec!["shoal", "worker"],
+        vec!["shoal", "coordinator", "--token", "0123456789abcdef"],
+    ] {
+        let loaded = load(&args);
+        let crawl = match &loaded.cli.command {
+            Command::Audit(a) => &a.crawl,
+            Command::Worker(w) => &w.crawl,
+            Command::Coordinator(c) => &c.crawl,
+            _ => panic!("a crawling command"),
+        };
+        let config = shoal_coordinator::CrawlConfig::try_from(crawl).expect("valid");
+        assert!(!config.crawl.inject_faults, "{args:?}");
+    }
+}

@@ -18,6 +18,7 @@ mod domain_checks;
 mod domain_distributed;
 mod domain_world;
 mod external_links;
+mod faults;
 mod finding_codes;
 mod finding_support;
 mod finding_tls;
