@@ -123,7 +123,7 @@ pub struct CrawlSettings {
     pub chromium: std::path::PathBuf,
     /// How long one page may take in the browser (`--browser-timeout-s`).
     pub browser_timeout: Duration,
-    /// Test only: obey the fault-injection paths (`/__shoal_fault/...`, [`crate::fault`]), which
+    /// Test only: obey the fault-injection paths (`/__shoal_fault/...`, `worker/src/fault.rs`), which
     /// panic, abort the process or hang on purpose. Off by default, and no flag, config key or
     /// environment variable turns it on: only Rust code (the tests) can. Why a runtime switch as
     /// well as the `fault-injection` feature: Cargo unifies features, so a workspace build that
