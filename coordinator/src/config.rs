@@ -26,6 +26,9 @@ pub struct CrawlConfig {
     /// Sites in the frontier at once, over all running audits; the others wait their turn
     /// ([`crate::admission`]).
     pub max_active_sites: usize,
+    /// How often a schedule may run at most (`shoal coordinator --schedule-min-interval`): the
+    /// operator's, never an API caller's ([`crate::schedule::when`]).
+    pub schedule_min_interval: std::time::Duration,
 }
 
 impl Default for CrawlConfig {
@@ -36,6 +39,7 @@ impl Default for CrawlConfig {
             crawl: CrawlSettings::default(),
             frontier: FrontierSettings::default(),
             max_active_sites: crate::admission::DEFAULT_MAX_ACTIVE_SITES,
+            schedule_min_interval: crate::schedule::when::DEFAULT_MIN_INTERVAL,
         }
     }
 }

@@ -108,6 +108,10 @@ pub struct Coordinator<F> {
     open: Mutex<HashMap<AuditId, HashSet<SiteId>>>,
     /// Wakes [`Coordinator::finished`] whenever an audit leaves `open`.
     changed: tokio::sync::Notify,
+    /// Wakes the scheduler ([`crate::schedule::Scheduler`], which otherwise sleeps until the next
+    /// schedule is due): a schedule was added or removed, or an audit ended (a scheduled run's end
+    /// is settled at once). `notify_one` keeps one wake-up for a scheduler busy at that moment.
+    schedule_wake: tokio::sync::Notify,
     /// Ended audits the frontier still holds something of (a cancelled audit's leases out):
     /// forgotten again on every reaping tick until nothing is left.
     forgetting: Mutex<HashSet<AuditId>>,
@@ -172,6 +176,7 @@ impl<F: Frontier> Coordinator<F> {
             open: Mutex::new(open),
             admission: Admission::new(defaults_active),
             changed: tokio::sync::Notify::new(),
+            schedule_wake: tokio::sync::Notify::new(),
             forgetting: Mutex::new(HashSet::new()),
             observer: OnceLock::new(),
             unwritten: Mutex::new(None),
@@ -615,7 +620,13 @@ impl<F: Frontier> Coordinator<F> {
         lock_open(&self.open).remove(&audit);
         self.admission.remove(audit);
         self.changed.notify_waiters();
+        self.schedule_wake.notify_one();
         Ok(())
+    }
+
+    /// What wakes the scheduler: notified when a schedule is added or removed and when an audit ends.
+    pub(crate) fn schedule_wake(&self) -> &tokio::sync::Notify {
+        &self.schedule_wake
     }
 
     /// Reclaims expired leases.

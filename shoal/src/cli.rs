@@ -11,9 +11,11 @@ pub use shoal_coordinator::CrawlConfig;
 
 mod browser;
 mod domain;
+mod schedule;
 
 pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
 pub use domain::DomainArgs;
+pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
 use shoal_coordinator::schedule::notify::NotifySettings;
 use shoal_shared::frontier::{DEFAULT_LEASE_BATCH, FrontierSettings};
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
@@ -191,6 +193,17 @@ pub struct CoordinatorArgs {
     /// visible ASCII characters. Required with --notify-url.
     #[arg(long, env = "SHOAL_NOTIFY_SECRET", hide_env_values = true, value_name = "SECRET")]
     pub notify_secret: Option<String>,
+    /// How often one schedule may run at most: an `every` interval shorter than this, or a cron
+    /// pattern with two times closer than this, is refused, and schedules already stored run no
+    /// more often. `<n><unit>` with s, m, h, d or w (docs/schedules.md).
+    #[arg(
+        long,
+        env = "SHOAL_SCHEDULE_MIN_INTERVAL",
+        value_name = "SPAN",
+        default_value = "1h",
+        value_parser = shoal_coordinator::schedule::when::parse_min_interval
+    )]
+    pub schedule_min_interval: Duration,
     /// Defaults for submitted audits (limits and pace) and the frontier (per-IP cap, lease time).
     #[command(flatten)]
     pub crawl: CrawlArgs,
@@ -324,83 +337,6 @@ impl AuditOptionArgs {
             browser_pages: self.browser_pages,
         }
     }
-}
-
-/// `shoal schedule`.
-#[derive(Debug, Subcommand)]
-pub enum ScheduleCommand {
-    /// Add a recurring audit: start URLs, options and when (a cron pattern in a time zone, or an
-    /// interval). Prints its id.
-    Add(Box<ScheduleAddArgs>),
-    /// List the schedules with their last and next run.
-    List(ScheduleListArgs),
-    /// Remove a schedule (its runs and their reports stay).
-    Remove(ScheduleRemoveArgs),
-}
-
-/// `shoal schedule add`.
-#[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("when").required(true).args(["cron", "every"])))]
-pub struct ScheduleAddArgs {
-    /// Start URLs, one site each.
-    #[arg(value_name = "URL")]
-    pub urls: Vec<String>,
-    /// A file with one start URL per line, read now (same rules and caps as `shoal submit --file`).
-    #[arg(long, value_name = "PATH")]
-    pub file: Option<PathBuf>,
-    /// A name for the schedule.
-    #[arg(long)]
-    pub name: String,
-    /// When, as a cron pattern of five fields (minute hour day-of-month month day-of-week), e.g.
-    /// `0 6 * * MON` for Mondays at 06:00 in --time-zone.
-    #[arg(long, value_name = "PATTERN")]
-    pub cron: Option<String>,
-    /// When, as an interval from the previous run's start: a whole number and s, m, h, d or w
-    /// (`7d`, `12h`, `1m`). The first run starts at once.
-    #[arg(long, value_name = "INTERVAL")]
-    pub every: Option<String>,
-    /// The IANA time zone of --cron (`Europe/Berlin`).
-    #[arg(long, value_name = "ZONE", default_value = "UTC")]
-    pub time_zone: String,
-    /// Coordinator.
-    #[command(flatten)]
-    pub client: ClientArgs,
-    /// Options of every run.
-    #[command(flatten)]
-    pub options: AuditOptionArgs,
-}
-
-impl ScheduleAddArgs {
-    /// The `when` the API takes: the cron pattern, or `every <interval>`.
-    #[must_use]
-    pub fn when(&self) -> String {
-        match (&self.cron, &self.every) {
-            (Some(c), _) => c.clone(),
-            (None, Some(e)) => format!("every {}", e.trim().trim_start_matches("every").trim()),
-            (None, None) => String::new(),
-        }
-    }
-}
-
-/// `shoal schedule list`.
-#[derive(Debug, Args)]
-pub struct ScheduleListArgs {
-    /// Coordinator.
-    #[command(flatten)]
-    pub client: ClientArgs,
-    /// Print the coordinator's JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `shoal schedule remove`.
-#[derive(Debug, Args)]
-pub struct ScheduleRemoveArgs {
-    /// The schedule's id (see `shoal schedule list`).
-    pub id: u64,
-    /// Coordinator.
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
 /// `shoal status`.
@@ -743,7 +679,15 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         if this.active_sites == 0 {
             return Err(ConfigError::Invalid("--active-sites must be at least 1".into()));
         }
-        Ok(CrawlConfig { limits, fetch, crawl, frontier, max_active_sites: this.active_sites })
+        Ok(CrawlConfig {
+            limits,
+            fetch,
+            crawl,
+            frontier,
+            max_active_sites: this.active_sites,
+            // A coordinator's own setting, not a crawl flag: `shoal coordinator` sets it.
+            schedule_min_interval: shoal_coordinator::schedule::when::DEFAULT_MIN_INTERVAL,
+        })
     }
 }
 

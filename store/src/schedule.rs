@@ -75,6 +75,14 @@ pub struct ScheduledRun {
 const COLUMNS: &str = "s.id, s.name, s.sites, s.options_json, s.spec, s.time_zone, s.created_at_ms, s.next_run_ms,
      s.last_audit_id, s.last_started_ms, a.status, s.settled";
 
+/// The filter of [`AuditDb::due_schedules`] (`?1` now, `?2` the limit).
+const DUE: &str = "WHERE s.next_run_ms <= ?1 ORDER BY s.next_run_ms LIMIT ?2";
+/// The filter of [`AuditDb::ended_schedule_runs`] (`?1` the limit). `settled = 0` is the partial
+/// index's own condition, which is what lets SQLite use it.
+const ENDED: &str = "WHERE s.settled = 0 AND (a.status IS NULL OR a.status <> 'running') ORDER BY s.id LIMIT ?1";
+/// [`AuditDb::next_schedule_due`].
+const NEXT_DUE: &str = "SELECT MIN(next_run_ms) FROM schedules";
+
 fn row(r: &Row<'_>) -> rusqlite::Result<(ScheduleRow, Option<String>)> {
     let opt_u = |i: usize| r.get::<_, Option<i64>>(i).map(|v| v.map(uint));
     let status: Option<String> = r.get(10)?;
@@ -130,7 +138,7 @@ impl AuditDb {
     /// # Errors
     /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
     pub fn schedules(&self) -> Result<Vec<ScheduleRow>, DbError> {
-        self.read_schedules(None)
+        self.read_schedules("list schedules", "ORDER BY s.id", [])
     }
 
     /// One schedule, or `None`.
@@ -138,19 +146,70 @@ impl AuditDb {
     /// # Errors
     /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
     pub fn schedule(&self, id: ScheduleId) -> Result<Option<ScheduleRow>, DbError> {
-        Ok(self.read_schedules(Some(id))?.into_iter().next())
+        Ok(self.read_schedules("read a schedule", "WHERE s.id = ?1", [int(id.0)])?.into_iter().next())
     }
 
-    fn read_schedules(&self, only: Option<ScheduleId>) -> Result<Vec<ScheduleRow>, DbError> {
-        let (path, op) = (&self.path, "list schedules");
+    /// How many schedules there are.
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] on a read failure.
+    pub fn schedule_count(&self) -> Result<u64, DbError> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM schedules", [], |r| r.get(0))
+            .map_err(sql_err(&self.path, "count schedules"))?;
+        Ok(uint(n))
+    }
+
+    /// The schedules due by `now` (`next_run_ms` at most `now`), earliest first, at most `limit`.
+    /// Read through the `schedules_by_next_run` index: the cost follows how many are due, not how
+    /// many there are.
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
+    pub fn due_schedules(&self, now: UnixMs, limit: usize) -> Result<Vec<ScheduleRow>, DbError> {
+        self.read_schedules("read the due schedules", DUE, [int(now.0), int(limit as u64)])
+    }
+
+    /// The schedules whose latest run is not settled and no longer running (it ended, or its audit
+    /// is gone), at most `limit`: the runs whose end the scheduler has to handle. Read through the
+    /// partial `schedules_unsettled` index, which holds only schedules with a run under way or
+    /// just ended.
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
+    pub fn ended_schedule_runs(&self, limit: usize) -> Result<Vec<ScheduleRow>, DbError> {
+        self.read_schedules("read the schedules whose run ended", ENDED, [int(limit as u64)])
+    }
+
+    /// When the earliest schedule is due, `None` without schedules: the end of the
+    /// `schedules_by_next_run` index.
+    ///
+    /// # Errors
+    /// [`DbError::Sql`] on a read failure.
+    pub fn next_schedule_due(&self) -> Result<Option<UnixMs>, DbError> {
+        let next: Option<i64> = self
+            .conn
+            .prepare_cached(NEXT_DUE)
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(sql_err(&self.path, "find the next schedule due"))?;
+        Ok(next.map(|n| UnixMs(uint(n))))
+    }
+
+    fn read_schedules<P: rusqlite::Params>(
+        &self,
+        op: &'static str,
+        filter: &str,
+        params: P,
+    ) -> Result<Vec<ScheduleRow>, DbError> {
+        let path = &self.path;
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM schedules s LEFT JOIN audits a ON a.id = s.last_audit_id
-                 WHERE ?1 IS NULL OR s.id = ?1 ORDER BY s.id"
+                "SELECT {COLUMNS} FROM schedules s LEFT JOIN audits a ON a.id = s.last_audit_id {filter}"
             ))
             .map_err(sql_err(path, op))?;
-        let mut rows = stmt.query([only.map(|s| int(s.0))]).map_err(sql_err(path, op))?;
+        let mut rows = stmt.query(params).map_err(sql_err(path, op))?;
         let mut out = Vec::new();
         while let Some(r) = rows.next().map_err(sql_err(path, op))? {
             let (schedule, status) = row(r).map_err(sql_err(path, op))?;
@@ -310,5 +369,71 @@ impl AuditDb {
             }
         }
         Ok(counts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schedule(i: u64) -> NewSchedule {
+        NewSchedule {
+            name: format!("s{i}"),
+            urls: vec![format!("https://s{i}.example/")],
+            options_json: "{}".to_owned(),
+            spec: "0 6 * * MON".to_owned(),
+            time_zone: "UTC".to_owned(),
+        }
+    }
+
+    /// How SQLite runs `sql`: the `detail` column of EXPLAIN QUERY PLAN, one line per step.
+    fn plan(db: &AuditDb, sql: &str) -> Vec<String> {
+        let mut stmt = db.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).expect("explain");
+        let params = rusqlite::params_from_iter(std::iter::repeat_n(1_i64, stmt.parameter_count()));
+        let rows = stmt.query_map(params, |r| r.get::<_, String>(3)).expect("a plan");
+        rows.map(|r| r.expect("a step")).collect()
+    }
+
+    #[test]
+    fn a_wake_up_reads_the_due_and_ended_schedules_by_index_not_all_of_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut db = AuditDb::open(&dir.path().join("a.db")).expect("open");
+        // 10,000 schedules due far ahead, one due now, one whose run ended, one whose run runs.
+        db.conn.execute_batch("BEGIN").expect("begin");
+        for i in 0..10_000 {
+            db.add_schedule(&schedule(i), UnixMs(0), UnixMs(1_000_000 + i)).expect("add");
+        }
+        db.conn.execute_batch("COMMIT").expect("commit");
+        let due = db.add_schedule(&schedule(10_000), UnixMs(0), UnixMs(500)).expect("add");
+        let ended = db.add_schedule(&schedule(10_001), UnixMs(0), UnixMs(900_000)).expect("add");
+        let audit = db.start_scheduled_audit(ended, "{}", UnixMs(10), UnixMs(900_000)).expect("start").expect("there");
+        db.finish_audit(audit, AuditStatus::Done, UnixMs(20)).expect("finish");
+        let running = db.add_schedule(&schedule(10_002), UnixMs(0), UnixMs(900_000)).expect("add");
+        db.start_scheduled_audit(running, "{}", UnixMs(10), UnixMs(900_000)).expect("start").expect("there");
+
+        let ids = |rows: Vec<ScheduleRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(db.due_schedules(UnixMs(1000), 256).expect("due")), vec![due]);
+        assert_eq!(ids(db.ended_schedule_runs(256).expect("ended")), vec![ended]);
+        assert_eq!(db.next_schedule_due().expect("next"), Some(UnixMs(500)));
+        assert_eq!(db.due_schedules(UnixMs(1_000_009), 3).expect("due").len(), 3, "at most the limit");
+        assert_eq!(db.schedule_count().expect("count"), 10_003);
+
+        // Structurally: each query searches an index; none scans the table.
+        let select = |filter: &str| {
+            format!("SELECT {COLUMNS} FROM schedules s LEFT JOIN audits a ON a.id = s.last_audit_id {filter}")
+        };
+        for (sql, index) in [
+            (select(DUE), "schedules_by_next_run"),
+            (select(ENDED), "schedules_unsettled"),
+            (NEXT_DUE.to_owned(), "schedules_by_next_run"),
+        ] {
+            let steps = plan(&db, &sql);
+            // The join looks each latest run up by its key; every other step searches the index.
+            let own: Vec<&String> = steps.iter().filter(|d| !d.starts_with("SEARCH a ")).collect();
+            assert!(
+                !own.is_empty() && own.iter().all(|d| d.starts_with("SEARCH") && d.contains(&format!("INDEX {index}"))),
+                "{sql}\nshould search {index}, not scan: {steps:?}"
+            );
+        }
     }
 }

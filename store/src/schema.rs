@@ -31,12 +31,16 @@
 //! vitals in milliseconds (CLS in thousandths), the lists and small records as JSON text
 //! (`resources_json`, `third_party_json`, `blocked_json`, `axe_json`, `keyboard_json`,
 //! `consent_json`) and the two screenshots as JPEG BLOBs. A page delivered again replaces its row.
+//!
+//! Version 7 adds indexes only, for the scheduler: `schedules_by_next_run` (`next_run_ms`) and
+//! `schedules_unsettled` (partial: `settled = 0`), so that a wake-up reads the schedules that are
+//! due and those whose run may have ended, never every schedule.
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -235,4 +239,12 @@ CREATE TABLE browser_pages (
     phone_jpeg       BLOB NOT NULL,
     PRIMARY KEY (site_id, url)
 ) STRICT;
+";
+
+/// Version 7: what the scheduler reads on a wake-up, by index: the schedules due by a time (a range
+/// of `next_run_ms`, and its minimum for the next wake-up) and the schedules whose latest run has
+/// not been settled (a partial index: only the schedules with a run under way or just ended).
+const V7: &str = "
+CREATE INDEX schedules_by_next_run ON schedules (next_run_ms);
+CREATE INDEX schedules_unsettled ON schedules (settled) WHERE settled = 0;
 ";

@@ -23,20 +23,6 @@ pub fn chromium() -> PathBuf {
     );
 }
 
-/// The processes whose command line names `profile` as their `--user-data-dir`: every process of
-/// one Chromium carries it.
-pub fn processes_using(profile: &Path) -> Vec<u32> {
-    let needle = format!("--user-data-dir={}", profile.display());
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == needle.as_bytes()))
-        })
-        .collect()
-}
-
 /// Runs headless Chromium `bin` with a fresh profile in the folder `profile` and `args`, killing it
 /// after `limit`; returns (success, stdout, stderr). Its standard output and error are kept in
 /// `PROFILE.out` and `PROFILE.err`.

@@ -1,8 +1,17 @@
-//! Fault injection for the tests of what a worker does when processing a URL goes wrong: compiled
-//! only with the `fault-injection` feature, which only the end-to-end test crate turns on (as a
-//! dev-dependency), so no release build can contain it.
+//! Fault injection for the tests of what a worker does when processing a URL goes wrong. Two
+//! locks, both needed:
+//! - compiled only with the `fault-injection` feature, which only the end-to-end test crate turns
+//!   on (as a dev-dependency). That alone is not enough: Cargo unifies features, so a build of the
+//!   whole workspace (`cargo build --workspace`, `cargo test`) compiles it into the `shoal` binary
+//!   as well;
+//! - applied only when the crawler's settings say so
+//!   ([`CrawlSettings::inject_faults`](crate::crawl::CrawlSettings::inject_faults)), off by default
+//!   and settable by no flag, config key or environment variable. Only the tests that use faults
+//!   turn it on, in their own code; any `shoal` binary fetches these paths as ordinary pages
+//!   (`tests/tests/it/faults.rs` checks the binary of a workspace build).
 //!
-//! A lease whose URL path starts with one of these triggers its fault before anything is fetched:
+//! With both, a lease whose URL path starts with one of these triggers its fault before anything
+//! is fetched:
 //! - [`PANIC`]: the task panics (the worker must catch it and give the URL up);
 //! - [`ABORT`]: the whole process aborts at once, as a worker killed by the OOM killer does;
 //! - [`HANG`]: the task never finishes (the worker must drop it and let its lease expire).

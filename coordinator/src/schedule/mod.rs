@@ -2,14 +2,18 @@
 //! about when they end ([`notify`]).
 //!
 //! - [`add`], [`list`], [`get`] and [`remove`] are what the API (`/v1/schedules`) calls: a schedule is
-//!   checked like a submit (start URLs, options) plus its `when` ([`when::When::parse`]), then
-//!   stored.
-//! - [`Scheduler::run`] ticks every [`TICK`] until shutdown, on the task set of `shoal
-//!   coordinator`. Each tick reads the schedules and applies [`when::step`] to each: start a run,
-//!   skip a slot (the previous run still runs), or settle a run that ended (log line, webhook, next
-//!   run time). The state is the database's, so a restarted coordinator carries on where it
-//!   stopped: a run still running is waited for, missed slots start one run, an end not yet
-//!   handled is handled once.
+//!   checked like a submit (start URLs, options) plus its `when` ([`when::When::parse`]) against
+//!   the coordinator's minimum interval ([`when::When::check_min`], the operator's
+//!   `schedule_min_interval`), then stored.
+//! - [`Scheduler::run`] runs until shutdown, on the task set of `shoal coordinator`. It sleeps until
+//!   the earliest schedule is due (one index lookup, [`AuditDb::next_schedule_due`]), or until it
+//!   is woken: a schedule was added or removed, an audit ended, or shutdown. Each wake-up
+//!   ([`Scheduler::pass`]) reads only the schedules due by then and those whose run ended
+//!   unsettled (both by index), never all of them, and applies [`when::step`] to each: start a
+//!   run, skip a slot (the previous run still runs), or settle a run that ended (log line,
+//!   webhook, next run time). The state is the database's, so a restarted coordinator carries on
+//!   where it stopped: a run still running is waited for, missed slots start one run, an end not
+//!   yet handled is handled once.
 //! - Why no run ever starts twice at once: a run starts only from [`LastRun::Settled`], and the
 //!   transaction that creates the audit also records it as the schedule's unsettled latest run
 //!   ([`shoal_store::AuditDb::start_scheduled_audit`]); one scheduler runs per coordinator.
@@ -30,10 +34,17 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use when::{DEFAULT_TIME_ZONE, LastRun, Step, When};
 
-/// How often the scheduler looks at the schedules.
-pub const TICK: Duration = Duration::from_secs(1);
-/// Schedules one coordinator keeps at most (each tick reads them all).
-pub const MAX_SCHEDULES: usize = 10_000;
+/// How long the scheduler sleeps at most. Why wake without a reason: the due times are wall-clock
+/// times and the sleep is not, so a clock set forward (or a suspended machine) delays a run by at
+/// most this much.
+pub const MAX_SLEEP: Duration = Duration::from_secs(60);
+/// How long the scheduler waits after a failed step (database busy, Redis down) before trying
+/// again; schedules due meanwhile start that much late.
+pub const RETRY: Duration = Duration::from_secs(1);
+/// Schedules one wake-up reads at most of each kind (due; run ended); more are read right after.
+pub const BATCH: usize = 256;
+/// Schedules one coordinator keeps at most (the API and the dashboard list them all).
+pub const MAX_SCHEDULES: u64 = 10_000;
 /// Characters of a schedule's name at most.
 pub const MAX_NAME: usize = 200;
 /// Webhook deliveries in flight at most; a run's end beyond that is logged, not posted.
@@ -79,13 +90,14 @@ pub async fn add<F: Frontier>(
     let time_zone = req.time_zone.as_deref().map_or(DEFAULT_TIME_ZONE, str::trim).to_owned();
     let spec = req.when.trim().to_owned();
     let when = When::parse(&spec, &time_zone).map_err(bad)?;
+    when.check_min(&spec, engine.defaults().schedule_min_interval, now).map_err(bad)?;
     let options_json = serde_json::to_string(&req.options).map_err(bad)?;
     let (urls, _) = engine.check(&SubmitRequest { urls: req.urls, options: req.options })?;
     let new = NewSchedule { name, urls: urls.iter().map(ToString::to_string).collect(), options_json, spec, time_zone };
     let next = when.first_run(now);
     let added = engine
         .write(move |db| {
-            if db.schedules()?.len() >= MAX_SCHEDULES {
+            if db.schedule_count()? >= MAX_SCHEDULES {
                 return Ok(None);
             }
             let id = db.add_schedule(&new, now, next)?;
@@ -93,6 +105,7 @@ pub async fn add<F: Frontier>(
         })
         .await?;
     let v = added.ok_or_else(|| bad(format!("at most {MAX_SCHEDULES} schedules; remove one first")))?;
+    engine.schedule_wake().notify_one();
     tracing::info!(schedule = v.id, name = %v.name, when = %v.when, time_zone = %v.time_zone, sites = v.sites, "schedule added");
     Ok(v)
 }
@@ -125,6 +138,7 @@ pub async fn get<F: Frontier>(engine: &Coordinator<F>, id: ScheduleId) -> Result
 /// [`EngineError::NoSchedule`]; store failures.
 pub async fn remove<F: Frontier>(engine: &Coordinator<F>, id: ScheduleId) -> Result<(), EngineError> {
     if engine.write(move |db| db.remove_schedule(id)).await? {
+        engine.schedule_wake().notify_one();
         tracing::info!(schedule = %id, "schedule removed");
         Ok(())
     } else {
@@ -166,6 +180,20 @@ pub fn run_summary(db: &AuditDb, schedule: &ScheduleRef, audit: AuditId) -> Resu
     })
 }
 
+/// What one wake-up of the scheduler did ([`Scheduler::pass`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Pass {
+    /// The steps taken, by schedule.
+    pub steps: Vec<(ScheduleId, Step)>,
+    /// Schedule rows read: the due ones and those whose run ended unsettled, never the others.
+    pub rows_read: usize,
+    /// Steps that failed (tried again after [`RETRY`]).
+    pub failed: usize,
+    /// A read was full ([`BATCH`]): more may be due, read again at once.
+    pub more: bool,
+}
+
 /// Starts the schedules' runs and settles their ends, over one engine.
 #[derive(Debug)]
 pub struct Scheduler<F> {
@@ -180,25 +208,41 @@ impl<F: Frontier> Scheduler<F> {
         Scheduler { engine, webhook: webhook.map(Arc::new) }
     }
 
-    /// Ticks every [`TICK`] until `shutdown`, then lets webhook deliveries in flight stop (at most
-    /// [`DRAIN_DEADLINE`]). A failed tick (database busy, Redis down) is logged and tried again at
-    /// the next one.
+    /// Runs until `shutdown`: a [`Scheduler::pass`], then sleeps until the next schedule is due
+    /// (at most [`MAX_SLEEP`]; [`RETRY`] after a failure) or until woken (a schedule added or
+    /// removed, an audit ended), and again. At shutdown, lets webhook deliveries in flight stop
+    /// (at most [`DRAIN_DEADLINE`]).
     pub async fn run(self, shutdown: CancellationToken) {
         let mut deliveries = JoinSet::new();
-        let mut tick = tokio::time::interval(TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tokio::select! {
-                _ = tick.tick() => {}
-                () = shutdown.cancelled() => break,
-            }
             while let Some(done) = deliveries.try_join_next() {
                 if let Err(e) = done {
                     tracing::error!(error = %e, "a webhook delivery task failed");
                 }
             }
-            if let Err(e) = self.tick(UnixMs::from(std::time::SystemTime::now()), &mut deliveries, &shutdown).await {
-                tracing::error!(error = %e, "scheduler tick failed; trying again in 1 s");
+            let pass = self.pass(UnixMs::from(std::time::SystemTime::now()), &mut deliveries, &shutdown).await;
+            let sleep = match pass {
+                Ok(p) if p.failed > 0 => RETRY,
+                Ok(p) if p.more => Duration::ZERO,
+                Ok(_) => match self.next_due().await {
+                    Ok(next) => {
+                        let now = UnixMs::from(std::time::SystemTime::now());
+                        next.map_or(MAX_SLEEP, |t| t.since(now).min(MAX_SLEEP))
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot read when the next schedule is due; trying again in 1 s");
+                        RETRY
+                    }
+                },
+                Err(e) => {
+                    tracing::error!(error = %e, "reading the due schedules failed; trying again in 1 s");
+                    RETRY
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(sleep) => {}
+                () = self.engine.schedule_wake().notified() => {}
+                () = shutdown.cancelled() => break,
             }
         }
         let drained = tokio::time::timeout(DRAIN_DEADLINE, async { while deliveries.join_next().await.is_some() {} });
@@ -207,24 +251,44 @@ impl<F: Frontier> Scheduler<F> {
         }
     }
 
-    /// One pass over the schedules at time `now`: what [`when::step`] says for each, done.
-    /// Returns the steps taken (for tests). A schedule that fails is logged and the others go on.
+    /// When the earliest schedule is due (`None` without schedules).
+    ///
+    /// # Errors
+    /// The database cannot be read.
+    pub async fn next_due(&self) -> Result<Option<UnixMs>, EngineError> {
+        self.engine.read(|db| db.next_schedule_due()).await
+    }
+
+    /// One wake-up at time `now`: reads the schedules due by `now` and those whose latest run
+    /// ended unsettled (at most [`BATCH`] of each, by index), and does what [`when::step`] says for
+    /// each. A schedule that fails is logged and the others go on.
     ///
     /// # Errors
     /// The schedules cannot be read.
-    pub async fn tick(
+    pub async fn pass(
         &self,
         now: UnixMs,
         deliveries: &mut JoinSet<()>,
         stop: &CancellationToken,
-    ) -> Result<Vec<(ScheduleId, Step)>, EngineError> {
-        let rows = self.engine.read(|db| db.schedules()).await?;
-        let mut steps = Vec::new();
-        for row in rows {
+    ) -> Result<Pass, EngineError> {
+        let (ended, due) =
+            self.engine.read(move |db| Ok((db.ended_schedule_runs(BATCH)?, db.due_schedules(now, BATCH)?))).await?;
+        let min = self.engine.defaults().schedule_min_interval;
+        let mut pass = Pass {
+            rows_read: ended.len() + due.len(),
+            more: ended.len() >= BATCH || due.len() >= BATCH,
+            ..Pass::default()
+        };
+        let mut seen = std::collections::HashSet::new();
+        for row in ended.into_iter().chain(due) {
+            if !seen.insert(row.id) {
+                continue; // due and ended both: one step settles it
+            }
             let when = match When::parse(&row.spec, &row.time_zone) {
                 Ok(w) => w,
                 Err(e) => {
                     tracing::warn!(schedule = %row.id, error = %e, "schedule cannot be evaluated here; skipped");
+                    pass.failed += 1;
                     continue;
                 }
             };
@@ -233,7 +297,7 @@ impl<F: Frontier> Scheduler<F> {
                 (Some(_), Some(AuditStatus::Running), false) => LastRun::Running,
                 (Some(_), _, false) => LastRun::Ended { started: row.last_started.unwrap_or(now) },
             };
-            let step = when::step(&when, row.next_run, last, now);
+            let step = when::step(&when, row.next_run, last, now, min);
             let done = match step {
                 Step::Wait => Ok(()),
                 Step::Skip { next_run } => self.skip(&row, next_run).await,
@@ -241,11 +305,14 @@ impl<F: Frontier> Scheduler<F> {
                 Step::Settle { next_run } => self.settle(&row, next_run, deliveries, stop).await,
             };
             match done {
-                Ok(()) => steps.push((row.id, step)),
-                Err(e) => tracing::error!(schedule = %row.id, error = %e, ?step, "scheduled step failed; trying again"),
+                Ok(()) => pass.steps.push((row.id, step)),
+                Err(e) => {
+                    pass.failed += 1;
+                    tracing::error!(schedule = %row.id, error = %e, ?step, "scheduled step failed; trying again");
+                }
             }
         }
-        Ok(steps)
+        Ok(pass)
     }
 
     async fn skip(&self, row: &ScheduleRow, next_run: UnixMs) -> Result<(), EngineError> {

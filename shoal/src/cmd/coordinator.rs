@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 /// # Errors
 /// Bad settings (3), the audit database (4), Redis or the listener (1).
 pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<Exit, Failure> {
-    let crawl = shoal_coordinator::CrawlConfig::try_from(&args.crawl)?;
+    let mut crawl = shoal_coordinator::CrawlConfig::try_from(&args.crawl)?;
+    crawl.schedule_min_interval = args.schedule_min_interval;
     // Refuse to start with a token too short to keep the API and the dashboard closed.
     crate::cli::check_token(&args.token)?;
     let branding = crate::cmd::report::load_branding(&args.branding)?;
@@ -36,7 +37,9 @@ pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
     tracing::info!(
-        listen = %listener.local_addr().unwrap_or(args.listen), db = %args.db.display(), "coordinator started"
+        listen = %listener.local_addr().unwrap_or(args.listen), db = %args.db.display(),
+        schedule_min_interval = %shoal_coordinator::schedule::when::format_span(args.schedule_min_interval),
+        "coordinator started"
     );
     let mut tasks = JoinSet::new();
     tasks.spawn(shoal_server::serve(listener, Arc::clone(&engine), args.token.clone(), branding, shutdown.clone()));

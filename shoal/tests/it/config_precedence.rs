@@ -168,3 +168,71 @@ fn the_page_follows_the_same_precedence() {
     );
     assert!(md.contains("at least **1.2 s**") && md.contains("at most 40 pages"));
 }
+
+#[test]
+fn the_schedule_minimum_is_a_coordinator_setting_of_the_operator() {
+    use shoal_coordinator::schedule::when::DEFAULT_MIN_INTERVAL;
+    use std::time::Duration;
+    let coordinator = |loaded: &Loaded| match &loaded.cli.command {
+        Command::Coordinator(c) => c.schedule_min_interval,
+        _ => panic!("coordinator expected"),
+    };
+    let loaded = load(&["shoal", "coordinator", "--token", "0123456789abcdef"]);
+    assert_eq!(coordinator(&loaded), DEFAULT_MIN_INTERVAL, "an hour unless the operator says otherwise");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = write(dir.path(), "shoal.toml", "[coordinator]\nschedule_min_interval = \"10m\"\n");
+    let f = f.to_str().expect("utf-8 path");
+    let loaded = load(&["shoal", "--config", f, "coordinator", "--token", "0123456789abcdef"]);
+    assert_eq!(coordinator(&loaded), Duration::from_secs(600));
+    assert!(matches!(source(&loaded, "schedule_min_interval"), Source::File { section: "coordinator", .. }));
+    let loaded = load(&["shoal", "coordinator", "--token", "0123456789abcdef", "--schedule-min-interval", "1s"]);
+    assert_eq!(coordinator(&loaded), Duration::from_secs(1));
+    // Only the coordinator has it: not a crawl setting, not the CLI client's.
+    for (text, section) in [
+        ("[crawl]\nschedule_min_interval = \"1s\"\n", "crawl"),
+        ("[submit]\nschedule_min_interval = \"1s\"\n", "submit"),
+        ("[coordinator]\nschedule_min_interval = \"0s\"\n", "coordinator"),
+    ] {
+        let f = write(dir.path(), "bad.toml", text);
+        let e = config::load([
+            "shoal",
+            "--config",
+            f.to_str().expect("utf-8"),
+            "coordinator",
+            "--token",
+            "0123456789abcdef",
+        ])
+        .err()
+        .unwrap_or_else(|| panic!("[{section}] schedule_min_interval should be refused"));
+        assert!(e.to_string().contains("schedule_min_interval"), "{section}: {e}");
+    }
+}
+
+#[test]
+fn no_flag_key_or_variable_turns_fault_injection_on() {
+    // The switch is a field of the crawler's settings only code can set (worker/src/fault.rs).
+    let catalogue = config::Catalogue::new();
+    let mut keys: Vec<&config::Key> = catalogue.globals().iter().chain(catalogue.crawl()).collect();
+    for command in config::COMMANDS {
+        keys.extend(catalogue.command(command));
+    }
+    for k in keys {
+        let names = format!("{} {} {:?}", k.key, k.long, k.env).to_lowercase();
+        assert!(!names.contains("fault") && !names.contains("inject"), "{names}");
+    }
+    for args in [
+        vec!["shoal", "audit", "https://a.test/"],
+        vec!["shoal", "worker"],
+        vec!["shoal", "coordinator", "--token", "0123456789abcdef"],
+    ] {
+        let loaded = load(&args);
+        let crawl = match &loaded.cli.command {
+            Command::Audit(a) => &a.crawl,
+            Command::Worker(w) => &w.crawl,
+            Command::Coordinator(c) => &c.crawl,
+            _ => panic!("a crawling command"),
+        };
+        let config = shoal_coordinator::CrawlConfig::try_from(crawl).expect("valid");
+        assert!(!config.crawl.inject_faults, "{args:?}");
+    }
+}

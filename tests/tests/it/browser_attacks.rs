@@ -20,7 +20,7 @@ use hickory_server::proto::rr::{RData, Record, RecordType};
 use shoal_shared::browser::{BrowserPage, findings};
 use shoal_shared::finding::Code;
 use shoal_shared::ids::{AuditId, SiteId};
-use shoal_tests::chromium::{chromium, processes_using};
+use shoal_tests::chromium::chromium;
 use shoal_tests::testsite::browser::{REBIND, SHOP, hostile_sites};
 use shoal_tests::testsite::{ReservedPort, TestServer};
 use shoal_worker::browser::{Browser, BrowserSettings, PROFILE_PREFIX};
@@ -262,6 +262,20 @@ async fn a_page_that_eats_memory_is_stopped_with_a_finding_and_chromium_ends() {
     wait_gone(&profile, "after the memory limit");
     browser.shutdown().await;
     let _ = server.shutdown().await;
+}
+
+/// The processes whose command line names `profile` as their `--user-data-dir`: every process of
+/// one Chromium carries it.
+pub fn processes_using(profile: &Path) -> Vec<u32> {
+    let needle = format!("--user-data-dir={}", profile.display());
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == needle.as_bytes()))
+        })
+        .collect()
 }
 
 /// Waits (at most 10 s) until no process uses `profile`.

@@ -89,7 +89,8 @@ async fn a_url_that_kills_its_worker_is_given_up_after_three_expired_leases() {
     let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), "poison", &db_path, &[]).await;
     let hosts = vec![host.to_owned()];
     // One fetch at a time, so that only the poisoned URL is in flight when the worker dies.
-    let start_worker = || procs::worker(dir.path(), "w", &redis.url(), "poison", &hosts, 1);
+    // A worker that obeys the fault paths (no `shoal` binary does: see tests/tests/it/faults.rs).
+    let start_worker = || procs::fault_worker(dir.path(), "w", &redis.url(), "poison", &hosts, 1);
     let mut w = start_worker();
     let audit = coord.submit(&[server.url(host, "/")], json!({"gap_ms": 0})).await;
     let (mut deaths, until) = (0, Instant::now() + Duration::from_secs(90));
@@ -148,13 +149,15 @@ async fn a_task_that_never_ends_is_dropped_and_given_up() {
         crawl: CrawlSettings::default(),
         frontier: frontier_settings,
         max_active_sites: shoal_coordinator::admission::DEFAULT_MAX_ACTIVE_SITES,
+        ..CrawlConfig::default()
     };
     let frontier = Arc::new(EmbeddedFrontier::new(frontier_settings));
     let engine = Arc::new(
         Engine::new(AuditDb::open(&db_path).expect("db"), Arc::clone(&frontier), config, "embedded").expect("engine"),
     );
-    let crawler =
-        Arc::new(Crawler::new(Arc::clone(&frontier), Fetcher::new(fetch).expect("fetcher"), CrawlSettings::default()));
+    // The fault paths are obeyed only when the crawler's settings say so (no flag can).
+    let crawl = CrawlSettings { inject_faults: true, ..CrawlSettings::default() };
+    let crawler = Arc::new(Crawler::new(Arc::clone(&frontier), Fetcher::new(fetch).expect("fetcher"), crawl));
     let stop = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
     tasks.spawn(Arc::clone(&engine).run(stop.clone()));

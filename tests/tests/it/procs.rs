@@ -54,6 +54,13 @@ impl Proc {
     /// caller); standard error goes to `dir/NAME.stderr` (appended, so a restarted process keeps
     /// the earlier lines), standard output to `dir/NAME.stdout`.
     pub fn spawn(dir: &Path, name: &str, args: &[String]) -> Proc {
+        let mut cmd = shoal_command();
+        cmd.args(args);
+        Proc::start(dir, name, cmd)
+    }
+
+    /// Starts `cmd` as [`Proc::spawn`] starts `shoal`: in `dir`, its output in `dir/NAME.*`.
+    pub fn start(dir: &Path, name: &str, mut cmd: Command) -> Proc {
         let stderr = dir.join(format!("{name}.stderr"));
         let open = |p: &Path| {
             std::fs::OpenOptions::new()
@@ -62,14 +69,13 @@ impl Proc {
                 .open(p)
                 .unwrap_or_else(|e| panic!("log file {}: {e}", p.display()))
         };
-        let child = shoal_command()
-            .args(args)
+        let child = cmd
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(open(&dir.join(format!("{name}.stdout"))))
             .stderr(open(&stderr))
             .spawn()
-            .unwrap_or_else(|e| panic!("starting {name} (shoal {args:?}): {e}"));
+            .unwrap_or_else(|e| panic!("starting {name} ({cmd:?}): {e}"));
         Proc { name: name.to_owned(), child: Some(child), stderr }
     }
 
@@ -182,6 +188,64 @@ pub fn worker_with_timeout(
         args.push(format!("{h}=127.0.0.1"));
     }
     Proc::spawn(dir, id, &args)
+}
+
+/// The environment variable that hands [`fault_worker_process`] its `shoal worker` arguments (JSON).
+/// Read by this test binary only: nothing in `shoal` reads it.
+const FAULT_WORKER_ARGS: &str = "IT_FAULT_WORKER_ARGS";
+
+/// [`worker`] with the crawler's fault injection on (`CrawlSettings::inject_faults`), for the
+/// tests of a worker that a URL kills. No `shoal` binary can be told to obey the fault paths (no
+/// flag, key or variable turns the switch on), so this is this test binary run again as the one
+/// ignored test [`fault_worker_process`], which reads the same `shoal worker` arguments, turns the
+/// switch on and runs the same worker service. Killed (SIGKILL) when dropped, like any [`Proc`].
+pub fn fault_worker(dir: &Path, id: &str, redis: &str, ns: &str, hosts: &[String], concurrency: usize) -> Proc {
+    let mut args = worker_args(id, redis, ns, concurrency, 2);
+    args.push("--allow-private".into());
+    for h in hosts {
+        args.push("--resolve".into());
+        args.push(format!("{h}=127.0.0.1"));
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = Command::new(exe);
+    cmd.args(["--exact", "procs::fault_worker_process", "--ignored", "--nocapture", "--test-threads", "1"])
+        .env(FAULT_WORKER_ARGS, serde_json::to_string(&args).expect("JSON"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("SHOAL_") {
+            cmd.env_remove(key);
+        }
+    }
+    Proc::start(dir, id, cmd)
+}
+
+/// The process of [`fault_worker`]: `shoal worker` with `inject_faults` on, until killed (or
+/// until a fault aborts it). Does nothing when run any other way (`cargo test -- --ignored`).
+#[test]
+#[ignore = "the child process of procs::fault_worker"]
+fn fault_worker_process() {
+    use clap::Parser as _;
+    let Ok(json) = std::env::var(FAULT_WORKER_ARGS) else { return };
+    let args: Vec<String> = serde_json::from_str(&json).expect("the worker's arguments");
+    let cli = shoal::cli::Cli::try_parse_from(std::iter::once("shoal".to_owned()).chain(args)).expect("parse");
+    let shoal::cli::Command::Worker(w) = cli.command else { panic!("not `shoal worker` arguments") };
+    let config = shoal_coordinator::CrawlConfig::try_from(&w.crawl).expect("valid worker settings");
+    let mut crawl = config.crawl;
+    crawl.inject_faults = true;
+    let worker = shoal_worker::service::RedisWorker {
+        redis: w.redis.redis.clone(),
+        namespace: w.redis.namespace.clone(),
+        id: w.id.clone().expect("an --id"),
+        concurrency: w.concurrency,
+        fetch: config.fetch,
+        crawl,
+        frontier: config.frontier,
+        browser: false,
+    };
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+    let outcome =
+        runtime.block_on(shoal_worker::service::run_redis_worker(worker, tokio_util::sync::CancellationToken::new()));
+    outcome.expect("the fault worker ran");
 }
 
 /// `shoal worker --id ID` with the default address guard: no `--allow-private`, no `--resolve`

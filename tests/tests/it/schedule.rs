@@ -5,7 +5,8 @@
 //! Checked: two runs happen one after the other (never two at once), the second run's JSON report
 //! has `changes` with exactly the finding that was fixed and the one that is new, the webhook gets
 //! one POST per run with a valid HMAC-SHA256 signature and the same counts, and bad input is a 400
-//! (API) or exit 3 (CLI). Every wait is bounded.
+//! (API) or exit 3 (CLI), a schedule more often than the coordinator's minimum interval (lowered to
+//! 2 s in its config file) included. Every wait is bounded.
 
 use crate::distributed::SERIAL;
 use crate::procs::{self, Coordinator, Proc, shoal_command, tails, worker};
@@ -117,13 +118,18 @@ async fn a_schedule_runs_twice_reports_its_changes_and_signs_its_webhook() {
     let stop = CancellationToken::new();
     let (hook, got) = receiver(&mut tasks, stop.clone()).await;
     let db = dir.path().join("shoal.db");
+    // The operator lowers the minimum interval (1 hour by default) in the coordinator's config
+    // file, so that two runs fit in a test.
+    let config = dir.path().join("shoal.toml");
+    std::fs::write(&config, "[coordinator]\nschedule_min_interval = \"2s\"\n").expect("config file");
+    let config = config.display().to_string();
     let coord = Coordinator::start(
         dir.path(),
         "coordinator",
         &redis.url(),
         "sched",
         &db,
-        &["--notify-url", &hook, "--notify-secret", SECRET],
+        &["--notify-url", &hook, "--notify-secret", SECRET, "--config", &config],
     )
     .await;
     let w = worker(dir.path(), "w1", &redis.url(), "sched", &["sched.test".to_owned()], 4);
@@ -135,6 +141,8 @@ async fn a_schedule_runs_twice_reports_its_changes_and_signs_its_webhook() {
         ("every 0d", "UTC", "more than zero"),
         ("0 6 * * MON", "Mars/Base", "unknown time zone"),
         ("61 * * * *", "UTC", "cron"),
+        // More often than the coordinator's minimum: refused, whoever asks.
+        ("every 1s", "UTC", "minimum interval is 2s"),
     ] {
         let body = json!({"name": "bad", "urls": [start], "when": when, "time_zone": tz});
         let (status, v) = coord.api(Method::POST, "/v1/schedules", Some(&body)).await.expect("an answer");
@@ -241,6 +249,7 @@ async fn a_schedule_runs_twice_reports_its_changes_and_signs_its_webhook() {
     for bad in [
         vec!["add", "--name", "x", "--cron", "61 6 * * *", start.as_str()],
         vec!["add", "--name", "x", "--every", "0d", start.as_str()],
+        vec!["add", "--name", "x", "--every", "1s", start.as_str()],
         vec!["add", "--name", "x", "--cron", "0 6 * * *", "--time-zone", "Nowhere/Land", start.as_str()],
         vec!["add", "--name", "x", "--every", "1d", "not a url"],
         vec!["remove", "999"],
@@ -248,6 +257,9 @@ async fn a_schedule_runs_twice_reports_its_changes_and_signs_its_webhook() {
         let (code, out, err) = cli(&base, &bad);
         assert_eq!(code, Some(3), "{bad:?}: {out}{err}");
         assert!(err.contains("error"), "{bad:?}: {err}");
+        if bad.contains(&"1s") {
+            assert!(err.contains("minimum interval is 2s"), "the coordinator's reason is shown: {err}");
+        }
     }
     let (code, out, err) = cli(&base, &["remove", &weekly.to_string()]);
     assert_eq!(code, Some(0), "{out}{err}");

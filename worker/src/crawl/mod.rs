@@ -125,6 +125,13 @@ pub struct CrawlSettings {
     pub browser_timeout: Duration,
     /// The most memory Chromium's processes may use together, in bytes (`--browser-memory-mb`).
     pub browser_memory_limit: u64,
+    /// Test only: obey the fault-injection paths (`/__shoal_fault/...`, `worker/src/fault.rs`), which
+    /// panic, abort the process or hang on purpose. Off by default, and no flag, config key or
+    /// environment variable turns it on: only Rust code (the tests) can. Why a runtime switch as
+    /// well as the `fault-injection` feature: Cargo unifies features, so a workspace build that
+    /// includes the test crate compiles the hooks into the `shoal` binary too, and a website
+    /// could then kill the worker with a link. Does nothing in a build without the feature.
+    pub inject_faults: bool,
 }
 
 impl Default for CrawlSettings {
@@ -143,6 +150,7 @@ impl Default for CrawlSettings {
             chromium: std::path::PathBuf::from("/usr/bin/chromium"),
             browser_timeout: DEFAULT_PAGE_TIMEOUT,
             browser_memory_limit: crate::browser::DEFAULT_MEMORY_LIMIT_MIB * 1024 * 1024,
+            inject_faults: false,
         }
     }
 }
@@ -323,7 +331,9 @@ impl<F: Frontier> Crawler<F> {
             return Ok(abandoned(lease, &detail));
         }
         #[cfg(feature = "fault-injection")]
-        crate::fault::inject(&lease.task.url).await;
+        if self.settings.inject_faults {
+            crate::fault::inject(&lease.task.url).await;
+        }
         if lease.task.kind == TaskKind::DomainDns {
             // Asks the worker's resolver, not the domain's web server: no address to look up.
             self.domain_dns_task(&mut job).await;

@@ -6,9 +6,11 @@
 use clap::Parser;
 use shoal::cli::Cli;
 use shoal::{Exit, run};
+use shoal_coordinator::local::{AuditRequest, MakeObserver, run_audit as run_local};
 use shoal_tests::log::RequestLog;
 use shoal_tests::testsite::TestServer;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +35,37 @@ pub async fn audit(server: &TestServer, hosts: &[&str], starts: &[String], extra
 
 /// [`audit`], for tests that do not hold the server.
 pub async fn audit_in_process(hosts: &[&str], starts: &[String], extra: &[&str]) -> Audited {
+    let (args, db, dir) = audit_args(hosts, starts, extra);
+    run_audit(&args, db, dir).await
+}
+
+/// [`audit`] with the crawler's test-only fault injection on (`CrawlSettings::inject_faults`,
+/// which no flag sets): the `/__shoal_fault/...` paths panic, abort or hang.
+pub async fn audit_with_faults(hosts: &[&str], starts: &[String], extra: &[&str]) -> Audited {
+    let (args, db, dir) = audit_args(hosts, starts, extra);
+    let cli = Cli::try_parse_from(&args).expect("arguments parse");
+    let shoal::cli::Command::Audit(a) = cli.command else { panic!("not `shoal audit` arguments") };
+    let mut config = shoal_coordinator::CrawlConfig::try_from(&a.crawl).expect("valid settings");
+    config.crawl.inject_faults = true;
+    let starts = shoal::cli::start_urls(&a.urls, a.file.as_ref()).expect("start URLs");
+    let req = AuditRequest { starts, db: a.db.clone(), config, concurrency: a.concurrency.max(1) };
+    let observer: MakeObserver = Box::new(|_| Arc::new(Quiet));
+    let outcome = tokio::time::timeout(AUDIT_DEADLINE, run_local(req, observer, CancellationToken::new()))
+        .await
+        .expect("audit finished within the deadline")
+        .unwrap_or_else(|e| panic!("audit failed: {e}"));
+    let exit = if outcome.interrupted { Exit::Interrupted } else { Exit::Ok };
+    Audited { exit, db, _dir: dir }
+}
+
+/// An observer of an audit that shows nothing.
+#[derive(Debug)]
+struct Quiet;
+
+impl shoal_coordinator::engine::Observer for Quiet {}
+
+/// The command line of `shoal audit` that [`audit_in_process`] runs, its database and folder.
+fn audit_args(hosts: &[&str], starts: &[String], extra: &[&str]) -> (Vec<String>, PathBuf, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("audit.db");
     let mut args: Vec<String> = vec!["shoal".into(), "audit".into()];
@@ -46,7 +79,7 @@ pub async fn audit_in_process(hosts: &[&str], starts: &[String], extra: &[&str])
         args.push(format!("{h}=127.0.0.1"));
     }
     args.extend(extra.iter().filter(|a| **a != "--deny-private").map(|s| (*s).to_owned()));
-    run_audit(&args, db, dir).await
+    (args, db, dir)
 }
 
 /// Runs the `shoal audit` command line `args` (writing `db` in `dir`) in this process, within
