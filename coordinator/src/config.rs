@@ -4,6 +4,7 @@
 //! (one validation for every command and for `shoal config check`); the engine and the workers only
 //! ever see this validated form, so an out-of-range value cannot reach them.
 
+use shoal_shared::custom::CustomRules;
 use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::task::SiteLimits;
 use shoal_worker::crawl::CrawlSettings;
@@ -17,6 +18,9 @@ pub const MAX_BROWSER_PAGES: u16 = 50;
 pub struct CrawlConfig {
     /// Per-site limits and pace (the defaults of an audit; the API may narrow them per audit).
     pub limits: SiteLimits,
+    /// The extraction and search rules of an audit (`--extract`, `--search`; the API's options
+    /// replace them per audit), checked: each compiles in the worker ([`crate::check_rules`]).
+    pub custom: CustomRules,
     /// Fetcher settings.
     pub fetch: FetchSettings,
     /// Extraction and robots settings.
@@ -35,6 +39,7 @@ impl Default for CrawlConfig {
     fn default() -> Self {
         CrawlConfig {
             limits: SiteLimits::default(),
+            custom: CustomRules::default(),
             fetch: FetchSettings::default(),
             crawl: CrawlSettings::default(),
             frontier: FrontierSettings::default(),

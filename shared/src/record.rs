@@ -332,6 +332,15 @@ pub struct PageRecord {
     pub links: Vec<LinkRecord>,
     /// Selected response headers (security, caching, compression), lower-case names.
     pub headers: Vec<(String, String)>,
+    /// On an HTML page: the values the audit's extraction rules (`--extract`) found, as (rule
+    /// name, value) in rule order; a rule that found nothing has no pair. Values are cut at
+    /// [`MAX_VALUE_BYTES`](crate::custom::MAX_VALUE_BYTES).
+    #[serde(default)]
+    pub extracted: Vec<(String, String)>,
+    /// On a page of the site: the AI crawlers its host's robots.txt blocks from this URL
+    /// ([`crate::ai_crawlers`]). `None` on other kinds of URL, and from workers that predate it.
+    #[serde(default)]
+    pub ai_blocked: Option<crate::ai_crawlers::AiBlocked>,
 }
 
 impl PageRecord {

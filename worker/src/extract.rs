@@ -34,6 +34,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Deref;
 
+use crate::custom::{CompiledRules, CustomValues};
 use crate::parse::{ParseCut, ParseLimits, parse_bounded};
 use scraper::node::Element;
 use scraper::{ElementRef, Html, Node};
@@ -196,6 +197,19 @@ pub fn extract(html: &str, base: &Url, caps: &ExtractCaps) -> PageFacts {
 /// without a copy of the caps.
 #[must_use]
 pub fn extract_within(html: &str, base: &Url, caps: &ExtractCaps, limits: ParseLimits) -> PageFacts {
+    extract_custom(html, base, caps, limits, None).0
+}
+
+/// [`extract_within`], and the audit's own extraction and search rules run on the same tree
+/// ([`crate::custom`]): one parse whatever the rules.
+#[must_use]
+pub fn extract_custom(
+    html: &str,
+    base: &Url,
+    caps: &ExtractCaps,
+    limits: ParseLimits,
+    custom: Option<&CompiledRules>,
+) -> (PageFacts, CustomValues) {
     let parsed = parse_bounded(html, limits);
     let doc = parsed.html;
     let mut facts = PageFacts { parse_cut: parsed.cut, ..PageFacts::default() };
@@ -217,7 +231,8 @@ pub fn extract_within(html: &str, base: &Url, caps: &ExtractCaps, limits: ParseL
         mixed_seen: HashSet::new(),
     };
     walk(&doc, |node, ctx| walker.visit(node, ctx));
-    walker.finish()
+    let values = custom.filter(|c| !c.is_empty()).map(|c| c.apply(&doc, html)).unwrap_or_default();
+    (walker.finish(), values)
 }
 
 /// Normalises a link URL; see [`shoal_shared::url::normalize`] (one set of rules for the whole

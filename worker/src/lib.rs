@@ -7,6 +7,7 @@ pub mod browser;
 pub mod charset;
 pub mod checks;
 pub mod crawl;
+pub mod custom;
 pub mod dns;
 pub mod extract;
 #[cfg(feature = "fault-injection")]
@@ -14,6 +15,7 @@ pub mod fault;
 pub mod fetch;
 pub mod guard;
 pub mod legal;
+pub mod llms_txt;
 pub mod parse;
 pub mod run;
 pub mod service;

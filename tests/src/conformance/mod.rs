@@ -55,7 +55,14 @@ pub fn seed(audit: u64, site: u64, host: &str, in_flight: u32, gap_ms: u64, max_
         ..SiteLimits::default()
     };
     let task = Task::new(AuditId(audit), SiteId(site), start.clone(), TaskKind::Page, 0, FoundVia::Start);
-    SiteSeed { audit: AuditId(audit), site: SiteId(site), start, limits, initial: vec![task] }
+    SiteSeed {
+        audit: AuditId(audit),
+        site: SiteId(site),
+        start,
+        limits,
+        initial: vec![task],
+        custom: Default::default(),
+    }
 }
 
 /// A page task discovered on `from`.

@@ -47,6 +47,7 @@ struct SiteEntry {
     audit: AuditId,
     start: crate::url::NormalizedUrl,
     limits: SiteLimits,
+    custom: crate::custom::CustomRules,
     hosts: Vec<HostKey>,
     queued: u64,
     leased: u64,
@@ -125,6 +126,7 @@ impl EmbeddedFrontier {
                 audit: seed.audit,
                 start: seed.start.clone(),
                 limits: seed.limits,
+                custom: seed.custom.clone(),
                 hosts: hosts.clone(),
                 queued: 0,
                 leased: 0,
@@ -715,7 +717,12 @@ impl Frontier for EmbeddedFrontier {
 
     fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
         let st = self.lock();
-        ready(Ok(st.sites.get(&site).map(|s| SiteInfo { audit: s.audit, start: s.start.clone(), limits: s.limits })))
+        ready(Ok(st.sites.get(&site).map(|s| SiteInfo {
+            audit: s.audit,
+            start: s.start.clone(),
+            limits: s.limits,
+            custom: s.custom.clone(),
+        })))
     }
 
     fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
