@@ -12,16 +12,16 @@
 
 use crate::admission::Admission;
 use crate::aggregate::{EVENT_BATCH, lock};
-use crate::config::CrawlConfig;
+use crate::config::{AuditSettings, CrawlConfig};
+use shoal_shared::custom::CustomRules;
 use shoal_shared::frontier::{EventId, Frontier, FrontierError, SiteProgress};
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
-use shoal_shared::pace::PaceLimits;
 use shoal_shared::record::Event;
 use shoal_shared::starts::{MAX_SITES_PER_AUDIT, StartList};
 use shoal_shared::task::SiteLimits;
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::NormalizedUrl;
-use shoal_shared::wire::{AuditOptions, AuditView, SitePage, SiteView, SubmitRequest};
+use shoal_shared::wire::{AuditView, SitePage, SiteView, SubmitRequest};
 use shoal_store::{AuditDb, AuditStatus, AuditSummary, DbError};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -271,12 +271,19 @@ impl<F: Frontier> Coordinator<F> {
                 let options = db.audit(audit)?.map(|a| a.options_json).unwrap_or_default();
                 (options, db.site_counts(audit)?)
             };
-            let limits: SiteLimits = serde_json::from_str::<serde_json::Value>(&options)
-                .ok()
+            let options = serde_json::from_str::<serde_json::Value>(&options).ok();
+            let limits: SiteLimits = options
+                .as_ref()
                 .and_then(|v| serde_json::from_value(v.get("limits")?.clone()).ok())
                 .unwrap_or(self.defaults.limits);
+            // An audit stored before custom rules existed has none.
+            let custom: CustomRules = options
+                .as_ref()
+                .and_then(|v| serde_json::from_value(v.get("custom")?.clone()).ok())
+                .unwrap_or_default();
             let mut config = self.defaults.clone();
             config.limits = limits;
+            config.custom = custom;
             let pending: Vec<_> = sites.iter().filter(|s| pending.contains(&s.id)).collect();
             let ids: Vec<SiteId> = pending.iter().map(|s| s.id).collect();
             let progress = self.frontier.progress_many(&ids).await?;
@@ -318,53 +325,22 @@ impl<F: Frontier> Coordinator<F> {
         }
     }
 
-    /// The limits of an audit: the defaults, narrowed by the request's options.
-    fn limits(&self, o: &AuditOptions) -> Result<SiteLimits, EngineError> {
-        let d = self.defaults.limits;
-        let pace = PaceLimits::new(
-            o.in_flight.unwrap_or(d.pace.max_in_flight()),
-            o.gap_ms.map_or(d.pace.gap(), Duration::from_millis),
-        )
-        .map_err(|e| EngineError::BadRequest(e.to_string()))?;
-        let limits = SiteLimits {
-            max_pages: o.max_pages.unwrap_or(d.max_pages),
-            max_depth: o.max_depth.unwrap_or(d.max_depth),
-            max_resources: o.max_resources.unwrap_or(d.max_resources),
-            pace,
-            follow_nofollow: o.follow_nofollow.unwrap_or(d.follow_nofollow),
-            max_sitemaps: o.max_sitemaps.unwrap_or(d.max_sitemaps),
-            max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
-            browser_pages: o.browser_pages.unwrap_or(d.browser_pages),
-            ..d
-        };
-        if limits.max_pages == 0 {
-            return Err(EngineError::BadRequest("max_pages must be at least 1".into()));
-        }
-        if limits.browser_pages > crate::config::MAX_BROWSER_PAGES {
-            return Err(EngineError::BadRequest(format!(
-                "browser_pages must be 0-{}",
-                crate::config::MAX_BROWSER_PAGES
-            )));
-        }
-        Ok(limits)
-    }
-
     /// Checks a client's request and starts the audit it asks for.
     ///
     /// # Errors
     /// [`EngineError::BadRequest`] for bad URLs or options; store or frontier failures.
     pub async fn submit(&self, req: SubmitRequest) -> Result<AuditId, EngineError> {
-        let (starts, limits) = self.check(&req)?;
-        Ok(self.start(starts, limits).await?.0)
+        let (starts, settings) = self.check(&req)?;
+        Ok(self.start_run(starts, settings, None).await?.0)
     }
 
     /// Checks a request (a submit, or a schedule's list and options) as a submit does: the start
     /// URLs by [`StartList`]'s rules and caps, the options against the defaults. Returns the start
-    /// URLs and the audit's limits.
+    /// URLs and the audit's settings.
     ///
     /// # Errors
     /// [`EngineError::BadRequest`] saying what is wrong.
-    pub fn check(&self, req: &SubmitRequest) -> Result<(Vec<NormalizedUrl>, SiteLimits), EngineError> {
+    pub fn check(&self, req: &SubmitRequest) -> Result<(Vec<NormalizedUrl>, AuditSettings), EngineError> {
         if req.urls.len() > MAX_SITES_PER_AUDIT {
             return Err(EngineError::BadRequest(format!("more than {MAX_SITES_PER_AUDIT} sites")));
         }
@@ -375,8 +351,8 @@ impl<F: Frontier> Coordinator<F> {
         if list.is_empty() {
             return Err(EngineError::BadRequest("no start URL: give at least one".into()));
         }
-        let limits = self.limits(&req.options)?;
-        Ok((list.into_urls(), limits))
+        let settings = self.defaults.narrow(&req.options).map_err(EngineError::BadRequest)?;
+        Ok((list.into_urls(), settings))
     }
 
     /// Records an audit of `starts` (one site each) and seeds its sites into the frontier.
@@ -389,7 +365,7 @@ impl<F: Frontier> Coordinator<F> {
         starts: Vec<NormalizedUrl>,
         limits: SiteLimits,
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
-        self.start_run(starts, limits, None).await
+        self.start_run(starts, AuditSettings { limits, custom: self.defaults.custom.clone() }, None).await
     }
 
     /// [`Coordinator::start`], for a run of a schedule when `run` is given: the audit is created,
@@ -402,18 +378,21 @@ impl<F: Frontier> Coordinator<F> {
     pub async fn start_run(
         &self,
         starts: Vec<NormalizedUrl>,
-        limits: SiteLimits,
+        settings: AuditSettings,
         run: Option<ScheduledStart>,
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
+        let AuditSettings { limits, custom } = settings;
         let mut config = self.defaults.clone();
         config.limits = limits;
         let options = serde_json::json!({
             "starts": starts.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "limits": limits,
+            "custom": custom,
             "user_agent": config.fetch.user_agent,
             "robots_token": config.crawl.token.as_str(),
             "mode": self.mode,
         });
+        config.custom = custom;
         let (audit, sites) = self
             .write(move |db| {
                 let now = UnixMs::from(std::time::SystemTime::now());

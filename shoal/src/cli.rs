@@ -10,10 +10,12 @@ pub use report::{BrandingArgs, FailOn, ReportArgs, ReportFormat};
 pub use shoal_coordinator::CrawlConfig;
 
 mod browser;
+mod custom;
 mod domain;
 mod schedule;
 
 pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
+pub use custom::CustomArgs;
 pub use domain::DomainArgs;
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
 use shoal_coordinator::schedule::notify::NotifySettings;
@@ -319,6 +321,13 @@ pub struct AuditOptionArgs {
     /// if omitted; the fleet needs a worker started with --browser).
     #[arg(long)]
     pub browser_pages: Option<u16>,
+    /// Extraction rules, repeatable (NAME=css:SELECTOR, NAME=css:SELECTOR@ATTR, NAME=regex:RE).
+    /// With --search, the audit's whole rule set instead of the coordinator's.
+    #[arg(long, value_name = "NAME=KIND:EXPR")]
+    pub extract: Vec<shoal_shared::custom::ExtractRule>,
+    /// Search rules, repeatable (NAME=regex:RE, NAME=!regex:RE).
+    #[arg(long, value_name = "NAME=[!]regex:EXPR")]
+    pub search: Vec<shoal_shared::custom::SearchRule>,
 }
 
 impl AuditOptionArgs {
@@ -335,6 +344,8 @@ impl AuditOptionArgs {
             max_sitemaps: self.max_sitemaps,
             max_sitemap_bytes: self.max_sitemap_bytes,
             browser_pages: self.browser_pages,
+            extract: (!self.extract.is_empty() || !self.search.is_empty()).then(|| self.extract.clone()),
+            search: (!self.extract.is_empty() || !self.search.is_empty()).then(|| self.search.clone()),
         }
     }
 }
@@ -480,6 +491,9 @@ pub struct CrawlArgs {
     /// The browser check (SPEC §10).
     #[command(flatten)]
     pub browser: BrowserArgs,
+    /// Custom extraction and search rules.
+    #[command(flatten)]
+    pub custom: CustomArgs,
     /// Seconds a lease lasts without a renewal (3-600). Workers renew their leases every third
     /// of it while the fetch runs, so a dead worker's URLs go to another worker about this long
     /// after its last renewal, and a slow fetch is never handed out twice.
@@ -619,6 +633,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         }
         let domain = this.domain.validate()?;
         this.browser.validate()?;
+        let custom = this.custom.validate()?;
         let limits = SiteLimits {
             max_pages: this.max_pages,
             max_depth: this.max_depth,
@@ -681,6 +696,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         }
         Ok(CrawlConfig {
             limits,
+            custom,
             fetch,
             crawl,
             frontier,

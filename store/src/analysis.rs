@@ -31,6 +31,8 @@
 //! redirect, a sitemap entry, a canonical). It is emptied again afterwards, so it holds one site
 //! at a time.
 //!
+//! - **`ai_crawlers_inconsistent`**: see [`crate::ai_crawlers`].
+//!
 //! Idempotent: the findings this module wrote before for the site (`origin = 'analysis'`) are
 //! marked stale, the ones produced again are kept with their ids (their `related` refreshed), and
 //! the rest are deleted. A finding a worker already reported with the same key is left alone.
@@ -59,9 +61,9 @@ pub const RESOURCE_LINK_KINDS: [LinkKind; 6] =
 const MAX_FOLLOW: usize = 64;
 
 /// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`.
-struct Sink<'a> {
-    conn: &'a Connection,
-    path: &'a Path,
+pub(crate) struct Sink<'a> {
+    pub(crate) conn: &'a Connection,
+    pub(crate) path: &'a Path,
     site: i64,
     /// `temp.site_links` holds this site's links (see [`Sink::links`]).
     links_copied: std::cell::Cell<bool>,
@@ -88,7 +90,7 @@ impl Sink<'_> {
             .map_err(sql_err(self.path, "check what the analysis has to look at"))
     }
 
-    fn emit(&self, code: Code, url: &str, detail: &str, related: &[&str]) -> Result<(), DbError> {
+    pub(crate) fn emit(&self, code: Code, url: &str, detail: &str, related: &[&str]) -> Result<(), DbError> {
         self.conn
             .prepare_cached(
                 "INSERT INTO findings (site_id, code, severity, url, detail, related_json, origin, stale)
@@ -118,6 +120,7 @@ pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site:
     duplicates(&sink, "meta_description", Code::DescriptionDuplicate)?;
     indexing(&sink)?;
     broken_external(&sink)?;
+    super::ai_crawlers::analyse(&sink, site)?;
     let removed = conn
         .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")
         .and_then(|mut s| s.execute([sink.site]))

@@ -3,6 +3,7 @@
 
 use super::{AuditDb, AuditStatus, AuditSummary, DbError, SiteStatus, SiteSummary, int, sql_err, uint};
 use rusqlite::{Connection, OptionalExtension, Row, params};
+use shoal_shared::ai_crawlers::AiBlocked;
 use shoal_shared::finding::Code;
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::time::UnixMs;
@@ -58,6 +59,11 @@ pub struct PageRow {
     pub hreflang: Vec<(String, String)>,
     /// Selected response headers.
     pub headers: Vec<(String, String)>,
+    /// (rule name, value) of the audit's extraction rules that found something, in rule order.
+    pub extracted: Vec<(String, String)>,
+    /// The AI crawlers robots.txt blocks from the URL: on pages of the site; `None` on other kinds
+    /// of URL and on rows written before schema 8.
+    pub ai_blocked: Option<AiBlocked>,
 }
 
 impl PageRow {
@@ -246,7 +252,7 @@ pub(super) fn site_page(
 
 const PAGE_COLUMNS: &str = "url, kind, status, error, redirect_to, depth, found_via, found_from, content_type,
     bytes, response_ms, fetched_at_ms, title, meta_description, h1_json, canonical, meta_robots_json,
-    x_robots_tag_json, hreflang_json, headers_json";
+    x_robots_tag_json, hreflang_json, headers_json, extracted_json, ai_blocked";
 
 fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
     let op = "read pages";
@@ -276,6 +282,14 @@ fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
         x_robots_tag: json_list(path, "pages.x_robots_tag_json", &text(17)?)?,
         hreflang: json_list(path, "pages.hreflang_json", &text(18)?)?,
         headers: json_list(path, "pages.headers_json", &text(19)?)?,
+        extracted: match r.get::<_, Option<String>>(20).map_err(e())? {
+            Some(json) => json_list(path, "pages.extracted_json", &json)?,
+            None => Vec::new(),
+        },
+        ai_blocked: r
+            .get::<_, Option<i64>>(21)
+            .map_err(e())?
+            .map(|bits| AiBlocked::from_bits(u32::try_from(bits).unwrap_or_default())),
     })
 }
 

@@ -35,12 +35,19 @@
 //! Version 7 adds indexes only, for the scheduler: `schedules_by_next_run` (`next_run_ms`) and
 //! `schedules_unsettled` (partial: `settled = 0`), so that a wake-up reads the schedules that are
 //! due and those whose run may have ended, never every schedule.
+//!
+//! Version 8 adds two page facts (issue 37) to `pages`: `extracted_json`, what the audit's
+//! extraction rules (`--extract`) found on the page as JSON pairs `[["price", "19.99"], …]` (NULL
+//! when none found anything), and `ai_blocked`, the AI crawlers the host's robots.txt blocks from
+//! the URL, bit `i` the `i`-th crawler of
+//! [`AI_CRAWLERS`](shoal_shared::ai_crawlers::AI_CRAWLERS) (NULL for other kinds of URL and rows
+//! written before).
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -247,4 +254,11 @@ CREATE TABLE browser_pages (
 const V7: &str = "
 CREATE INDEX schedules_by_next_run ON schedules (next_run_ms);
 CREATE INDEX schedules_unsettled ON schedules (settled) WHERE settled = 0;
+";
+
+/// Version 8: page facts of issue 37, the extracted values and the AI crawlers robots.txt blocks
+/// (see the module documentation).
+const V8: &str = "
+ALTER TABLE pages ADD COLUMN extracted_json TEXT;
+ALTER TABLE pages ADD COLUMN ai_blocked INTEGER;
 ";

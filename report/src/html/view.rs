@@ -176,6 +176,8 @@ pub(super) struct UrlDetail<'a> {
     pub(super) x_robots_tag: String,
     pub(super) links: LinkCounts,
     pub(super) findings: Vec<UrlFinding>,
+    /// What the audit's extraction rules found on the page.
+    pub(super) extracted: &'a [(String, String)],
 }
 
 #[derive(Template, Debug)]
