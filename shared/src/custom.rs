@@ -32,7 +32,7 @@ pub const MAX_VALUE_BYTES: usize = 1024;
 #[non_exhaustive]
 pub enum RuleError {
     /// Not `NAME=KIND:EXPR`.
-    #[error("rule {rule:?}: expected NAME={forms}")]
+    #[error("rule `{rule}`: expected NAME={forms}")]
     Shape {
         /// The rule as written.
         rule: String,
@@ -41,14 +41,14 @@ pub enum RuleError {
     },
     /// A name that is empty, too long or has characters other than letters, digits, `_` and `-`.
     #[error(
-        "rule {rule:?}: the name must be 1-{MAX_NAME_BYTES} letters, digits, '_' or '-' (it becomes a JSON key and a CSV value)"
+        "rule `{rule}`: the name must be 1-{MAX_NAME_BYTES} letters, digits, '_' or '-' (it becomes a JSON key and a CSV value)"
     )]
     Name {
         /// The rule as written.
         rule: String,
     },
     /// A kind this rule type does not take.
-    #[error("rule {rule:?}: {why}")]
+    #[error("rule `{rule}`: {why}")]
     Kind {
         /// The rule as written.
         rule: String,
@@ -56,7 +56,7 @@ pub enum RuleError {
         why: String,
     },
     /// An empty expression, or one over [`MAX_EXPR_BYTES`].
-    #[error("rule {rule:?}: the expression must be 1-{MAX_EXPR_BYTES} bytes")]
+    #[error("rule `{rule}`: the expression must be 1-{MAX_EXPR_BYTES} bytes")]
     Size {
         /// The rule as written.
         rule: String,
@@ -68,13 +68,13 @@ pub enum RuleError {
         count: usize,
     },
     /// Two rules with one name.
-    #[error("two rules are named {name:?}: names must be unique across --extract and --search")]
+    #[error("two rules are named `{name}`: names must be unique across --extract and --search")]
     Duplicate {
         /// The name.
         name: String,
     },
     /// The selector or expression does not compile (said by the worker that compiles it).
-    #[error("rule {rule:?}: {why}")]
+    #[error("rule `{rule}`: {why}")]
     Invalid {
         /// The rule as written.
         rule: String,
@@ -417,7 +417,7 @@ mod tests {
             let e = extract(text).expect_err(text).to_string();
             assert!(e.contains(says), "{text}: {e}");
             if text.len() < 100 {
-                assert!(e.contains(&format!("{text:?}")), "names the rule: {e}");
+                assert!(e.contains(&format!("`{text}`")), "names the rule: {e}");
             }
         }
         let e = "found=css:.x".parse::<SearchRule>().expect_err("css search").to_string();

@@ -343,7 +343,7 @@ mod tests {
             let e = compile(&set).expect_err("refused").to_string();
             assert!(e.contains(says), "{e}");
             let name = extract.first().or(search.first()).map(|r| r.split('=').next().unwrap_or_default());
-            assert!(e.contains(&format!("\"{}=", name.unwrap_or_default())), "names the rule: {e}");
+            assert!(e.contains(&format!("`{}=", name.unwrap_or_default())), "names the rule: {e}");
         }
     }
 }

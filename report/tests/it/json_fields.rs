@@ -4,7 +4,7 @@
 //! list.
 
 /// Every field of a page of the JSON report.
-pub(crate) const PAGE_FIELDS: [&str; 23] = [
+pub(crate) const PAGE_FIELDS: [&str; 25] = [
     "url",
     "final_url",
     "status",
@@ -28,4 +28,6 @@ pub(crate) const PAGE_FIELDS: [&str; 23] = [
     "fetched_at",
     "fetched_at_ms",
     "links",
+    "extracted",
+    "ai_crawlers_blocked",
 ];

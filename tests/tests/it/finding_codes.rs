@@ -16,7 +16,9 @@
 //! - `private` (`--deny-private`): a host on loopback;
 //! - `tls` (`--ca-file` of a test CA): the HTTPS sites of [`finding_support::TlsSites`];
 //! - `domain`: the DNS, e-mail and domain codes, from the domains of [`crate::domain_world`]
-//!   (our DNS server, mail servers and RDAP service).
+//!   (our DNS server, mail servers and RDAP service);
+//! - `shop` (`--extract`, `--search`): `shop.test` ([`shoal_tests::testsite::shop`]), whose
+//!   robots.txt treats AI crawlers differently and whose llms.txt is malformed.
 //!
 //! Each audit is bounded ([`AUDIT_BOUND`]): one that hangs fails the codes it was to raise, with
 //! that reason, and the others are still checked.
@@ -54,6 +56,8 @@ const EXTERNAL_HOST: &str = "ext.test";
 /// How long one audit of this file may take: far more than any needs (the slowest, `main`, waits
 /// out a 429's slow mode: a few seconds).
 const AUDIT_BOUND: Duration = Duration::from_secs(40);
+/// The host of the `shop` audit.
+const SHOP_HOST: &str = "shop.test";
 /// The hosts of the `limits` audit.
 const LIMIT_HOSTS: [&str; 5] = ["links.test", "pages.test", "depth.test", "res.test", "sitemaps.test"];
 
@@ -436,6 +440,9 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::SecurityTxtInvalid, "main", at("secinv.test", "/.well-known/security.txt")),
         case(K::SecurityTxtExpired, "main", at("secexp.test", "/.well-known/security.txt")),
         case(K::LlmsTxtPresent, "main", c("/llms.txt")),
+        case(K::LlmsTxtInvalid, "shop", at(SHOP_HOST, "/llms.txt")),
+        case(K::AiCrawlersInconsistent, "shop", at(SHOP_HOST, "/robots.txt")),
+        case(K::CustomSearch, "shop", at(SHOP_HOST, "/products/teapot")),
         case(K::WpRestApiExposed, "main", at("wp.test", "/wp-json/")),
         case(K::WpXmlrpcExposed, "main", at("wp.test", "/xmlrpc.php")),
         case(K::WpUploadsListing, "main", at("wp.test", "/wp-content/uploads/")),
@@ -463,6 +470,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         Site::new("linker.test").page("/", &clean_page("Linker", &format!("<a href=\"{external}\">elsewhere</a>"))),
     );
     sites.push(Site::new(EXTERNAL_HOST).page("/", &clean_page("Another site", "")));
+    sites.push(shoal_tests::testsite::shop::shop(SHOP_HOST));
     let server = TestServer::start_reserved(reserved, sites).await.expect("server starts on a free port");
     let tls = TlsSites::start().await;
     let world = crate::domain_world::World::start().await;
@@ -475,7 +483,15 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let tls_starts = tls.starts();
     let ca = tls.ca_arg();
     let tls_args = ["--gap-ms", "0", "--ca-file", ca.as_str()];
-    let (main, limits, private, external, tls_run, domain) = tokio::join!(
+    let shop_starts = [server.url(SHOP_HOST, "/")];
+    let mut shop_args = vec!["--gap-ms", "0"];
+    for rule in shoal_tests::testsite::shop::SHOP_EXTRACT {
+        shop_args.extend(["--extract", rule]);
+    }
+    for rule in shoal_tests::testsite::shop::SHOP_SEARCH {
+        shop_args.extend(["--search", rule]);
+    }
+    let (main, limits, private, external, tls_run, domain, shop) = tokio::join!(
         // With fault injection on: `fetch_abandoned` is raised by a URL whose processing panics.
         bounded(common::audit_with_faults(
             &MAIN_HOSTS,
@@ -505,6 +521,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         bounded(audit(&server, &["linker.test", EXTERNAL_HOST], &external_starts, &["--gap-ms", "0"])),
         bounded(audit(&tls.server, &TLS_HOSTS, &tls_starts, &tls_args)),
         bounded(world.audit(crate::domain_world::AUDITED, &[])),
+        bounded(audit(&server, &[SHOP_HOST], &shop_starts, &shop_args)),
     );
     let audited = started.elapsed();
     let log = server.shutdown().await;
@@ -515,6 +532,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         ("external", external),
         ("tls", tls_run),
         ("domain", domain),
+        ("shop", shop),
     ]);
     assert!(log.for_host("private.test").is_empty(), "--deny-private contacted private.test\n{}", log.dump());
 

@@ -33,5 +33,6 @@ mod politeness;
 mod procs;
 mod schedule;
 mod schedule_wake;
+mod shop;
 mod start_redirect;
 mod testsite;
