@@ -5,13 +5,13 @@
 //! ever see this validated form, so an out-of-range value cannot reach them.
 
 use shoal_shared::custom::{CustomRules, RuleError};
-use shoal_shared::pace::PaceLimits;
-use shoal_shared::wire::AuditOptions;
-use std::time::Duration;
 use shoal_shared::frontier::FrontierSettings;
+use shoal_shared::pace::PaceLimits;
 use shoal_shared::task::SiteLimits;
+use shoal_shared::wire::AuditOptions;
 use shoal_worker::crawl::CrawlSettings;
 use shoal_worker::fetch::FetchSettings;
+use std::time::Duration;
 
 /// Pages per site the browser check opens at most (`--browser-pages`, the API's `browser_pages`).
 pub const MAX_BROWSER_PAGES: u16 = 50;

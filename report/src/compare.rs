@@ -137,7 +137,12 @@ fn url_change_json(change: &UrlChange) -> serde_json::Value {
 ///
 /// # Errors
 /// A read failure, or `w` fails.
-pub(crate) fn write_url_changes<W: Write>(w: &mut W, reader: &Reader, old: SiteId, new: SiteId) -> Result<(), ReportError> {
+pub(crate) fn write_url_changes<W: Write>(
+    w: &mut W,
+    reader: &Reader,
+    old: SiteId,
+    new: SiteId,
+) -> Result<(), ReportError> {
     let mut counts = UrlCounts::default();
     w.write_all(b"{")?;
     for (i, wanted) in ["added", "removed", "changed"].into_iter().enumerate() {

@@ -249,8 +249,12 @@ pub fn inconsistency(verdicts: &[(usize, AiVerdict)]) -> Option<String> {
     let groups: Vec<String> = [AiVerdict::Blocked, AiVerdict::PartlyBlocked, AiVerdict::Allowed]
         .iter()
         .filter_map(|wanted| {
-            let names: Vec<&str> =
-                verdicts.iter().filter(|(_, v)| v == wanted).filter_map(|(i, _)| AI_CRAWLERS.get(*i)).map(|c| c.token).collect();
+            let names: Vec<&str> = verdicts
+                .iter()
+                .filter(|(_, v)| v == wanted)
+                .filter_map(|(i, _)| AI_CRAWLERS.get(*i))
+                .map(|c| c.token)
+                .collect();
             (!names.is_empty()).then(|| format!("{}: {}", wanted.words(), names.join(", ")))
         })
         .collect();
@@ -358,7 +362,8 @@ mod tests {
         assert_eq!(inconsistency(&[]), None);
         assert_eq!(inconsistency(&[(g, AiVerdict::Blocked), (s, AiVerdict::Blocked)]), None);
         assert_eq!(
-            inconsistency(&[(g, AiVerdict::Blocked), (s, AiVerdict::Allowed), (c, AiVerdict::PartlyBlocked)]).as_deref(),
+            inconsistency(&[(g, AiVerdict::Blocked), (s, AiVerdict::Allowed), (c, AiVerdict::PartlyBlocked)])
+                .as_deref(),
             Some("blocked: GPTBot; partly blocked: CCBot; allowed: OAI-SearchBot")
         );
     }

@@ -170,8 +170,8 @@ fn expression<'a>(expr: &'a str, rule: &str) -> Result<&'a str, RuleError> {
 fn css_attribute(expr: &str) -> (&str, Option<&str>) {
     let Some(at) = expr.rfind('@') else { return (expr, None) };
     let (selector, attr) = (&expr[..at], &expr[at + 1..]);
-    let is_name = !attr.is_empty()
-        && attr.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b':' | b'.'));
+    let is_name =
+        !attr.is_empty() && attr.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b':' | b'.'));
     let (mut depth, mut quote) = (0i32, None);
     for c in selector.chars() {
         match (quote, c) {

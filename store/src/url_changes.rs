@@ -229,10 +229,8 @@ where
     let op = "read pages to compare";
     let mut old_stmt = conn.prepare(&sql).map_err(sql_err(path, op))?;
     let mut new_stmt = conn.prepare(&sql).map_err(sql_err(path, op))?;
-    let mut old_side =
-        Side { rows: old_stmt.query([int(old.0)]).map_err(sql_err(path, op))?, path, peeked: None };
-    let mut new_side =
-        Side { rows: new_stmt.query([int(new.0)]).map_err(sql_err(path, op))?, path, peeked: None };
+    let mut old_side = Side { rows: old_stmt.query([int(old.0)]).map_err(sql_err(path, op))?, path, peeked: None };
+    let mut new_side = Side { rows: new_stmt.query([int(new.0)]).map_err(sql_err(path, op))?, path, peeked: None };
     loop {
         let order = match (old_side.peek()?, new_side.peek()?) {
             (None, None) => return Ok(()),
@@ -291,7 +289,8 @@ mod tests {
     #[test]
     fn differences_list_facts_then_extracted_values() {
         let old = page("u", [Some("200"), Some("A"), None, Some("indexable")], &[("price", "1"), ("sku", "x")]);
-        let new = page("u", [Some("200"), Some("B"), None, Some("not indexable: noindex")], &[("price", "2"), ("gtin", "9")]);
+        let new =
+            page("u", [Some("200"), Some("B"), None, Some("not indexable: noindex")], &[("price", "2"), ("gtin", "9")]);
         let got: Vec<(String, Option<String>, Option<String>)> =
             differences(&old, &new).into_iter().map(|c| (c.fact, c.old, c.new)).collect();
         let s = |v: &str| Some(v.to_owned());

@@ -85,7 +85,10 @@ fn regex(pattern: &str, rule: String) -> Result<Regex, RuleError> {
                 regex::Error::CompiledTooBig(limit) => {
                     format!("the regular expression compiles to more than {} KiB; make it simpler", limit / 1024)
                 }
-                e => format!("not a valid regular expression: {}", e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")),
+                e => format!(
+                    "not a valid regular expression: {}",
+                    e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+                ),
             };
             RuleError::Invalid { rule, why }
         })
@@ -298,7 +301,13 @@ mod tests {
         let pairs: Vec<(&str, &str)> = got.extracted.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
         assert_eq!(
             pairs,
-            [("price", "€ 19.99"), ("meta", "19.99"), ("gtm", "GTM-AB12"), ("id", "GTM-AB12"), ("title", "Blue kettle")]
+            [
+                ("price", "€ 19.99"),
+                ("meta", "19.99"),
+                ("gtm", "GTM-AB12"),
+                ("id", "GTM-AB12"),
+                ("title", "Blue kettle")
+            ]
         );
     }
 

@@ -626,6 +626,21 @@ pub async fn seed_many_seeds_each_once<F: Frontier>(f: F) {
     }
 }
 
+/// A site's info carries its audit's extraction and search rules to the workers as they were
+/// seeded (issue 37): in the embedded frontier's memory, through Redis's `info` blob.
+pub async fn site_info_carries_the_audits_rules<F: Frontier>(f: F) {
+    let rules = shoal_shared::custom::CustomRules::parse(&["price=css:.price@content"], &["oos=!regex:(?i)in stock"])
+        .expect("valid rules");
+    let mut with_rules = seed(1, 1, "a.test", 4, 0, 10);
+    with_rules.custom = rules.clone();
+    f.seed(with_rules).await.expect("seed");
+    f.seed(seed(1, 2, "b.test", 4, 0, 10)).await.expect("seed");
+    let info = f.site_info(SiteId(1)).await.expect("site info").expect("a seeded site");
+    assert_eq!(info.custom, rules);
+    let plain = f.site_info(SiteId(2)).await.expect("site info").expect("a seeded site");
+    assert!(plain.custom.is_empty(), "{plain:?}");
+}
+
 /// Runs every check, each on a fresh frontier from `make`.
 pub async fn run_all<F, Fut, M>(mut make: M)
 where
@@ -638,6 +653,7 @@ where
     sites_on_one_ip_take_turns(make().await).await;
     a_dropped_lane_passes_its_turn_on(make().await).await;
     seed_many_seeds_each_once(make().await).await;
+    site_info_carries_the_audits_rules(make().await).await;
     gap_and_in_flight(make().await).await;
     per_ip_cap(make().await).await;
     slow_mode_and_retry(make().await).await;

@@ -34,7 +34,8 @@ pub const SHOP_EXTRACT: [&str; 3] =
 pub const SHOP_SEARCH: [&str; 2] = ["oos=regex:(?i)out of stock", "no-price=!regex:€\\s*\\d"];
 
 /// The pages of the first version that the crawl reaches (the cart is disallowed for every robot).
-pub const SHOP_PAGES: [&str; 6] = ["/", "/products/kettle", "/products/teapot", "/products/mug", "/products/spoon", "/about"];
+pub const SHOP_PAGES: [&str; 6] =
+    ["/", "/products/kettle", "/products/teapot", "/products/mug", "/products/spoon", "/about"];
 
 fn page(title: &str, body: &str, head: &str) -> String {
     format!(
@@ -68,10 +69,7 @@ pub fn shop(host: &str) -> Site {
     Site::new(host)
         .robots_txt(SHOP_ROBOTS)
         .route("/llms.txt", Route::text(SHOP_LLMS_TXT))
-        .route(
-            "/",
-            versions(home(&["kettle", "teapot", "mug", "spoon"]), home(&["kettle", "mug", "spoon", "cup"])),
-        )
+        .route("/", versions(home(&["kettle", "teapot", "mug", "spoon"]), home(&["kettle", "mug", "spoon", "cup"])))
         .route(
             "/products/kettle",
             versions(product("Kettle", "19.99", 1001, "In stock"), product("Kettle", "17.49", 1001, "In stock")),

@@ -140,7 +140,10 @@ async fn a_shop_audit_judges_ai_crawlers_and_extracts_its_prices() {
     let extracted = std::fs::read_to_string(csv_dir.join("extracted.csv")).expect("extracted.csv");
     assert!(extracted.contains(&format!("{},price,€ 19.99", url("/products/kettle", port))), "{extracted}");
     let ai_csv = std::fs::read_to_string(csv_dir.join("ai_crawlers.csv")).expect("ai_crawlers.csv");
-    assert!(ai_csv.contains(&format!("{HOST}:{port},ClaudeBot,Anthropic,training,partly_blocked,6,4,allowed")), "{ai_csv}");
+    assert!(
+        ai_csv.contains(&format!("{HOST}:{port},ClaudeBot,Anthropic,training,partly_blocked,6,4,allowed")),
+        "{ai_csv}"
+    );
     let html = report(&run.db, "html").await;
     assert!(html.contains("<h3>AI crawlers</h3>") && html.contains("partly blocked"), "the AI crawler table");
     assert!(html.contains("<h3>Extracted values</h3>") && html.contains("€ 24.50"), "the extracted values");
@@ -171,7 +174,12 @@ async fn two_audits_of_a_changed_shop_compare_url_by_url() {
     let doc: Value = serde_json::from_slice(&std::fs::read(&out).expect("written")).expect("JSON");
     let urls = &doc["sites"][0]["urls"];
     let list = |name: &str| -> Vec<String> {
-        urls[name].as_array().unwrap_or_else(|| panic!("{name} in {urls:#}")).iter().map(|e| e["url"].to_string()).collect()
+        urls[name]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name} in {urls:#}"))
+            .iter()
+            .map(|e| e["url"].to_string())
+            .collect()
     };
     let quoted = |path: &str| format!("\"{}\"", url(path, port));
     assert_eq!(list("added"), [quoted("/products/cup")], "{urls:#}");
@@ -217,7 +225,9 @@ async fn two_audits_of_a_changed_shop_compare_url_by_url() {
     assert_eq!(shoal(&compare).await, Exit::Ok);
     let html = std::fs::read_to_string(&html_out).expect("written");
     assert!(html.contains("Pages, URL by URL") && html.contains("extracted.price") && html.contains("€ 17.49"));
-    assert!(html.contains("Added pages (1)") && html.contains("Removed pages (1)") && html.contains("Changed pages (4)"));
+    assert!(
+        html.contains("Added pages (1)") && html.contains("Removed pages (1)") && html.contains("Changed pages (4)")
+    );
 }
 
 /// A rule that cannot run is refused before anything is fetched, with its name.

@@ -11,9 +11,9 @@ use super::policy::describe_give_up;
 use super::{Crawler, Job, MAX_ROBOTS_REDIRECTS, ROBOTS_MAX_BYTES, fill_response};
 use crate::fetch::{FetchError, Fetched, Method};
 use crate::tls;
+use shoal_shared::ai_crawlers::{AiBlocked, AiRules};
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Frontier, FrontierError, LaneRobots, RobotsOutcome};
-use shoal_shared::ai_crawlers::{AiBlocked, AiRules};
 use shoal_shared::ids::SiteId;
 use shoal_shared::pace::{MAX_GAP, StatusPace, answer_pace};
 use shoal_shared::robots::{ROBOTS_MAX_AGE, RobotsRules, RobotsStatus, Verdict, rules_for_status};
@@ -109,7 +109,9 @@ impl<F: Frontier> Crawler<F> {
                 let ai = self.is_own_host(site, host).await?.then(AiRules::allow_all);
                 CachedRules { fetched_at, rules: LaneRules::AllowAll, ai, weight_kib: 1 }
             }
-            LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite) => CachedRules::closed(fetched_at),
+            LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite) => {
+                CachedRules::closed(fetched_at)
+            }
         };
         Ok(self.cache_rules(key, cached))
     }
@@ -128,7 +130,11 @@ impl<F: Frontier> Crawler<F> {
 
     /// The AI crawlers the lane's robots.txt blocks from `url`, for the record of a page of the
     /// site; `None` when the lane's rules are not known here.
-    pub(super) async fn ai_blocked(&self, job: &Job<'_>, url: &NormalizedUrl) -> Result<Option<AiBlocked>, FrontierError> {
+    pub(super) async fn ai_blocked(
+        &self,
+        job: &Job<'_>,
+        url: &NormalizedUrl,
+    ) -> Result<Option<AiBlocked>, FrontierError> {
         let rules = self.lane_rules(job.task().site, &url.host_key(), None).await?;
         Ok(rules.ai.as_ref().map(|ai| ai.blocked(url.as_url())))
     }
