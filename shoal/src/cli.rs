@@ -522,6 +522,9 @@ pub struct RobotsArgs {
     /// Print the Crawl-delay in seconds for the agent (or `none`) instead of verdicts.
     #[arg(long)]
     pub crawl_delay: bool,
+    /// Print each documented AI crawler's verdict per URL instead of --agent's (docs/ai-crawlers.md).
+    #[arg(long, conflicts_with_all = ["sitemaps", "crawl_delay"])]
+    pub ai_crawlers: bool,
     /// URLs to check.
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
