@@ -116,7 +116,8 @@ fn robots_cli_prints_one_verdict_per_url() {
 fn robots_cli_prints_the_ai_crawlers_verdicts() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("robots.txt");
-    std::fs::write(&file, "User-agent: GPTBot\nDisallow: /\n\nUser-agent: ClaudeBot\nDisallow: /shop/\n").expect("write");
+    std::fs::write(&file, "User-agent: GPTBot\nDisallow: /\n\nUser-agent: ClaudeBot\nDisallow: /shop/\n")
+        .expect("write");
     let f = file.to_str().expect("utf-8");
     let out = shoal(&["robots", "--file", f, "--ai-crawlers", "https://a.test/shop/kettle"]);
     assert!(out.status.success(), "{}", stderr(&out));
