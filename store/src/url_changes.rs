@@ -15,7 +15,7 @@
 //! holds one page of each side in memory, however large the sites.
 
 use crate::cursor::Reader;
-use crate::{DbError, int, sql_err};
+use crate::{DbError, SiteSummary, int, sql_err};
 use rusqlite::{Row, Rows};
 use shoal_shared::ids::SiteId;
 use std::cmp::Ordering;
@@ -272,6 +272,19 @@ pub fn count_url_changes(reader: &Reader, old: SiteId, new: SiteId) -> Result<Ur
         Ok(())
     })?;
     Ok(counts)
+}
+
+/// The added, removed and changed URLs over matched site pairs (two audits compared).
+///
+/// # Errors
+/// A read failure.
+pub fn count_pairs(reader: &Reader, pairs: &[(SiteSummary, SiteSummary)]) -> Result<UrlCounts, DbError> {
+    let mut total = UrlCounts::default();
+    for (old, new) in pairs {
+        let counts = count_url_changes(reader, old.id, new.id)?;
+        total = UrlCounts::sum([&total, &counts]);
+    }
+    Ok(total)
 }
 
 #[cfg(test)]

@@ -163,11 +163,7 @@ pub fn run_summary(db: &AuditDb, schedule: &ScheduleRef, audit: AuditId) -> Resu
             let comparison = shoal_store::compare::compare(db, previous, audit)?;
             let c = comparison.totals();
             let reader = shoal_store::cursor::Reader::open(db)?;
-            let mut urls = shoal_store::url_changes::UrlCounts::default();
-            for (o, n) in &comparison.pairs.both {
-                let counts = shoal_store::url_changes::count_url_changes(&reader, o.id, n.id)?;
-                urls = shoal_store::url_changes::UrlCounts::sum([&urls, &counts]);
-            }
+            let urls = shoal_store::url_changes::count_pairs(&reader, &comparison.pairs.both)?;
             Changes {
                 previous_audit: Some(previous.0),
                 new: c.new,

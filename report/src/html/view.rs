@@ -192,6 +192,8 @@ pub(super) struct CompareSummary {
     pub(super) new: u64,
     pub(super) fixed: u64,
     pub(super) remaining: u64,
+    /// Pages added, removed and changed over the matched sites.
+    pub(super) urls: shoal_store::url_changes::UrlCounts,
 }
 
 /// The schedule's previous run and the totals against it.
@@ -205,6 +207,8 @@ pub(super) struct ScheduleDelta {
     pub(super) remaining: u64,
     pub(super) added: usize,
     pub(super) removed: usize,
+    /// Pages added, removed and changed over the matched sites.
+    pub(super) urls: shoal_store::url_changes::UrlCounts,
 }
 
 #[derive(Template, Debug)]

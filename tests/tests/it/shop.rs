@@ -228,6 +228,7 @@ async fn two_audits_of_a_changed_shop_compare_url_by_url() {
     assert!(
         html.contains("Added pages (1)") && html.contains("Removed pages (1)") && html.contains("Changed pages (4)")
     );
+    assert!(html.contains("1 added, 1 removed, 4 changed"), "the summary counts the pages");
 }
 
 /// A rule that cannot run is refused before anything is fetched, with its name.
