@@ -14,7 +14,7 @@
 //! The table is append-only: a token's bit is its position in [`AI_CRAWLERS`], and that position
 //! is stored in the audit database (`pages.ai_blocked`), so new tokens go at the end.
 
-use crate::robots::{ProductToken, RobotsRules, Verdict};
+use crate::robots::{ProductToken, RobotsRules, Verdict, names_agents};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use url::Url;
@@ -129,14 +129,18 @@ pub struct AiRules {
 
 impl AiRules {
     /// Reads a robots.txt body (a 2xx answer) for every token, as [`RobotsRules::parse`] does for
-    /// Shoal's own.
+    /// Shoal's own. The file is parsed once for `*` and once more for each crawler it names in a
+    /// `User-agent` line ([`names_agents`]): most files name few or none, and a crawler not named
+    /// obeys `*`.
     #[must_use]
     pub fn parse(body: &[u8]) -> AiRules {
         let star = RobotsRules::parse(body, &ProductToken::from_agent(STAR_PROBE));
-        let own = AI_CRAWLERS
-            .iter()
-            .map(|c| {
-                let rules = RobotsRules::parse(body, &ProductToken::from_agent(c.token));
+        let tokens: Vec<&str> = AI_CRAWLERS.iter().map(|c| c.token).collect();
+        let own = names_agents(body, &tokens)
+            .into_iter()
+            .zip(&tokens)
+            .map(|(named, token)| {
+                let rules = named.then(|| RobotsRules::parse(body, &ProductToken::from_agent(token)))?;
                 (rules.group() != "*").then_some(rules)
             })
             .collect();
@@ -340,6 +344,15 @@ mod tests {
                 assert_eq!(rules.blocked(&u).is_blocked(i), !alone.is_allowed(), "{} on {path}", c.token);
             }
         }
+    }
+
+    #[test]
+    fn only_the_crawlers_a_file_names_get_rules_of_their_own() {
+        let body = b"\xef\xbb\xbfuser-agent: gptbot/1.0 # versioned\nUser-agent: NotAnAiBot\nDisallow: /\n";
+        let named = names_agents(body, &["GPTBot", "ClaudeBot", "NotAnAiBot", "*"]);
+        assert_eq!(named, [true, false, true, false]);
+        assert_eq!(AiRules::parse(body).own_groups(), 1);
+        assert_eq!(AiRules::parse(b"User-agent: *\nDisallow: /x\n").own_groups(), 0);
     }
 
     #[test]
