@@ -9,7 +9,7 @@
 //! questions together, and nothing more is asked of a zone that did not answer its NS question.
 //! What DNS says (or fails to say) becomes [`DnsFacts`], which `shoal_shared::domain` judges;
 //! questions without an answer are listed there, for one `dns_timeout`. A resolver that answers
-//! nothing at all ([`watch`]) is the caller's concern: [`Silent`].
+//! nothing at all ([`Resolver`] watches for that) is the caller's concern: [`Silent`].
 
 mod watch;
 
