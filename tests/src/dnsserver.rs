@@ -232,15 +232,38 @@ impl DnsServer {
 }
 
 /// A `--dns-server` that answers nothing: a UDP socket and a TCP listener on one port of
-/// 127.0.0.1 that count what arrives and never reply (TCP connections are accepted by the kernel
-/// and never read). Dropping it closes both and stops its reader.
+/// 127.0.0.1 that note what arrives over UDP and never reply (TCP connections are accepted by the
+/// kernel and never read). Dropping it closes both and stops its reader.
 #[derive(Debug)]
 pub struct DeadResolver {
     addr: SocketAddr,
-    received: Arc<std::sync::atomic::AtomicUsize>,
-    /// Reads (and counts) what arrives over UDP; dropped (the task aborted) with the value.
+    heard: Arc<Mutex<Heard>>,
+    /// Reads what arrives over UDP; dropped (the task aborted) with the value.
     _reader: tokio::task::JoinSet<()>,
     _tcp: tokio::net::TcpListener,
+}
+
+/// What a [`DeadResolver`] received.
+#[derive(Debug, Default)]
+struct Heard {
+    datagrams: usize,
+    /// The names asked about, lower case, at most [`MAX_LOGGED`].
+    names: std::collections::BTreeSet<String>,
+}
+
+/// The name a DNS query asks about (its first question), if the datagram holds one.
+fn question_name(query: &[u8]) -> Option<String> {
+    let mut at = 12;
+    let mut labels = Vec::new();
+    loop {
+        let len = usize::from(*query.get(at)?);
+        if len == 0 {
+            return Some(labels.join("."));
+        }
+        let label = query.get(at + 1..at + 1 + len)?;
+        labels.push(String::from_utf8_lossy(label).to_ascii_lowercase());
+        at += 1 + len;
+    }
 }
 
 impl DeadResolver {
@@ -253,16 +276,22 @@ impl DeadResolver {
             let udp = tokio::net::UdpSocket::bind((IpAddr::from(Ipv4Addr::LOCALHOST), 0)).await?;
             let addr = udp.local_addr()?;
             let Ok(tcp) = tokio::net::TcpListener::bind(addr).await else { continue };
-            let received = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-            let count = Arc::clone(&received);
+            let heard = Arc::new(Mutex::new(Heard::default()));
+            let note = Arc::clone(&heard);
             let mut reader = tokio::task::JoinSet::new();
             reader.spawn(async move {
                 let mut buf = vec![0u8; 4096];
-                while udp.recv_from(&mut buf).await.is_ok() {
-                    count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                while let Ok((n, _)) = udp.recv_from(&mut buf).await {
+                    let mut h = note.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    h.datagrams += 1;
+                    if let Some(name) = question_name(&buf[..n])
+                        && h.names.len() < MAX_LOGGED
+                    {
+                        h.names.insert(name);
+                    }
                 }
             });
-            return Ok(DeadResolver { addr, received, _reader: reader, _tcp: tcp });
+            return Ok(DeadResolver { addr, heard, _reader: reader, _tcp: tcp });
         }
         Err(io::Error::other("no free port for UDP and TCP together"))
     }
@@ -273,9 +302,15 @@ impl DeadResolver {
         self.addr
     }
 
-    /// UDP questions received so far (each unanswered).
+    /// UDP datagrams received so far (each unanswered; a question is sent again and again).
     #[must_use]
-    pub fn received(&self) -> usize {
-        self.received.load(std::sync::atomic::Ordering::Relaxed)
+    pub fn datagrams(&self) -> usize {
+        self.heard.lock().unwrap_or_else(std::sync::PoisonError::into_inner).datagrams
+    }
+
+    /// The distinct names asked about so far.
+    #[must_use]
+    pub fn names(&self) -> Vec<String> {
+        self.heard.lock().unwrap_or_else(std::sync::PoisonError::into_inner).names.iter().cloned().collect()
     }
 }
