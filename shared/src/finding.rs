@@ -257,8 +257,12 @@ codes! {
     DnsNameServers = "dns_name_servers", Warning, "dns", "The domain has fewer than two name servers, or a name server whose own name does not resolve.";
     /// The domain does not exist in DNS (NXDOMAIN) or has no name servers at all.
     DnsDomainMissing = "dns_domain_missing", Error, "dns", "The domain does not resolve: DNS says it does not exist, or it has no name servers.";
-    /// The DNS checks could not be made (the resolver did not answer).
-    DnsLookupFailed = "dns_lookup_failed", Notice, "dns", "A DNS lookup of the domain failed (timeout or server failure), so some DNS checks could not be made.";
+    /// A DNS question of the check got an error for an answer (SERVFAIL, REFUSED), or --no-dns.
+    DnsLookupFailed = "dns_lookup_failed", Notice, "dns", "A DNS lookup of the domain failed (the server answered with an error such as SERVFAIL or REFUSED), so some DNS checks could not be made.";
+    /// Questions about the domain got no answer in time (its name servers are silent or slow).
+    DnsTimeout = "dns_timeout", Warning, "dns", "The domain's name servers gave no answer to some DNS questions in time, so the checks that needed them could not be made.";
+    /// The resolver Shoal asks (`--dns-server`, or the system's) answers nothing at all.
+    DnsResolverSilent = "dns_resolver_silent", Error, "dns", "The DNS resolver Shoal was set to use gave no answer at all, so no name could be looked up; the audit's sites that needed one end unreachable.";
     /// No DNSSEC.
     DnssecUnsigned = "dnssec_unsigned", Notice, "dns", "The domain is not DNSSEC-signed.";
     /// No CAA record.

@@ -16,7 +16,8 @@
 //! - `private` (`--deny-private`): a host on loopback;
 //! - `tls` (`--ca-file` of a test CA): the HTTPS sites of [`finding_support::TlsSites`];
 //! - `domain`: the DNS, e-mail and domain codes, from the domains of [`crate::domain_world`]
-//!   (our DNS server, mail servers and RDAP service).
+//!   (our DNS server, mail servers and RDAP service);
+//! - `resolver`: one site of that world audited through a `--dns-server` that never answers.
 //!
 //! Each audit is bounded ([`AUDIT_BOUND`]): one that hangs fails the codes it was to raise, with
 //! that reason, and the others are still checked.
@@ -466,6 +467,8 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let server = TestServer::start_reserved(reserved, sites).await.expect("server starts on a free port");
     let tls = TlsSites::start().await;
     let world = crate::domain_world::World::start().await;
+    let dead = shoal_tests::dnsserver::DeadResolver::start().await.expect("a port for the dead resolver");
+    let silent_resolver = world.args_with_dns_server(dead.addr());
 
     let mut main_starts: Vec<String> = MAIN_HOSTS.iter().map(|h| server.url(h, "/")).collect();
     main_starts.push(server.url("nowhere.test", "/"));
@@ -475,7 +478,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let tls_starts = tls.starts();
     let ca = tls.ca_arg();
     let tls_args = ["--gap-ms", "0", "--ca-file", ca.as_str()];
-    let (main, limits, private, external, tls_run, domain) = tokio::join!(
+    let (main, limits, private, external, tls_run, domain, resolver) = tokio::join!(
         // With fault injection on: `fetch_abandoned` is raised by a URL whose processing panics.
         bounded(common::audit_with_faults(
             &MAIN_HOSTS,
@@ -505,6 +508,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         bounded(audit(&server, &["linker.test", EXTERNAL_HOST], &external_starts, &["--gap-ms", "0"])),
         bounded(audit(&tls.server, &TLS_HOSTS, &tls_starts, &tls_args)),
         bounded(world.audit(crate::domain_world::AUDITED, &[])),
+        bounded(world.audit_with(&["good.test"], silent_resolver)),
     );
     let audited = started.elapsed();
     let log = server.shutdown().await;
@@ -515,11 +519,13 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         ("external", external),
         ("tls", tls_run),
         ("domain", domain),
+        ("resolver", resolver),
     ]);
     assert!(log.for_host("private.test").is_empty(), "--deny-private contacted private.test\n{}", log.dump());
 
     let mut cases = table(port, &tls);
     cases.extend(world.cases().into_iter().map(|(code, at)| Case { code, audit: "domain", at }));
+    cases.push(Case { code: Code::DnsResolverSilent, audit: "resolver", at: Where::Url(dead.addr().to_string()) });
     let mut problems = String::new();
     for code in Code::ALL {
         // The browser family comes from the browser check (worker::browser, tested against real

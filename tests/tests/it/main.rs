@@ -15,6 +15,7 @@ mod dashboard;
 mod db;
 mod deep_html;
 mod distributed;
+mod dns_bounds;
 mod domain_checks;
 mod domain_distributed;
 mod domain_world;
