@@ -17,6 +17,7 @@ use shoal_shared::frontier::{EventId, Frontier, FrontierError, SiteProgress};
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
 use shoal_shared::pace::PaceLimits;
 use shoal_shared::record::Event;
+use shoal_shared::scope_rules::ScopeRules;
 use shoal_shared::starts::{MAX_SITES_PER_AUDIT, StartList};
 use shoal_shared::task::SiteLimits;
 use shoal_shared::time::UnixMs;
@@ -274,7 +275,7 @@ impl<F: Frontier> Coordinator<F> {
             let limits: SiteLimits = serde_json::from_str::<serde_json::Value>(&options)
                 .ok()
                 .and_then(|v| serde_json::from_value(v.get("limits")?.clone()).ok())
-                .unwrap_or(self.defaults.limits);
+                .unwrap_or_else(|| self.defaults.limits.clone());
             let mut config = self.defaults.clone();
             config.limits = limits;
             let pending: Vec<_> = sites.iter().filter(|s| pending.contains(&s.id)).collect();
@@ -320,7 +321,7 @@ impl<F: Frontier> Coordinator<F> {
 
     /// The limits of an audit: the defaults, narrowed by the request's options.
     fn limits(&self, o: &AuditOptions) -> Result<SiteLimits, EngineError> {
-        let d = self.defaults.limits;
+        let d = &self.defaults.limits;
         let pace = PaceLimits::new(
             o.in_flight.unwrap_or(d.pace.max_in_flight()),
             o.gap_ms.map_or(d.pace.gap(), Duration::from_millis),
@@ -335,7 +336,8 @@ impl<F: Frontier> Coordinator<F> {
             max_sitemaps: o.max_sitemaps.unwrap_or(d.max_sitemaps),
             max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
             browser_pages: o.browser_pages.unwrap_or(d.browser_pages),
-            ..d
+            scope: Self::scope_rules(d, o)?,
+            ..d.clone()
         };
         if limits.max_pages == 0 {
             return Err(EngineError::BadRequest("max_pages must be at least 1".into()));
@@ -347,6 +349,18 @@ impl<F: Frontier> Coordinator<F> {
             )));
         }
         Ok(limits)
+    }
+
+    /// The audit's scope rules: a list the request gives replaces the default's list, the others
+    /// stay.
+    fn scope_rules(d: &SiteLimits, o: &AuditOptions) -> Result<ScopeRules, EngineError> {
+        if o.include.is_none() && o.exclude.is_none() && o.strip_query.is_none() {
+            return Ok(d.scope.clone());
+        }
+        let include = o.include.as_deref().unwrap_or(d.scope.include());
+        let exclude = o.exclude.as_deref().unwrap_or(d.scope.exclude());
+        let strip = o.strip_query.as_deref().unwrap_or(d.scope.strip_query());
+        ScopeRules::new(include, exclude, strip).map_err(|e| EngineError::BadRequest(e.to_string()))
     }
 
     /// Checks a client's request and starts the audit it asks for.
@@ -406,14 +420,14 @@ impl<F: Frontier> Coordinator<F> {
         run: Option<ScheduledStart>,
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
         let mut config = self.defaults.clone();
-        config.limits = limits;
         let options = serde_json::json!({
             "starts": starts.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "limits": limits,
+            "limits": &limits,
             "user_agent": config.fetch.user_agent,
             "robots_token": config.crawl.token.as_str(),
             "mode": self.mode,
         });
+        config.limits = limits;
         let (audit, sites) = self
             .write(move |db| {
                 let now = UnixMs::from(std::time::SystemTime::now());

@@ -12,10 +12,12 @@ pub use shoal_coordinator::CrawlConfig;
 mod browser;
 mod domain;
 mod schedule;
+mod scope;
 
 pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
 pub use domain::DomainArgs;
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
+pub use scope::ScopeArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
 use shoal_shared::frontier::{DEFAULT_LEASE_BATCH, FrontierSettings};
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
@@ -319,6 +321,18 @@ pub struct AuditOptionArgs {
     /// if omitted; the fleet needs a worker started with --browser).
     #[arg(long)]
     pub browser_pages: Option<u16>,
+    /// Request only URLs matching this regular expression (repeatable; replaces the
+    /// coordinator's --include list).
+    #[arg(long, value_name = "REGEX")]
+    pub include: Vec<String>,
+    /// Never request URLs matching this regular expression (repeatable; replaces the
+    /// coordinator's --exclude list).
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Vec<String>,
+    /// Remove this query parameter before URLs are queued (repeatable; utm_* for a prefix, * for
+    /// all; replaces the coordinator's --strip-query list).
+    #[arg(long, value_name = "PARAM")]
+    pub strip_query: Vec<String>,
 }
 
 impl AuditOptionArgs {
@@ -335,6 +349,9 @@ impl AuditOptionArgs {
             max_sitemaps: self.max_sitemaps,
             max_sitemap_bytes: self.max_sitemap_bytes,
             browser_pages: self.browser_pages,
+            include: (!self.include.is_empty()).then(|| self.include.clone()),
+            exclude: (!self.exclude.is_empty()).then(|| self.exclude.clone()),
+            strip_query: (!self.strip_query.is_empty()).then(|| self.strip_query.clone()),
         }
     }
 }
@@ -474,6 +491,9 @@ pub struct CrawlArgs {
     /// intranets and tests. The certificate check then judges against these roots only.
     #[arg(long, env = "SHOAL_CA_FILE", value_name = "PATH")]
     pub ca_file: Option<PathBuf>,
+    /// Which URLs of a site are requested: --include, --exclude, --strip-query.
+    #[command(flatten)]
+    pub scope: ScopeArgs,
     /// The DNS, e-mail and domain checks (SPEC §9).
     #[command(flatten)]
     pub domain: DomainArgs,
@@ -631,6 +651,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             dns_checks: !this.domain.no_dns_checks && !this.no_dns,
             smtp: !this.domain.no_smtp,
             browser_pages: this.browser.browser_pages,
+            scope: this.scope.validate()?,
         };
         let timeout = Duration::from_secs(this.timeout_s);
         let (extra_roots_pem, tls_roots) = match &this.ca_file {

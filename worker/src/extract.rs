@@ -24,7 +24,9 @@
 //!   `dns-prefetch` and `preconnect` name an origin and are not links at all; everything else
 //!   (feeds, `search`, `rev=made`, unknown types) is [`LinkKind::OtherLink`]: recorded, never
 //!   requested, since a browser loads nothing for it.
-//! - `srcset` is ignored; `<template>` contents are inert and ignored.
+//! - Every `srcset` candidate of `<img>` and `<source>` is an image link, and the `url()`s of
+//!   `<style>` elements and `style` attributes are links of kind `font` or `css_image`
+//!   ([`resources`]); `<template>` contents are inert and ignored.
 //! - Page-level `nofollow` (meta robots) is *not* folded into [`Link::nofollow`]; ask
 //!   [`PageFacts::robots_nofollow`].
 //! - Parsing is bounded in work as well as bytes ([`crate::parse`]): a document nested deeper than
@@ -33,6 +35,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Deref;
+
+mod resources;
 
 use crate::parse::{ParseCut, ParseLimits, parse_bounded};
 use scraper::node::Element;
@@ -133,6 +137,9 @@ pub struct PageFacts {
     pub meta_robots: Vec<String>,
     /// `(hreflang, resolved href)` from `<link rel=alternate hreflang>`.
     pub hreflang: Vec<(String, String)>,
+    /// More than [`MAX_HREFLANG`] alternates: the rest were not kept.
+    #[serde(default)]
+    pub hreflang_truncated: bool,
     /// `lang` of the `<html>` element, trimmed.
     pub html_lang: Option<String>,
     /// First `<base href>` as written (trimmed). It is used for resolution only when it resolves
@@ -215,6 +222,7 @@ pub fn extract_within(html: &str, base: &Url, caps: &ExtractCaps, limits: ParseL
         link_texts: Vec::new(),
         h1_texts: Vec::new(),
         mixed_seen: HashSet::new(),
+        inline_css_bytes: 0,
     };
     walk(&doc, |node, ctx| walker.visit(node, ctx));
     walker.finish()
@@ -405,7 +413,14 @@ fn has_token(tokens: &[String], token: &str) -> bool {
 fn is_subresource(kind: LinkKind) -> bool {
     matches!(
         kind,
-        LinkKind::Image | LinkKind::Script | LinkKind::Stylesheet | LinkKind::Icon | LinkKind::Iframe | LinkKind::Media
+        LinkKind::Image
+            | LinkKind::Script
+            | LinkKind::Stylesheet
+            | LinkKind::Icon
+            | LinkKind::Iframe
+            | LinkKind::Media
+            | LinkKind::Font
+            | LinkKind::CssImage
     )
 }
 
@@ -420,6 +435,8 @@ struct Walker<'c> {
     link_texts: Vec<TextAcc>,
     h1_texts: Vec<TextAcc>,
     mixed_seen: HashSet<String>,
+    /// Inline CSS scanned so far ([`resources::MAX_INLINE_CSS_BYTES`]).
+    inline_css_bytes: usize,
 }
 
 impl Walker<'_> {
@@ -497,6 +514,7 @@ impl Walker<'_> {
         if is_block(name) {
             self.word_break(*ctx);
         }
+        self.style_attribute(el);
         match name {
             "html" if self.facts.html_lang.is_none() => {
                 self.facts.html_lang = el.attr("lang").map(|l| l.trim().to_owned());
@@ -510,7 +528,11 @@ impl Walker<'_> {
                 ctx.no_words = true;
                 self.src_link(el, LinkKind::Script);
             }
-            "style" | "noscript" | "textarea" => ctx.no_words = true,
+            "style" => {
+                ctx.no_words = true;
+                self.style_element(node);
+            }
+            "noscript" | "textarea" => ctx.no_words = true,
             "title" => {
                 ctx.no_words = true;
                 self.title(node);
@@ -518,9 +540,16 @@ impl Walker<'_> {
             "meta" => self.meta(el),
             "link" => self.link_element(el, ctx),
             "a" | "area" => self.anchor(el, ctx),
-            "img" => self.img(el, ctx),
+            "img" => {
+                self.img(el, ctx);
+                self.srcset(el);
+            }
             "iframe" => self.src_link(el, LinkKind::Iframe),
-            "source" | "video" | "audio" => self.src_link(el, LinkKind::Media),
+            "source" => {
+                self.src_link(el, LinkKind::Media);
+                self.srcset(el);
+            }
+            "video" | "audio" => self.src_link(el, LinkKind::Media),
             "h1" => {
                 if self.h1_texts.len() < MAX_H1 {
                     ctx.h1 = Some(self.h1_texts.len());
@@ -595,6 +624,8 @@ impl Walker<'_> {
             if self.facts.hreflang.len() < MAX_HREFLANG {
                 let resolved = self.resolve_as_written(href);
                 self.facts.hreflang.push((lang.trim().to_owned(), resolved));
+            } else {
+                self.facts.hreflang_truncated = true;
             }
             return;
         }
