@@ -295,7 +295,7 @@ pub struct LinkRecord {
 pub struct SitemapAlternates {
     /// The `<loc>`, normalised: the page the alternates are about.
     pub page: String,
-    /// (language, URL) pairs, as written.
+    /// (language, URL) pairs, URLs as in [`PageRecord::hreflang`].
     pub alternates: Vec<(String, String)>,
 }
 
@@ -343,10 +343,12 @@ pub struct PageRecord {
     pub meta_robots: Vec<String>,
     /// X-Robots-Tag header values.
     pub x_robots_tag: Vec<String>,
-    /// (language, URL) pairs from `<link rel=alternate hreflang>` elements, URLs resolved as
-    /// written.
+    /// (language, URL) pairs from `<link rel=alternate hreflang>` elements; URLs normalised (and
+    /// stripped of the parameters `--strip-query` names) when they are http(s) URLs, as written
+    /// otherwise.
     pub hreflang: Vec<(String, String)>,
-    /// (language, URL) pairs from the `Link` response header's `rel=alternate; hreflang=…`.
+    /// (language, URL) pairs from the `Link` response header's `rel=alternate; hreflang=…`, URLs
+    /// as in [`PageRecord::hreflang`].
     #[serde(default)]
     pub hreflang_header: Vec<(String, String)>,
     /// On a sitemap's record: the alternates its `<url>` entries name for their `<loc>`

@@ -52,17 +52,26 @@ pub const DUPLICATE_DETAIL_CHARS: usize = 200;
 
 /// Link kinds that load a resource rather than navigate: a broken URL reached only through these is
 /// a `broken_resource`.
-pub const RESOURCE_LINK_KINDS: [LinkKind; 6] =
-    [LinkKind::Image, LinkKind::Script, LinkKind::Stylesheet, LinkKind::Icon, LinkKind::Media, LinkKind::Preload];
+pub const RESOURCE_LINK_KINDS: [LinkKind; 8] = [
+    LinkKind::Image,
+    LinkKind::Script,
+    LinkKind::Stylesheet,
+    LinkKind::Icon,
+    LinkKind::Media,
+    LinkKind::Preload,
+    LinkKind::Font,
+    LinkKind::CssImage,
+];
 
 /// Redirects are followed at most this far (the crawler itself stops after 10 hops).
 const MAX_FOLLOW: usize = 64;
 
-/// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`.
-struct Sink<'a> {
-    conn: &'a Connection,
-    path: &'a Path,
-    site: i64,
+/// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`. The rule
+/// families kept in modules of their own (`crate::hreflang`) write through it too.
+pub(crate) struct Sink<'a> {
+    pub(crate) conn: &'a Connection,
+    pub(crate) path: &'a Path,
+    pub(crate) site: i64,
     /// `temp.site_links` holds this site's links (see [`Sink::links`]).
     links_copied: std::cell::Cell<bool>,
 }
@@ -81,14 +90,14 @@ impl Sink<'_> {
     }
 
     /// Whether the site has a row for which `sql` (one `?1`, the site) finds one.
-    fn any(&self, sql: &str) -> Result<bool, DbError> {
+    pub(crate) fn any(&self, sql: &str) -> Result<bool, DbError> {
         self.conn
             .prepare_cached(sql)
             .and_then(|mut s| s.query_row([self.site], |r| r.get(0)))
             .map_err(sql_err(self.path, "check what the analysis has to look at"))
     }
 
-    fn emit(&self, code: Code, url: &str, detail: &str, related: &[&str]) -> Result<(), DbError> {
+    pub(crate) fn emit(&self, code: Code, url: &str, detail: &str, related: &[&str]) -> Result<(), DbError> {
         self.conn
             .prepare_cached(
                 "INSERT INTO findings (site_id, code, severity, url, detail, related_json, origin, stale)
@@ -118,6 +127,7 @@ pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site:
     duplicates(&sink, "meta_description", Code::DescriptionDuplicate)?;
     indexing(&sink)?;
     broken_external(&sink)?;
+    crate::hreflang::analyse(&sink)?;
     let removed = conn
         .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")
         .and_then(|mut s| s.execute([sink.site]))

@@ -27,6 +27,7 @@ mod apply;
 mod browser;
 pub mod compare;
 pub mod cursor;
+mod hreflang;
 pub mod issues;
 mod read;
 mod schedule;

@@ -42,7 +42,7 @@ impl<F: Frontier> Crawler<F> {
                     format!("Link header: over {}", hreflang::MAX_HREFLANG),
                 );
             }
-            rec.hreflang_header = header;
+            rec.hreflang_header = header.iter().map(|a| job.alternate(a)).collect();
         }
         match resp.status {
             300..=399 => self.redirect(job, &mut rec, &resp).await?,
@@ -184,7 +184,7 @@ impl<F: Frontier> Crawler<F> {
         rec.h1.clone_from(&facts.h1);
         rec.canonical.clone_from(&facts.canonical);
         rec.meta_robots.clone_from(&facts.meta_robots);
-        rec.hreflang.clone_from(&facts.hreflang);
+        rec.hreflang = facts.hreflang.iter().map(|a| job.alternate(a)).collect();
         if facts.hreflang_truncated {
             job.finding(
                 Code::HreflangTooMany,

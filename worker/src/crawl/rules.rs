@@ -23,6 +23,13 @@ impl Job<'_> {
     pub(super) fn scoped(&self, url: NormalizedUrl) -> NormalizedUrl {
         self.site.limits.scope.strip(url)
     }
+
+    /// An hreflang alternate's URL as recorded: normalised and [scoped](Self::scoped) when it is
+    /// an http(s) URL (so that it compares equal to the page it names), as written otherwise.
+    pub(super) fn alternate(&self, (value, href): &(String, String)) -> (String, String) {
+        let target = NormalizedUrl::parse(href).map_or_else(|_| href.clone(), |u| self.scoped(u).to_string());
+        (value.clone(), target)
+    }
 }
 
 /// Whether the rules apply to a task at all (see the module documentation).

@@ -138,8 +138,9 @@ impl<F: Frontier> Crawler<F> {
             if !job.scope.contains(page.as_url()) {
                 continue; // a sitemap may list other sites' URLs; their alternates are theirs
             }
-            self.queue_alternates(job, &page, &entry.alternates, &via, 1).await?;
-            rec.sitemap_hreflang.push(SitemapAlternates { page: page.to_string(), alternates: entry.alternates });
+            let alternates: Vec<(String, String)> = entry.alternates.iter().map(|a| job.alternate(a)).collect();
+            self.queue_alternates(job, &page, &alternates, &via, 1).await?;
+            rec.sitemap_hreflang.push(SitemapAlternates { page: page.to_string(), alternates });
         }
         Ok(())
     }
