@@ -34,5 +34,6 @@ mod politeness;
 mod procs;
 mod schedule;
 mod schedule_wake;
+mod shop_audit;
 mod start_redirect;
 mod testsite;
