@@ -25,6 +25,9 @@
 //!   [`DUPLICATE_DETAIL_CHARS`] characters), `related` the other pages (sorted, at most
 //!   [`RELATED_CAP`]).
 //!
+//! - **hreflang** (`hreflang_*`): each page's set of alternates, the alternates' answers and their
+//!   return links, in `crate::hreflang` (its own family, its own table).
+//!
 //! The crawl stores links clustered by their source page only; the rules that look links up by
 //! target or kind read a per-site copy, `temp.site_links`, indexed once when the site ends
 //! (migration 5 explains why), and only if a rule has something to look up there (a broken URL, a
