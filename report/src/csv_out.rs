@@ -35,6 +35,7 @@ const PAGES_HEADER: &[&str] = &[
     "canonical",
     "meta_robots",
     "x_robots_tag",
+    "hreflang",
 ];
 
 const LINKS_HEADER: &[&str] = &["site_id", "from_url", "to_url", "kind", "nofollow", "internal", "text"];
@@ -148,6 +149,7 @@ pub fn write_csv(db: &AuditDb, audit: AuditId, dir: &Path) -> Result<Vec<PathBuf
                 opt(p.canonical.as_deref()),
                 Cow::Owned(list(&p.meta_robots)),
                 Cow::Owned(list(&p.x_robots_tag)),
+                Cow::Owned(list(&p.hreflang.iter().map(|(lang, url)| format!("{lang} {url}")).collect::<Vec<_>>())),
             ])
         })?;
     }

@@ -499,6 +499,18 @@ mod tests {
         let (a, b) = (probe("00112233aabbccdd"), probe("ffeeddcc99887766"));
         assert_eq!(Code::Soft404.identity(&a, "x").0, Code::Soft404.identity(&b, "y").0);
         assert_eq!(Code::Soft404.identity(&a, "x").0, "https://a.test/");
+        // hreflang: which alternate (or value) is the key, what it answers is not.
+        let t = Code::HreflangTargetError;
+        assert_eq!(
+            t.identity(u, "https://a.test/fr/ (fr) answers 404"),
+            t.identity(u, "https://a.test/fr/ (fr) answers 410")
+        );
+        assert_ne!(
+            t.identity(u, "https://a.test/fr/ (fr) answers 404"),
+            t.identity(u, "https://a.test/es/ (es) answers 404")
+        );
+        let i = Code::HreflangInvalidCode;
+        assert_ne!(i.identity(u, "en-UK: why"), i.identity(u, "en_US: why"));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! - **The alternates' answers**, for alternates that were crawled (on the site, allowed, within
 //!   the budgets): `hreflang_target_error` (4xx, 5xx, no answer), `hreflang_target_redirect`,
 //!   `hreflang_target_noindex`, `hreflang_target_canonicalised` (its canonical names another
-//!   URL), each on the page with the alternate as `related`.
+//!   URL: the `canonical` link record the worker keeps only then), each on the page with the
+//!   alternate as `related`.
 //! - **Return links**: an alternate that answers 200 and has none of the problems above must
 //!   name the page back in its own set, or the page gets `hreflang_return_missing`.
 //!
@@ -23,7 +24,6 @@ use rusqlite::{Connection, params};
 use shoal_shared::finding::Code;
 use shoal_shared::hreflang::judge_set;
 use shoal_shared::record::PageRecord;
-use shoal_shared::url::NormalizedUrl;
 use std::path::Path;
 
 /// Rows of one page's set judged at most (a page reads 1,000 `<link>`s and 1,000 header
@@ -146,7 +146,9 @@ struct Target {
     status: Option<i64>,
     error: Option<String>,
     redirect_to: Option<String>,
-    canonical: Option<String>,
+    /// Its canonical when the worker found it names another URL (a `canonical` link record: the
+    /// crawler's own normalisation and `--strip-query` already applied).
+    canonical_elsewhere: Option<String>,
     noindex: bool,
 }
 
@@ -161,11 +163,10 @@ impl Target {
                 format!("redirects to {}", self.redirect_to.as_deref().unwrap_or("nowhere")),
             )),
             (Some(200..=299), _) if self.noindex => Some((Code::HreflangTargetNoindex, "is noindex".to_owned())),
-            (Some(200..=299), _) => {
-                let canonical = self.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok())?;
-                (canonical.as_str() != self.url)
-                    .then(|| (Code::HreflangTargetCanonicalised, format!("declares {canonical} as its canonical")))
-            }
+            (Some(200..=299), _) => self
+                .canonical_elsewhere
+                .as_ref()
+                .map(|c| (Code::HreflangTargetCanonicalised, format!("declares {c} as its canonical"))),
             _ => None,
         }
     }
@@ -177,7 +178,9 @@ fn targets(sink: &Sink<'_>) -> Result<(), DbError> {
     let mut stmt = sink
         .conn
         .prepare_cached(
-            "SELECT DISTINCT h.page_url, h.lang, h.target, p.status, p.error, p.redirect_to, p.canonical,
+            "SELECT DISTINCT h.page_url, h.lang, h.target, p.status, p.error, p.redirect_to,
+                    (SELECT l.to_url FROM links l WHERE l.site_id = ?1 AND l.from_url = h.target
+                       AND l.kind = 'canonical' LIMIT 1),
                     (p.meta_robots_json LIKE '%noindex%' OR p.meta_robots_json LIKE '%\"none\"%'
                      OR lower(p.x_robots_tag_json) LIKE '%noindex%')
              FROM temp.site_hreflang h JOIN pages p ON p.site_id = ?1 AND p.url = h.target
@@ -199,7 +202,7 @@ fn targets(sink: &Sink<'_>) -> Result<(), DbError> {
                 status: r.get(3)?,
                 error: r.get(4)?,
                 redirect_to: r.get(5)?,
-                canonical: r.get(6)?,
+                canonical_elsewhere: r.get(6)?,
                 noindex: r.get(7)?,
             })
         };

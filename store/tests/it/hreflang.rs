@@ -3,7 +3,7 @@
 //! return links.
 
 use shoal_shared::ids::{AuditId, SiteId};
-use shoal_shared::record::{Discovery, Event, PageRecord, SitemapAlternates, UrlKind};
+use shoal_shared::record::{Discovery, Event, LinkKind, LinkRecord, PageRecord, SitemapAlternates, UrlKind};
 use shoal_shared::time::UnixMs;
 use shoal_store::{AuditDb, DbError};
 
@@ -81,6 +81,8 @@ fn sets_answers_and_return_links_are_judged_across_sources() {
     it.meta_robots = vec!["noindex".to_owned()];
     let mut pt = page(ids, "/pt/", 200);
     pt.canonical = Some(u("/pt-pt/"));
+    pt.links =
+        vec![LinkRecord { url: u("/pt-pt/"), kind: LinkKind::Canonical, nofollow: false, internal: true, text: None }];
     let mut sitemap = page(ids, "/sitemap.xml", 200);
     sitemap.kind = UrlKind::Sitemap;
     sitemap.sitemap_hreflang = vec![SitemapAlternates {
