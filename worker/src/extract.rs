@@ -26,7 +26,7 @@
 //!   requested, since a browser loads nothing for it.
 //! - Every `srcset` candidate of `<img>` and `<source>` is an image link, and the `url()`s of
 //!   `<style>` elements and `style` attributes are links of kind `font` or `css_image`
-//!   ([`resources`]); `<template>` contents are inert and ignored.
+//!   (`extract/resources.rs`); `<template>` contents are inert and ignored.
 //! - Page-level `nofollow` (meta robots) is *not* folded into [`Link::nofollow`]; ask
 //!   [`PageFacts::robots_nofollow`].
 //! - Parsing is bounded in work as well as bytes ([`crate::parse`]): a document nested deeper than

@@ -68,7 +68,7 @@ fn next_link(rest: &mut &str) -> Option<HeaderLink> {
             params = params.trim_start();
             let Some(p) = params.strip_prefix(';') else { break };
             let p = p.trim_start();
-            let name_end = p.find(|c: char| c == '=' || c == ';' || c == ',').unwrap_or(p.len());
+            let name_end = p.find(['=', ';', ',']).unwrap_or(p.len());
             let name = p[..name_end].trim().to_ascii_lowercase();
             let mut after = &p[name_end..];
             let mut value = String::new();
