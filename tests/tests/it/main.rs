@@ -29,6 +29,7 @@ mod link_elements;
 mod metrics;
 mod politeness;
 mod procs;
+mod quarantine;
 mod schedule;
 mod start_redirect;
 mod testsite;
