@@ -848,13 +848,11 @@ local function release(id, now, ipcap, site_later, more_from)
     -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
     -- It is every host's at the address: a field that cannot be read resets it, never blames.
     local g = redis.call('HMGET', k_ipg(L[4]), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
-    for _, i in ipairs({1, 2, 4, 5}) do
-      if g[i] and not tonumber(g[i]) then
-        redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L[4])
-        redis.call('DEL', k_ipg(L[4]))
-        g = {false, false, false, false, false, false}
-        break
-      end
+    if (g[1] and not tonumber(g[1])) or (g[2] and not tonumber(g[2])) or (g[4] and not tonumber(g[4]))
+        or (g[5] and not tonumber(g[5])) then
+      redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L[4])
+      redis.call('DEL', k_ipg(L[4]))
+      g = {false, false, false, false, false, false}
     end
     L.ipg = {g[2], g[3], g[1], g[4], g[5], g[6]}
     L.fair = wake_ip(L[4], now, guarded(ipcap, 0, num(g[1], 0)) - n)
