@@ -11,7 +11,11 @@ local batch = math.max(num(ARGV[5] ~= '' and ARGV[5] or nil, 1), 1)
 -- same step would otherwise keep every slot of a busy IP, and a worker added to the fleet would
 -- get none).
 -- Both hashes are every worker's, no audit's: an entry that cannot be read counts as stale, or 0.
-local hungry = redis.call('HGETALL', k_hungry())
+local hungry = redis.pcall('HGETALL', k_hungry())
+if hungry.err then
+  redis.call('DEL', k_hungry())
+  hungry = {}
+end
 local was_hungry = false
 if #hungry > 0 then
   local stale, others = {}, {}
@@ -27,7 +31,11 @@ if #hungry > 0 then
   end
   if #stale > 0 then redis.call('HDEL', k_hungry(), unpack(stale)) end
   if #others > 0 then
-    local held = redis.call('HMGET', k_wl(), worker, unpack(others))
+    local held = redis.pcall('HMGET', k_wl(), worker, unpack(others))
+    if held.err then
+      redis.call('DEL', k_wl())
+      held = {}
+    end
     local mine = num_or(held[1], 0)
     for i = 2, #held do
       if mine > num_or(held[i], 0) then return {'wait', I(now + 10)} end

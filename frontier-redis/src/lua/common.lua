@@ -64,7 +64,7 @@ end
 local function bump_worker(w, by)
   local n = redis.pcall('HINCRBY', k_wl(), w, by)
   if type(n) == 'table' then
-    redis.call('HDEL', k_wl(), w)
+    if type(redis.pcall('HDEL', k_wl(), w)) == 'table' then redis.call('DEL', k_wl()) end
     n = redis.call('HINCRBY', k_wl(), w, by)
   end
   return n
@@ -101,7 +101,8 @@ end
 -- A server IP's guard: its level and the earliest next start to it (0, 0 without an address).
 local function ip_pace(ip)
   if not ip or ip == '' then return 0, 0 end
-  local g = redis.call('HMGET', k_ipg(ip), 'll', 'next')
+  local g = redis.pcall('HMGET', k_ipg(ip), 'll', 'next')
+  if g.err then g = {'-', false} end
   local ll, nx = num_or(g[1], nil), num_or(g[2], nil)
   if (g[1] and not ll) or (g[2] and not nx) then
     -- A server IP's guard is every host's at the address, no audit's: reset, never blamed.
@@ -114,7 +115,8 @@ end
 -- Requests in flight to a server IP (shared by every host at the address: an unreadable count is
 -- reset, never blamed on the lane that reads it).
 local function ip_inflight(ip)
-  local v = redis.call('GET', k_ipf(ip))
+  local v = redis.pcall('GET', k_ipf(ip))
+  if type(v) == 'table' then v = '-' end
   local n = num_or(v, nil)
   if v and not n then
     redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable in-flight count of IP ' .. ip)
@@ -847,7 +849,8 @@ local function release(id, now, ipcap, site_later, more_from)
     end
     -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
     -- It is every host's at the address: a field that cannot be read resets it, never blames.
-    local g = redis.call('HMGET', k_ipg(L[4]), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
+    local g = redis.pcall('HMGET', k_ipg(L[4]), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
+    if g.err then g = {'-'} end
     if (g[1] and not tonumber(g[1])) or (g[2] and not tonumber(g[2])) or (g[4] and not tonumber(g[4]))
         or (g[5] and not tonumber(g[5])) then
       redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L[4])

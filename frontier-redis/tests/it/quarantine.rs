@@ -240,3 +240,27 @@ async fn an_unreadable_stream_entry_is_skipped_and_the_rest_of_its_batch_deliver
     assert!(again.read_events(100).await.expect("reads").is_empty());
     assert_eq!(pending(&again).await, 0);
 }
+
+#[tokio::test]
+async fn garbage_in_counters_of_the_whole_deployment_is_reset_and_blamed_on_no_audit() {
+    let server = RedisServer::start().expect("redis-server starts");
+    let f = frontier(&server, "qshared").await;
+    f.seed(seed(1, 1, "one.test", 4, 0, 10)).await.expect("seed");
+    f.seed(seed(2, 2, "two.test", 4, 0, 10)).await.expect("seed");
+    let mut c = f.connection();
+    let p = f.keys().prefix().to_owned();
+    let ip = shoal_tests::conformance::test_ip(&host("one.test"));
+    let _: () = c.set(format!("{p}:seq"), "x").await.expect("SET");
+    let _: () = c.set(format!("{p}:leaseid"), "y").await.expect("SET");
+    let _: () = c.set(format!("{p}:ipf:{ip}"), "z").await.expect("SET");
+    let _: () = c.hset(format!("{p}:ipg:{ip}"), "ll", "?").await.expect("HSET");
+    let _: () = c.hset(format!("{p}:wl"), "w", "many").await.expect("HSET");
+    let _: () = c.set(format!("{p}:hungry"), "not a hash").await.expect("SET");
+
+    crawl(&f).await;
+    let events = drain(&f).await;
+    assert!(site_done(&events, 1) && site_done(&events, 2), "both sites ended: {events:?}");
+    assert!(f.quarantine(100).await.expect("reads").sites.is_empty(), "no audit was blamed");
+    let leaseid: u64 = c.get(format!("{p}:leaseid")).await.expect("GET");
+    assert!(leaseid > 1_000_000_000_000, "lease ids restarted above any given out: {leaseid}");
+}
