@@ -53,7 +53,7 @@ local function one(id)
   return nil
 end
 for _, id in ipairs(ids) do
-  UNIT = {}
+  UNIT.site, UNIT.lane = nil, nil
   local ok, answer = pcall(one, id)
   if not ok then
     blame(UNIT.site, UNIT.lane, nil, answer, now)

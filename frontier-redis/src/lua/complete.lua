@@ -175,7 +175,7 @@ elseif redis.call('EXISTS', sk) == 1 then
 end
 return {'ok', enqueued}
 end
-UNIT = {}
+UNIT.site, UNIT.lane = nil, nil
 local ok, answer = pcall(run)
 if ok then return answer end
 blame(UNIT.site, UNIT.lane, ARGV[2], answer, now)

@@ -33,7 +33,7 @@ local function one(id)
   end
 end
 for _, id in ipairs(ids) do
-  UNIT = {}
+  UNIT.site, UNIT.lane = nil, nil
   local ok, err = pcall(one, id)
   if not ok then
     local lease = redis.pcall('HMGET', k_lease(id), 'site', 'lane')
