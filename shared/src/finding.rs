@@ -160,6 +160,10 @@ codes! {
     ResourceLimitReached = "resource_limit_reached", Notice, "limits", "The site has more resources than the resource-check budget.";
     /// The sitemap budget was reached (or the page budget spent): further sitemaps were not read.
     SitemapLimitReached = "sitemap_limit_reached", Notice, "limits", "The site's sitemaps are over the sitemap budget (files or bytes), or the page budget was spent; the remaining sitemaps were not read.";
+    /// Part of the site's results could not be read back from the frontier (an unreadable entry of
+    /// the events log), or the site's crawl state could not be read and the site was given up (its
+    /// audit ends `failed`). Raised by the coordinator, never by a check of the site.
+    ResultsIncomplete = "results_incomplete", Warning, "limits", "Part of this site's results could not be read back inside Shoal and is missing from the report, or the site's crawl state could not be read and its crawl was given up.";
     /// A sitemap that could not be parsed or is over a cap.
     SitemapInvalid = "sitemap_invalid", Warning, "indexing", "A sitemap could not be parsed completely or is over the 50 MB / 50,000 URL caps.";
     /// Page marked noindex.

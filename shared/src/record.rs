@@ -384,6 +384,19 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The audit and site it is about.
+    #[must_use]
+    pub fn site(&self) -> (AuditId, SiteId) {
+        match self {
+            Event::Page(p) => (p.audit, p.site),
+            Event::Finding(f) => (f.audit, f.site),
+            Event::Browser(b) => (b.audit, b.site),
+            Event::SiteDone { audit, site } | Event::CrawlDone { audit, site } => (*audit, *site),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,8 +71,12 @@ pub struct SiteView {
 pub struct AuditView {
     /// Audit id.
     pub id: u64,
-    /// `running`, `done`, `cancelled`, `interrupted`.
+    /// `running`, `done`, `cancelled`, `interrupted`, `failed`.
     pub status: String,
+    /// Why it failed (only with `failed`): what state of it could not be read (docs/runbook.md,
+    /// "A bad entry is quarantined").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Creation time (ms since the epoch).
     pub created_at_ms: u64,
     /// End time, if it ended.

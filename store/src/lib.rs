@@ -180,6 +180,9 @@ pub enum AuditStatus {
     Cancelled,
     /// The process running it stopped (crash, shutdown deadline) before it finished.
     Interrupted,
+    /// It could not go on: its state in the frontier could not be read (the audit's `reason`
+    /// says what). What was crawled is kept.
+    Failed,
 }
 
 impl AuditStatus {
@@ -191,6 +194,7 @@ impl AuditStatus {
             AuditStatus::Done => "done",
             AuditStatus::Cancelled => "cancelled",
             AuditStatus::Interrupted => "interrupted",
+            AuditStatus::Failed => "failed",
         }
     }
 
@@ -202,6 +206,7 @@ impl AuditStatus {
             "done" => Some(AuditStatus::Done),
             "cancelled" => Some(AuditStatus::Cancelled),
             "interrupted" => Some(AuditStatus::Interrupted),
+            "failed" => Some(AuditStatus::Failed),
             _ => None,
         }
     }
@@ -260,6 +265,8 @@ pub struct AuditSummary {
     pub urls: u64,
     /// Findings, over all sites.
     pub findings: u64,
+    /// Why it failed (only for [`AuditStatus::Failed`]).
+    pub reason: Option<String>,
 }
 
 /// One site with its running totals, for progress and reports.
@@ -504,6 +511,23 @@ impl AuditDb {
         if changed == 0 {
             return Err(DbError::UnknownAudit { path: self.path.clone(), audit });
         }
+        Ok(())
+    }
+
+    /// Ends a running audit [`AuditStatus::Failed`] with `reason` (an audit that already ended is
+    /// left as it is).
+    ///
+    /// # Errors
+    /// [`DbError::UnknownAudit`], or [`DbError::Sql`] on a write failure.
+    pub fn fail_audit(&mut self, audit: AuditId, reason: &str, now: UnixMs) -> Result<(), DbError> {
+        self.require_audit(audit)?;
+        self.conn
+            .execute(
+                "UPDATE audits SET status = 'failed', reason = ?2, finished_at_ms = ?3
+                 WHERE id = ?1 AND status = 'running'",
+                rusqlite::params![int(audit.0), reason, int(now.0)],
+            )
+            .map_err(sql_err(&self.path, "fail an audit"))?;
         Ok(())
     }
 

@@ -163,7 +163,8 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
     let mut stmt = conn
         .prepare_cached(
             "SELECT a.id, a.created_at_ms, a.finished_at_ms, a.status, a.options_json, COALESCE(t.sites, 0),
-                    COALESCE(t.pages, 0), COALESCE(t.urls, 0), COALESCE(t.findings, 0), COALESCE(t.sites_done, 0)
+                    COALESCE(t.pages, 0), COALESCE(t.urls, 0), COALESCE(t.findings, 0), COALESCE(t.sites_done, 0),
+                    a.reason
              FROM audits a LEFT JOIN audit_totals t ON t.audit_id = a.id
              WHERE ?1 IS NULL OR a.id = ?1 ORDER BY a.id",
         )
@@ -184,6 +185,7 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
             urls: get(7).map_err(sql_err(path, op))?,
             findings: get(8).map_err(sql_err(path, op))?,
             sites_done: get(9).map_err(sql_err(path, op))?,
+            reason: r.get(10).map_err(sql_err(path, op))?,
         });
     }
     Ok(out)

@@ -35,12 +35,17 @@
 //! Version 7 adds indexes only, for the scheduler: `schedules_by_next_run` (`next_run_ms`) and
 //! `schedules_unsettled` (partial: `settled = 0`), so that a wake-up reads the schedules that are
 //! due and those whose run may have ended, never every schedule.
+//! Version 8 lets an audit end `failed`, with its `reason` (a new column of `audits`): the
+//! coordinator fails an audit whose state in the frontier could not be read (docs/runbook.md, "A
+//! bad entry is quarantined"). SQLite cannot change a CHECK constraint in place, so the table is
+//! rebuilt (ids, their AUTOINCREMENT high-water mark, the schedule index and the totals trigger
+//! kept).
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -247,4 +252,29 @@ CREATE TABLE browser_pages (
 const V7: &str = "
 CREATE INDEX schedules_by_next_run ON schedules (next_run_ms);
 CREATE INDEX schedules_unsettled ON schedules (settled) WHERE settled = 0;
+";
+
+/// Version 8: an audit may end `failed`, with a `reason`. The connection runs with foreign keys
+/// off (`AuditDb::open`), so dropping the old table touches no site; the new one takes the old
+/// one's name and its AUTOINCREMENT high-water mark, so no id is ever given out twice.
+const V8: &str = "
+CREATE TABLE audits_v8 (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at_ms  INTEGER NOT NULL,
+    finished_at_ms INTEGER,
+    status         TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'interrupted', 'failed')),
+    options_json   TEXT NOT NULL,
+    schedule_id    INTEGER,
+    reason         TEXT
+) STRICT;
+INSERT INTO audits_v8 (id, created_at_ms, finished_at_ms, status, options_json, schedule_id)
+    SELECT id, created_at_ms, finished_at_ms, status, options_json, schedule_id FROM audits;
+DELETE FROM sqlite_sequence WHERE name = 'audits_v8';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'audits_v8', seq FROM sqlite_sequence WHERE name = 'audits';
+DROP TABLE audits;
+ALTER TABLE audits_v8 RENAME TO audits;
+CREATE INDEX audits_by_schedule ON audits (schedule_id, id) WHERE schedule_id IS NOT NULL;
+CREATE TRIGGER audit_totals_insert AFTER INSERT ON audits BEGIN
+    INSERT INTO audit_totals (audit_id) VALUES (NEW.id);
+END;
 ";

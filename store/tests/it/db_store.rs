@@ -427,3 +427,49 @@ fn a_version_4_database_keeps_its_links_through_the_upgrade() {
         [("broken_internal_link".to_owned(), "/missing".to_owned(), "404".to_owned(), vec!["/".to_owned()])]
     );
 }
+
+/// A version-6 file (before an audit could fail): its audits, their totals and schedule links
+/// survive the rebuild of `audits`, ids keep counting from where they were (the AUTOINCREMENT
+/// high-water mark, past a row that is gone), new audits get their totals row, and a running
+/// audit can end `failed` with its reason while an ended one cannot.
+#[test]
+fn a_version_6_database_upgrades_to_audits_that_can_fail() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("v6.db");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("sqlite");
+        conn.execute_batch("PRAGMA foreign_keys = OFF;").expect("as AuditDb runs");
+        for m in &schema::MIGRATIONS[..6] {
+            conn.execute_batch(m).expect("old migration");
+        }
+        conn.execute_batch(&format!(
+            "PRAGMA user_version = 6; PRAGMA application_id = {};
+             INSERT INTO audits (created_at_ms, finished_at_ms, status, options_json) VALUES (100, 200, 'done', '{{}}');
+             INSERT INTO audits (created_at_ms, status, options_json, schedule_id) VALUES (300, 'running', '{{}}', 7);
+             INSERT INTO audits (created_at_ms, status, options_json) VALUES (400, 'running', '{{}}');
+             DELETE FROM audits WHERE id = 3;
+             INSERT INTO sites (audit_id, start_url, status, pages) VALUES (2, '{}', 'running', 4);",
+            schema::APPLICATION_ID,
+            u("/"),
+        ))
+        .expect("a version-6 database");
+    }
+    let mut db = AuditDb::open(&path).expect("upgrade");
+    let audits = db.audits().expect("read");
+    let rows: Vec<_> = audits.iter().map(|a| (a.id, a.status, a.sites, a.pages, a.reason.clone())).collect();
+    assert_eq!(rows, [(AuditId(1), AuditStatus::Done, 0, 0, None), (AuditId(2), AuditStatus::Running, 1, 4, None)]);
+    assert_eq!(db.scheduled_run(AuditId(2)).expect("read").map(|r| r.schedule), Some(shoal_shared::ids::ScheduleId(7)));
+    let next = db.create_audit("{}", UnixMs(500)).expect("a new audit");
+    assert_eq!(next, AuditId(4), "no id is given out twice");
+    assert_eq!(db.audit(next).expect("read").expect("exists").sites, 0, "its totals row exists");
+
+    db.fail_audit(AuditId(2), "site 1: host a.test: inf = \"x\"", UnixMs(600)).expect("fails");
+    db.fail_audit(AuditId(1), "too late", UnixMs(600)).expect("an ended audit is left as it is");
+    let failed = db.audit(AuditId(2)).expect("read").expect("exists");
+    assert_eq!(
+        (failed.status, failed.finished_at, failed.reason.as_deref()),
+        (AuditStatus::Failed, Some(UnixMs(600)), Some("site 1: host a.test: inf = \"x\""))
+    );
+    assert_eq!(db.audit(AuditId(1)).expect("read").expect("exists").status, AuditStatus::Done);
+    assert!(matches!(db.fail_audit(AuditId(99), "x", UnixMs(1)), Err(DbError::UnknownAudit { .. })));
+}

@@ -534,6 +534,11 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         if code.family() == "browser" {
             continue;
         }
+        // No website raises results_incomplete: the coordinator does, for state of the audit it
+        // could not read back from Redis; quarantine.rs raises it end to end (one case per attack).
+        if *code == Code::ResultsIncomplete {
+            continue;
+        }
         if !cases.iter().any(|c| c.code == *code) {
             let _ = writeln!(problems, "{}: no test case (add a site that raises it to the table)", code.as_str());
         }

@@ -32,6 +32,7 @@ mod link_elements;
 mod metrics;
 mod politeness;
 mod procs;
+mod quarantine;
 mod schedule;
 mod schedule_wake;
 mod start_redirect;
