@@ -13,6 +13,10 @@ use shoal_shared::time::UnixMs;
 use shoal_shared::url::{NormalizedUrl, Scope};
 use std::time::Duration;
 
+pub mod content;
+pub mod onpage;
+pub mod structured;
+
 /// A title longer than this is cut off in search results.
 pub const TITLE_MAX_CHARS: usize = 60;
 /// A description longer than this is cut off in search results.

@@ -165,6 +165,15 @@ impl<F: Frontier> Crawler<F> {
         rec.canonical.clone_from(&facts.canonical);
         rec.meta_robots.clone_from(&facts.meta_robots);
         rec.hreflang.clone_from(&facts.hreflang);
+        rec.word_count = Some(facts.main_text.words);
+        // A cut page's text is only its first part: no fingerprint to compare with whole pages.
+        if facts.parse_cut.is_none() {
+            rec.text_hash = Some(facts.main_text.hash);
+            rec.text_simhash = Some(facts.main_text.simhash);
+        }
+        rec.structured_types.clone_from(&facts.structured.types);
+        rec.rel_next.clone_from(&facts.on_page.rel_next);
+        rec.rel_prev.clone_from(&facts.on_page.rel_prev);
         let header_nofollow = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
         let header_noindex = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
         let page_nofollow = facts.robots_nofollow() || header_nofollow;
@@ -253,6 +262,21 @@ impl<F: Frontier> Crawler<F> {
     fn page_findings(&self, job: &mut Job<'_>, url: &NormalizedUrl, f: &PageFacts, noindex: bool, nofollow: bool) {
         let max_links = self.settings.extract.max_links;
         for (code, detail) in checks::page_checks(f, &job.scope, noindex, nofollow, max_links) {
+            job.finding(code, url.as_str(), detail);
+        }
+        let whole = f.parse_cut.is_none();
+        for (code, detail) in checks::structured::structured_checks(&f.structured) {
+            job.finding(code, url.as_str(), detail);
+        }
+        for (code, detail) in checks::onpage::onpage_checks(&f.on_page, whole) {
+            job.finding(code, url.as_str(), detail);
+        }
+        // Thin is about pages search engines index as themselves.
+        let canonical_elsewhere =
+            f.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok()).is_some_and(|c| &c != url);
+        let indexable = !(f.robots_noindex() || noindex || canonical_elsewhere);
+        let threshold = job.site.limits.content.thin_page_words;
+        if let Some((code, detail)) = checks::content::thin_check(f.main_text.words, threshold, indexable, whole) {
             job.finding(code, url.as_str(), detail);
         }
     }
