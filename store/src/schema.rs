@@ -35,12 +35,18 @@
 //! Version 7 adds indexes only, for the scheduler: `schedules_by_next_run` (`next_run_ms`) and
 //! `schedules_unsettled` (partial: `settled = 0`), so that a wake-up reads the schedules that are
 //! due and those whose run may have ended, never every schedule.
+//!
+//! Version 8 adds what a page's content and structured data come to (issue 37), as columns of
+//! `pages`: `word_count` (words of the main text), `text_hash` and `text_simhash` (its exact hash
+//! and SimHash, as the signed 64-bit integers SQLite stores: the same bits), `structured_types_json`
+//! (the Schema.org types found), `rel_next` and `rel_prev` (pagination targets). Older rows have
+//! `NULL` and `[]`: the content analysis skips them.
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -247,4 +253,16 @@ CREATE TABLE browser_pages (
 const V7: &str = "
 CREATE INDEX schedules_by_next_run ON schedules (next_run_ms);
 CREATE INDEX schedules_unsettled ON schedules (settled) WHERE settled = 0;
+";
+
+/// Version 8: the page facts of issue 37 (content fingerprints, structured-data types, pagination
+/// links). Columns, not a table: they are read with the page, and only the site analysis scans
+/// them.
+const V8: &str = "
+ALTER TABLE pages ADD COLUMN word_count INTEGER;
+ALTER TABLE pages ADD COLUMN text_hash INTEGER;
+ALTER TABLE pages ADD COLUMN text_simhash INTEGER;
+ALTER TABLE pages ADD COLUMN structured_types_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE pages ADD COLUMN rel_next TEXT;
+ALTER TABLE pages ADD COLUMN rel_prev TEXT;
 ";

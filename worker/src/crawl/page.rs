@@ -166,16 +166,17 @@ impl<F: Frontier> Crawler<F> {
         rec.meta_robots.clone_from(&facts.meta_robots);
         rec.hreflang.clone_from(&facts.hreflang);
         rec.word_count = Some(facts.main_text.words);
-        // A cut page's text is only its first part: no fingerprint to compare with whole pages.
-        if facts.parse_cut.is_none() {
-            rec.text_hash = Some(facts.main_text.hash);
-            rec.text_simhash = Some(facts.main_text.simhash);
-        }
         rec.structured_types.clone_from(&facts.structured.types);
         rec.rel_next.clone_from(&facts.on_page.rel_next);
         rec.rel_prev.clone_from(&facts.on_page.rel_prev);
         let header_nofollow = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
         let header_noindex = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
+        // Duplicates are compared among pages indexed as themselves, and a cut page's text is
+        // only its first part: the others get no fingerprint.
+        if facts.parse_cut.is_none() && indexable(&facts, &url, header_noindex) {
+            rec.text_hash = Some(facts.main_text.hash);
+            rec.text_simhash = Some(facts.main_text.simhash);
+        }
         let page_nofollow = facts.robots_nofollow() || header_nofollow;
         let follow_nofollow = job.site.limits.follow_nofollow;
         let mut queued = HashSet::new();
@@ -272,10 +273,8 @@ impl<F: Frontier> Crawler<F> {
             job.finding(code, url.as_str(), detail);
         }
         // Thin is about pages search engines index as themselves.
-        let canonical_elsewhere =
-            f.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok()).is_some_and(|c| &c != url);
-        let indexable = !(f.robots_noindex() || noindex || canonical_elsewhere);
         let threshold = job.site.limits.content.thin_page_words;
+        let indexable = indexable(f, url, noindex);
         if let Some((code, detail)) = checks::content::thin_check(f.main_text.words, threshold, indexable, whole) {
             job.finding(code, url.as_str(), detail);
         }
@@ -313,6 +312,14 @@ fn imprint_details(job: &mut Job<'_>, url: &NormalizedUrl, facts: &PageFacts) {
     if !missing.is_empty() {
         job.finding(Code::ImpressumIncomplete, url.as_str(), missing.join(", "));
     }
+}
+
+/// Whether search engines may index the page as itself: no noindex (meta or header), no canonical
+/// naming another URL.
+fn indexable(f: &PageFacts, url: &NormalizedUrl, header_noindex: bool) -> bool {
+    let canonical_elsewhere =
+        f.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok()).is_some_and(|c| &c != url);
+    !(f.robots_noindex() || header_noindex || canonical_elsewhere)
 }
 
 /// Whether an answer is an HTML document: by its Content-Type, or by its first bytes without one.
