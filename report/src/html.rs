@@ -19,6 +19,7 @@
 //!   forbids every load and every script and style but the page's own, allowed by hash ([`csp`]).
 
 mod browser;
+mod content;
 pub(crate) mod compare_page;
 pub(super) mod csp;
 mod data;

@@ -26,12 +26,14 @@ pub mod analysis;
 mod apply;
 mod browser;
 pub mod compare;
+mod content;
 pub mod cursor;
 pub mod issues;
 mod read;
 mod schedule;
 pub mod schema;
 
+pub use content::{ContentCluster, ContentSummary};
 pub use issues::IssueCount;
 pub use read::{FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
 pub use schedule::{NewSchedule, ScheduleRow, ScheduledRun};

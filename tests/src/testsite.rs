@@ -216,6 +216,7 @@ impl Site {
         {
             return Cow::Owned(
                 Route::html(generated.render(&self.host, i))
+                    .gzipped()
                     .header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
                     .header("x-content-type-options", "nosniff")
                     .header("referrer-policy", "no-referrer"),
