@@ -33,6 +33,7 @@ mod generated;
 mod gzip;
 mod load;
 mod route;
+pub mod shop;
 mod tls;
 
 use std::borrow::Cow;
