@@ -19,8 +19,8 @@
 //!   forbids every load and every script and style but the page's own, allowed by hash ([`csp`]).
 
 mod browser;
-mod content;
 pub(crate) mod compare_page;
+mod content;
 pub(super) mod csp;
 mod data;
 mod domain;

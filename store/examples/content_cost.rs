@@ -62,6 +62,7 @@ fn texts(n: usize, rng: &mut Rng) -> Vec<Vec<usize>> {
     out
 }
 
+#[expect(clippy::print_stdout, reason = "a measuring tool prints its figures")]
 fn run(pages: usize) {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let started = Instant::now();

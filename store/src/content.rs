@@ -68,8 +68,11 @@ impl AuditDb {
             .map_err(sql_err(path, op))?;
         let mut rows = stmt.query([site]).map_err(sql_err(path, op))?;
         while let Some(r) = rows.next().map_err(sql_err(path, op))? {
-            let (code, detail, url): (String, String, String) =
-                (r.get(0).map_err(sql_err(path, op))?, r.get(1).map_err(sql_err(path, op))?, r.get(2).map_err(sql_err(path, op))?);
+            let (code, detail, url): (String, String, String) = (
+                r.get(0).map_err(sql_err(path, op))?,
+                r.get(1).map_err(sql_err(path, op))?,
+                r.get(2).map_err(sql_err(path, op))?,
+            );
             match clusters.last_mut() {
                 Some(c) if c.code == code && c.detail == detail => c.urls.push(url),
                 _ => clusters.push(ContentCluster { code, detail, urls: vec![url] }),

@@ -496,7 +496,8 @@ impl AuditDb {
             return Ok(());
         }
         let AuditDb { conn, path, content_limits } = self;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err(path, "begin a batch"))?;
+        let tx =
+            conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err(path, "begin a batch"))?;
         apply::Batch::new(&tx, path, content_limits).run(events, now)?;
         tx.commit().map_err(sql_err(path, "commit a batch"))
     }

@@ -35,10 +35,10 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Deref;
 
 use crate::parse::{ParseCut, ParseLimits, parse_bounded};
-use shoal_shared::content::TextFingerprint;
 use scraper::node::Element;
 use scraper::{ElementRef, Html, Node};
 use serde::{Deserialize, Serialize};
+use shoal_shared::content::TextFingerprint;
 use url::Url;
 
 pub use shoal_shared::record::LinkKind;

@@ -98,7 +98,13 @@ pub(super) fn duplicates(sink: &Sink<'_>, limits: ContentLimits) -> Result<(), D
         for &m in members {
             cluster_of.insert(m, c);
         }
-        emit_cluster(sink, Code::ContentDuplicate, &pages, members, &format!("{} pages with the same main text", members.len()))?;
+        emit_cluster(
+            sink,
+            Code::ContentDuplicate,
+            &pages,
+            members,
+            &format!("{} pages with the same main text", members.len()),
+        )?;
     }
     let reps: Vec<usize> = (0..pages.len())
         .filter(|&i| pages[i].words >= MIN_NEAR_DUPLICATE_WORDS)
@@ -136,8 +142,11 @@ fn emit_cluster(sink: &Sink<'_>, code: Code, pages: &[Print], members: &[usize],
     Ok(())
 }
 
+/// A page, its pagination link (`next` or `prev`), the target, and what the target answered.
+type PaginationRow = (String, String, String, Option<i64>, Option<String>);
+
 pub(super) fn pagination(sink: &Sink<'_>) -> Result<(), DbError> {
-    let rows: Vec<(String, String, String, Option<i64>, Option<String>)> = sink
+    let rows: Vec<PaginationRow> = sink
         .conn
         .prepare_cached(
             "SELECT p.url, 'next', t.url, t.status, t.error FROM pages p

@@ -70,9 +70,8 @@ fn audit_of(db: &mut AuditDb, options: &str) -> Vec<(String, String, String)> {
     ];
     db.apply(&events).expect("applies");
     let conn = rusqlite::Connection::open(db.path()).expect("opens");
-    let mut stmt = conn
-        .prepare("SELECT code, url, detail FROM findings WHERE site_id = ?1 ORDER BY code, url")
-        .expect("prepares");
+    let mut stmt =
+        conn.prepare("SELECT code, url, detail FROM findings WHERE site_id = ?1 ORDER BY code, url").expect("prepares");
     stmt.query_map([i64::try_from(site.0).expect("small")], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .expect("queries")
         .collect::<Result<_, _>>()

@@ -34,10 +34,10 @@ const PIXEL: &[u8] = &[
 pub const HERO_BYTES: usize = 300 * 1024;
 
 const VOCABULARY: &[&str] = &[
-    "leather", "sole", "comfort", "walk", "city", "rain", "stitch", "lace", "heel", "toe", "fit", "size",
-    "warm", "light", "strong", "grip", "street", "trail", "summer", "winter", "craft", "hand", "made", "local",
-    "order", "return", "free", "fast", "care", "clean", "brush", "polish", "wear", "daily", "office", "travel",
-    "soft", "lining", "wool", "cotton", "rubber", "natural", "classic", "modern", "style", "colour", "shade", "pair",
+    "leather", "sole", "comfort", "walk", "city", "rain", "stitch", "lace", "heel", "toe", "fit", "size", "warm",
+    "light", "strong", "grip", "street", "trail", "summer", "winter", "craft", "hand", "made", "local", "order",
+    "return", "free", "fast", "care", "clean", "brush", "polish", "wear", "daily", "office", "travel", "soft",
+    "lining", "wool", "cotton", "rubber", "natural", "classic", "modern", "style", "colour", "shade", "pair",
 ];
 
 /// `n` words drawn by a generator seeded with `seed`: texts of their own, alike only when seeded
@@ -164,7 +164,10 @@ pub fn shop(host: &str, base: &str) -> Site {
         "<meta name=\"viewport\" content=\"width=1024, user-scalable=no\">\
          <meta property=\"og:title\" content=\"Bad tags\"><meta property=\"og:image\" content=\"/img/og.png\">\
          <meta name=\"twitter:card\" content=\"huge\">",
-        &format!("<img src=\"/img/og.png\" alt=\"a\"><img src=\"/img/og.png?2\" width=\"10\" alt=\"b\"><p>{}</p>", prose(6, 230)),
+        &format!(
+            "<img src=\"/img/og.png\" alt=\"a\"><img src=\"/img/og.png?2\" width=\"10\" alt=\"b\"><p>{}</p>",
+            prose(6, 230)
+        ),
     );
     let pixel = Route::bytes("image/png", PIXEL.to_vec()).header("cache-control", "max-age=3600");
     Site::new(host)
@@ -182,5 +185,8 @@ pub fn shop(host: &str, base: &str) -> Site {
         .page("/bad-meta", &bad_meta)
         .route("/img/og.png", pixel.clone())
         .route("/img/og.png?2", pixel)
-        .route("/img/hero.jpg", Route::bytes("image/jpeg", vec![0xa5; HERO_BYTES]).header("cache-control", "max-age=3600"))
+        .route(
+            "/img/hero.jpg",
+            Route::bytes("image/jpeg", vec![0xa5; HERO_BYTES]).header("cache-control", "max-age=3600"),
+        )
 }

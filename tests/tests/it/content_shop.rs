@@ -98,7 +98,10 @@ async fn a_shop_audit_finds_structured_data_errors_duplicates_and_thin_pages() {
     assert_eq!(at("viewport_invalid"), ["/bad-meta"]);
     assert_eq!(at("open_graph_incomplete"), ["/bad-meta"]);
     assert_eq!(at("twitter_card_incomplete"), ["/bad-meta"]);
-    assert_eq!(detail("img_missing_dimensions", "/bad-meta"), ["2 images without width and height: /img/og.png, /img/og.png?2"]);
+    assert_eq!(
+        detail("img_missing_dimensions", "/bad-meta"),
+        ["2 images without width and height: /img/og.png, /img/og.png?2"]
+    );
 
     // The JSON report: per page its word count and types; per site the types and clusters.
     let dir = tempfile::tempdir().expect("temp dir");
@@ -106,7 +109,9 @@ async fn a_shop_audit_finds_structured_data_errors_duplicates_and_thin_pages() {
     let (db_arg, out_arg) = (run.db.display().to_string(), out.display().to_string());
     let args = ["shoal", "report", "--db", &db_arg, "--format", "json", "--out", &out_arg];
     let cli = <shoal::cli::Cli as clap::Parser>::try_parse_from(args).expect("parses");
-    shoal::run(cli, tokio_util::sync::CancellationToken::new()).await.unwrap_or_else(|f| panic!("report: {:#}", f.error));
+    shoal::run(cli, tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap_or_else(|f| panic!("report: {:#}", f.error));
     let doc: Value = serde_json::from_slice(&std::fs::read(&out).expect("report written")).expect("JSON");
     let site = &doc["sites"][0];
     let page = |path: &str| {
@@ -126,9 +131,7 @@ async fn a_shop_audit_finds_structured_data_errors_duplicates_and_thin_pages() {
     assert_eq!(types.get("Organization"), Some(&1), "{content:#}");
     assert_eq!(content["thin_pages"], 1);
     let clusters = content["duplicate_clusters"].as_array().expect("clusters");
-    let kinds: Vec<(&str, usize)> = clusters
-        .iter()
-        .filter_map(|c| Some((c["kind"].as_str()?, c["pages"].as_array()?.len())))
-        .collect();
+    let kinds: Vec<(&str, usize)> =
+        clusters.iter().filter_map(|c| Some((c["kind"].as_str()?, c["pages"].as_array()?.len()))).collect();
     assert_eq!(kinds, [("exact", 2), ("near", 4)], "{content:#}");
 }

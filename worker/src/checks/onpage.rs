@@ -59,7 +59,10 @@ pub fn onpage_checks(p: &OnPage, whole: bool) -> Vec<Check> {
             if !given(&p.twitter_title) && !given(&p.og_title) {
                 problems.push("no title (twitter:title or og:title)".to_owned());
             }
-            if matches!(kind.as_str(), "summary_large_image" | "player") && !given(&p.twitter_image) && !given(&p.og_image) {
+            if matches!(kind.as_str(), "summary_large_image" | "player")
+                && !given(&p.twitter_image)
+                && !given(&p.og_image)
+            {
                 problems.push("no image (twitter:image or og:image)".to_owned());
             }
             if !problems.is_empty() {

@@ -229,10 +229,13 @@ const PROFILES: &[Profile] = &[
     },
     Profile {
         ty: "JobPosting",
-        required: &[&["title"], &["description"], &["datePosted"], &["hiringOrganization"], &[
-            "jobLocation",
-            "applicantLocationRequirements",
-        ]],
+        required: &[
+            &["title"],
+            &["description"],
+            &["datePosted"],
+            &["hiringOrganization"],
+            &["jobLocation", "applicantLocationRequirements"],
+        ],
         recommended: &["validThrough", "employmentType", "baseSalary", "identifier"],
         values: &[("datePosted", Kind::Date), ("validThrough", Kind::Date)],
     },
@@ -261,7 +264,7 @@ pub fn structured_checks(data: &StructuredData) -> Vec<Check> {
         judge.add(Code::StructuredDataInvalid, e.clone());
     }
     for Found { item, .. } in &data.items {
-        judge.item(item, false, 0);
+        judge.item(item, false);
     }
     judge.out
 }
@@ -284,7 +287,9 @@ impl Judge {
         self.out.push((code, detail));
     }
 
-    fn item(&mut self, item: &Item, nested: bool, depth: usize) {
+    /// Judges an item and the items nested in it (at most `MAX_ITEM_DEPTH` deep: extraction
+    /// keeps no deeper ones).
+    fn item(&mut self, item: &Item, nested: bool) {
         if self.judged >= MAX_ITEMS_JUDGED {
             return;
         }
@@ -303,7 +308,7 @@ impl Judge {
         }
         for (_, v) in &item.props {
             if let Value::Item(inner) = v {
-                self.item(inner, true, depth + 1);
+                self.item(inner, true);
             }
         }
     }
@@ -342,18 +347,22 @@ fn wrong(v: &Value, kind: Kind) -> Option<String> {
     let shown = |t: &str| format!("{:?}", t.chars().take(60).collect::<String>());
     match (kind, v, text) {
         (Kind::ItemOf(types), Value::Item(inner), _) => {
-            let fits = inner.types.is_empty() || inner.types.iter().any(|t| lineage(t).iter().any(|a| types.contains(a)));
+            let fits =
+                inner.types.is_empty() || inner.types.iter().any(|t| lineage(t).iter().any(|a| types.contains(a)));
             (!fits).then(|| format!("is a {} where {} is expected", inner.types.join("/"), types.join(" or ")))
         }
-        (Kind::ItemOf(types), _, Some(t)) => Some(format!("is the text {} where {} is expected", shown(t), types.join(" or "))),
+        (Kind::ItemOf(types), _, Some(t)) => {
+            Some(format!("is the text {} where {} is expected", shown(t), types.join(" or ")))
+        }
         (Kind::Url, Value::Item(_), _) => None,
         (_, _, None) => Some("is not a text or a number".to_owned()),
         (Kind::Number, _, Some(t)) => (!is_number(t)).then(|| format!("{} is not a number", shown(t))),
-        (Kind::Integer, _, Some(t)) => {
-            (!(t.bytes().all(|b| b.is_ascii_digit()) && !t.is_empty())).then(|| format!("{} is not a whole number", shown(t)))
-        }
+        (Kind::Integer, _, Some(t)) => (t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| format!("{} is not a whole number", shown(t))),
         (Kind::Date, _, Some(t)) => (!is_iso_date(t)).then(|| format!("{} is not an ISO 8601 date", shown(t))),
-        (Kind::Duration, _, Some(t)) => (!is_iso_duration(t)).then(|| format!("{} is not an ISO 8601 duration", shown(t))),
+        (Kind::Duration, _, Some(t)) => {
+            (!is_iso_duration(t)).then(|| format!("{} is not an ISO 8601 duration", shown(t)))
+        }
         (Kind::Url, _, Some(t)) => {
             (t.is_empty() || t.chars().any(char::is_whitespace)).then(|| format!("{} is not a URL", shown(t)))
         }
@@ -490,7 +499,10 @@ mod tests {
         assert!(has(Code::StructuredDataMissingRecommended, "Product: missing brand"), "{found:#?}");
         assert!(has(Code::StructuredDataWrongValue, "Offer: price \"19,99 €\" is not a number"), "{found:#?}");
         assert!(has(Code::StructuredDataWrongValue, "Offer: priceCurrency \"euro\" is not an ISO 4217 currency code"));
-        assert!(has(Code::StructuredDataWrongValue, "Offer: availability \"in stock\" is not a Schema.org ItemAvailability"));
+        assert!(has(
+            Code::StructuredDataWrongValue,
+            "Offer: availability \"in stock\" is not a Schema.org ItemAvailability"
+        ));
         assert!(has(Code::StructuredDataWrongValue, "Product: review is the text \"great\" where Review is expected"));
     }
 
@@ -525,11 +537,17 @@ mod tests {
         let found = checks(
             r#"<div itemscope itemtype="https://schema.org/Restaurant"><span itemprop="name">Chez A</span></div>"#,
         );
-        assert!(found.contains(&(Code::StructuredDataMissingRequired, "Restaurant: missing address".into())), "{found:?}");
+        assert!(
+            found.contains(&(Code::StructuredDataMissingRequired, "Restaurant: missing address".into())),
+            "{found:?}"
+        );
         let event = checks(&jsonld(
             r#"{"@context":"https://schema.org","@type":"Event","name":"E","startDate":"next friday","location":"x"}"#,
         ));
-        assert!(event.contains(&(Code::StructuredDataWrongValue, "Event: startDate \"next friday\" is not an ISO 8601 date".into())));
+        assert!(event.contains(&(
+            Code::StructuredDataWrongValue,
+            "Event: startDate \"next friday\" is not an ISO 8601 date".into()
+        )));
     }
 
     #[test]

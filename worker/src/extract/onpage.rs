@@ -132,7 +132,10 @@ mod tests {
             <body><img src="a.png" width="1" height="1"><img src="b.png" width="1"><img src="c.png"></body>"#;
         let p = collect(&Html::parse_document(html), &base);
         assert_eq!(p.viewport.as_deref(), Some("width=device-width"));
-        assert_eq!((p.og_title.as_deref(), p.og_image.as_deref(), p.og_url.as_deref()), (Some("Shoes"), Some("/i.png"), None));
+        assert_eq!(
+            (p.og_title.as_deref(), p.og_image.as_deref(), p.og_url.as_deref()),
+            (Some("Shoes"), Some("/i.png"), None)
+        );
         assert_eq!(p.twitter_card.as_deref(), Some("summary"));
         assert_eq!((p.unsized_images, p.unsized_named.as_slice()), (2, &["b.png".to_owned(), "c.png".to_owned()][..]));
         assert_eq!(p.rel_next.as_deref(), Some("https://shop.test/c/shoes?page=3"));

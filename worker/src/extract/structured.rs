@@ -301,7 +301,8 @@ impl Collector {
             .map(|p| p.split_ascii_whitespace().take(8).map(|n| short_name(n).0).collect())
             .unwrap_or_default();
         if (microdata || rdfa) && self.budget() {
-            let (types_attr, syntax) = if microdata { ("itemtype", Syntax::Microdata) } else { ("typeof", Syntax::Rdfa) };
+            let (types_attr, syntax) =
+                if microdata { ("itemtype", Syntax::Microdata) } else { ("typeof", Syntax::Rdfa) };
             let mut item = Item::default();
             let vocab_schema = self.vocab.last().is_some_and(|(s, _)| *s);
             for t in el.attr(types_attr).unwrap_or("").split_ascii_whitespace().take(8) {
@@ -537,7 +538,8 @@ mod tests {
     #[test]
     fn hostile_structured_data_is_bounded() {
         // Nested deeper than serde_json's recursion limit: an error, not a stack overflow.
-        let deep = format!(r#"<script type="application/ld+json">{}1{}</script>"#, "[".repeat(100_000), "]".repeat(100_000));
+        let deep =
+            format!(r#"<script type="application/ld+json">{}1{}</script>"#, "[".repeat(100_000), "]".repeat(100_000));
         let d = data(&deep);
         assert_eq!(d.errors.len(), 1);
         assert!(d.errors[0].contains("recursion limit"), "{:?}", d.errors);
@@ -564,7 +566,11 @@ mod tests {
         let d = data(&blocks);
         assert!(d.truncated && d.items.len() == MAX_JSONLD_BLOCKS, "{}", d.items.len());
         // Thousands of nested microdata scopes.
-        let scopes = format!("{}{}", r#"<div itemscope itemtype="https://schema.org/Thing" itemprop="x">"#.repeat(3_000), "</div>".repeat(3_000));
+        let scopes = format!(
+            "{}{}",
+            r#"<div itemscope itemtype="https://schema.org/Thing" itemprop="x">"#.repeat(3_000),
+            "</div>".repeat(3_000)
+        );
         let d = data(&scopes);
         assert!(d.items.len() <= MAX_NODES);
     }

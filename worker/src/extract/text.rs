@@ -7,8 +7,8 @@
 //! the template they share. Text of scripts, styles, `<noscript>`, `<template>`, form fields and
 //! `<title>` is never page text.
 
-use super::tree::{Step, walk_events};
 use super::is_html;
+use super::tree::{Step, walk_events};
 use scraper::{Html, Node};
 use shoal_shared::content::{Fingerprinter, TextFingerprint};
 
