@@ -12,7 +12,7 @@ use shoal_shared::content::{
 /// `--thin-page-words`, `--near-duplicate-percent`, `--image-budget-kib`.
 #[derive(Debug, Args, Clone)]
 pub struct ContentArgs {
-    /// A page whose main text (its <main>, or the body without navigation, header, footer and
+    /// A page whose main text (its main element, or the body without navigation, header, footer and
     /// asides) has fewer words than this is reported as thin (content_thin); 0 turns it off.
     #[arg(long, env = "SHOAL_THIN_PAGE_WORDS", value_name = "WORDS", default_value_t = DEFAULT_THIN_PAGE_WORDS)]
     pub thin_page_words: u32,
