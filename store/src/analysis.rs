@@ -25,7 +25,7 @@
 //!   [`DUPLICATE_DETAIL_CHARS`] characters), `related` the other pages (sorted, at most
 //!   [`RELATED_CAP`]).
 //!
-//! - **`content_duplicate` / `content_near_duplicate` / `pagination_broken`**: see [`content`]
+//! - **`content_duplicate` / `content_near_duplicate` / `pagination_broken`**: see `analysis/content.rs`
 //!   (the main text's fingerprints, and what `rel=next` / `rel=prev` targets answered).
 //!
 //! The crawl stores links clustered by their source page only; the rules that look links up by
