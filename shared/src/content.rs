@@ -207,21 +207,24 @@ pub fn near_duplicate_clusters(prints: &[u64], max_distance: u32) -> Vec<Vec<usi
     let k = max_distance.min(max_distance_floor());
     let blocks = block_masks(k + 2);
     let mut sets = UnionFind::new(prints.len());
-    let mut buckets: HashMap<u64, Vec<u32>, foldhash::fast::RandomState> = HashMap::default();
+    // A bucket's representatives inline (their count, then the indices): no allocation per page.
+    let mut buckets: HashMap<u64, (u8, [u32; BUCKET_REPRESENTATIVES]), foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(prints.len(), foldhash::fast::RandomState::default());
     for (a, mask_a) in blocks.iter().enumerate() {
         for mask_b in &blocks[a + 1..] {
             buckets.clear();
             for (i, p) in prints.iter().enumerate() {
                 // The two blocks are disjoint: their bits together are the key.
-                let bucket = buckets.entry(p & (mask_a | mask_b)).or_default();
-                for &r in bucket.iter() {
+                let (len, reps) = buckets.entry(p & (mask_a | mask_b)).or_insert((0, [0; BUCKET_REPRESENTATIVES]));
+                for &r in &reps[..usize::from(*len)] {
                     let r = r as usize;
                     if (p ^ prints[r]).count_ones() <= k {
                         sets.union(i, r);
                     }
                 }
-                if bucket.len() < BUCKET_REPRESENTATIVES {
-                    bucket.push(u32::try_from(i).unwrap_or(u32::MAX));
+                if usize::from(*len) < BUCKET_REPRESENTATIVES {
+                    reps[usize::from(*len)] = u32::try_from(i).unwrap_or(u32::MAX);
+                    *len += 1;
                 }
             }
         }

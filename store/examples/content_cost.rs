@@ -40,24 +40,49 @@ fn peak_mib() -> u64 {
         .map_or(0, |kb| kb / 1024)
 }
 
-/// The main texts of `n` pages, as word indices into a vocabulary of 20,000 words.
-fn texts(n: usize, rng: &mut Rng) -> Vec<Vec<usize>> {
-    let mut out: Vec<Vec<usize>> = Vec::with_capacity(n);
+/// How page `i`'s main text is made: words drawn from a vocabulary of 20,000 by a generator
+/// seeded with `seed`, `len` of them, then `edits` (position, word) applied. Copies share the
+/// seed, so no text is held: only these few numbers per page.
+#[derive(Clone)]
+struct Recipe {
+    seed: u64,
+    len: usize,
+    edits: Vec<(usize, usize)>,
+}
+
+impl Recipe {
+    fn fingerprint(&self) -> shoal_shared::content::TextFingerprint {
+        // Scrambled: a seed taken from the page generator would replay its own sequence, and
+        // every text would be a shifted copy of another.
+        let mut words = Rng(self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut f = Fingerprinter::default();
+        for at in 0..self.len {
+            let drawn = words.below(20_000);
+            let word = self.edits.iter().rev().find(|(p, _)| *p == at).map_or(drawn, |(_, w)| *w);
+            f.push_word(&format!("w{word}"));
+        }
+        f.finish()
+    }
+}
+
+/// The recipes of `n` pages: one in 50 an exact copy of an earlier page, one in 20 a near copy
+/// (three words changed), the rest texts of their own of 250 to 400 words.
+fn recipes(n: usize, rng: &mut Rng) -> Vec<Recipe> {
+    let mut out: Vec<Recipe> = Vec::with_capacity(n);
     for i in 0..n {
-        let text = if i > 0 && i % 50 == 0 {
+        let recipe = if i > 0 && i % 50 == 0 {
             out[rng.below(i)].clone()
         } else if i > 0 && i % 20 == 0 {
             let mut copy = out[rng.below(i)].clone();
             for _ in 0..3 {
-                let at = rng.below(copy.len());
-                copy[at] = rng.below(20_000);
+                let at = rng.below(copy.len);
+                copy.edits.push((at, rng.below(20_000)));
             }
             copy
         } else {
-            let len = 250 + rng.below(150);
-            (0..len).map(|_| rng.below(20_000)).collect()
+            Recipe { seed: rng.next(), len: 250 + rng.below(150), edits: Vec::new() }
         };
-        out.push(text);
+        out.push(recipe);
     }
     out
 }
@@ -66,16 +91,8 @@ fn texts(n: usize, rng: &mut Rng) -> Vec<Vec<usize>> {
 fn run(pages: usize) {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let started = Instant::now();
-    let prints: Vec<_> = texts(pages, &mut rng)
-        .into_iter()
-        .map(|t| {
-            let mut f = Fingerprinter::default();
-            for w in t {
-                f.push_word(&format!("w{w}"));
-            }
-            f.finish()
-        })
-        .collect();
+    let prints: Vec<_> = recipes(pages, &mut rng).iter().map(Recipe::fingerprint).collect();
+    let after_fingerprints = peak_mib();
     let fingerprinted = started.elapsed();
 
     let started = Instant::now();
@@ -126,7 +143,7 @@ fn run(pages: usize) {
     let near_pages: usize = near.iter().map(Vec::len).sum();
     println!(
         "{pages:>6} pages: fingerprints {fingerprinted:>9.2?}; clustering {clustered:>9.2?} ({} exact clusters, {} near \
-         clusters of {near_pages} pages), peak {after_clustering} MiB; site analysis {analysed:>9.2?}, peak {before_analysis} \
+         clusters of {near_pages} pages), peak {after_fingerprints} -> {after_clustering} MiB; site analysis {analysed:>9.2?}, peak {before_analysis} \
          -> {after_analysis} MiB",
         exact.len(),
         near.len(),
