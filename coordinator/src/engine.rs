@@ -343,10 +343,22 @@ impl<F: Frontier> Coordinator<F> {
             max_sitemaps: o.max_sitemaps.unwrap_or(d.max_sitemaps),
             max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
             browser_pages: o.browser_pages.unwrap_or(d.browser_pages),
+            content: shoal_shared::content::ContentLimits {
+                thin_page_words: o.thin_page_words.unwrap_or(d.content.thin_page_words),
+                near_duplicate_percent: o.near_duplicate_percent.unwrap_or(d.content.near_duplicate_percent),
+                image_budget_kib: o.image_budget_kib.unwrap_or(d.content.image_budget_kib),
+            },
             ..d
         };
         if limits.max_pages == 0 {
             return Err(EngineError::BadRequest("max_pages must be at least 1".into()));
+        }
+        let percent = limits.content.near_duplicate_percent;
+        if !(shoal_shared::content::MIN_NEAR_DUPLICATE_PERCENT..=100).contains(&percent) {
+            return Err(EngineError::BadRequest(format!(
+                "near_duplicate_percent ({percent}) must be {}-100",
+                shoal_shared::content::MIN_NEAR_DUPLICATE_PERCENT
+            )));
         }
         if limits.browser_pages > crate::config::MAX_BROWSER_PAGES {
             return Err(EngineError::BadRequest(format!(

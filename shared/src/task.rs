@@ -368,6 +368,10 @@ pub struct SiteLimits {
     /// page and the most linked other pages robots.txt allows.
     #[serde(default)]
     pub browser_pages: u16,
+    /// The content thresholds (thin pages, near-duplicates, image budget); a site seeded by an
+    /// older coordinator gets the defaults.
+    #[serde(default)]
+    pub content: crate::content::ContentLimits,
 }
 
 impl Default for SiteLimits {
@@ -383,6 +387,7 @@ impl Default for SiteLimits {
             dns_checks: true,
             smtp: true,
             browser_pages: 0,
+            content: crate::content::ContentLimits::default(),
         }
     }
 }

@@ -32,6 +32,15 @@ pub struct AuditOptions {
     /// Pages per site opened in headless Chromium after the crawl (0-50; 0 = off).
     #[serde(default)]
     pub browser_pages: Option<u16>,
+    /// A page whose main text has fewer words is thin (0 = off).
+    #[serde(default)]
+    pub thin_page_words: Option<u32>,
+    /// Pages at least this similar are near-duplicates (percent, 80-100).
+    #[serde(default)]
+    pub near_duplicate_percent: Option<u8>,
+    /// Images larger than this many KiB are reported (0 = off).
+    #[serde(default)]
+    pub image_budget_kib: Option<u32>,
 }
 
 /// A request to audit sites.

@@ -10,10 +10,12 @@ pub use report::{BrandingArgs, FailOn, ReportArgs, ReportFormat};
 pub use shoal_coordinator::CrawlConfig;
 
 mod browser;
+mod content;
 mod domain;
 mod schedule;
 
 pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
+pub use content::ContentArgs;
 pub use domain::DomainArgs;
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
 use shoal_coordinator::schedule::notify::NotifySettings;
@@ -319,6 +321,15 @@ pub struct AuditOptionArgs {
     /// if omitted; the fleet needs a worker started with --browser).
     #[arg(long)]
     pub browser_pages: Option<u16>,
+    /// Words under which a page's main text is thin, 0 = off (coordinator's default if omitted).
+    #[arg(long)]
+    pub thin_page_words: Option<u32>,
+    /// Near-duplicate threshold in percent, 80-100 (coordinator's default if omitted).
+    #[arg(long)]
+    pub near_duplicate_percent: Option<u8>,
+    /// Image size budget in KiB, 0 = off (coordinator's default if omitted).
+    #[arg(long)]
+    pub image_budget_kib: Option<u32>,
 }
 
 impl AuditOptionArgs {
@@ -335,6 +346,9 @@ impl AuditOptionArgs {
             max_sitemaps: self.max_sitemaps,
             max_sitemap_bytes: self.max_sitemap_bytes,
             browser_pages: self.browser_pages,
+            thin_page_words: self.thin_page_words,
+            near_duplicate_percent: self.near_duplicate_percent,
+            image_budget_kib: self.image_budget_kib,
         }
     }
 }
@@ -480,6 +494,9 @@ pub struct CrawlArgs {
     /// The browser check (SPEC §10).
     #[command(flatten)]
     pub browser: BrowserArgs,
+    /// The content thresholds: thin pages, near-duplicates, the image budget.
+    #[command(flatten)]
+    pub content: ContentArgs,
     /// Seconds a lease lasts without a renewal (3-600). Workers renew their leases every third
     /// of it while the fetch runs, so a dead worker's URLs go to another worker about this long
     /// after its last renewal, and a slow fetch is never handed out twice.
@@ -619,6 +636,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         }
         let domain = this.domain.validate()?;
         this.browser.validate()?;
+        let content = this.content.validate()?;
         let limits = SiteLimits {
             max_pages: this.max_pages,
             max_depth: this.max_depth,
@@ -631,6 +649,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             dns_checks: !this.domain.no_dns_checks && !this.no_dns,
             smtp: !this.domain.no_smtp,
             browser_pages: this.browser.browser_pages,
+            content,
         };
         let timeout = Duration::from_secs(this.timeout_s);
         let (extra_roots_pem, tls_roots) = match &this.ca_file {

@@ -26,12 +26,14 @@ pub mod analysis;
 mod apply;
 mod browser;
 pub mod compare;
+mod content;
 pub mod cursor;
 pub mod issues;
 mod read;
 mod schedule;
 pub mod schema;
 
+pub use content::{ContentCluster, ContentSummary};
 pub use issues::IssueCount;
 pub use read::{FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
 pub use schedule::{NewSchedule, ScheduleRow, ScheduledRun};
@@ -169,6 +171,17 @@ pub(crate) fn uint(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
 }
 
+/// Stores a 64-bit hash as an SQLite integer: the same bits, read as signed (a hash is compared,
+/// never counted, so no saturation).
+pub(crate) fn bits(v: u64) -> i64 {
+    i64::from_ne_bytes(v.to_ne_bytes())
+}
+
+/// Reads back a hash stored by [`bits`].
+pub(crate) fn unbits(v: i64) -> u64 {
+    u64::from_ne_bytes(v.to_ne_bytes())
+}
+
 /// Where an audit stands. Stored as its [`as_str`](AuditStatus::as_str) spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AuditStatus {
@@ -295,6 +308,9 @@ pub struct SiteSummary {
 pub struct AuditDb {
     conn: Connection,
     path: PathBuf,
+    /// The content thresholds of audits whose sites ended lately ([`analysis::content_limits`]):
+    /// read once per audit, not once per site (an audit's options hold every start URL).
+    content_limits: analysis::LimitsCache,
 }
 
 impl AuditDb {
@@ -339,7 +355,7 @@ impl AuditDb {
         // from 240,000 to 44,000 calls with this, and the analysis from 9 % to 6 % of the CPU).
         // Shoal never runs ANALYZE, so there are no statistics for a value to be weighed against.
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true).map_err(open_err)?;
-        let mut db = AuditDb { conn, path: path.to_owned() };
+        let mut db = AuditDb { conn, path: path.to_owned(), content_limits: analysis::LimitsCache::default() };
         db.migrate()?;
         Ok(db)
     }
@@ -486,12 +502,10 @@ impl AuditDb {
         if events.is_empty() {
             return Ok(());
         }
-        let path = &self.path;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql_err(path, "begin a batch"))?;
-        apply::Batch::new(&tx, path).run(events, now)?;
+        let AuditDb { conn, path, content_limits } = self;
+        let tx =
+            conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err(path, "begin a batch"))?;
+        apply::Batch::new(&tx, path, content_limits).run(events, now)?;
         tx.commit().map_err(sql_err(path, "commit a batch"))
     }
 

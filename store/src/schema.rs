@@ -40,12 +40,18 @@
 //! bad entry is quarantined"). SQLite cannot change a CHECK constraint in place, so the table is
 //! rebuilt (ids, their AUTOINCREMENT high-water mark, the schedule index and the totals trigger
 //! kept).
+//!
+//! Version 9 adds what a page's content and structured data come to (issue 37), as columns of
+//! `pages`: `word_count` (words of the main text), `text_hash` and `text_simhash` (its exact hash
+//! and SimHash, as the signed 64-bit integers SQLite stores: the same bits), `structured_types_json`
+//! (the Schema.org types found), `rel_next` and `rel_prev` (pagination targets). Older rows have
+//! `NULL` and `[]`: the content analysis skips them.
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -277,4 +283,16 @@ CREATE INDEX audits_by_schedule ON audits (schedule_id, id) WHERE schedule_id IS
 CREATE TRIGGER audit_totals_insert AFTER INSERT ON audits BEGIN
     INSERT INTO audit_totals (audit_id) VALUES (NEW.id);
 END;
+";
+
+/// Version 9: the page facts of issue 37 (content fingerprints, structured-data types, pagination
+/// links). Columns, not a table: they are read with the page, and only the site analysis scans
+/// them.
+const V9: &str = "
+ALTER TABLE pages ADD COLUMN word_count INTEGER;
+ALTER TABLE pages ADD COLUMN text_hash INTEGER;
+ALTER TABLE pages ADD COLUMN text_simhash INTEGER;
+ALTER TABLE pages ADD COLUMN structured_types_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE pages ADD COLUMN rel_next TEXT;
+ALTER TABLE pages ADD COLUMN rel_prev TEXT;
 ";

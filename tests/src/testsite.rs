@@ -33,6 +33,7 @@ mod generated;
 mod gzip;
 mod load;
 mod route;
+pub mod shop;
 mod tls;
 
 use std::borrow::Cow;
@@ -216,6 +217,7 @@ impl Site {
         {
             return Cow::Owned(
                 Route::html(generated.render(&self.host, i))
+                    .gzipped()
                     .header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
                     .header("x-content-type-options", "nosniff")
                     .header("referrer-policy", "no-referrer"),

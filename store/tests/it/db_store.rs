@@ -473,3 +473,30 @@ fn a_version_6_database_upgrades_to_audits_that_can_fail() {
     assert_eq!(db.audit(AuditId(1)).expect("read").expect("exists").status, AuditStatus::Done);
     assert!(matches!(db.fail_audit(AuditId(99), "x", UnixMs(1)), Err(DbError::UnknownAudit { .. })));
 }
+
+/// A resource check of a URL that was also crawled as a page can complete after the page's own
+/// fetch: the page's row (kind, title, links) stays, in either order.
+#[test]
+fn a_page_row_is_never_replaced_by_a_later_resource_check_of_its_url() {
+    for page_first in [true, false] {
+        let dir = tempfile::tempdir().expect("tmp");
+        let (mut db, ids) = fresh(dir.path());
+        let page_event = html(ids, "/later.html", "Later", "d", vec![link("/deeper.html", LinkKind::Anchor)]);
+        let resource = Event::Page(Box::new(page(ids, "/later.html", UrlKind::Resource, Some(200))));
+        let (first, second) = if page_first { (page_event, resource) } else { (resource, page_event) };
+        db.apply_at(&[first], UnixMs(1)).expect("first completion");
+        db.apply_at(&[second], UnixMs(2)).expect("second completion");
+        let conn = rusqlite::Connection::open(dir.path().join("audit.db")).expect("open");
+        let (kind, title): (String, Option<String>) = conn
+            .query_row("SELECT kind, title FROM pages WHERE url = ?1", [u("/later.html")], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("row");
+        assert_eq!((kind.as_str(), title.as_deref()), ("page", Some("Later")), "page first: {page_first}");
+        assert_eq!(link_count(&db, ids.1), 1, "the page's links stay (page first: {page_first})");
+        let pages: i64 = conn
+            .query_row("SELECT pages FROM sites WHERE id = ?1", [i64::try_from(ids.1.0).expect("small")], |r| r.get(0))
+            .expect("count");
+        assert_eq!(pages, 1, "page first: {page_first}");
+    }
+}

@@ -8,7 +8,8 @@
 //!   a sitemap, canonicals, resources), `wp.test` (looks like WordPress; the four probes find
 //!   something), `soft.test` (unknown paths answer 200), `secinv.test` / `secexp.test`
 //!   (security.txt), `delay.test`, `disallow.test`, `robots500.test`, `bigrobots.test`
-//!   (robots.txt), `busy.test` (a 429), `quota.test` (states a quota), `beispiel.de` and `ohne-impressum.de` (legal pages) and
+//!   (robots.txt), `busy.test` (a 429), `quota.test` (states a quota), `beispiel.de` and `ohne-impressum.de` (legal pages),
+//!   `shop.test` (structured data, duplicate and thin content, on-page tags: [`shoal_tests::testsite::shop`]) and
 //!   `nowhere.test` (does not resolve);
 //! - `external`: `linker.test` links to a missing page of another site, `ext.test`;
 //! - `limits` (`--max-links 10 --max-pages 5 --max-depth 2 --max-resources 1 --max-sitemaps 1`): one
@@ -35,7 +36,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 /// The hosts of the `main` audit that the test server serves.
-const MAIN_HOSTS: [&str; 13] = [
+const MAIN_HOSTS: [&str; 14] = [
     "content.test",
     "wp.test",
     "soft.test",
@@ -49,6 +50,7 @@ const MAIN_HOSTS: [&str; 13] = [
     "quota.test",
     "beispiel.de",
     "ohne-impressum.de",
+    "shop.test",
 ];
 /// Another site that `linker.test` links to (resolved in the `external` audit, never a start).
 const EXTERNAL_HOST: &str = "ext.test";
@@ -310,6 +312,8 @@ fn main_sites(u: &dyn Fn(&str) -> String) -> Vec<Site> {
             .page("/datenschutz", &clean_page("Datenschutz", "")),
         // A German site with no legal page at all.
         Site::new("ohne-impressum.de").page("/", &clean_page("Startseite", "<a href=\"/ueber\">Über uns</a>")),
+        // A shop (issue 37): structured data, duplicate and thin content, on-page tags.
+        shoal_tests::testsite::shop::shop("shop.test", &u("").replace("content.test", "shop.test")),
     ]
 }
 
@@ -353,6 +357,7 @@ struct Case {
 fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
     let at = |host: &str, path: &str| Where::Url(format!("http://{host}:{port}{path}"));
     let c = |path: &str| at("content.test", path);
+    let shop = |path: &str| at("shop.test", path);
     let host_prefix = |host: &str| Where::Prefix(format!("http://{host}:{port}/"));
     let https = |host: &str| Where::Url(tls.url(host, "/"));
     let case = |code: Code, audit: &'static str, at: Where| Case { code, audit, at };
@@ -447,6 +452,23 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::HeavyPage, "main", c("/heavy")),
         case(K::CompressionMissing, "main", c("/big")),
         case(K::CachingHeadersMissing, "main", c("/img.png")),
+        case(K::ContentThin, "main", shop("/about")),
+        case(K::ContentDuplicate, "main", shop("/print/red")),
+        case(K::ContentNearDuplicate, "main", shop("/product/blue")),
+        case(K::StructuredDataInvalid, "main", shop("/product/broken")),
+        case(K::StructuredDataUnknownType, "main", shop("/product/incomplete")),
+        case(K::StructuredDataMissingRequired, "main", shop("/product/incomplete")),
+        case(K::StructuredDataMissingRecommended, "main", shop("/product/incomplete")),
+        case(K::StructuredDataWrongValue, "main", shop("/product/incomplete")),
+        case(K::ViewportMissing, "main", shop("/no-meta")),
+        case(K::ViewportInvalid, "main", shop("/bad-meta")),
+        case(K::OpenGraphMissing, "main", shop("/no-meta")),
+        case(K::OpenGraphIncomplete, "main", shop("/bad-meta")),
+        case(K::TwitterCardMissing, "main", shop("/no-meta")),
+        case(K::TwitterCardIncomplete, "main", shop("/bad-meta")),
+        case(K::PaginationBroken, "main", shop("/shoes")),
+        case(K::ImgMissingDimensions, "main", shop("/bad-meta")),
+        case(K::ImageTooLarge, "main", shop("/img/hero.jpg")),
     ]
 }
 

@@ -11,6 +11,7 @@ mod browser_engine;
 mod caps;
 mod common;
 mod compression;
+mod content_shop;
 mod dashboard;
 mod db;
 mod deep_html;
