@@ -10,6 +10,10 @@
 //! idempotent, so a coordinator killed at any moment resumes where it stopped ([`Coordinator::recover`]);
 //! leases expire on their own, so no worker's death loses a URL.
 
+mod quarantine;
+
+pub use quarantine::{QUARANTINE_READ, QUARANTINE_TIMEOUT, Verdict, judge};
+
 use crate::admission::Admission;
 use crate::aggregate::{EVENT_BATCH, lock};
 use crate::config::CrawlConfig;
@@ -121,6 +125,8 @@ pub struct Coordinator<F> {
     /// before anything more is read, so a failed write loses nothing, whichever frontier handed
     /// the batch over.
     unwritten: Mutex<Option<Batch>>,
+    /// When this process first saw each quarantined site ([`quarantine`]).
+    quarantine_seen: Mutex<HashMap<SiteId, UnixMs>>,
 }
 
 /// Events read from the frontier, with the ids that acknowledge them.
@@ -130,6 +136,7 @@ fn view(a: &AuditSummary) -> AuditView {
     AuditView {
         id: a.id.0,
         status: a.status.as_str().to_owned(),
+        reason: a.reason.clone(),
         created_at_ms: a.created_at.0,
         finished_at_ms: a.finished_at.map(|t| t.0),
         sites_total: a.sites,
@@ -181,6 +188,7 @@ impl<F: Frontier> Coordinator<F> {
             forgetting: Mutex::new(HashSet::new()),
             observer: OnceLock::new(),
             unwritten: Mutex::new(None),
+            quarantine_seen: Mutex::new(HashMap::new()),
         })
     }
 
@@ -337,10 +345,22 @@ impl<F: Frontier> Coordinator<F> {
             max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
             browser_pages: o.browser_pages.unwrap_or(d.browser_pages),
             scope: Self::scope_rules(d, o)?,
+            content: shoal_shared::content::ContentLimits {
+                thin_page_words: o.thin_page_words.unwrap_or(d.content.thin_page_words),
+                near_duplicate_percent: o.near_duplicate_percent.unwrap_or(d.content.near_duplicate_percent),
+                image_budget_kib: o.image_budget_kib.unwrap_or(d.content.image_budget_kib),
+            },
             ..d.clone()
         };
         if limits.max_pages == 0 {
             return Err(EngineError::BadRequest("max_pages must be at least 1".into()));
+        }
+        let percent = limits.content.near_duplicate_percent;
+        if !(shoal_shared::content::MIN_NEAR_DUPLICATE_PERCENT..=100).contains(&percent) {
+            return Err(EngineError::BadRequest(format!(
+                "near_duplicate_percent ({percent}) must be {}-100",
+                shoal_shared::content::MIN_NEAR_DUPLICATE_PERCENT
+            )));
         }
         if limits.browser_pages > crate::config::MAX_BROWSER_PAGES {
             return Err(EngineError::BadRequest(format!(
@@ -566,10 +586,13 @@ impl<F: Frontier> Coordinator<F> {
                 batch.into_iter().unzip()
             }
         };
-        let (written, events) = self.write(move |db| Ok((db.apply(&events), events))).await?;
+        let (written, ids, events, skipped) = self.write(move |db| Ok(quarantine::apply(db, ids, events))).await?;
+        for (id, site) in &skipped {
+            tracing::warn!(id = %id.0, site = %site, "quarantined an events stream entry naming a site this audit database does not hold under its audit");
+        }
+        shoal_metrics::metrics().events_quarantined.inc_by(skipped.len() as u64);
         if let Err(e) = written {
-            // A batch about a site the database does not hold is a bug upstream, and would fail
-            // again on every try: it is not kept (the error says which site).
+            // Only a database failure is worth another try with the same batch.
             if matches!(e, DbError::Sql { .. }) {
                 *self.unwritten() = Some((ids, events));
             }
@@ -749,6 +772,9 @@ impl<F: Frontier> Coordinator<F> {
                     }
                     if let Err(e) = self.update_gauges().await {
                         tracing::warn!(error = %e, "updating gauges failed");
+                    }
+                    if let Err(e) = self.check_quarantine().await {
+                        tracing::warn!(error = %e, "reading the frontier's quarantine failed; trying again");
                     }
                     if let Err(e) = self.admit().await {
                         tracing::warn!(error = %e, "seeding waiting sites failed; trying again");

@@ -81,6 +81,13 @@ pub struct Metrics {
     pub sites_running: Gauge,
     /// Audits running (coordinator).
     pub audits_running: Gauge,
+    /// Events log entries quarantined: skipped whole or in part as unreadable, or naming a site the
+    /// audit database does not hold (coordinator).
+    pub events_quarantined: Counter,
+    /// Sites quarantined because their state in the frontier could not be read (coordinator).
+    pub sites_quarantined: Counter,
+    /// Audits ended `failed` (coordinator).
+    pub audits_failed: Counter,
 }
 
 impl Metrics {
@@ -142,6 +149,20 @@ impl Metrics {
         registry.register("sites_running", "Sites not yet finished in running audits", sites_running.clone());
         let audits_running = Gauge::default();
         registry.register("audits_running", "Audits running", audits_running.clone());
+        let events_quarantined = Counter::default();
+        registry.register(
+            "events_quarantined",
+            "Events log entries skipped whole or in part as unreadable, or naming a site the audit database does not hold",
+            events_quarantined.clone(),
+        );
+        let sites_quarantined = Counter::default();
+        registry.register(
+            "sites_quarantined",
+            "Sites taken out of the crawl because their state in the frontier could not be read",
+            sites_quarantined.clone(),
+        );
+        let audits_failed = Counter::default();
+        registry.register("audits_failed", "Audits ended failed", audits_failed.clone());
         Metrics {
             registry,
             requests,
@@ -164,6 +185,9 @@ impl Metrics {
             sites_done,
             sites_running,
             audits_running,
+            events_quarantined,
+            sites_quarantined,
+            audits_failed,
         }
     }
 
@@ -227,6 +251,9 @@ mod tests {
             "shoal_findings_total",
             "shoal_sites_running",
             "shoal_audits_running",
+            "shoal_events_quarantined_total",
+            "shoal_sites_quarantined_total",
+            "shoal_audits_failed_total",
         ] {
             assert!(text.contains(name), "{name} missing:\n{text}");
         }

@@ -164,6 +164,9 @@ fn build(path: &Path, pages: usize) -> Result<(f64, f64), Box<dyn std::error::Er
                 ("content-encoding".to_owned(), "gzip".to_owned()),
                 ("cache-control".to_owned(), "max-age=600".to_owned()),
             ],
+            word_count: Some(300),
+            structured_types: vec!["Product".to_owned(), "Offer".to_owned()],
+            ..PageRecord::default()
         };
         batch.push(Event::Page(Box::new(record)));
         if i % 5 == 0 {

@@ -20,6 +20,7 @@
 
 mod browser;
 pub(crate) mod compare_page;
+mod content;
 pub(super) mod csp;
 mod data;
 mod domain;

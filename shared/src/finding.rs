@@ -123,6 +123,12 @@ codes! {
     H1Missing = "h1_missing", Warning, "content", "The page has no <h1> heading.";
     /// Several h1.
     H1Multiple = "h1_multiple", Notice, "content", "The page has more than one <h1> heading.";
+    /// Main text under the thin-page threshold (`--thin-page-words`).
+    ContentThin = "content_thin", Warning, "content", "The page's main text has fewer words than the thin-page threshold (200 by default).";
+    /// The same main text as other pages.
+    ContentDuplicate = "content_duplicate", Warning, "content", "The page's main text is the same as that of other pages of the site.";
+    /// Main text nearly the same as other pages'.
+    ContentNearDuplicate = "content_near_duplicate", Warning, "content", "The page's main text is nearly the same as that of other pages of the site (near-duplicate threshold, 90 % by default).";
     /// robots.txt could not be read (5xx, 429, timeout, network) after retries: host off limits.
     RobotsUnreachable = "robots_unreachable", Error, "robots", "robots.txt could not be fetched (server error, rate limit or network failure), so nothing else was requested from the host.";
     /// Crawl-delay over 60 s: host off limits.
@@ -162,6 +168,10 @@ codes! {
     ResourceLimitReached = "resource_limit_reached", Notice, "limits", "The site has more resources than the resource-check budget.";
     /// The sitemap budget was reached (or the page budget spent): further sitemaps were not read.
     SitemapLimitReached = "sitemap_limit_reached", Notice, "limits", "The site's sitemaps are over the sitemap budget (files or bytes), or the page budget was spent; the remaining sitemaps were not read.";
+    /// Part of the site's results could not be read back from the frontier (an unreadable entry of
+    /// the events log), or the site's crawl state could not be read and the site was given up (its
+    /// audit ends `failed`). Raised by the coordinator, never by a check of the site.
+    ResultsIncomplete = "results_incomplete", Warning, "limits", "Part of this site's results could not be read back inside Shoal and is missing from the report, or the site's crawl state could not be read and its crawl was given up.";
     /// A sitemap that could not be parsed or is over a cap.
     SitemapInvalid = "sitemap_invalid", Warning, "indexing", "A sitemap could not be parsed completely or is over the 50 MB / 50,000 URL caps.";
     /// Page marked noindex.
@@ -280,6 +290,36 @@ codes! {
     ImpressumIncomplete = "impressum_incomplete", Warning, "legal", "The Impressum gives no e-mail address or no postal address.";
     /// No privacy policy linked from the start page of a European site.
     PrivacyPolicyMissing = "privacy_policy_missing", Notice, "legal", "The site is European (by its domain) or German, and its start page links to no privacy policy.";
+    // Structured data (issue 37): JSON-LD, microdata and RDFa Lite of each page.
+    /// A JSON-LD block that does not parse.
+    StructuredDataInvalid = "structured_data_invalid", Error, "structured_data", "A JSON-LD block of the page is not valid JSON (or is over the size cap), so search engines ignore all of it.";
+    /// An `@type` Schema.org does not define.
+    StructuredDataUnknownType = "structured_data_unknown_type", Warning, "structured_data", "An item's type is not a Schema.org type, so search engines do not understand it.";
+    /// A rich-result type without a property Google requires.
+    StructuredDataMissingRequired = "structured_data_missing_required", Error, "structured_data", "An item of a type Google shows rich results for lacks a property Google requires, so it cannot get a rich result.";
+    /// A rich-result type without a property Google recommends.
+    StructuredDataMissingRecommended = "structured_data_missing_recommended", Notice, "structured_data", "An item of a type Google shows rich results for lacks a property Google recommends.";
+    /// A property whose value is not of the expected kind.
+    StructuredDataWrongValue = "structured_data_wrong_value", Warning, "structured_data", "A property of an item has a value of the wrong kind (a date that is not ISO 8601, a price that is not a number, a text where an item is expected).";
+    // On-page basics (issue 37): mobile viewport, social previews, pagination, images.
+    /// No viewport meta.
+    ViewportMissing = "viewport_missing", Warning, "on_page", "The page has no <meta name=\"viewport\">, so phones show it as a shrunken desktop page.";
+    /// A viewport meta that does not fit the device or blocks zooming.
+    ViewportInvalid = "viewport_invalid", Warning, "on_page", "The page's viewport does not follow the device's width, or it stops visitors from zooming.";
+    /// No Open Graph basics at all.
+    OpenGraphMissing = "open_graph_missing", Notice, "on_page", "The page has no Open Graph tags (og:title, og:image, og:url), so shared links show no proper preview.";
+    /// Some Open Graph basics missing or not absolute URLs.
+    OpenGraphIncomplete = "open_graph_incomplete", Notice, "on_page", "The page's Open Graph tags lack og:title, og:image or og:url, or give a relative or invalid URL.";
+    /// No Twitter card.
+    TwitterCardMissing = "twitter_card_missing", Notice, "on_page", "The page has no twitter:card tag, so X (Twitter) shows no card for shared links.";
+    /// A Twitter card of an unknown kind or without title or image.
+    TwitterCardIncomplete = "twitter_card_incomplete", Notice, "on_page", "The page's Twitter card has an unknown kind, or no title or image (neither twitter: nor og: tags).";
+    /// rel=next/prev to a URL that does not answer 200.
+    PaginationBroken = "pagination_broken", Warning, "on_page", "A rel=next or rel=prev link points to a URL that does not answer 200 (an error, a redirect or no answer).";
+    /// Images without width and height attributes.
+    ImgMissingDimensions = "img_missing_dimensions", Notice, "on_page", "Images on the page have no width and height attributes, so the layout jumps while they load.";
+    /// An image over the size budget.
+    ImageTooLarge = "image_too_large", Warning, "on_page", "An image is larger than the image size budget (100 KiB by default).";
     /// Fewer than two name servers, or one whose name does not resolve.
     DnsNameServers = "dns_name_servers", Warning, "dns", "The domain has fewer than two name servers, or a name server whose own name does not resolve.";
     /// The domain does not exist in DNS (NXDOMAIN) or has no name servers at all.
@@ -431,7 +471,15 @@ impl Code {
             _ => url,
         };
         let key = match self {
-            Code::InvalidLink => detail,
+            // Which item, property or block is wrong: a page can have several.
+            Code::InvalidLink
+            | Code::StructuredDataInvalid
+            | Code::StructuredDataUnknownType
+            | Code::StructuredDataMissingRequired
+            | Code::StructuredDataMissingRecommended
+            | Code::StructuredDataWrongValue => detail,
+            // Which link (`next: URL answers 404`), not what it answers today.
+            Code::PaginationBroken => detail.split(" answers ").next().unwrap_or(detail),
             // The axe rule the finding is about (its detail starts "rule-id:"); a page can fail several.
             Code::A11yCritical | Code::A11ySerious | Code::A11yModerate | Code::A11yMinor => {
                 detail.split(':').next().unwrap_or(detail)

@@ -6,6 +6,7 @@
 
 pub mod address;
 pub mod browser;
+pub mod content;
 pub mod domain;
 pub mod finding;
 pub mod frontier;

@@ -359,6 +359,26 @@ pub struct PageRecord {
     pub links: Vec<LinkRecord>,
     /// Selected response headers (security, caching, compression), lower-case names.
     pub headers: Vec<(String, String)>,
+    /// Words of the page's main text (`<main>`, or the body without navigation, header, footer
+    /// and asides; [`crate::content`]); `None` for anything but a parsed HTML page.
+    #[serde(default)]
+    pub word_count: Option<u32>,
+    /// Hash of the main text's normalised words: equal for exact duplicates.
+    #[serde(default)]
+    pub text_hash: Option<u64>,
+    /// SimHash of the main text: close for near-duplicates.
+    #[serde(default)]
+    pub text_simhash: Option<u64>,
+    /// The Schema.org types of the page's structured data (JSON-LD, microdata, RDFa Lite), each
+    /// once, in the order first found, capped.
+    #[serde(default)]
+    pub structured_types: Vec<String>,
+    /// `<link rel=next>` target, normalised as links are.
+    #[serde(default)]
+    pub rel_next: Option<String>,
+    /// `<link rel=prev>` (or `previous`) target, normalised as links are.
+    #[serde(default)]
+    pub rel_prev: Option<String>,
 }
 
 impl PageRecord {
@@ -409,6 +429,19 @@ pub enum Event {
         /// The site.
         site: SiteId,
     },
+}
+
+impl Event {
+    /// The audit and site it is about.
+    #[must_use]
+    pub fn site(&self) -> (AuditId, SiteId) {
+        match self {
+            Event::Page(p) => (p.audit, p.site),
+            Event::Finding(f) => (f.audit, f.site),
+            Event::Browser(b) => (b.audit, b.site),
+            Event::SiteDone { audit, site } | Event::CrawlDone { audit, site } => (*audit, *site),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -379,6 +379,10 @@ pub struct SiteLimits {
     /// be requested. Workers apply them before offering a URL to the frontier.
     #[serde(default, skip_serializing_if = "ScopeRules::is_empty")]
     pub scope: ScopeRules,
+    /// The content thresholds (thin pages, near-duplicates, image budget); a site seeded by an
+    /// older coordinator gets the defaults.
+    #[serde(default)]
+    pub content: crate::content::ContentLimits,
 }
 
 impl Default for SiteLimits {
@@ -395,6 +399,7 @@ impl Default for SiteLimits {
             smtp: true,
             browser_pages: 0,
             scope: ScopeRules::default(),
+            content: crate::content::ContentLimits::default(),
         }
     }
 }

@@ -44,6 +44,15 @@ pub struct AuditOptions {
     /// replaces the coordinator's `--strip-query` list.
     #[serde(default)]
     pub strip_query: Option<Vec<String>>,
+    /// A page whose main text has fewer words is thin (0 = off).
+    #[serde(default)]
+    pub thin_page_words: Option<u32>,
+    /// Pages at least this similar are near-duplicates (percent, 80-100).
+    #[serde(default)]
+    pub near_duplicate_percent: Option<u8>,
+    /// Images larger than this many KiB are reported (0 = off).
+    #[serde(default)]
+    pub image_budget_kib: Option<u32>,
 }
 
 /// A request to audit sites.
@@ -83,8 +92,12 @@ pub struct SiteView {
 pub struct AuditView {
     /// Audit id.
     pub id: u64,
-    /// `running`, `done`, `cancelled`, `interrupted`.
+    /// `running`, `done`, `cancelled`, `interrupted`, `failed`.
     pub status: String,
+    /// Why it failed (only with `failed`): what state of it could not be read (docs/runbook.md,
+    /// "A bad entry is quarantined").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Creation time (ms since the epoch).
     pub created_at_ms: u64,
     /// End time, if it ended.

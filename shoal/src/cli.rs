@@ -10,11 +10,13 @@ pub use report::{BrandingArgs, FailOn, ReportArgs, ReportFormat};
 pub use shoal_coordinator::CrawlConfig;
 
 mod browser;
+mod content;
 mod domain;
 mod schedule;
 mod scope;
 
 pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
+pub use content::ContentArgs;
 pub use domain::DomainArgs;
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
 pub use scope::ScopeArgs;
@@ -333,6 +335,15 @@ pub struct AuditOptionArgs {
     /// all; replaces the coordinator's --strip-query list).
     #[arg(long, value_name = "PARAM")]
     pub strip_query: Vec<String>,
+    /// Words under which a page's main text is thin, 0 = off (coordinator's default if omitted).
+    #[arg(long)]
+    pub thin_page_words: Option<u32>,
+    /// Near-duplicate threshold in percent, 80-100 (coordinator's default if omitted).
+    #[arg(long)]
+    pub near_duplicate_percent: Option<u8>,
+    /// Image size budget in KiB, 0 = off (coordinator's default if omitted).
+    #[arg(long)]
+    pub image_budget_kib: Option<u32>,
 }
 
 impl AuditOptionArgs {
@@ -352,6 +363,9 @@ impl AuditOptionArgs {
             include: (!self.include.is_empty()).then(|| self.include.clone()),
             exclude: (!self.exclude.is_empty()).then(|| self.exclude.clone()),
             strip_query: (!self.strip_query.is_empty()).then(|| self.strip_query.clone()),
+            thin_page_words: self.thin_page_words,
+            near_duplicate_percent: self.near_duplicate_percent,
+            image_budget_kib: self.image_budget_kib,
         }
     }
 }
@@ -500,6 +514,9 @@ pub struct CrawlArgs {
     /// The browser check (SPEC §10).
     #[command(flatten)]
     pub browser: BrowserArgs,
+    /// The content thresholds: thin pages, near-duplicates, the image budget.
+    #[command(flatten)]
+    pub content: ContentArgs,
     /// Seconds a lease lasts without a renewal (3-600). Workers renew their leases every third
     /// of it while the fetch runs, so a dead worker's URLs go to another worker about this long
     /// after its last renewal, and a slow fetch is never handed out twice.
@@ -639,6 +656,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         }
         let domain = this.domain.validate()?;
         this.browser.validate()?;
+        let content = this.content.validate()?;
         let limits = SiteLimits {
             max_pages: this.max_pages,
             max_depth: this.max_depth,
@@ -652,6 +670,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             smtp: !this.domain.no_smtp,
             browser_pages: this.browser.browser_pages,
             scope: this.scope.validate()?,
+            content,
         };
         let timeout = Duration::from_secs(this.timeout_s);
         let (extra_roots_pem, tls_roots) = match &this.ca_file {

@@ -28,6 +28,9 @@
 //! - **hreflang** (`hreflang_*`): each page's set of alternates, the alternates' answers and their
 //!   return links, in `crate::hreflang` (its own family, its own table).
 //!
+//! - **`content_duplicate` / `content_near_duplicate` / `pagination_broken`**: see `analysis/content.rs`
+//!   (the main text's fingerprints, and what `rel=next` / `rel=prev` targets answered).
+//!
 //! The crawl stores links clustered by their source page only; the rules that look links up by
 //! target or kind read a per-site copy, `temp.site_links`, indexed once when the site ends
 //! (migration 5 explains why), and only if a rule has something to look up there (a broken URL, a
@@ -45,6 +48,10 @@ use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::record::LinkKind;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+
+mod content;
+pub use content::LimitsCache;
+use shoal_shared::content::ContentLimits;
 
 /// At most this many URLs in a finding's `related` list, so one finding stays small on a site
 /// where thousands of pages link to the same broken URL.
@@ -118,7 +125,13 @@ impl Sink<'_> {
 }
 
 /// Runs every site-level rule for one site; see the module documentation.
-pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site: SiteId) -> Result<(), DbError> {
+pub(super) fn analyse_site(
+    conn: &Connection,
+    path: &Path,
+    audit: AuditId,
+    site: SiteId,
+    limits: ContentLimits,
+) -> Result<(), DbError> {
     let sink = Sink { conn, path, site: int(site.0), links_copied: std::cell::Cell::new(false) };
     create_site_links(conn, path)?;
     conn.prepare_cached("UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'")
@@ -131,6 +144,8 @@ pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site:
     indexing(&sink)?;
     broken_external(&sink)?;
     crate::hreflang::analyse(&sink)?;
+    content::duplicates(&sink, limits)?;
+    content::pagination(&sink)?;
     let removed = conn
         .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")
         .and_then(|mut s| s.execute([sink.site]))

@@ -1,5 +1,5 @@
 //! hreflang in the audit database (issue 37): the alternates every record stated (table
-//! `hreflang`, schema version 8), and the site-level rules that judge them once the site is done.
+//! `hreflang`, schema version 10), and the site-level rules that judge them once the site is done.
 //!
 //! A page's set is everything stated about it: its `<link>` elements (`html`), its `Link` header
 //! (`header`) and the `<xhtml:link>`s of any sitemap entry whose `<loc>` it is (`sitemap`).

@@ -58,6 +58,14 @@ pub struct PageRow {
     pub hreflang: Vec<(String, String)>,
     /// Selected response headers.
     pub headers: Vec<(String, String)>,
+    /// Words of the main text (HTML pages).
+    pub word_count: Option<u32>,
+    /// Schema.org types of the page's structured data.
+    pub structured_types: Vec<String>,
+    /// `rel=next` target.
+    pub rel_next: Option<String>,
+    /// `rel=prev` target.
+    pub rel_prev: Option<String>,
 }
 
 impl PageRow {
@@ -163,7 +171,8 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
     let mut stmt = conn
         .prepare_cached(
             "SELECT a.id, a.created_at_ms, a.finished_at_ms, a.status, a.options_json, COALESCE(t.sites, 0),
-                    COALESCE(t.pages, 0), COALESCE(t.urls, 0), COALESCE(t.findings, 0), COALESCE(t.sites_done, 0)
+                    COALESCE(t.pages, 0), COALESCE(t.urls, 0), COALESCE(t.findings, 0), COALESCE(t.sites_done, 0),
+                    a.reason
              FROM audits a LEFT JOIN audit_totals t ON t.audit_id = a.id
              WHERE ?1 IS NULL OR a.id = ?1 ORDER BY a.id",
         )
@@ -184,6 +193,7 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
             urls: get(7).map_err(sql_err(path, op))?,
             findings: get(8).map_err(sql_err(path, op))?,
             sites_done: get(9).map_err(sql_err(path, op))?,
+            reason: r.get(10).map_err(sql_err(path, op))?,
         });
     }
     Ok(out)
@@ -246,7 +256,7 @@ pub(super) fn site_page(
 
 const PAGE_COLUMNS: &str = "url, kind, status, error, redirect_to, depth, found_via, found_from, content_type,
     bytes, response_ms, fetched_at_ms, title, meta_description, h1_json, canonical, meta_robots_json,
-    x_robots_tag_json, hreflang_json, headers_json";
+    x_robots_tag_json, hreflang_json, headers_json, word_count, structured_types_json, rel_next, rel_prev";
 
 fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
     let op = "read pages";
@@ -276,6 +286,10 @@ fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
         x_robots_tag: json_list(path, "pages.x_robots_tag_json", &text(17)?)?,
         hreflang: json_list(path, "pages.hreflang_json", &text(18)?)?,
         headers: json_list(path, "pages.headers_json", &text(19)?)?,
+        word_count: r.get::<_, Option<i64>>(20).map_err(e())?.map(|w| u32::try_from(w).unwrap_or(u32::MAX)),
+        structured_types: json_list(path, "pages.structured_types_json", &text(21)?)?,
+        rel_next: r.get(22).map_err(e())?,
+        rel_prev: r.get(23).map_err(e())?,
     })
 }
 

@@ -42,9 +42,15 @@ use crate::parse::{ParseCut, ParseLimits, parse_bounded};
 use scraper::node::Element;
 use scraper::{ElementRef, Html, Node};
 use serde::{Deserialize, Serialize};
+use shoal_shared::content::TextFingerprint;
 use url::Url;
 
 pub use shoal_shared::record::LinkKind;
+
+pub mod onpage;
+pub mod structured;
+pub mod text;
+mod tree;
 
 /// Default for [`ExtractCaps::max_links`].
 pub const DEFAULT_MAX_LINKS: usize = 5_000;
@@ -173,6 +179,15 @@ pub struct PageFacts {
     /// The page links to an e-mail address (`<a href="mailto:…">`).
     #[serde(default)]
     pub mailto: bool,
+    /// The main text's words, hash and SimHash ([`text`]).
+    #[serde(default)]
+    pub main_text: TextFingerprint,
+    /// JSON-LD, microdata and RDFa Lite items ([`structured`]).
+    #[serde(default)]
+    pub structured: structured::StructuredData,
+    /// Viewport, Open Graph, Twitter card, unsized images, pagination links ([`onpage`]).
+    #[serde(default)]
+    pub on_page: onpage::OnPage,
 }
 
 /// Bytes of body text [`PageFacts::text_head`] keeps: an Impressum's details are near its start.
@@ -225,7 +240,11 @@ pub fn extract_within(html: &str, base: &Url, caps: &ExtractCaps, limits: ParseL
         inline_css_bytes: 0,
     };
     walk(&doc, |node, ctx| walker.visit(node, ctx));
-    walker.finish()
+    let mut facts = walker.finish();
+    facts.main_text = text::main_text(&doc);
+    facts.structured = structured::collect(&doc);
+    facts.on_page = onpage::collect(&doc, &doc_base);
+    facts
 }
 
 /// Normalises a link URL; see [`shoal_shared::url::normalize`] (one set of rules for the whole

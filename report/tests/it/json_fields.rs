@@ -4,7 +4,7 @@
 //! list.
 
 /// Every field of a page of the JSON report.
-pub(crate) const PAGE_FIELDS: [&str; 23] = [
+pub(crate) const PAGE_FIELDS: [&str; 27] = [
     "url",
     "final_url",
     "status",
@@ -27,5 +27,9 @@ pub(crate) const PAGE_FIELDS: [&str; 23] = [
     "headers",
     "fetched_at",
     "fetched_at_ms",
+    "word_count",
+    "structured_data_types",
+    "rel_next",
+    "rel_prev",
     "links",
 ];

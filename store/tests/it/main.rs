@@ -1,5 +1,6 @@
 //! The audit database's integration tests, one binary for the crate.
 
+mod content;
 mod db_store;
 mod hreflang;
 mod issues;

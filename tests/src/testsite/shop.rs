@@ -1,149 +1,192 @@
-//! A shop with broken hreflang, sections an audit excludes, images in `srcset` and `<picture>`, and
-//! fonts and backgrounds in its stylesheets (issue 37): the site of the end-to-end tests of those
-//! checks and of their rows in the finding-code table.
-//!
-//! What is wrong with it, by design (paths on the shop's host):
-//!
-//! | path | what |
-//! |---|---|
-//! | `/` | language chooser: alternates for `/en/` and `/de/` but not itself, no `x-default` |
-//! | `/en/` | the full set: alternates `/fr/` (404), `/es/` (redirects), `/it/` (noindex), `/pt/` (canonical elsewhere), `/nl/` (does not name `/en/` back), `/private/ja/` (robots.txt disallows it), `en-UK` (no such region) |
-//! | `/de/` | `<html lang="en">` but its own hreflang says `de`; two URLs for `de`; its `x-default` only in its `Link` header |
-//! | `/at/` | alternates only in the sitemap; `/` does not name it back |
-//! | `/many-langs/` | more alternates than a page is read for |
-//! | `/cart/`, `/account/…`, `/css/…` `url(/cart/icon.png)` | what [`EXCLUDE`] keeps out: never requested |
-//! | `/shop/shoes?utm_source=…`, `?sid=…` | what [`STRIP_QUERY`] strips: requested without them |
-//! | `/css/shop.css` | `@import`s `base.css`, fonts (`/fonts/missing.woff` is 404), a background |
-//! | `/img/p-960.jpg` | a `srcset` candidate that is 404 |
+//! A small shop (issue 37): product pages with JSON-LD (complete, unparsable, incomplete and
+//! wrongly typed), three product pages that say nearly the same, a print view that says exactly
+//! what a product page says, a thin page, a category whose `rel=next` leads to a 404, an image
+//! over the size budget, and pages without (or with bad) viewport, Open Graph and Twitter tags.
+//! [`SHOP_PAGES`] names each path and what it is there for; the end-to-end tests audit it
+//! (`content_shop.rs`, and a row of `finding_codes.rs` per code).
 
 use super::{Route, Site};
+use std::fmt::Write as _;
 
-/// The exclude rules the tests audit the shop with (`--exclude`).
-pub const EXCLUDE: [&str; 2] = ["/cart/", "/account/"];
-/// The query parameters they strip (`--strip-query`).
-pub const STRIP_QUERY: [&str; 2] = ["utm_*", "sid"];
-/// Paths that must never be requested with [`EXCLUDE`].
-pub const NEVER_REQUESTED: [&str; 4] = ["/cart/", "/cart/icon.png", "/account/login", "/private/ja/"];
-/// Resources only `srcset`, `<picture>`, inline CSS and the stylesheets name: each must be
-/// requested.
-pub const CSS_AND_SRCSET: [&str; 11] = [
-    "/css/base.css",
-    "/css/bg.png",
-    "/fonts/shop.woff2",
-    "/fonts/missing.woff",
-    "/fonts/inline.woff2",
-    "/img/hero.jpg",
-    "/img/p-480.jpg",
-    "/img/p-960.jpg",
-    "/img/p.webp",
-    "/img/p@2x.webp",
-    "/img/banner.png",
+/// The shop's pages, as the home page links them, with what each is for.
+pub const SHOP_PAGES: &[(&str, &str)] = &[
+    ("/product/red", "complete Product JSON-LD; near-duplicate of blue and green; same text as /print/red"),
+    ("/product/blue", "near-duplicate of red"),
+    ("/product/green", "near-duplicate of red"),
+    ("/print/red", "exactly the text of /product/red in another template"),
+    ("/product/broken", "JSON-LD that does not parse"),
+    ("/product/incomplete", "Product without name, a price that is not a number, an unknown type"),
+    ("/about", "a thin page"),
+    ("/shoes", "rel=next to a page that answers 404; an image over the budget"),
+    ("/no-meta", "no viewport, Open Graph or Twitter card"),
+    ("/bad-meta", "a viewport that stops zooming, incomplete Open Graph and Twitter tags, unsized images"),
 ];
 
-/// A tiny valid PNG body (served for every image).
-const PIXEL: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+/// A 1x1 PNG.
+const PIXEL: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49,
+    0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00,
+    0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
 
-fn page(lang: &str, title: &str, head: &str, body: &str) -> String {
+/// Bytes of `/img/hero.jpg`: three times the default image budget (100 KiB).
+pub const HERO_BYTES: usize = 300 * 1024;
+
+const VOCABULARY: &[&str] = &[
+    "leather", "sole", "comfort", "walk", "city", "rain", "stitch", "lace", "heel", "toe", "fit", "size", "warm",
+    "light", "strong", "grip", "street", "trail", "summer", "winter", "craft", "hand", "made", "local", "order",
+    "return", "free", "fast", "care", "clean", "brush", "polish", "wear", "daily", "office", "travel", "soft",
+    "lining", "wool", "cotton", "rubber", "natural", "classic", "modern", "style", "colour", "shade", "pair",
+];
+
+/// `n` words drawn by a generator seeded with `seed`: texts of their own, alike only when seeded
+/// alike.
+#[must_use]
+pub fn prose(seed: u64, n: usize) -> String {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut out = String::new();
+    for i in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(VOCABULARY[usize::try_from(x % VOCABULARY.len() as u64).unwrap_or(0)]);
+    }
+    out
+}
+
+/// A page of the shop: `<head>` with `head`, the shop's header, navigation and footer around
+/// `<main>{main}</main>`.
+fn page(title: &str, head: &str, main: &str) -> String {
     format!(
-        "<!doctype html><html lang=\"{lang}\"><head><title>{title}</title>\
-         <meta name=\"description\" content=\"{title} of the test shop\">{head}</head>\
-         <body><h1>{title}</h1>{body}</body></html>"
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\
+         <meta name=\"description\" content=\"{title} at the Shoal shoe shop\">{head}</head><body>\
+         <header>Shoal Shoes</header><nav><a href=\"/\">Home</a> <a href=\"/shoes\">Shoes</a> \
+         <a href=\"/about\">About</a></nav><main><h1>{title}</h1>{main}</main>\
+         <footer>Shoal Shoes, Example Street 1, Sampletown</footer></body></html>"
     )
 }
 
-fn alternates(u: &dyn Fn(&str) -> String, set: &[(&str, &str)]) -> String {
-    set.iter()
-        .map(|(lang, path)| format!("<link rel=\"alternate\" hreflang=\"{lang}\" href=\"{}\">", u(path)))
-        .collect()
+/// The tags of a page with nothing to report: viewport, Open Graph, Twitter card.
+fn good_meta(base: &str, path: &str, title: &str) -> String {
+    format!(
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta property=\"og:title\" content=\"{title}\"><meta property=\"og:image\" content=\"{base}/img/og.png\">\
+         <meta property=\"og:url\" content=\"{base}{path}\"><meta name=\"twitter:card\" content=\"summary\">"
+    )
 }
 
-/// The shop on `host`; `u` makes absolute URLs of it (hreflang, robots.txt and sitemaps name them).
+fn jsonld(json: &str) -> String {
+    format!("<script type=\"application/ld+json\">{json}</script>")
+}
+
+/// The product description the three shoes share, with their colour in it.
+fn shoe_text(colour: &str) -> String {
+    format!("<p>The {colour} shoe. {}</p><p>Made in {colour} leather. {}</p>", prose(7, 150), prose(8, 100))
+}
+
+fn product_jsonld(base: &str, name: &str, price: &str) -> String {
+    jsonld(&format!(
+        r#"{{"@context":"https://schema.org","@graph":[{{"@type":"Product","name":"{name}","image":"{base}/img/og.png",
+            "description":"A shoe","brand":{{"@type":"Brand","name":"Shoal Shoes"}},"sku":"S-1",
+            "offers":{{"@type":"Offer","price":"{price}","priceCurrency":"EUR","availability":"https://schema.org/InStock"}}}},
+            {{"@type":"BreadcrumbList","itemListElement":[{{"@type":"ListItem","position":1,"name":"Shoes","item":"{base}/shoes"}},
+            {{"@type":"ListItem","position":2,"name":"{name}"}}]}}]}}"#
+    ))
+}
+
+/// The shop on `host`; `base` is its origin as the crawler sees it (`http://shop.test:PORT`), for
+/// the absolute URLs of its Open Graph tags and structured data.
 #[must_use]
-pub fn shop(host: &str, u: &dyn Fn(&str) -> String) -> Site {
-    let home_body = "<a href=\"/en/\">English</a> <a href=\"/de/\">Deutsch</a> <a href=\"/many-langs/\">more</a>\
-        <a href=\"/cart/\">Cart</a> <a href=\"/account/login\">Log in</a>\
-        <a href=\"/shop/shoes?utm_source=news&amp;color=red\">Red shoes</a> <a href=\"/shop/shoes?sid=123\">Shoes</a>\
-        <img src=\"/img/p.jpg\" srcset=\"/img/p-480.jpg 480w, /img/p-960.jpg 960w\" alt=\"Product\">\
-        <picture><source type=\"image/webp\" srcset=\"/img/p.webp 1x, /img/p@2x.webp 2x\"><img src=\"/img/p.jpg\" alt=\"P\"></picture>\
-        <div style=\"background-image: url(/img/banner.png)\">Sale</div>";
-    let home_head = format!(
-        "<link rel=\"stylesheet\" href=\"/css/shop.css\"><style>@font-face{{font-family:I;src:url(/fonts/inline.woff2)}}</style>{}",
-        alternates(u, &[("en", "/en/"), ("de", "/de/")])
+pub fn shop(host: &str, base: &str) -> Site {
+    let mut links = String::new();
+    for (path, _) in SHOP_PAGES {
+        let _ = write!(links, "<li><a href=\"{path}\">{path}</a></li>");
+    }
+    let organization = jsonld(&format!(
+        r#"{{"@context":"https://schema.org","@type":"Organization","name":"Shoal Shoes","url":"{base}/","logo":"{base}/img/og.png"}}"#
+    ));
+    let home = page(
+        "Shoal Shoes",
+        &format!("{}{organization}", good_meta(base, "/", "Shoal Shoes")),
+        &format!("<p>{}</p><ul>{links}</ul>", prose(1, 230)),
     );
-    let en = alternates(
-        u,
-        &[
-            ("en", "/en/"),
-            ("de", "/de/"),
-            ("fr", "/fr/"),
-            ("es", "/es/"),
-            ("it", "/it/"),
-            ("pt", "/pt/"),
-            ("nl", "/nl/"),
-            ("ja", "/private/ja/"),
-            ("en-UK", "/uk/"),
-            ("x-default", "/"),
-        ],
+    let shoe = |colour: &str, price: &str| {
+        let path = format!("/product/{colour}");
+        let name = format!("{colour} shoe");
+        page(
+            &name,
+            &format!("{}{}", good_meta(base, &path, &name), product_jsonld(base, &name, price)),
+            &shoe_text(colour),
+        )
+    };
+    let print_red = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Print: red shoe</title>\
+         <meta name=\"description\" content=\"Printable red shoe\">{}<link rel=\"canonical\" href=\"{base}/print/red\">\
+         </head><body><main><h1>red shoe</h1>{}</main></body></html>",
+        good_meta(base, "/print/red", "Print: red shoe"),
+        shoe_text("red")
     );
-    let de = alternates(u, &[("de", "/de/"), ("de", "/de-alt/"), ("en", "/en/")]);
-    let many: String = (0..1_001)
-        .map(|i| format!("<link rel=\"alternate\" hreflang=\"en\" href=\"http://elsewhere.test/{i}\">"))
-        .collect();
-    let sitemap = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
-         <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" xmlns:xhtml=\"http://www.w3.org/1999/xhtml\">\
-         <url><loc>{at}</loc><xhtml:link rel=\"alternate\" hreflang=\"de-AT\" href=\"{at}\"/>\
-         <xhtml:link rel=\"alternate\" hreflang=\"x-default\" href=\"{home}\"/></url></urlset>",
-        at = u("/at/"),
-        home = u("/")
+    let broken = page(
+        "Broken shoe",
+        &format!(
+            "{}{}",
+            good_meta(base, "/product/broken", "Broken shoe"),
+            jsonld(r#"{"@context":"https://schema.org","@type":"Product","name":"Broken shoe",}"#)
+        ),
+        &format!("<p>{}</p>", prose(2, 230)),
     );
-    let shop_css = "@import \"base.css\";\n\
-        @font-face { font-family: Shop; src: url(../fonts/shop.woff2) format(\"woff2\"), url('/fonts/missing.woff') format(\"woff\"); }\n\
-        .hero { background: url(/img/hero.jpg) no-repeat; }\n\
-        .cart { background: url(/cart/icon.png); }\n\
-        /* url(/img/commented-out.png) */\n";
-    let image = || Route::bytes("image/png", PIXEL).header("cache-control", "max-age=3600");
-    let css = |body: &str| Route::bytes("text/css", body.as_bytes().to_vec()).header("cache-control", "max-age=3600");
+    let incomplete = page(
+        "Incomplete shoe",
+        &format!(
+            "{}{}",
+            good_meta(base, "/product/incomplete", "Incomplete shoe"),
+            jsonld(
+                r#"[{"@context":"https://schema.org","@type":"Product","description":"No name",
+                    "offers":{"@type":"Offer","price":"19,99 €","priceCurrency":"EUR"}},
+                   {"@context":"https://schema.org","@type":"Prodcut","name":"Typo"}]"#
+            )
+        ),
+        &format!("<p>{}</p>", prose(3, 230)),
+    );
+    let about = page("About us", &good_meta(base, "/about", "About us"), "<p>We sell shoes. Since 1999.</p>");
+    let shoes = page(
+        "Shoes",
+        &format!("{}<link rel=\"next\" href=\"/shoes?page=2\">", good_meta(base, "/shoes", "Shoes")),
+        &format!("<img src=\"/img/hero.jpg\" width=\"1200\" height=\"600\" alt=\"Shoes\"><p>{}</p>", prose(4, 230)),
+    );
+    let no_meta = page("Plain page", "", &format!("<p>{}</p>", prose(5, 230)));
+    let bad_meta = page(
+        "Bad tags",
+        "<meta name=\"viewport\" content=\"width=1024, user-scalable=no\">\
+         <meta property=\"og:title\" content=\"Bad tags\"><meta property=\"og:image\" content=\"/img/og.png\">\
+         <meta name=\"twitter:card\" content=\"huge\">",
+        &format!(
+            "<img src=\"/img/og.png\" alt=\"a\"><img src=\"/img/og.png?2\" width=\"10\" alt=\"b\"><p>{}</p>",
+            prose(6, 230)
+        ),
+    );
+    let pixel = Route::bytes("image/png", PIXEL.to_vec()).header("cache-control", "max-age=3600");
     Site::new(host)
-        .robots_txt(&format!("User-agent: *\nDisallow: /private/\n\nSitemap: {}\n", u("/sitemap.xml")))
-        .page("/", &page("en", "Shop", &home_head, home_body))
-        .page("/en/", &page("en", "Shop in English", &en, "<a href=\"/\">Home</a>"))
+        .page("/", &home)
+        .page("/product/red", &shoe("red", "59.00"))
+        .page("/product/blue", &shoe("blue", "61.00"))
+        .page("/product/green", &shoe("green", "63.00"))
+        .page("/print/red", &print_red)
+        .page("/product/broken", &broken)
+        .page("/product/incomplete", &incomplete)
+        .page("/about", &about)
+        .page("/shoes", &shoes)
+        .route("/shoes?page=2", Route::status(404))
+        .page("/no-meta", &no_meta)
+        .page("/bad-meta", &bad_meta)
+        .route("/img/og.png", pixel.clone())
+        .route("/img/og.png?2", pixel)
         .route(
-            "/de/",
-            Route::html(page("en", "Shop auf Deutsch", &de, "<a href=\"/\">Start</a>"))
-                .header("link", &format!("<{}>; rel=\"alternate\"; hreflang=\"x-default\"", u("/"))),
+            "/img/hero.jpg",
+            Route::bytes("image/jpeg", vec![0xa5; HERO_BYTES]).header("cache-control", "max-age=3600"),
         )
-        .page("/de-alt/", &page("de", "Shop (alt)", "", ""))
-        .route("/fr/", Route::status(404))
-        .route("/es/", Route::redirect(301, "/es/home/"))
-        .page("/es/home/", &page("es", "Tienda", "", ""))
-        .page("/it/", &page("it", "Negozio", "<meta name=\"robots\" content=\"noindex\">", ""))
-        .page("/pt/", &page("pt", "Loja", &format!("<link rel=\"canonical\" href=\"{}\">", u("/pt/main/")), ""))
-        .page("/pt/main/", &page("pt", "Loja principal", "", ""))
-        .page("/nl/", &page("nl", "Winkel", "", ""))
-        .page("/private/ja/", &page("ja", "Private", "", ""))
-        .page("/at/", &page("de-AT", "Shop Österreich", "", ""))
-        .page("/many-langs/", &page("en", "Many languages", &many, ""))
-        .page("/cart/", &page("en", "Cart", "", ""))
-        .page("/account/login", &page("en", "Log in", "", ""))
-        .page("/shop/shoes", &page("en", "Shoes", "", ""))
-        .route("/sitemap.xml", Route::bytes("application/xml", sitemap.into_bytes()))
-        .route("/css/shop.css", css(shop_css))
-        .route("/css/base.css", css("body { background: url(bg.png); }"))
-        .route("/css/bg.png", image())
-        .route(
-            "/fonts/shop.woff2",
-            Route::bytes("font/woff2", b"wOF2".to_vec()).header("cache-control", "max-age=3600"),
-        )
-        .route(
-            "/fonts/inline.woff2",
-            Route::bytes("font/woff2", b"wOF2".to_vec()).header("cache-control", "max-age=3600"),
-        )
-        .route("/img/p.jpg", image())
-        .route("/img/p-480.jpg", image())
-        .route("/img/p.webp", image())
-        .route("/img/p@2x.webp", image())
-        .route("/img/hero.jpg", image())
-        .route("/img/banner.png", image())
-        .route("/cart/icon.png", image())
 }

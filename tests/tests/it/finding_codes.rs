@@ -8,7 +8,8 @@
 //!   a sitemap, canonicals, resources), `wp.test` (looks like WordPress; the four probes find
 //!   something), `soft.test` (unknown paths answer 200), `secinv.test` / `secexp.test`
 //!   (security.txt), `delay.test`, `disallow.test`, `robots500.test`, `bigrobots.test`
-//!   (robots.txt), `busy.test` (a 429), `quota.test` (states a quota), `beispiel.de` and `ohne-impressum.de` (legal pages) and
+//!   (robots.txt), `busy.test` (a 429), `quota.test` (states a quota), `beispiel.de` and `ohne-impressum.de` (legal pages),
+//!   `shop.test` (structured data, duplicate and thin content, on-page tags: [`shoal_tests::testsite::shop`]) and
 //!   `nowhere.test` (does not resolve);
 //! - `external`: `linker.test` links to a missing page of another site, `ext.test`;
 //! - `limits` (`--max-links 10 --max-pages 5 --max-depth 2 --max-resources 1 --max-sitemaps 1`): one
@@ -18,8 +19,8 @@
 //! - `domain`: the DNS, e-mail and domain codes, from the domains of [`crate::domain_world`]
 //!   (our DNS server, mail servers and RDAP service);
 //! - `resolver`: one site of that world audited through a `--dns-server` that never answers;
-//! - `links` (`--exclude`, `--strip-query`): the shop of `shoal_tests::testsite::shop` (hreflang,
-//!   excluded sections).
+//! - `links` (`--exclude`, `--strip-query`): the shop of `shoal_tests::testsite::shop_links`
+//!   (hreflang, excluded sections), on a host of its own.
 //!
 //! Each audit is bounded ([`AUDIT_BOUND`]): one that hangs fails the codes it was to raise, with
 //! that reason, and the others are still checked.
@@ -37,7 +38,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 /// The hosts of the `main` audit that the test server serves.
-const MAIN_HOSTS: [&str; 13] = [
+const MAIN_HOSTS: [&str; 14] = [
     "content.test",
     "wp.test",
     "soft.test",
@@ -51,14 +52,15 @@ const MAIN_HOSTS: [&str; 13] = [
     "quota.test",
     "beispiel.de",
     "ohne-impressum.de",
+    "shop.test",
 ];
 /// Another site that `linker.test` links to (resolved in the `external` audit, never a start).
 const EXTERNAL_HOST: &str = "ext.test";
 /// How long one audit of this file may take: far more than any needs (the slowest, `main`, waits
 /// out a 429's slow mode: a few seconds).
 const AUDIT_BOUND: Duration = Duration::from_secs(40);
-/// The host of the `links` audit.
-const SHOP_HOST: &str = "shop.test";
+/// The host of the `links` audit (the shop of `shop_links`; `shop.test` is the `main` audit's).
+const SHOP_HOST: &str = "shop-links.test";
 /// The hosts of the `limits` audit.
 const LIMIT_HOSTS: [&str; 5] = ["links.test", "pages.test", "depth.test", "res.test", "sitemaps.test"];
 
@@ -314,6 +316,8 @@ fn main_sites(u: &dyn Fn(&str) -> String) -> Vec<Site> {
             .page("/datenschutz", &clean_page("Datenschutz", "")),
         // A German site with no legal page at all.
         Site::new("ohne-impressum.de").page("/", &clean_page("Startseite", "<a href=\"/ueber\">Über uns</a>")),
+        // A shop (issue 37): structured data, duplicate and thin content, on-page tags.
+        shoal_tests::testsite::shop::shop("shop.test", &u("").replace("content.test", "shop.test")),
     ]
 }
 
@@ -357,6 +361,7 @@ struct Case {
 fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
     let at = |host: &str, path: &str| Where::Url(format!("http://{host}:{port}{path}"));
     let c = |path: &str| at("content.test", path);
+    let shop = |path: &str| at("shop.test", path);
     let host_prefix = |host: &str| Where::Prefix(format!("http://{host}:{port}/"));
     let https = |host: &str| Where::Url(tls.url(host, "/"));
     let case = |code: Code, audit: &'static str, at: Where| Case { code, audit, at };
@@ -464,6 +469,23 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::HeavyPage, "main", c("/heavy")),
         case(K::CompressionMissing, "main", c("/big")),
         case(K::CachingHeadersMissing, "main", c("/img.png")),
+        case(K::ContentThin, "main", shop("/about")),
+        case(K::ContentDuplicate, "main", shop("/print/red")),
+        case(K::ContentNearDuplicate, "main", shop("/product/blue")),
+        case(K::StructuredDataInvalid, "main", shop("/product/broken")),
+        case(K::StructuredDataUnknownType, "main", shop("/product/incomplete")),
+        case(K::StructuredDataMissingRequired, "main", shop("/product/incomplete")),
+        case(K::StructuredDataMissingRecommended, "main", shop("/product/incomplete")),
+        case(K::StructuredDataWrongValue, "main", shop("/product/incomplete")),
+        case(K::ViewportMissing, "main", shop("/no-meta")),
+        case(K::ViewportInvalid, "main", shop("/bad-meta")),
+        case(K::OpenGraphMissing, "main", shop("/no-meta")),
+        case(K::OpenGraphIncomplete, "main", shop("/bad-meta")),
+        case(K::TwitterCardMissing, "main", shop("/no-meta")),
+        case(K::TwitterCardIncomplete, "main", shop("/bad-meta")),
+        case(K::PaginationBroken, "main", shop("/shoes")),
+        case(K::ImgMissingDimensions, "main", shop("/bad-meta")),
+        case(K::ImageTooLarge, "main", shop("/img/hero.jpg")),
     ]
 }
 
@@ -482,7 +504,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     );
     sites.push(Site::new(EXTERNAL_HOST).page("/", &clean_page("Another site", "")));
     let shop_url = move |path: &str| format!("http://{SHOP_HOST}:{port}{path}");
-    sites.push(shoal_tests::testsite::shop::shop(SHOP_HOST, &shop_url));
+    sites.push(shoal_tests::testsite::shop_links::shop(SHOP_HOST, &shop_url));
     let server = TestServer::start_reserved(reserved, sites).await.expect("server starts on a free port");
     let tls = TlsSites::start().await;
     let world = crate::domain_world::World::start().await;
@@ -499,8 +521,8 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let tls_args = ["--gap-ms", "0", "--ca-file", ca.as_str()];
     let shop_starts = [shop_url("/")];
     let mut shop_args = vec!["--gap-ms", "0"];
-    shop_args.extend(shoal_tests::testsite::shop::EXCLUDE.iter().flat_map(|e| ["--exclude", e]));
-    shop_args.extend(shoal_tests::testsite::shop::STRIP_QUERY.iter().flat_map(|q| ["--strip-query", q]));
+    shop_args.extend(shoal_tests::testsite::shop_links::EXCLUDE.iter().flat_map(|e| ["--exclude", e]));
+    shop_args.extend(shoal_tests::testsite::shop_links::STRIP_QUERY.iter().flat_map(|q| ["--strip-query", q]));
     let (main, limits, private, external, tls_run, domain, resolver, links) = tokio::join!(
         // With fault injection on: `fetch_abandoned` is raised by a URL whose processing panics.
         bounded(common::audit_with_faults(
@@ -557,6 +579,11 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         // Chromium in browser_engine.rs); the crawler runs it once issue 15's plumbing half
         // (--browser-pages) lands, which adds its rows here and removes this exemption.
         if code.family() == "browser" {
+            continue;
+        }
+        // No website raises results_incomplete: the coordinator does, for state of the audit it
+        // could not read back from Redis; quarantine.rs raises it end to end (one case per attack).
+        if *code == Code::ResultsIncomplete {
             continue;
         }
         if !cases.iter().any(|c| c.code == *code) {

@@ -1,5 +1,5 @@
 //! Issue 37, the links half: a shop audited with broken hreflang, excluded sections, images in
-//! `srcset` and `<picture>`, and fonts and backgrounds in its CSS (`shoal_tests::testsite::shop`).
+//! `srcset` and `<picture>`, and fonts and backgrounds in its CSS (`shoal_tests::testsite::shop_links`).
 //! Asserted the way the issue will be checked: the test server's request log (what was and was
 //! never requested), the audit database and the JSON report.
 
@@ -12,13 +12,13 @@ use shoal::Exit;
 use shoal::cli::Cli;
 use shoal_tests::log::RequestLog;
 use shoal_tests::redis::RedisServer;
-use shoal_tests::testsite::shop::{CSS_AND_SRCSET, EXCLUDE, NEVER_REQUESTED, STRIP_QUERY, shop};
+use shoal_tests::testsite::shop_links::{CSS_AND_SRCSET, EXCLUDE, NEVER_REQUESTED, STRIP_QUERY, shop};
 use shoal_tests::testsite::{ReservedPort, TestServer};
 use std::path::Path;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-const HOST: &str = "shop.test";
+const HOST: &str = "shop-links.test";
 
 async fn serve() -> (TestServer, impl Fn(&str) -> String) {
     let reserved = ReservedPort::new().expect("a free port");

@@ -196,8 +196,18 @@ impl<F: Frontier> Crawler<F> {
         if let Some((code, detail)) = hreflang::lang_mismatch(url.as_str(), facts.html_lang.as_deref(), &own_entries) {
             job.finding(code, url.as_str(), detail);
         }
+        rec.word_count = Some(facts.main_text.words);
+        rec.structured_types.clone_from(&facts.structured.types);
+        rec.rel_next.clone_from(&facts.on_page.rel_next);
+        rec.rel_prev.clone_from(&facts.on_page.rel_prev);
         let header_nofollow = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
         let header_noindex = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
+        // Duplicates are compared among pages indexed as themselves, and a cut page's text is
+        // only its first part: the others get no fingerprint.
+        if facts.parse_cut.is_none() && indexable(&facts, &url, header_noindex) {
+            rec.text_hash = Some(facts.main_text.hash);
+            rec.text_simhash = Some(facts.main_text.simhash);
+        }
         let page_nofollow = facts.robots_nofollow() || header_nofollow;
         let follow_nofollow = job.site.limits.follow_nofollow;
         let mut queued = HashSet::new();
@@ -297,6 +307,19 @@ impl<F: Frontier> Crawler<F> {
         for (code, detail) in checks::page_checks(f, &job.scope, noindex, nofollow, max_links) {
             job.finding(code, url.as_str(), detail);
         }
+        let whole = f.parse_cut.is_none();
+        for (code, detail) in checks::structured::structured_checks(&f.structured) {
+            job.finding(code, url.as_str(), detail);
+        }
+        for (code, detail) in checks::onpage::onpage_checks(&f.on_page, whole) {
+            job.finding(code, url.as_str(), detail);
+        }
+        // Thin is about pages search engines index as themselves.
+        let threshold = job.site.limits.content.thin_page_words;
+        let indexable = indexable(f, url, noindex);
+        if let Some((code, detail)) = checks::content::thin_check(f.main_text.words, threshold, indexable, whole) {
+            job.finding(code, url.as_str(), detail);
+        }
     }
 }
 
@@ -331,6 +354,14 @@ fn imprint_details(job: &mut Job<'_>, url: &NormalizedUrl, facts: &PageFacts) {
     if !missing.is_empty() {
         job.finding(Code::ImpressumIncomplete, url.as_str(), missing.join(", "));
     }
+}
+
+/// Whether search engines may index the page as itself: no noindex (meta or header), no canonical
+/// naming another URL.
+fn indexable(f: &PageFacts, url: &NormalizedUrl, header_noindex: bool) -> bool {
+    let canonical_elsewhere =
+        f.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok()).is_some_and(|c| &c != url);
+    !(f.robots_noindex() || header_noindex || canonical_elsewhere)
 }
 
 /// Whether an answer is an HTML document: by its Content-Type, or by its first bytes without one.
