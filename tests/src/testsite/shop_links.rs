@@ -13,6 +13,7 @@
 //! | `/many-langs/` | more alternates than a page is read for |
 //! | `/cart/`, `/account/…`, `/css/…` `url(/cart/icon.png)` | what [`EXCLUDE`] keeps out: never requested |
 //! | `/shop/shoes?utm_source=…`, `?sid=…` | what [`STRIP_QUERY`] strips: requested without them |
+//! | `/shop/shoes` | `rel=next` to `/shop/shoes/2?sid=7`, which answers 404: judged without `sid` |
 //! | `/css/shop.css` | `@import`s `base.css`, fonts (`/fonts/missing.woff` is 404), a background |
 //! | `/img/p-960.jpg` | a `srcset` candidate that is 404 |
 
@@ -126,7 +127,8 @@ pub fn shop(host: &str, u: &dyn Fn(&str) -> String) -> Site {
         .page("/many-langs/", &page("en", "Many languages", &many, ""))
         .page("/cart/", &page("en", "Cart", "", ""))
         .page("/account/login", &page("en", "Log in", "", ""))
-        .page("/shop/shoes", &page("en", "Shoes", "", ""))
+        .page("/shop/shoes", &page("en", "Shoes", "<link rel=\"next\" href=\"/shop/shoes/2?sid=7\">", ""))
+        .route("/shop/shoes/2", Route::status(404))
         .route("/sitemap.xml", Route::bytes("application/xml", sitemap.into_bytes()))
         .route("/css/shop.css", css(shop_css))
         .route("/css/base.css", css("body { background: url(bg.png); }"))

@@ -121,6 +121,9 @@ async fn a_shop_audit_checks_hreflang_srcset_and_css_and_never_requests_what_is_
     has("hreflang_target_disallowed", &at("/en/"), &at("/private/ja/"));
     has("hreflang_lang_mismatch", &at("/de/"), "own hreflang says de");
     has("hreflang_too_many", &at("/many-langs/"), "over 1000");
+    // The pagination target is recorded as it was queued, without the stripped parameter, so the
+    // content analysis finds what it answered.
+    has("pagination_broken", &at("/shop/shoes"), &format!("next: {} answers 404", at("/shop/shoes/2")));
     // /de/'s x-default is in its Link header only: read, so not missing.
     assert!(!findings_of(&run.db, "hreflang_x_default_missing").iter().any(|(u, _)| *u == at("/de/")));
     let broken_from: Vec<String> = db::strings(

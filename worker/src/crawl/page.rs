@@ -198,13 +198,14 @@ impl<F: Frontier> Crawler<F> {
         }
         rec.word_count = Some(facts.main_text.words);
         rec.structured_types.clone_from(&facts.structured.types);
-        rec.rel_next.clone_from(&facts.on_page.rel_next);
-        rec.rel_prev.clone_from(&facts.on_page.rel_prev);
+        // Scoped as the pages they name are queued, so the pagination analysis finds their rows.
+        rec.rel_next = facts.on_page.rel_next.as_deref().map(|u| job.scoped_as_written(u));
+        rec.rel_prev = facts.on_page.rel_prev.as_deref().map(|u| job.scoped_as_written(u));
         let header_nofollow = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
         let header_noindex = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
         // Duplicates are compared among pages indexed as themselves, and a cut page's text is
         // only its first part: the others get no fingerprint.
-        if facts.parse_cut.is_none() && indexable(&facts, &url, header_noindex) {
+        if facts.parse_cut.is_none() && indexable(job, &facts, &url, header_noindex) {
             rec.text_hash = Some(facts.main_text.hash);
             rec.text_simhash = Some(facts.main_text.simhash);
         }
@@ -316,7 +317,7 @@ impl<F: Frontier> Crawler<F> {
         }
         // Thin is about pages search engines index as themselves.
         let threshold = job.site.limits.content.thin_page_words;
-        let indexable = indexable(f, url, noindex);
+        let indexable = indexable(job, f, url, noindex);
         if let Some((code, detail)) = checks::content::thin_check(f.main_text.words, threshold, indexable, whole) {
             job.finding(code, url.as_str(), detail);
         }
@@ -357,10 +358,11 @@ fn imprint_details(job: &mut Job<'_>, url: &NormalizedUrl, facts: &PageFacts) {
 }
 
 /// Whether search engines may index the page as itself: no noindex (meta or header), no canonical
-/// naming another URL.
-fn indexable(f: &PageFacts, url: &NormalizedUrl, header_noindex: bool) -> bool {
+/// naming another URL (compared as the crawl queues it: without the parameters `--strip-query`
+/// names, as the canonical link is followed).
+fn indexable(job: &Job<'_>, f: &PageFacts, url: &NormalizedUrl, header_noindex: bool) -> bool {
     let canonical_elsewhere =
-        f.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok()).is_some_and(|c| &c != url);
+        f.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok()).is_some_and(|c| &job.scoped(c) != url);
     !(f.robots_noindex() || header_noindex || canonical_elsewhere)
 }
 

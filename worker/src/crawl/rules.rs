@@ -27,8 +27,13 @@ impl Job<'_> {
     /// An hreflang alternate's URL as recorded: normalised and [scoped](Self::scoped) when it is
     /// an http(s) URL (so that it compares equal to the page it names), as written otherwise.
     pub(super) fn alternate(&self, (value, href): &(String, String)) -> (String, String) {
-        let target = NormalizedUrl::parse(href).map_or_else(|_| href.clone(), |u| self.scoped(u).to_string());
-        (value.clone(), target)
+        (value.clone(), self.scoped_as_written(href))
+    }
+
+    /// A URL a page names, as recorded: normalised and [scoped](Self::scoped) when it is an
+    /// http(s) URL, as written otherwise (hreflang alternates, `rel=next` / `rel=prev` targets).
+    pub(super) fn scoped_as_written(&self, href: &str) -> String {
+        NormalizedUrl::parse(href).map_or_else(|_| href.to_owned(), |u| self.scoped(u).to_string())
     }
 }
 
