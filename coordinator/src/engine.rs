@@ -11,6 +11,7 @@
 //! leases expire on their own, so no worker's death loses a URL.
 
 mod quarantine;
+mod request;
 
 pub use quarantine::{QUARANTINE_READ, QUARANTINE_TIMEOUT, Verdict, judge};
 
@@ -19,13 +20,11 @@ use crate::aggregate::{EVENT_BATCH, lock};
 use crate::config::CrawlConfig;
 use shoal_shared::frontier::{EventId, Frontier, FrontierError, SiteProgress};
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
-use shoal_shared::pace::PaceLimits;
 use shoal_shared::record::Event;
-use shoal_shared::starts::{MAX_SITES_PER_AUDIT, StartList};
 use shoal_shared::task::SiteLimits;
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::NormalizedUrl;
-use shoal_shared::wire::{AuditOptions, AuditView, SitePage, SiteView, SubmitRequest};
+use shoal_shared::wire::{AuditView, SitePage, SiteView, SubmitRequest};
 use shoal_store::{AuditDb, AuditStatus, AuditSummary, DbError};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -282,7 +281,7 @@ impl<F: Frontier> Coordinator<F> {
             let limits: SiteLimits = serde_json::from_str::<serde_json::Value>(&options)
                 .ok()
                 .and_then(|v| serde_json::from_value(v.get("limits")?.clone()).ok())
-                .unwrap_or(self.defaults.limits);
+                .unwrap_or_else(|| self.defaults.limits.clone());
             let mut config = self.defaults.clone();
             config.limits = limits;
             let pending: Vec<_> = sites.iter().filter(|s| pending.contains(&s.id)).collect();
@@ -326,49 +325,6 @@ impl<F: Frontier> Coordinator<F> {
         }
     }
 
-    /// The limits of an audit: the defaults, narrowed by the request's options.
-    fn limits(&self, o: &AuditOptions) -> Result<SiteLimits, EngineError> {
-        let d = self.defaults.limits;
-        let pace = PaceLimits::new(
-            o.in_flight.unwrap_or(d.pace.max_in_flight()),
-            o.gap_ms.map_or(d.pace.gap(), Duration::from_millis),
-        )
-        .map_err(|e| EngineError::BadRequest(e.to_string()))?;
-        let limits = SiteLimits {
-            max_pages: o.max_pages.unwrap_or(d.max_pages),
-            max_depth: o.max_depth.unwrap_or(d.max_depth),
-            max_resources: o.max_resources.unwrap_or(d.max_resources),
-            pace,
-            follow_nofollow: o.follow_nofollow.unwrap_or(d.follow_nofollow),
-            max_sitemaps: o.max_sitemaps.unwrap_or(d.max_sitemaps),
-            max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
-            browser_pages: o.browser_pages.unwrap_or(d.browser_pages),
-            content: shoal_shared::content::ContentLimits {
-                thin_page_words: o.thin_page_words.unwrap_or(d.content.thin_page_words),
-                near_duplicate_percent: o.near_duplicate_percent.unwrap_or(d.content.near_duplicate_percent),
-                image_budget_kib: o.image_budget_kib.unwrap_or(d.content.image_budget_kib),
-            },
-            ..d
-        };
-        if limits.max_pages == 0 {
-            return Err(EngineError::BadRequest("max_pages must be at least 1".into()));
-        }
-        let percent = limits.content.near_duplicate_percent;
-        if !(shoal_shared::content::MIN_NEAR_DUPLICATE_PERCENT..=100).contains(&percent) {
-            return Err(EngineError::BadRequest(format!(
-                "near_duplicate_percent ({percent}) must be {}-100",
-                shoal_shared::content::MIN_NEAR_DUPLICATE_PERCENT
-            )));
-        }
-        if limits.browser_pages > crate::config::MAX_BROWSER_PAGES {
-            return Err(EngineError::BadRequest(format!(
-                "browser_pages must be 0-{}",
-                crate::config::MAX_BROWSER_PAGES
-            )));
-        }
-        Ok(limits)
-    }
-
     /// Checks a client's request and starts the audit it asks for.
     ///
     /// # Errors
@@ -376,27 +332,6 @@ impl<F: Frontier> Coordinator<F> {
     pub async fn submit(&self, req: SubmitRequest) -> Result<AuditId, EngineError> {
         let (starts, limits) = self.check(&req)?;
         Ok(self.start(starts, limits).await?.0)
-    }
-
-    /// Checks a request (a submit, or a schedule's list and options) as a submit does: the start
-    /// URLs by [`StartList`]'s rules and caps, the options against the defaults. Returns the start
-    /// URLs and the audit's limits.
-    ///
-    /// # Errors
-    /// [`EngineError::BadRequest`] saying what is wrong.
-    pub fn check(&self, req: &SubmitRequest) -> Result<(Vec<NormalizedUrl>, SiteLimits), EngineError> {
-        if req.urls.len() > MAX_SITES_PER_AUDIT {
-            return Err(EngineError::BadRequest(format!("more than {MAX_SITES_PER_AUDIT} sites")));
-        }
-        let mut list = StartList::default();
-        for u in &req.urls {
-            list.push(u).map_err(|e| EngineError::BadRequest(e.to_string()))?;
-        }
-        if list.is_empty() {
-            return Err(EngineError::BadRequest("no start URL: give at least one".into()));
-        }
-        let limits = self.limits(&req.options)?;
-        Ok((list.into_urls(), limits))
     }
 
     /// Records an audit of `starts` (one site each) and seeds its sites into the frontier.
@@ -426,14 +361,14 @@ impl<F: Frontier> Coordinator<F> {
         run: Option<ScheduledStart>,
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
         let mut config = self.defaults.clone();
-        config.limits = limits;
         let options = serde_json::json!({
             "starts": starts.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "limits": limits,
+            "limits": &limits,
             "user_agent": config.fetch.user_agent,
             "robots_token": config.crawl.token.as_str(),
             "mode": self.mode,
         });
+        config.limits = limits;
         let (audit, sites) = self
             .write(move |db| {
                 let now = UnixMs::from(std::time::SystemTime::now());

@@ -48,6 +48,8 @@ pub struct Metrics {
     pub response_bytes: Counter,
     /// URLs not requested because robots.txt disallows them.
     pub robots_denials: Counter,
+    /// URLs not requested because the audit's --include/--exclude rules keep them out.
+    pub scope_exclusions: Counter,
     /// 429 answers; each puts its host in slow mode for the rest of the audit.
     pub rate_limited: Counter,
     /// Requests scheduled again after a 429, 5xx or network failure.
@@ -102,6 +104,12 @@ impl Metrics {
             "robots_denials",
             "URLs not requested because robots.txt disallows them",
             robots_denials.clone(),
+        );
+        let scope_exclusions = Counter::default();
+        registry.register(
+            "scope_exclusions",
+            "URLs not requested because the audit's include/exclude rules keep them out",
+            scope_exclusions.clone(),
         );
         let rate_limited = Counter::default();
         registry.register("rate_limited", "429 answers; each puts its host in slow mode", rate_limited.clone());
@@ -161,6 +169,7 @@ impl Metrics {
             fetch_seconds,
             response_bytes,
             robots_denials,
+            scope_exclusions,
             rate_limited,
             retries,
             pace_adjustments,
@@ -232,6 +241,7 @@ mod tests {
             "shoal_fetch_seconds_bucket",
             "shoal_response_bytes_total",
             "shoal_robots_denials_total",
+            "shoal_scope_exclusions_total",
             "shoal_rate_limited_total",
             "shoal_retries_total",
             "shoal_pace_adjustments_total",

@@ -149,6 +149,8 @@ fn build(path: &Path, pages: usize) -> Result<(f64, f64), Box<dyn std::error::Er
             meta_robots: Vec::new(),
             x_robots_tag: Vec::new(),
             hreflang: Vec::new(),
+            hreflang_header: Vec::new(),
+            sitemap_hreflang: Vec::new(),
             links: (1..=LINKS_PER_PAGE)
                 .map(|k| LinkRecord {
                     url: url((i + k * 7) % pages),

@@ -35,6 +35,7 @@ const PAGES_HEADER: &[&str] = &[
     "canonical",
     "meta_robots",
     "x_robots_tag",
+    "hreflang",
     "word_count",
     "structured_data_types",
 ];
@@ -150,6 +151,7 @@ pub fn write_csv(db: &AuditDb, audit: AuditId, dir: &Path) -> Result<Vec<PathBuf
                 opt(p.canonical.as_deref()),
                 Cow::Owned(list(&p.meta_robots)),
                 Cow::Owned(list(&p.x_robots_tag)),
+                Cow::Owned(list(&p.hreflang.iter().map(|(lang, url)| format!("{lang} {url}")).collect::<Vec<_>>())),
                 Cow::Owned(p.word_count.map(|w| w.to_string()).unwrap_or_default()),
                 Cow::Owned(list(&p.structured_types)),
             ])

@@ -158,6 +158,8 @@ codes! {
     /// A URL given up after its leases expired or its processing failed: a poison task never
     /// keeps an audit from ending.
     FetchAbandoned = "fetch_abandoned", Warning, "availability", "Shoal gave the URL up: the workers processing it died, hung or failed on it, three times or in a way retrying cannot mend; the rest of the audit went on.";
+    /// A URL the audit's --include/--exclude rules kept out: never requested.
+    UrlExcluded = "url_excluded", Notice, "scope", "The URL was not requested: the audit's include/exclude rules keep it out.";
     /// The page budget was reached.
     PageLimitReached = "page_limit_reached", Notice, "limits", "The site has more pages than the page budget; the audit covers the first ones found.";
     /// The depth limit cut links off.
@@ -198,6 +200,31 @@ codes! {
     CanonicalBroken = "canonical_broken", Error, "canonical", "The rel=canonical target answers with an error.";
     /// Canonical target redirects.
     CanonicalRedirect = "canonical_redirect", Warning, "canonical", "The rel=canonical target redirects; it should be the final URL.";
+    // hreflang (issue 37): from `<link>`, the `Link` header and sitemaps (shared::hreflang).
+    /// An hreflang value that is not an ISO 639-1 language with an optional ISO 3166-1 region.
+    HreflangInvalidCode = "hreflang_invalid_code", Error, "hreflang", "An hreflang value is not a valid ISO 639-1 language code with an optional ISO 3166-1 alpha-2 region (or x-default), so search engines ignore it.";
+    /// The page's alternates do not name the page itself.
+    HreflangSelfMissing = "hreflang_self_missing", Warning, "hreflang", "The page lists hreflang alternates but none of them is the page itself.";
+    /// An alternate does not name the page back.
+    HreflangReturnMissing = "hreflang_return_missing", Error, "hreflang", "An hreflang alternate does not link back to the page (no return link), so search engines ignore the pair.";
+    /// Several URLs for one hreflang value.
+    HreflangConflict = "hreflang_conflict", Warning, "hreflang", "The page names more than one URL for the same hreflang language (and region).";
+    /// No x-default among the alternates.
+    HreflangXDefaultMissing = "hreflang_x_default_missing", Notice, "hreflang", "The page lists hreflang alternates but no x-default for users no language version fits.";
+    /// An alternate answers with an error or not at all.
+    HreflangTargetError = "hreflang_target_error", Error, "hreflang", "An hreflang alternate answers with an error status or not at all.";
+    /// An alternate redirects.
+    HreflangTargetRedirect = "hreflang_target_redirect", Warning, "hreflang", "An hreflang alternate redirects; alternates should be final URLs that answer 200.";
+    /// An alternate is noindex.
+    HreflangTargetNoindex = "hreflang_target_noindex", Warning, "hreflang", "An hreflang alternate asks search engines not to index it.";
+    /// An alternate's canonical names another URL.
+    HreflangTargetCanonicalised = "hreflang_target_canonicalised", Warning, "hreflang", "An hreflang alternate declares another URL as its canonical; alternates should be canonical URLs.";
+    /// robots.txt disallows an alternate.
+    HreflangTargetDisallowed = "hreflang_target_disallowed", Warning, "hreflang", "robots.txt disallows an hreflang alternate, so search engines cannot confirm it.";
+    /// `<html lang>` names another language than the page's own hreflang.
+    HreflangLangMismatch = "hreflang_lang_mismatch", Warning, "hreflang", "The page's <html lang> names another language (or region) than the hreflang entry that points to the page itself.";
+    /// More alternates than the cap.
+    HreflangTooMany = "hreflang_too_many", Notice, "hreflang", "The page or sitemap lists more hreflang alternates than Shoal reads; the rest were not checked.";
     /// The http:// start page does not redirect to https.
     HttpsRedirectMissing = "https_redirect_missing", Warning, "https", "The http:// form of the start page does not redirect to https://.";
     /// Site only on http.
@@ -457,6 +484,16 @@ impl Code {
             Code::A11yCritical | Code::A11ySerious | Code::A11yModerate | Code::A11yMinor => {
                 detail.split(':').next().unwrap_or(detail)
             }
+            // Which value or which alternate: the detail's first word (a page can have several);
+            // the rest (a status, the reason) may change while the problem stays.
+            Code::HreflangInvalidCode
+            | Code::HreflangConflict
+            | Code::HreflangReturnMissing
+            | Code::HreflangTargetError
+            | Code::HreflangTargetRedirect
+            | Code::HreflangTargetNoindex
+            | Code::HreflangTargetCanonicalised
+            | Code::HreflangTargetDisallowed => detail.split(' ').next().unwrap_or(detail),
             _ => "",
         };
         (url, key)
@@ -510,6 +547,18 @@ mod tests {
         let (a, b) = (probe("00112233aabbccdd"), probe("ffeeddcc99887766"));
         assert_eq!(Code::Soft404.identity(&a, "x").0, Code::Soft404.identity(&b, "y").0);
         assert_eq!(Code::Soft404.identity(&a, "x").0, "https://a.test/");
+        // hreflang: which alternate (or value) is the key, what it answers is not.
+        let t = Code::HreflangTargetError;
+        assert_eq!(
+            t.identity(u, "https://a.test/fr/ (fr) answers 404"),
+            t.identity(u, "https://a.test/fr/ (fr) answers 410")
+        );
+        assert_ne!(
+            t.identity(u, "https://a.test/fr/ (fr) answers 404"),
+            t.identity(u, "https://a.test/es/ (es) answers 404")
+        );
+        let i = Code::HreflangInvalidCode;
+        assert_ne!(i.identity(u, "en-UK: why"), i.identity(u, "en_US: why"));
     }
 
     #[test]

@@ -126,7 +126,7 @@ impl From<TaskKind> for UrlKind {
             TaskKind::Robots => UrlKind::Robots,
             TaskKind::Page => UrlKind::Page,
             TaskKind::Sitemap { .. } => UrlKind::Sitemap,
-            TaskKind::Resource => UrlKind::Resource,
+            TaskKind::Resource { .. } => UrlKind::Resource,
             TaskKind::External => UrlKind::External,
             TaskKind::Probe(p) => UrlKind::Probe(p),
             TaskKind::DomainDns => UrlKind::DomainDns,
@@ -230,6 +230,12 @@ pub enum LinkKind {
     PageLink,
     /// `<link rel=preload|modulepreload|prefetch|manifest>`: a resource the browser loads.
     Preload,
+    /// A `url()` inside an `@font-face` rule of a stylesheet (a `<link>`ed one, a `<style>`
+    /// element): a web font.
+    Font,
+    /// Any other `url()` of a stylesheet or a `style` attribute: backgrounds, masks, cursors, list
+    /// markers, mostly images.
+    CssImage,
 }
 
 impl LinkKind {
@@ -262,6 +268,8 @@ impl LinkKind {
             LinkKind::Canonical => "canonical",
             LinkKind::PageLink => "page_link",
             LinkKind::Preload => "preload",
+            LinkKind::Font => "font",
+            LinkKind::CssImage => "css_image",
         }
     }
 }
@@ -280,6 +288,15 @@ pub struct LinkRecord {
     /// Anchor text, trimmed and capped.
     #[serde(default)]
     pub text: Option<String>,
+}
+
+/// The hreflang alternates a sitemap names for one of its URLs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SitemapAlternates {
+    /// The `<loc>`, normalised: the page the alternates are about.
+    pub page: String,
+    /// (language, URL) pairs, URLs as in [`PageRecord::hreflang`].
+    pub alternates: Vec<(String, String)>,
 }
 
 /// Everything recorded about one fetched URL.
@@ -326,8 +343,18 @@ pub struct PageRecord {
     pub meta_robots: Vec<String>,
     /// X-Robots-Tag header values.
     pub x_robots_tag: Vec<String>,
-    /// (language, URL) pairs from hreflang alternates.
+    /// (language, URL) pairs from `<link rel=alternate hreflang>` elements; URLs normalised (and
+    /// stripped of the parameters `--strip-query` names) when they are http(s) URLs, as written
+    /// otherwise.
     pub hreflang: Vec<(String, String)>,
+    /// (language, URL) pairs from the `Link` response header's `rel=alternate; hreflang=…`, URLs
+    /// as in [`PageRecord::hreflang`].
+    #[serde(default)]
+    pub hreflang_header: Vec<(String, String)>,
+    /// On a sitemap's record: the alternates its `<url>` entries name for their `<loc>`
+    /// (`<xhtml:link rel="alternate" hreflang>`).
+    #[serde(default)]
+    pub sitemap_hreflang: Vec<SitemapAlternates>,
     /// Links on the page.
     pub links: Vec<LinkRecord>,
     /// Selected response headers (security, caching, compression), lower-case names.
@@ -513,7 +540,8 @@ mod tests {
             TaskKind::Page,
             TaskKind::Sitemap { index_depth: 0 },
             TaskKind::Sitemap { index_depth: 2 },
-            TaskKind::Resource,
+            TaskKind::Resource { stylesheet: false },
+            TaskKind::Resource { stylesheet: true },
             TaskKind::External,
             TaskKind::DomainDns,
             TaskKind::Smtp,

@@ -32,6 +32,18 @@ pub struct AuditOptions {
     /// Pages per site opened in headless Chromium after the crawl (0-50; 0 = off).
     #[serde(default)]
     pub browser_pages: Option<u16>,
+    /// Only URLs matching one of these regular expressions are requested (the start URL always
+    /// is); replaces the coordinator's `--include` list.
+    #[serde(default)]
+    pub include: Option<Vec<String>>,
+    /// URLs matching one of these regular expressions are never requested; replaces the
+    /// coordinator's `--exclude` list.
+    #[serde(default)]
+    pub exclude: Option<Vec<String>>,
+    /// Query parameters removed from URLs before they are queued (`utm_*`, `*` for all);
+    /// replaces the coordinator's `--strip-query` list.
+    #[serde(default)]
+    pub strip_query: Option<Vec<String>>,
     /// A page whose main text has fewer words is thin (0 = off).
     #[serde(default)]
     pub thin_page_words: Option<u32>,

@@ -25,6 +25,9 @@
 //!   [`DUPLICATE_DETAIL_CHARS`] characters), `related` the other pages (sorted, at most
 //!   [`RELATED_CAP`]).
 //!
+//! - **hreflang** (`hreflang_*`): each page's set of alternates, the alternates' answers and their
+//!   return links, in `crate::hreflang` (its own family, its own table).
+//!
 //! - **`content_duplicate` / `content_near_duplicate` / `pagination_broken`**: see `analysis/content.rs`
 //!   (the main text's fingerprints, and what `rel=next` / `rel=prev` targets answered).
 //!
@@ -59,17 +62,26 @@ pub const DUPLICATE_DETAIL_CHARS: usize = 200;
 
 /// Link kinds that load a resource rather than navigate: a broken URL reached only through these is
 /// a `broken_resource`.
-pub const RESOURCE_LINK_KINDS: [LinkKind; 6] =
-    [LinkKind::Image, LinkKind::Script, LinkKind::Stylesheet, LinkKind::Icon, LinkKind::Media, LinkKind::Preload];
+pub const RESOURCE_LINK_KINDS: [LinkKind; 8] = [
+    LinkKind::Image,
+    LinkKind::Script,
+    LinkKind::Stylesheet,
+    LinkKind::Icon,
+    LinkKind::Media,
+    LinkKind::Preload,
+    LinkKind::Font,
+    LinkKind::CssImage,
+];
 
 /// Redirects are followed at most this far (the crawler itself stops after 10 hops).
 const MAX_FOLLOW: usize = 64;
 
-/// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`.
-struct Sink<'a> {
-    conn: &'a Connection,
-    path: &'a Path,
-    site: i64,
+/// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`. The rule
+/// families kept in modules of their own (`crate::hreflang`) write through it too.
+pub(crate) struct Sink<'a> {
+    pub(crate) conn: &'a Connection,
+    pub(crate) path: &'a Path,
+    pub(crate) site: i64,
     /// `temp.site_links` holds this site's links (see [`Sink::links`]).
     links_copied: std::cell::Cell<bool>,
 }
@@ -88,14 +100,14 @@ impl Sink<'_> {
     }
 
     /// Whether the site has a row for which `sql` (one `?1`, the site) finds one.
-    fn any(&self, sql: &str) -> Result<bool, DbError> {
+    pub(crate) fn any(&self, sql: &str) -> Result<bool, DbError> {
         self.conn
             .prepare_cached(sql)
             .and_then(|mut s| s.query_row([self.site], |r| r.get(0)))
             .map_err(sql_err(self.path, "check what the analysis has to look at"))
     }
 
-    fn emit(&self, code: Code, url: &str, detail: &str, related: &[&str]) -> Result<(), DbError> {
+    pub(crate) fn emit(&self, code: Code, url: &str, detail: &str, related: &[&str]) -> Result<(), DbError> {
         self.conn
             .prepare_cached(
                 "INSERT INTO findings (site_id, code, severity, url, detail, related_json, origin, stale)
@@ -131,6 +143,7 @@ pub(super) fn analyse_site(
     duplicates(&sink, "meta_description", Code::DescriptionDuplicate)?;
     indexing(&sink)?;
     broken_external(&sink)?;
+    crate::hreflang::analyse(&sink)?;
     content::duplicates(&sink, limits)?;
     content::pagination(&sink)?;
     let removed = conn

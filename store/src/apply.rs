@@ -105,11 +105,13 @@ impl<'a> Batch<'a> {
         self.check_site(p.audit, p.site)?;
         let path = self.path;
         let site = int(p.site.0);
+        // The page's own alternates, its <link>s and then its Link header's (what reports show).
+        let own: Vec<&(String, String)> = p.hreflang.iter().chain(&p.hreflang_header).collect();
         let (h1, robots, xrt, hreflang, headers, types) = (
             to_json(&p.h1),
             to_json(&p.meta_robots),
             to_json(&p.x_robots_tag),
-            to_json(&p.hreflang),
+            to_json(&own),
             to_json(&p.headers),
             to_json(&p.structured_types),
         );
@@ -177,6 +179,7 @@ impl<'a> Batch<'a> {
                 .and_then(|mut s| s.execute(params![site, p.url]))
                 .map_err(sql_err(path, "replace a page's links"))?;
         }
+        super::hreflang::store(self.conn, path, p, old_kind.is_some())?;
         let mut insert = self
             .conn
             .prepare_cached(

@@ -28,6 +28,7 @@ mod browser;
 pub mod compare;
 mod content;
 pub mod cursor;
+mod hreflang;
 pub mod issues;
 mod read;
 mod schedule;

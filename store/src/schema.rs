@@ -35,6 +35,7 @@
 //! Version 7 adds indexes only, for the scheduler: `schedules_by_next_run` (`next_run_ms`) and
 //! `schedules_unsettled` (partial: `settled = 0`), so that a wake-up reads the schedules that are
 //! due and those whose run may have ended, never every schedule.
+//!
 //! Version 8 lets an audit end `failed`, with its `reason` (a new column of `audits`): the
 //! coordinator fails an audit whose state in the frontier could not be read (docs/runbook.md, "A
 //! bad entry is quarantined"). SQLite cannot change a CHECK constraint in place, so the table is
@@ -46,12 +47,19 @@
 //! and SimHash, as the signed 64-bit integers SQLite stores: the same bits), `structured_types_json`
 //! (the Schema.org types found), `rel_next` and `rel_prev` (pagination targets). Older rows have
 //! `NULL` and `[]`: the content analysis skips them.
+//!
+//! Version 10 adds hreflang (issue 37): `hreflang`, key `(site_id, found_in, position)`, one row
+//! per alternate a record stated: `found_in` the URL whose record carried it (the page itself, or
+//! a sitemap), `page_url` the page it is about (the page, or the sitemap entry's `<loc>`),
+//! `source` (`html`, `header`, `sitemap`), `lang` as written and `target` (normalised when it
+//! parses). A record delivered again replaces its rows. The site analysis judges each page's rows
+//! from every source together (`crate::hreflang`).
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -295,4 +303,21 @@ ALTER TABLE pages ADD COLUMN text_simhash INTEGER;
 ALTER TABLE pages ADD COLUMN structured_types_json TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE pages ADD COLUMN rel_next TEXT;
 ALTER TABLE pages ADD COLUMN rel_prev TEXT;
+";
+
+/// Version 10: the hreflang alternates every page and sitemap stated, by the record that stated
+/// them (clustered like `links`, so a record's rows are replaced in one range); the analysis
+/// copies a site's rows into an indexed temporary table when it needs to look them up by page
+/// or target, so the crawl maintains no second index.
+const V10: &str = "
+CREATE TABLE hreflang (
+    site_id  INTEGER NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    found_in TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    page_url TEXT NOT NULL,
+    source   TEXT NOT NULL CHECK (source IN ('html', 'header', 'sitemap')),
+    lang     TEXT NOT NULL,
+    target   TEXT NOT NULL,
+    PRIMARY KEY (site_id, found_in, position)
+) STRICT, WITHOUT ROWID;
 ";

@@ -7,12 +7,14 @@ pub mod browser;
 pub mod charset;
 pub mod checks;
 pub mod crawl;
+pub mod css;
 pub mod dns;
 pub mod extract;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod fetch;
 pub mod guard;
+pub mod hreflang;
 pub mod legal;
 pub mod parse;
 pub mod run;

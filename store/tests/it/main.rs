@@ -2,5 +2,6 @@
 
 mod content;
 mod db_store;
+mod hreflang;
 mod issues;
 mod schedules;

@@ -515,11 +515,11 @@ pub async fn pages_win_over_resource_checks<F: Frontier>(f: F) {
         t
     };
     let discovered = vec![
-        as_kind("http://a.test/seen-as-image", TaskKind::Resource),
+        as_kind("http://a.test/seen-as-image", TaskKind::Resource { stylesheet: false }),
         as_kind("http://a.test/seen-as-image", TaskKind::Page),
         as_kind("http://a.test/page-first", TaskKind::Page),
-        as_kind("http://a.test/page-first", TaskKind::Resource),
-        as_kind("http://a.test/seen-as-image", TaskKind::Resource),
+        as_kind("http://a.test/page-first", TaskKind::Resource { stylesheet: false }),
+        as_kind("http://a.test/seen-as-image", TaskKind::Resource { stylesheet: false }),
     ];
     let c = Completion { discovered, ..Completion::default() };
     assert_eq!(complete(&f, &p, c, T0).await, Completed::Applied { enqueued: 3 }, "image+page, page; no repeats");
@@ -533,7 +533,7 @@ pub async fn pages_win_over_resource_checks<F: Frontier>(f: F) {
         got,
         vec![
             ("/page-first".to_owned(), TaskKind::Page),
-            ("/seen-as-image".to_owned(), TaskKind::Resource),
+            ("/seen-as-image".to_owned(), TaskKind::Resource { stylesheet: false }),
             ("/seen-as-image".to_owned(), TaskKind::Page),
         ]
     );

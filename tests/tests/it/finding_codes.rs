@@ -18,7 +18,9 @@
 //! - `tls` (`--ca-file` of a test CA): the HTTPS sites of [`finding_support::TlsSites`];
 //! - `domain`: the DNS, e-mail and domain codes, from the domains of [`crate::domain_world`]
 //!   (our DNS server, mail servers and RDAP service);
-//! - `resolver`: one site of that world audited through a `--dns-server` that never answers.
+//! - `resolver`: one site of that world audited through a `--dns-server` that never answers;
+//! - `links` (`--exclude`, `--strip-query`): the shop of `shoal_tests::testsite::shop_links`
+//!   (hreflang, excluded sections), on a host of its own.
 //!
 //! Each audit is bounded ([`AUDIT_BOUND`]): one that hangs fails the codes it was to raise, with
 //! that reason, and the others are still checked.
@@ -57,6 +59,8 @@ const EXTERNAL_HOST: &str = "ext.test";
 /// How long one audit of this file may take: far more than any needs (the slowest, `main`, waits
 /// out a 429's slow mode: a few seconds).
 const AUDIT_BOUND: Duration = Duration::from_secs(40);
+/// The host of the `links` audit (the shop of `shop_links`; `shop.test` is the `main` audit's).
+const SHOP_HOST: &str = "shop-links.test";
 /// The hosts of the `limits` audit.
 const LIMIT_HOSTS: [&str; 5] = ["links.test", "pages.test", "depth.test", "res.test", "sitemaps.test"];
 
@@ -422,6 +426,19 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::CanonicalOtherSite, "main", c("/canon-other")),
         case(K::CanonicalBroken, "main", c("/canon-broken")),
         case(K::CanonicalRedirect, "main", c("/canon-redirect")),
+        case(K::HreflangInvalidCode, "links", at(SHOP_HOST, "/en/")),
+        case(K::HreflangSelfMissing, "links", at(SHOP_HOST, "/")),
+        case(K::HreflangReturnMissing, "links", at(SHOP_HOST, "/en/")),
+        case(K::HreflangConflict, "links", at(SHOP_HOST, "/de/")),
+        case(K::HreflangXDefaultMissing, "links", at(SHOP_HOST, "/")),
+        case(K::HreflangTargetError, "links", at(SHOP_HOST, "/en/")),
+        case(K::HreflangTargetRedirect, "links", at(SHOP_HOST, "/en/")),
+        case(K::HreflangTargetNoindex, "links", at(SHOP_HOST, "/en/")),
+        case(K::HreflangTargetCanonicalised, "links", at(SHOP_HOST, "/en/")),
+        case(K::HreflangTargetDisallowed, "links", at(SHOP_HOST, "/en/")),
+        case(K::HreflangLangMismatch, "links", at(SHOP_HOST, "/de/")),
+        case(K::HreflangTooMany, "links", at(SHOP_HOST, "/many-langs/")),
+        case(K::UrlExcluded, "links", at(SHOP_HOST, "/cart/")),
         // The http:// form of https://expiring.test:PORT/ is served (200) on the same port.
         case(K::HttpsRedirectMissing, "tls", Where::Url(format!("http://expiring.test:{}/", tls.server.port()))),
         case(K::NoHttps, "main", c("/")),
@@ -486,6 +503,8 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         Site::new("linker.test").page("/", &clean_page("Linker", &format!("<a href=\"{external}\">elsewhere</a>"))),
     );
     sites.push(Site::new(EXTERNAL_HOST).page("/", &clean_page("Another site", "")));
+    let shop_url = move |path: &str| format!("http://{SHOP_HOST}:{port}{path}");
+    sites.push(shoal_tests::testsite::shop_links::shop(SHOP_HOST, &shop_url));
     let server = TestServer::start_reserved(reserved, sites).await.expect("server starts on a free port");
     let tls = TlsSites::start().await;
     let world = crate::domain_world::World::start().await;
@@ -500,7 +519,11 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let tls_starts = tls.starts();
     let ca = tls.ca_arg();
     let tls_args = ["--gap-ms", "0", "--ca-file", ca.as_str()];
-    let (main, limits, private, external, tls_run, domain, resolver) = tokio::join!(
+    let shop_starts = [shop_url("/")];
+    let mut shop_args = vec!["--gap-ms", "0"];
+    shop_args.extend(shoal_tests::testsite::shop_links::EXCLUDE.iter().flat_map(|e| ["--exclude", e]));
+    shop_args.extend(shoal_tests::testsite::shop_links::STRIP_QUERY.iter().flat_map(|q| ["--strip-query", q]));
+    let (main, limits, private, external, tls_run, domain, resolver, links) = tokio::join!(
         // With fault injection on: `fetch_abandoned` is raised by a URL whose processing panics.
         bounded(common::audit_with_faults(
             &MAIN_HOSTS,
@@ -531,6 +554,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         bounded(audit(&tls.server, &TLS_HOSTS, &tls_starts, &tls_args)),
         bounded(world.audit(crate::domain_world::AUDITED, &[])),
         bounded(world.audit_with(&["good.test"], silent_resolver)),
+        bounded(audit(&server, &[SHOP_HOST], &shop_starts, &shop_args)),
     );
     let audited = started.elapsed();
     let log = server.shutdown().await;
@@ -542,6 +566,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         ("tls", tls_run),
         ("domain", domain),
         ("resolver", resolver),
+        ("links", links),
     ]);
     assert!(log.for_host("private.test").is_empty(), "--deny-private contacted private.test\n{}", log.dump());
 

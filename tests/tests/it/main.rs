@@ -36,5 +36,6 @@ mod procs;
 mod quarantine;
 mod schedule;
 mod schedule_wake;
+mod shop_audit;
 mod start_redirect;
 mod testsite;

@@ -119,6 +119,7 @@ impl EmbeddedFrontier {
         }
         let scope = seed.scope();
         let hosts = scope.host_keys();
+        let pace = seed.limits.pace;
         st.sites.insert(
             seed.site,
             SiteEntry {
@@ -143,7 +144,7 @@ impl EmbeddedFrontier {
             let Some(task) = super::robots_task(seed.audit, seed.site, seed.start.as_url().scheme(), host) else {
                 continue;
             };
-            st.open_lane(seed.audit, seed.site, host, seed.limits.pace, task, UnixMs(0));
+            st.open_lane(seed.audit, seed.site, host, pace, task, UnixMs(0));
         }
         for task in seed.initial {
             st.offer(task, UnixMs(0));
@@ -546,7 +547,7 @@ impl State {
         {
             return false;
         }
-        let limits = site.limits;
+        let limits = &site.limits;
         let over = match task.kind {
             TaskKind::Page if task.depth > limits.max_depth => Some(Code::DepthLimitReached),
             TaskKind::Page if site.pages_enqueued >= u64::from(limits.max_pages) => Some(Code::PageLimitReached),
@@ -715,7 +716,11 @@ impl Frontier for EmbeddedFrontier {
 
     fn site_info(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteInfo>, FrontierError>> + Send {
         let st = self.lock();
-        ready(Ok(st.sites.get(&site).map(|s| SiteInfo { audit: s.audit, start: s.start.clone(), limits: s.limits })))
+        ready(Ok(st.sites.get(&site).map(|s| SiteInfo {
+            audit: s.audit,
+            start: s.start.clone(),
+            limits: s.limits.clone(),
+        })))
     }
 
     fn read_events(&self, max: usize) -> impl Future<Output = Result<Vec<(EventId, Event)>, FrontierError>> + Send {
