@@ -7,12 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { # NAME CMD...: runs CMD and prints how long it took
-  local name=$1 t0=$SECONDS
+step() { # NAME CMD...: runs CMD, prints how long it took, and returns CMD's status
+  local name=$1 t0=$SECONDS rc=0
   shift
   echo "== test.sh: $name" >&2
-  "$@"
+  "$@" || rc=$?
   echo "== test.sh: $name took $((SECONDS - t0)) s" >&2
+  return "$rc"
 }
 
 install_missing() {

@@ -4,9 +4,11 @@
 //! (one validation for every command and for `shoal config check`); the engine and the workers only
 //! ever see this validated form, so an out-of-range value cannot reach them.
 
+use shoal_shared::content::{ContentLimits, MIN_NEAR_DUPLICATE_PERCENT};
 use shoal_shared::custom::{CustomRules, RuleError};
 use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::pace::PaceLimits;
+use shoal_shared::scope_rules::ScopeRules;
 use shoal_shared::task::SiteLimits;
 use shoal_shared::wire::AuditOptions;
 use shoal_worker::crawl::CrawlSettings;
@@ -74,13 +76,14 @@ impl Default for CrawlConfig {
 
 impl CrawlConfig {
     /// An audit's settings: these defaults narrowed by a request's options. The limits take each
-    /// option given; the rules are the request's when it gives either list (then they are the
-    /// audit's whole set), else the defaults', compiled as the workers will compile them.
+    /// option given (a scope-rule list the request gives replaces the default's list, the others
+    /// stay); the rules are the request's when it gives either list (then they are the audit's
+    /// whole set), else the defaults', compiled as the workers will compile them.
     ///
     /// # Errors
     /// What is wrong with the options, for a 400 answer.
     pub fn narrow(&self, o: &AuditOptions) -> Result<AuditSettings, String> {
-        let d = self.limits;
+        let d = &self.limits;
         let pace = PaceLimits::new(
             o.in_flight.unwrap_or(d.pace.max_in_flight()),
             o.gap_ms.map_or(d.pace.gap(), Duration::from_millis),
@@ -95,10 +98,20 @@ impl CrawlConfig {
             max_sitemaps: o.max_sitemaps.unwrap_or(d.max_sitemaps),
             max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
             browser_pages: o.browser_pages.unwrap_or(d.browser_pages),
-            ..d
+            scope: scope_rules(d, o)?,
+            content: ContentLimits {
+                thin_page_words: o.thin_page_words.unwrap_or(d.content.thin_page_words),
+                near_duplicate_percent: o.near_duplicate_percent.unwrap_or(d.content.near_duplicate_percent),
+                image_budget_kib: o.image_budget_kib.unwrap_or(d.content.image_budget_kib),
+            },
+            ..d.clone()
         };
         if limits.max_pages == 0 {
             return Err("max_pages must be at least 1".into());
+        }
+        let percent = limits.content.near_duplicate_percent;
+        if !(MIN_NEAR_DUPLICATE_PERCENT..=100).contains(&percent) {
+            return Err(format!("near_duplicate_percent ({percent}) must be {MIN_NEAR_DUPLICATE_PERCENT}-100"));
         }
         if limits.browser_pages > MAX_BROWSER_PAGES {
             return Err(format!("browser_pages must be 0-{MAX_BROWSER_PAGES}"));
@@ -113,4 +126,16 @@ impl CrawlConfig {
         };
         Ok(AuditSettings { limits, custom })
     }
+}
+
+/// The audit's scope rules: a list the request gives replaces the default's list, the others
+/// stay.
+fn scope_rules(d: &SiteLimits, o: &AuditOptions) -> Result<ScopeRules, String> {
+    if o.include.is_none() && o.exclude.is_none() && o.strip_query.is_none() {
+        return Ok(d.scope.clone());
+    }
+    let include = o.include.as_deref().unwrap_or(d.scope.include());
+    let exclude = o.exclude.as_deref().unwrap_or(d.scope.exclude());
+    let strip = o.strip_query.as_deref().unwrap_or(d.scope.strip_query());
+    ScopeRules::new(include, exclude, strip).map_err(|e| e.to_string())
 }

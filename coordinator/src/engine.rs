@@ -10,6 +10,11 @@
 //! idempotent, so a coordinator killed at any moment resumes where it stopped ([`Coordinator::recover`]);
 //! leases expire on their own, so no worker's death loses a URL.
 
+mod quarantine;
+mod request;
+
+pub use quarantine::{QUARANTINE_READ, QUARANTINE_TIMEOUT, Verdict, judge};
+
 use crate::admission::Admission;
 use crate::aggregate::{EVENT_BATCH, lock};
 use crate::config::{AuditSettings, CrawlConfig};
@@ -17,7 +22,6 @@ use shoal_shared::custom::CustomRules;
 use shoal_shared::frontier::{EventId, Frontier, FrontierError, SiteProgress};
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
 use shoal_shared::record::Event;
-use shoal_shared::starts::{MAX_SITES_PER_AUDIT, StartList};
 use shoal_shared::task::SiteLimits;
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::NormalizedUrl;
@@ -120,6 +124,8 @@ pub struct Coordinator<F> {
     /// before anything more is read, so a failed write loses nothing, whichever frontier handed
     /// the batch over.
     unwritten: Mutex<Option<Batch>>,
+    /// When this process first saw each quarantined site ([`quarantine`]).
+    quarantine_seen: Mutex<HashMap<SiteId, UnixMs>>,
 }
 
 /// Events read from the frontier, with the ids that acknowledge them.
@@ -129,6 +135,7 @@ fn view(a: &AuditSummary) -> AuditView {
     AuditView {
         id: a.id.0,
         status: a.status.as_str().to_owned(),
+        reason: a.reason.clone(),
         created_at_ms: a.created_at.0,
         finished_at_ms: a.finished_at.map(|t| t.0),
         sites_total: a.sites,
@@ -180,6 +187,7 @@ impl<F: Frontier> Coordinator<F> {
             forgetting: Mutex::new(HashSet::new()),
             observer: OnceLock::new(),
             unwritten: Mutex::new(None),
+            quarantine_seen: Mutex::new(HashMap::new()),
         })
     }
 
@@ -275,7 +283,7 @@ impl<F: Frontier> Coordinator<F> {
             let limits: SiteLimits = options
                 .as_ref()
                 .and_then(|v| serde_json::from_value(v.get("limits")?.clone()).ok())
-                .unwrap_or(self.defaults.limits);
+                .unwrap_or_else(|| self.defaults.limits.clone());
             // An audit stored before custom rules existed has none.
             let custom: CustomRules = options
                 .as_ref()
@@ -334,27 +342,6 @@ impl<F: Frontier> Coordinator<F> {
         Ok(self.start_run(starts, settings, None).await?.0)
     }
 
-    /// Checks a request (a submit, or a schedule's list and options) as a submit does: the start
-    /// URLs by [`StartList`]'s rules and caps, the options against the defaults. Returns the start
-    /// URLs and the audit's settings.
-    ///
-    /// # Errors
-    /// [`EngineError::BadRequest`] saying what is wrong.
-    pub fn check(&self, req: &SubmitRequest) -> Result<(Vec<NormalizedUrl>, AuditSettings), EngineError> {
-        if req.urls.len() > MAX_SITES_PER_AUDIT {
-            return Err(EngineError::BadRequest(format!("more than {MAX_SITES_PER_AUDIT} sites")));
-        }
-        let mut list = StartList::default();
-        for u in &req.urls {
-            list.push(u).map_err(|e| EngineError::BadRequest(e.to_string()))?;
-        }
-        if list.is_empty() {
-            return Err(EngineError::BadRequest("no start URL: give at least one".into()));
-        }
-        let settings = self.defaults.narrow(&req.options).map_err(EngineError::BadRequest)?;
-        Ok((list.into_urls(), settings))
-    }
-
     /// Records an audit of `starts` (one site each) and seeds its sites into the frontier.
     /// Returns the audit and its sites, in the order of `starts`.
     ///
@@ -383,15 +370,15 @@ impl<F: Frontier> Coordinator<F> {
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
         let AuditSettings { limits, custom } = settings;
         let mut config = self.defaults.clone();
-        config.limits = limits;
         let options = serde_json::json!({
             "starts": starts.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "limits": limits,
-            "custom": custom,
+            "limits": &limits,
+            "custom": &custom,
             "user_agent": config.fetch.user_agent,
             "robots_token": config.crawl.token.as_str(),
             "mode": self.mode,
         });
+        config.limits = limits;
         config.custom = custom;
         let (audit, sites) = self
             .write(move |db| {
@@ -531,10 +518,13 @@ impl<F: Frontier> Coordinator<F> {
                 batch.into_iter().unzip()
             }
         };
-        let (written, events) = self.write(move |db| Ok((db.apply(&events), events))).await?;
+        let (written, ids, events, skipped) = self.write(move |db| Ok(quarantine::apply(db, ids, events))).await?;
+        for (id, site) in &skipped {
+            tracing::warn!(id = %id.0, site = %site, "quarantined an events stream entry naming a site this audit database does not hold under its audit");
+        }
+        shoal_metrics::metrics().events_quarantined.inc_by(skipped.len() as u64);
         if let Err(e) = written {
-            // A batch about a site the database does not hold is a bug upstream, and would fail
-            // again on every try: it is not kept (the error says which site).
+            // Only a database failure is worth another try with the same batch.
             if matches!(e, DbError::Sql { .. }) {
                 *self.unwritten() = Some((ids, events));
             }
@@ -714,6 +704,9 @@ impl<F: Frontier> Coordinator<F> {
                     }
                     if let Err(e) = self.update_gauges().await {
                         tracing::warn!(error = %e, "updating gauges failed");
+                    }
+                    if let Err(e) = self.check_quarantine().await {
+                        tracing::warn!(error = %e, "reading the frontier's quarantine failed; trying again");
                     }
                     if let Err(e) = self.admit().await {
                         tracing::warn!(error = %e, "seeding waiting sites failed; trying again");

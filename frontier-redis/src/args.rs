@@ -14,7 +14,7 @@ use std::time::Duration;
 pub(crate) fn kind_code(kind: TaskKind) -> &'static str {
     match kind {
         TaskKind::Page => "p",
-        TaskKind::Resource => "r",
+        TaskKind::Resource { .. } => "r",
         TaskKind::External => "x",
         TaskKind::Sitemap { .. } => "s",
         _ => "o",

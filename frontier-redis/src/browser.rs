@@ -19,7 +19,7 @@ impl RedisFrontier {
         &self,
         site: SiteId,
         tasks: Vec<Task>,
-        _now: UnixMs,
+        now: UnixMs,
     ) -> Result<(), FrontierError> {
         let tasks: Vec<&Task> = tasks.iter().filter(|t| t.site == site && t.kind.is_browser()).collect();
         let mut inv = self.scripts.queue_browser.call(self.keys.prefix());
@@ -27,6 +27,7 @@ impl RedisFrontier {
         for t in tasks {
             inv.arg(t.url.host_key().as_str()).arg(encode(t));
         }
+        inv.arg(now.0);
         let mut c = self.conn.clone();
         let _: Vec<Value> = inv.invoke_async(&mut c).await.map_err(store("queue_browser"))?;
         Ok(())

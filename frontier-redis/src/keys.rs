@@ -39,6 +39,7 @@
 //! | `…:bq` | zset | complete, reap, queue_browser, claim_browser | browser tasks (`--browser-pages`) waiting, by id (oldest first): only `claim_browser` reads it, so a worker without `--browser` never sees them |
 //! | `…:btask:{id}` | hash | the same | one waiting browser task: `lane`, `site`, `blob` (rmp `Task`), `nb` not-before (ms) |
 //! | `…:sbq:{site}` | set | the same, `cancel`, `forget` | the site's waiting browser task ids (a cancel drops them) |
+//! | `…:quarantine` | hash | any step, progress reads, `forget` | sites taken out of the crawl because a step could not read their state (field: the site; value: `ms reason`, the first report kept); the coordinator fails their audits, `forget` drops them (docs/runbook.md, "A bad entry is quarantined") |
 //! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: one rmp `Event`; field `E`: a completion's events, each behind its 4-byte little-endian length, `stream::pack_events`; a completion that moved a latency guard adds `g`, `moved,level,recent_ms,baseline_ms,at,ip`, one per change, and `t`, the lease's task, from which the reader builds the `slowed_down` note); consumer group `coordinator` |
 //!
 //! Lua scripts get the prefix as `KEYS[1]` and build keys with the functions of [`lua_prelude`],
@@ -98,7 +99,41 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_sbq", ":sbq:", true),
     ("k_hungry", ":hungry", false),
     ("k_wl", ":wl", false),
+    ("k_quarantine", ":quarantine", false),
 ];
+
+/// The fields of each hash that hold numbers: what the steps read as numbers (an unreadable one
+/// quarantines the unit that reads it), and what the quarantine's check (`diagnose` in
+/// `lua/common.lua`, which gets these as `SITE_NUMBERS` etc.) and the progress reads look at.
+pub const SITE_NUMBERS: &[&str] = &[
+    "audit",
+    "queued",
+    "leased",
+    "pages",
+    "res",
+    "completed",
+    "done",
+    "cancelled",
+    "maxp",
+    "maxd",
+    "maxr",
+    "pmax",
+    "pgap",
+    "maxsf",
+    "maxsb",
+    "smf",
+    "smb",
+    "bp",
+];
+/// See [`SITE_NUMBERS`]: a lane's.
+pub const LANE_NUMBERS: &[&str] = &["rtnb", "rat", "pgap"];
+/// See [`SITE_NUMBERS`]: a host's pace (`lr`, a list, is read leniently).
+pub const HOST_NUMBERS: &[&str] = &["inf", "maxe", "gape", "next", "ipx", "qg", "lb", "ll", "lsc", "lcm"];
+/// See [`SITE_NUMBERS`]: a lease's.
+pub const LEASE_NUMBERS: &[&str] = &["prio", "started", "deadline", "n", "x"];
+
+/// Separates a quarantine record's time from its reason (`…:quarantine` values).
+pub const QUARANTINE_SEP: char = ' ';
 
 /// Builds the keys of one frontier namespace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,6 +243,12 @@ impl Keys {
         self.key("k_ipg", Some(&ip.to_string()))
     }
 
+    /// The quarantined sites (see the table above).
+    #[must_use]
+    pub fn quarantine(&self) -> String {
+        self.key("k_quarantine", None)
+    }
+
     /// The audit's host list.
     #[must_use]
     pub fn audit_hosts(&self, audit: AuditId) -> String {
@@ -244,6 +285,16 @@ pub fn lua_prelude() -> String {
     s.push_str(&format!("local MAX_RETRY_WAIT = {}\n", ms(shoal_shared::pace::MAX_RETRY_WAIT)));
     s.push_str(&format!("local HUNGRY_RECENT = {}\n", ms(HUNGRY_RECENT)));
     s.push_str(&format!("local HUNGRY_FORGET = {}\n", ms(HUNGRY_FORGET)));
+    for (name, fields) in [
+        ("SITE_NUMBERS", SITE_NUMBERS),
+        ("LANE_NUMBERS", LANE_NUMBERS),
+        ("HOST_NUMBERS", HOST_NUMBERS),
+        ("LEASE_NUMBERS", LEASE_NUMBERS),
+    ] {
+        let list: Vec<String> = fields.iter().map(|f| format!("'{f}'")).collect();
+        s.push_str(&format!("local {name} = {{{}}}\n", list.join(", ")));
+    }
+    s.push_str(&format!("local QUARANTINE_SEP = '{QUARANTINE_SEP}'\n"));
     {
         use shoal_shared::latency as l;
         s.push_str(&format!("local GUARD_WINDOW = {}\n", l::GUARD_WINDOW));
@@ -276,6 +327,7 @@ mod tests {
         assert_eq!(k.lease(LeaseId(9)), "shoal:v1:{prod}:lease:9");
         assert_eq!(k.host(&host), "shoal:v1:{prod}:host:a.test:8080");
         assert_eq!(k.pattern(), "shoal:v1:{prod}:*");
+        assert_eq!(k.quarantine(), "shoal:v1:{prod}:quarantine");
         assert_eq!(Keys::new("a{b}c d").prefix(), "shoal:v1:{a_b_c_d}", "a namespace cannot break the hash tag");
     }
 
@@ -291,5 +343,6 @@ mod tests {
         assert!(lua.contains("local ROBOTS_MAX_AGE = 86400000"));
         assert!(lua.contains("local GUARD_MIN_RISE = 500"));
         assert!(lua.contains("local GUARD_FLOOR_GAP = 250"));
+        assert!(lua.contains("local HOST_NUMBERS = {'inf', 'maxe', "), "{lua}");
     }
 }

@@ -13,8 +13,10 @@
 mod answers;
 mod args;
 mod browser;
+mod events;
 pub mod keys;
 mod pace;
+mod quarantine;
 pub mod scripts;
 mod sent;
 mod status;
@@ -30,7 +32,7 @@ use serde::de::DeserializeOwned;
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{
     Claim, Completed, Completion, EventId, Frontier, FrontierError, FrontierSettings, LaneRobots, LaneRobotsState,
-    Lease, Renewal, SiteInfo, SiteProgress, SiteSeed, audit_of_cache_key, limit_finding,
+    Lease, Quarantine, Renewal, SiteInfo, SiteProgress, SiteSeed, audit_of_cache_key, limit_finding,
 };
 use shoal_shared::ids::{AuditId, LeaseId, SiteId, WorkerId};
 use shoal_shared::record::Event;
@@ -66,6 +68,8 @@ pub struct RedisFrontier {
     settings: FrontierSettings,
     consumer: String,
     pending_first: std::sync::Arc<AtomicBool>,
+    /// Events stream entries quarantined since the last [`Frontier::quarantine`] (see [`events`]).
+    quarantined_entries: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The links this process already handed to Redis, per audit (see [`sent`]).
     sent: std::sync::Arc<std::sync::Mutex<sent::Sent>>,
     /// The hosts this process lately read clear for a batch's next request (see [`pace`]).
@@ -142,6 +146,7 @@ impl RedisFrontier {
             settings,
             consumer: consumer.to_owned(),
             pending_first: std::sync::Arc::new(AtomicBool::new(true)),
+            quarantined_entries: std::sync::Arc::default(),
             sent: std::sync::Arc::default(),
             paced: std::sync::Arc::default(),
             epoch: std::sync::Arc::default(),
@@ -208,8 +213,12 @@ impl RedisFrontier {
 
     /// The seed script's invocation for one site (arguments as seed.lua lists them).
     fn seed_invocation(&self, seed: &SiteSeed) -> scripts::Call {
-        let info =
-            SiteInfo { audit: seed.audit, start: seed.start.clone(), limits: seed.limits, custom: seed.custom.clone() };
+        let info = SiteInfo {
+            audit: seed.audit,
+            start: seed.start.clone(),
+            limits: seed.limits.clone(),
+            custom: seed.custom.clone(),
+        };
         let lim = |code| encode(&Event::Finding(limit_finding(seed.audit, seed.site, &seed.start, &seed.limits, code)));
         let hosts = seed.scope().host_keys();
         let initial: Vec<&Task> = seed.initial.iter().collect();
@@ -238,6 +247,7 @@ impl RedisFrontier {
         }
         runs.push(&mut inv);
         inv.arg(seed.limits.browser_pages).arg(encode(&Event::CrawlDone { audit: seed.audit, site: seed.site }));
+        inv.arg(UnixMs::from(std::time::SystemTime::now()).0);
         inv
     }
 
@@ -382,115 +392,6 @@ impl RedisFrontier {
         self.saw_epoch(&next);
         Ok((done, parse_claim(worker, &next)?))
     }
-
-    async fn read_events_now(&self, max: usize) -> Result<Vec<(EventId, Event)>, FrontierError> {
-        // After a restart, first re-read what this consumer had read but not acknowledged; once
-        // that is empty, read new entries.
-        let mut entries = Vec::new();
-        if self.pending_first.load(Ordering::Acquire) {
-            entries = self.xreadgroup("0", max).await?;
-            if entries.is_empty() {
-                self.pending_first.store(false, Ordering::Release);
-            }
-        }
-        if entries.is_empty() {
-            entries = self.xreadgroup(">", max).await?;
-        }
-        let mut out = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let id = entry.id.clone();
-            if entry.is_empty() {
-                // Deleted or malformed entry: acknowledge it so it is not read forever.
-                tracing::warn!(id = %id, "skipping an events stream entry without a payload");
-                self.ack_now(&[EventId(id)]).await?;
-                continue;
-            }
-            // One entry holds a completion's events (field `E`) and its latency notes:
-            // each is delivered with the entry's id, and acknowledging it acknowledges them all.
-            for b in entry.payloads()? {
-                out.push((EventId(id.clone()), decode::<Event>("event", b)?));
-            }
-            for note in entry.guard_notes()? {
-                out.push((EventId(id.clone()), note));
-            }
-        }
-        Ok(out)
-    }
-
-    async fn xreadgroup(&self, id: &str, max: usize) -> Result<Vec<stream::Entry>, FrontierError> {
-        let mut c = self.conn.clone();
-        let reply: Result<Value, RedisError> = redis::cmd("XREADGROUP")
-            .arg("GROUP")
-            .arg(EVENTS_GROUP)
-            .arg(&self.consumer)
-            .arg("COUNT")
-            .arg(max.max(1))
-            .arg("STREAMS")
-            .arg(self.keys.events())
-            .arg(id)
-            .query_async(&mut c)
-            .await;
-        let reply = match reply {
-            Ok(v) => v,
-            Err(e) if e.code() == Some("NOGROUP") => {
-                // The stream and its group are gone: Redis lost its data (restarted empty, flushed,
-                // an empty replica promoted). Recreate them and the deployment's settings, and tell
-                // the engine, which seeds the live audits again from the audit database.
-                tracing::error!("Redis lost the frontier's data (no events group); recreating it");
-                self.ensure_group().await?;
-                self.publish_settings().await?;
-                self.pending_first.store(true, Ordering::Release);
-                return Err(FrontierError::Lost("the events stream"));
-            }
-            Err(e) => {
-                // Redis may have delivered the entries (moved them to this consumer's pending list,
-                // persisted in its AOF) before the connection broke: the reply is lost, the entries
-                // are not. Read the pending list first next time, or they are never applied.
-                self.pending_first.store(true, Ordering::Release);
-                return Err(store("read events")(e));
-            }
-        };
-        Ok(stream::entries(reply))
-    }
-
-    async fn ack_now(&self, ids: &[EventId]) -> Result<(), FrontierError> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let key = self.keys.events();
-        let id_strs: Vec<&str> = ids.iter().map(|i| i.0.as_str()).collect();
-        let mut c = self.conn.clone();
-        redis::pipe()
-            .cmd("XACK")
-            .arg(&key)
-            .arg(EVENTS_GROUP)
-            .arg(&id_strs)
-            .ignore()
-            .cmd("XDEL")
-            .arg(&key)
-            .arg(&id_strs)
-            .ignore()
-            .query_async::<()>(&mut c)
-            .await
-            .map_err(|e| {
-                // Committed but not acknowledged: read again (applying is idempotent), so the
-                // engine still sees these events, site-done ones included.
-                self.pending_first.store(true, Ordering::Release);
-                store("acknowledge events")(e)
-            })
-    }
-}
-
-/// The site hash's fields a progress read takes, in [`progress_of`]'s order.
-const PROGRESS_FIELDS: [&str; 5] = ["queued", "leased", "pages", "completed", "done"];
-
-/// A site's progress from its [`PROGRESS_FIELDS`]; `None` for a site Redis does not hold.
-fn progress_of(v: &[Option<i64>]) -> Option<SiteProgress> {
-    if v.iter().all(Option::is_none) {
-        return None;
-    }
-    let n = |i: usize| v.get(i).copied().flatten().map_or(0, |x| u64::try_from(x).unwrap_or(0));
-    Some(SiteProgress { queued: n(0), leased: n(1), pages_enqueued: n(2), completed: n(3), done: n(4) == 1 })
 }
 
 /// The robots.txt task of one host of a seed (with the start URL's scheme).
@@ -611,13 +512,16 @@ impl Frontier for RedisFrontier {
         async move {
             let Some((pipe, mut c, paced, host_key)) = pipe else { return Ok(true) };
             let r: Vec<Value> = pipe.query_async(&mut c).await.map_err(store("check a batch's pace"))?;
-            let host: Vec<Option<u64>> =
-                r.first().and_then(|v| redis::from_redis_value(v.clone()).ok()).unwrap_or_default();
-            let gap = host.first().copied().flatten().unwrap_or(0);
-            let next = host.get(1).copied().flatten().unwrap_or(0);
-            let level =
-                r.get(1).and_then(|v| redis::from_redis_value::<Option<u64>>(v.clone()).ok()).flatten().unwrap_or(0);
-            let clear = gap == 0 && next <= now.0 && level == 0;
+            // A value that is no number reads as "not clear": the batch stops, and the host's
+            // next claim finds it (and quarantines its lane, lua/common.lua).
+            let host: Option<Vec<Option<u64>>> = r.first().and_then(|v| redis::from_redis_value(v.clone()).ok());
+            let gap = host.as_ref().map_or(Some(u64::MAX), |h| Some(h.first().copied().flatten().unwrap_or(0)));
+            let next = host.as_ref().and_then(|h| h.get(1).copied()).flatten().unwrap_or(0);
+            let level = match r.get(1) {
+                None => Some(0),
+                Some(v) => redis::from_redis_value::<Option<u64>>(v.clone()).ok().map(|l| l.unwrap_or(0)),
+            };
+            let clear = gap == Some(0) && next <= now.0 && level == Some(0);
             let mut memo = paced.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if clear {
                 memo.clear_at(&host_key, asked);
@@ -678,39 +582,25 @@ impl Frontier for RedisFrontier {
         async move { self.ack_now(&ids).await }
     }
 
-    fn progress(&self, site: SiteId) -> impl Future<Output = Result<Option<SiteProgress>, FrontierError>> + Send {
-        let status = self.status.clone();
-        let key = self.keys.site(site);
-        async move {
-            let mut c = status.get().await?;
-            let v: Vec<Option<i64>> = redis::cmd("HMGET")
-                .arg(&key)
-                .arg(&PROGRESS_FIELDS)
-                .query_async(&mut c)
-                .await
-                .map_err(store("read progress"))?;
-            Ok(progress_of(&v))
-        }
+    async fn progress(&self, site: SiteId) -> Result<Option<SiteProgress>, FrontierError> {
+        Ok(self.progress_many_now(&[site]).await?.pop().flatten())
     }
 
     fn progress_many(
         &self,
         sites: &[SiteId],
     ) -> impl Future<Output = Result<Vec<Option<SiteProgress>>, FrontierError>> + Send {
-        let status = self.status.clone();
-        let mut pipe = redis::pipe();
-        for s in sites {
-            pipe.cmd("HMGET").arg(self.keys.site(*s)).arg(&PROGRESS_FIELDS);
-        }
-        let empty = sites.is_empty();
-        async move {
-            if empty {
-                return Ok(Vec::new());
-            }
-            let mut c = status.get().await?;
-            let rows: Vec<Vec<Option<i64>>> = pipe.query_async(&mut c).await.map_err(store("read progress"))?;
-            Ok(rows.iter().map(|v| progress_of(v)).collect())
-        }
+        let sites = sites.to_vec();
+        async move { self.progress_many_now(&sites).await }
+    }
+
+    fn quarantine(&self, max: usize) -> impl Future<Output = Result<Quarantine, FrontierError>> + Send {
+        self.quarantine_now(max)
+    }
+
+    fn release_quarantine(&self, sites: &[SiteId]) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let sites = sites.to_vec();
+        async move { self.release_quarantine_now(&sites).await }
     }
 
     fn forget(&self, audit: AuditId) -> impl Future<Output = Result<bool, FrontierError>> + Send {
@@ -787,7 +677,7 @@ impl Frontier for RedisFrontier {
             let mut cursor = String::from("0");
             for _ in 0..CANCEL_CALLS {
                 let mut inv = scripts.cancel.call(&prefix);
-                inv.arg(audit.0).arg(&cursor).arg(FORGET_STEP);
+                inv.arg(audit.0).arg(&cursor).arg(FORGET_STEP).arg(UnixMs::from(std::time::SystemTime::now()).0);
                 cursor = inv.invoke_async(&mut c).await.map_err(store("cancel"))?;
                 if cursor == "0" {
                     return Ok(());

@@ -4,10 +4,12 @@
 //! The completion's step (`lua/complete.lua`) cannot encode a finding, so it writes the change as
 //! figures (`g`) beside the lease's task (`t`), in the same stream entry as the completion's
 //! events: the note is published in the same atomic step as the change, and costs no round trip.
+//!
+//! An entry is read part by part ([`Entry::read`]): what does not decode is named, never fatal
+//! (`events.rs` quarantines it).
 
 use super::decode;
 use redis::Value;
-use shoal_shared::frontier::FrontierError;
 use shoal_shared::latency::{GuardChange, GuardMove, guard_note};
 use shoal_shared::record::Event;
 use shoal_shared::task::Task;
@@ -54,52 +56,61 @@ pub(crate) struct Entry {
     /// Its events (rmp `Event`), in order: those of its field `E` (a completion's, packed) and of
     /// its fields `e` (one each: a site's end, a limit reached, an earlier version's completions).
     pub events: Vec<Vec<u8>>,
-    /// A field `E` whose framing did not add up (the reader reports the entry as corrupt).
+    /// A field `E` whose framing did not add up.
     pub malformed: bool,
     /// Its fields `g`: one latency guard's change each, `moved,level,recent_ms,baseline_ms,at,ip`.
     pub guard: Vec<String>,
     /// Its field `t`: the task whose answer moved the guards.
     pub task: Option<Vec<u8>>,
+    /// Fields no version of Shoal writes (ignored: a later version may add some).
+    pub unknown: usize,
+}
+
+/// What could be read of one entry, part by part.
+#[derive(Debug, Default)]
+pub(crate) struct Read {
+    /// Its events that decode, then the `slowed_down` notes of its guard changes, in order.
+    pub events: Vec<Event>,
+    /// What could not be read, one line each (empty for a sound entry).
+    pub unreadable: Vec<String>,
+    /// The task of its guard changes, when that decodes (it names the audit when no event does).
+    pub task: Option<Task>,
 }
 
 impl Entry {
-    /// Whether it carries nothing to deliver.
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.guard.is_empty() && !self.malformed
-    }
-
-    /// Its events' payloads, or why they cannot be read.
-    pub fn payloads(&self) -> Result<&[Vec<u8>], FrontierError> {
+    /// Reads it part by part: each event that decodes is kept, and each part that does not (an
+    /// event, the framing of `E`, a guard change or its task) is named in [`Read::unreadable`], so
+    /// one bad part costs that part and not the entry, and never its batch (see `events.rs`).
+    pub fn read(&self) -> Read {
+        let mut r = Read::default();
         if self.malformed {
-            return Err(FrontierError::Corrupt {
-                what: "events",
-                detail: format!("stream entry {}: a field E whose lengths do not add up", self.id),
-            });
+            r.unreadable.push("its field E (the lengths of its events do not add up)".to_owned());
         }
-        Ok(&self.events)
-    }
-
-    /// The `slowed_down` notes of its guard changes (see the module's doc).
-    pub fn guard_notes(&self) -> Result<Vec<Event>, FrontierError> {
-        if self.guard.is_empty() {
-            return Ok(Vec::new());
+        for (i, b) in self.events.iter().enumerate() {
+            match decode::<Event>("event", b) {
+                Ok(e) => r.events.push(e),
+                Err(e) => r.unreadable.push(format!("event {}: {e}", i + 1)),
+            }
         }
-        let Some(task) = &self.task else {
-            return Err(FrontierError::Corrupt {
-                what: "a latency note",
-                detail: format!("stream entry {}: a guard change without its task", self.id),
-            });
-        };
-        let task: Task = decode("task", task)?;
-        let mut out = Vec::with_capacity(self.guard.len());
-        for g in &self.guard {
-            let (change, at) = parse_change(g).ok_or_else(|| FrontierError::Corrupt {
-                what: "a latency note",
-                detail: format!("stream entry {}: a guard change that does not parse: {g:?}", self.id),
-            })?;
-            out.push(Event::Finding(guard_note(&task, &change, at)));
+        if !self.guard.is_empty() {
+            match self.task.as_deref().map(|t| decode::<Task>("task", t)) {
+                None => r.unreadable.push("a latency note without its task (field t)".to_owned()),
+                Some(Err(e)) => r.unreadable.push(format!("the task of its latency notes: {e}")),
+                Some(Ok(task)) => {
+                    for g in &self.guard {
+                        match parse_change(g) {
+                            Some((change, at)) => r.events.push(Event::Finding(guard_note(&task, &change, at))),
+                            None => r.unreadable.push(format!("a latency note that does not parse: {g:?}")),
+                        }
+                    }
+                    r.task = Some(task);
+                }
+            }
         }
-        Ok(out)
+        if r.events.is_empty() && r.unreadable.is_empty() && self.unknown > 0 {
+            r.unreadable.push(format!("no field Shoal writes ({} others)", self.unknown));
+        }
+        r
     }
 }
 
@@ -151,8 +162,11 @@ pub(crate) fn entries(reply: Value) -> Vec<Entry> {
             if let Some(Value::Array(f)) = fields {
                 let mut it = f.into_iter();
                 while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                    let Ok(k) = redis::from_redis_value::<String>(k) else { continue };
-                    let Ok(v) = redis::from_redis_value::<Vec<u8>>(v) else { continue };
+                    let (Ok(k), Ok(v)) = (redis::from_redis_value::<String>(k), redis::from_redis_value::<Vec<u8>>(v))
+                    else {
+                        e.unknown += 1;
+                        continue;
+                    };
                     match k.as_str() {
                         "e" => e.events.push(v),
                         "E" => match unpack_events(&v) {
@@ -161,7 +175,7 @@ pub(crate) fn entries(reply: Value) -> Vec<Entry> {
                         },
                         "g" => e.guard.push(String::from_utf8_lossy(&v).into_owned()),
                         "t" => e.task = Some(v),
-                        _ => {}
+                        _ => e.unknown += 1,
                     }
                 }
             }
@@ -236,6 +250,7 @@ mod tests {
         assert!(!got[0].malformed);
         let bad = Value::Array(vec![e(b"2-0"), Value::Array(vec![e(b"E"), e(&[7, 0, 0, 0, 1])])]);
         let got = entries(Value::Array(vec![Value::Array(vec![e(b"events"), Value::Array(vec![bad])])]));
-        assert!(got[0].malformed && !got[0].is_empty(), "{got:?}");
+        assert!(got[0].malformed, "{got:?}");
+        assert_eq!(got[0].read().unreadable.len(), 1, "{got:?}");
     }
 }

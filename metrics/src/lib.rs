@@ -48,6 +48,8 @@ pub struct Metrics {
     pub response_bytes: Counter,
     /// URLs not requested because robots.txt disallows them.
     pub robots_denials: Counter,
+    /// URLs not requested because the audit's --include/--exclude rules keep them out.
+    pub scope_exclusions: Counter,
     /// 429 answers; each puts its host in slow mode for the rest of the audit.
     pub rate_limited: Counter,
     /// Requests scheduled again after a 429, 5xx or network failure.
@@ -79,6 +81,13 @@ pub struct Metrics {
     pub sites_running: Gauge,
     /// Audits running (coordinator).
     pub audits_running: Gauge,
+    /// Events log entries quarantined: skipped whole or in part as unreadable, or naming a site the
+    /// audit database does not hold (coordinator).
+    pub events_quarantined: Counter,
+    /// Sites quarantined because their state in the frontier could not be read (coordinator).
+    pub sites_quarantined: Counter,
+    /// Audits ended `failed` (coordinator).
+    pub audits_failed: Counter,
 }
 
 impl Metrics {
@@ -95,6 +104,12 @@ impl Metrics {
             "robots_denials",
             "URLs not requested because robots.txt disallows them",
             robots_denials.clone(),
+        );
+        let scope_exclusions = Counter::default();
+        registry.register(
+            "scope_exclusions",
+            "URLs not requested because the audit's include/exclude rules keep them out",
+            scope_exclusions.clone(),
         );
         let rate_limited = Counter::default();
         registry.register("rate_limited", "429 answers; each puts its host in slow mode", rate_limited.clone());
@@ -134,12 +149,27 @@ impl Metrics {
         registry.register("sites_running", "Sites not yet finished in running audits", sites_running.clone());
         let audits_running = Gauge::default();
         registry.register("audits_running", "Audits running", audits_running.clone());
+        let events_quarantined = Counter::default();
+        registry.register(
+            "events_quarantined",
+            "Events log entries skipped whole or in part as unreadable, or naming a site the audit database does not hold",
+            events_quarantined.clone(),
+        );
+        let sites_quarantined = Counter::default();
+        registry.register(
+            "sites_quarantined",
+            "Sites taken out of the crawl because their state in the frontier could not be read",
+            sites_quarantined.clone(),
+        );
+        let audits_failed = Counter::default();
+        registry.register("audits_failed", "Audits ended failed", audits_failed.clone());
         Metrics {
             registry,
             requests,
             fetch_seconds,
             response_bytes,
             robots_denials,
+            scope_exclusions,
             rate_limited,
             retries,
             pace_adjustments,
@@ -155,6 +185,9 @@ impl Metrics {
             sites_done,
             sites_running,
             audits_running,
+            events_quarantined,
+            sites_quarantined,
+            audits_failed,
         }
     }
 
@@ -208,6 +241,7 @@ mod tests {
             "shoal_fetch_seconds_bucket",
             "shoal_response_bytes_total",
             "shoal_robots_denials_total",
+            "shoal_scope_exclusions_total",
             "shoal_rate_limited_total",
             "shoal_retries_total",
             "shoal_pace_adjustments_total",
@@ -217,6 +251,9 @@ mod tests {
             "shoal_findings_total",
             "shoal_sites_running",
             "shoal_audits_running",
+            "shoal_events_quarantined_total",
+            "shoal_sites_quarantined_total",
+            "shoal_audits_failed_total",
         ] {
             assert!(text.contains(name), "{name} missing:\n{text}");
         }

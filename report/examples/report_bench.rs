@@ -149,6 +149,8 @@ fn build(path: &Path, pages: usize) -> Result<(f64, f64), Box<dyn std::error::Er
             meta_robots: Vec::new(),
             x_robots_tag: Vec::new(),
             hreflang: Vec::new(),
+            hreflang_header: Vec::new(),
+            sitemap_hreflang: Vec::new(),
             links: (1..=LINKS_PER_PAGE)
                 .map(|k| LinkRecord {
                     url: url((i + k * 7) % pages),
@@ -162,6 +164,8 @@ fn build(path: &Path, pages: usize) -> Result<(f64, f64), Box<dyn std::error::Er
                 ("content-encoding".to_owned(), "gzip".to_owned()),
                 ("cache-control".to_owned(), "max-age=600".to_owned()),
             ],
+            word_count: Some(300),
+            structured_types: vec!["Product".to_owned(), "Offer".to_owned()],
             ..PageRecord::default()
         };
         batch.push(Event::Page(Box::new(record)));

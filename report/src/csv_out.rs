@@ -43,6 +43,9 @@ const PAGES_HEADER: &[&str] = &[
     "canonical",
     "meta_robots",
     "x_robots_tag",
+    "hreflang",
+    "word_count",
+    "structured_data_types",
 ];
 
 const LINKS_HEADER: &[&str] = &["site_id", "from_url", "to_url", "kind", "nofollow", "internal", "text"];
@@ -156,6 +159,9 @@ pub fn write_csv(db: &AuditDb, audit: AuditId, dir: &Path) -> Result<Vec<PathBuf
                 opt(p.canonical.as_deref()),
                 Cow::Owned(list(&p.meta_robots)),
                 Cow::Owned(list(&p.x_robots_tag)),
+                Cow::Owned(list(&p.hreflang.iter().map(|(lang, url)| format!("{lang} {url}")).collect::<Vec<_>>())),
+                Cow::Owned(p.word_count.map(|w| w.to_string()).unwrap_or_default()),
+                Cow::Owned(list(&p.structured_types)),
             ])
         })?;
     }

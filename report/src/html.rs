@@ -21,6 +21,7 @@
 mod ai_crawlers;
 mod browser;
 pub(crate) mod compare_page;
+mod content;
 pub(super) mod csp;
 mod data;
 mod domain;

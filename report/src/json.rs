@@ -120,6 +120,10 @@ struct PageJson<'a> {
     headers: Vec<HeaderJson<'a>>,
     fetched_at: String,
     fetched_at_ms: u64,
+    word_count: Option<u32>,
+    structured_data_types: &'a [String],
+    rel_next: Option<&'a str>,
+    rel_prev: Option<&'a str>,
     links: Vec<LinkJson<'a>>,
     extracted: Pairs<'a>,
     ai_crawlers_blocked: Option<Vec<&'static str>>,
@@ -189,6 +193,10 @@ impl<'a> PageJson<'a> {
             headers: p.headers.iter().map(|(name, value)| HeaderJson { name, value }).collect(),
             fetched_at: rfc3339(p.fetched_at),
             fetched_at_ms: p.fetched_at.0,
+            word_count: p.word_count,
+            structured_data_types: &p.structured_types,
+            rel_next: p.rel_next.as_deref(),
+            rel_prev: p.rel_prev.as_deref(),
             links: links
                 .iter()
                 .map(|l| LinkJson {
@@ -520,6 +528,49 @@ fn write_site<W: Write>(db: &AuditDb, health: &SiteHealth, w: &mut W) -> Result<
     w.write_all(b"]")?;
     key(w, false, "browser")?;
     crate::browser_json::write_browser(db, site, w)?;
+    key(w, false, "content")?;
+    value(w, &ContentJson::of(&db.content_summary(site.id)?))?;
     w.write_all(b"}")?;
     Ok(())
+}
+
+/// `sites[].content`: the structured-data types found and the duplicate clusters.
+#[derive(Serialize)]
+struct ContentJson<'a> {
+    structured_data_types: Vec<TypeCountJson<'a>>,
+    pages_with_structured_data: u64,
+    thin_pages: u64,
+    duplicate_clusters: Vec<ClusterJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct TypeCountJson<'a> {
+    r#type: &'a str,
+    pages: u64,
+}
+
+#[derive(Serialize)]
+struct ClusterJson<'a> {
+    kind: &'static str,
+    detail: &'a str,
+    pages: &'a [String],
+}
+
+impl<'a> ContentJson<'a> {
+    fn of(c: &'a shoal_store::ContentSummary) -> ContentJson<'a> {
+        ContentJson {
+            structured_data_types: c.types.iter().map(|(t, n)| TypeCountJson { r#type: t, pages: *n }).collect(),
+            pages_with_structured_data: c.pages_with_types,
+            thin_pages: c.thin_pages,
+            duplicate_clusters: c
+                .clusters
+                .iter()
+                .map(|cl| ClusterJson {
+                    kind: if cl.code == "content_duplicate" { "exact" } else { "near" },
+                    detail: &cl.detail,
+                    pages: &cl.urls,
+                })
+                .collect(),
+        }
+    }
 }

@@ -162,6 +162,8 @@ pub const INFO_CODES: &[&str] = &[
     "domain_rdap_failed",
     // The browser could not measure a page: says what the browser check could not see.
     "browser_page_failed",
+    // The user's own --include/--exclude rules kept the URL out.
+    "url_excluded",
 ];
 
 /// The scope of a code by its stored spelling. A code this version does not know is about its

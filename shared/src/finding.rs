@@ -123,6 +123,12 @@ codes! {
     H1Missing = "h1_missing", Warning, "content", "The page has no <h1> heading.";
     /// Several h1.
     H1Multiple = "h1_multiple", Notice, "content", "The page has more than one <h1> heading.";
+    /// Main text under the thin-page threshold (`--thin-page-words`).
+    ContentThin = "content_thin", Warning, "content", "The page's main text has fewer words than the thin-page threshold (200 by default).";
+    /// The same main text as other pages.
+    ContentDuplicate = "content_duplicate", Warning, "content", "The page's main text is the same as that of other pages of the site.";
+    /// Main text nearly the same as other pages'.
+    ContentNearDuplicate = "content_near_duplicate", Warning, "content", "The page's main text is nearly the same as that of other pages of the site (near-duplicate threshold, 90 % by default).";
     /// robots.txt could not be read (5xx, 429, timeout, network) after retries: host off limits.
     RobotsUnreachable = "robots_unreachable", Error, "robots", "robots.txt could not be fetched (server error, rate limit or network failure), so nothing else was requested from the host.";
     /// Crawl-delay over 60 s: host off limits.
@@ -152,6 +158,8 @@ codes! {
     /// A URL given up after its leases expired or its processing failed: a poison task never
     /// keeps an audit from ending.
     FetchAbandoned = "fetch_abandoned", Warning, "availability", "Shoal gave the URL up: the workers processing it died, hung or failed on it, three times or in a way retrying cannot mend; the rest of the audit went on.";
+    /// A URL the audit's --include/--exclude rules kept out: never requested.
+    UrlExcluded = "url_excluded", Notice, "scope", "The URL was not requested: the audit's include/exclude rules keep it out.";
     /// The page budget was reached.
     PageLimitReached = "page_limit_reached", Notice, "limits", "The site has more pages than the page budget; the audit covers the first ones found.";
     /// The depth limit cut links off.
@@ -160,6 +168,10 @@ codes! {
     ResourceLimitReached = "resource_limit_reached", Notice, "limits", "The site has more resources than the resource-check budget.";
     /// The sitemap budget was reached (or the page budget spent): further sitemaps were not read.
     SitemapLimitReached = "sitemap_limit_reached", Notice, "limits", "The site's sitemaps are over the sitemap budget (files or bytes), or the page budget was spent; the remaining sitemaps were not read.";
+    /// Part of the site's results could not be read back from the frontier (an unreadable entry of
+    /// the events log), or the site's crawl state could not be read and the site was given up (its
+    /// audit ends `failed`). Raised by the coordinator, never by a check of the site.
+    ResultsIncomplete = "results_incomplete", Warning, "limits", "Part of this site's results could not be read back inside Shoal and is missing from the report, or the site's crawl state could not be read and its crawl was given up.";
     /// A sitemap that could not be parsed or is over a cap.
     SitemapInvalid = "sitemap_invalid", Warning, "indexing", "A sitemap could not be parsed completely or is over the 50 MB / 50,000 URL caps.";
     /// Page marked noindex.
@@ -188,6 +200,31 @@ codes! {
     CanonicalBroken = "canonical_broken", Error, "canonical", "The rel=canonical target answers with an error.";
     /// Canonical target redirects.
     CanonicalRedirect = "canonical_redirect", Warning, "canonical", "The rel=canonical target redirects; it should be the final URL.";
+    // hreflang (issue 37): from `<link>`, the `Link` header and sitemaps (shared::hreflang).
+    /// An hreflang value that is not an ISO 639-1 language with an optional ISO 3166-1 region.
+    HreflangInvalidCode = "hreflang_invalid_code", Error, "hreflang", "An hreflang value is not a valid ISO 639-1 language code with an optional ISO 3166-1 alpha-2 region (or x-default), so search engines ignore it.";
+    /// The page's alternates do not name the page itself.
+    HreflangSelfMissing = "hreflang_self_missing", Warning, "hreflang", "The page lists hreflang alternates but none of them is the page itself.";
+    /// An alternate does not name the page back.
+    HreflangReturnMissing = "hreflang_return_missing", Error, "hreflang", "An hreflang alternate does not link back to the page (no return link), so search engines ignore the pair.";
+    /// Several URLs for one hreflang value.
+    HreflangConflict = "hreflang_conflict", Warning, "hreflang", "The page names more than one URL for the same hreflang language (and region).";
+    /// No x-default among the alternates.
+    HreflangXDefaultMissing = "hreflang_x_default_missing", Notice, "hreflang", "The page lists hreflang alternates but no x-default for users no language version fits.";
+    /// An alternate answers with an error or not at all.
+    HreflangTargetError = "hreflang_target_error", Error, "hreflang", "An hreflang alternate answers with an error status or not at all.";
+    /// An alternate redirects.
+    HreflangTargetRedirect = "hreflang_target_redirect", Warning, "hreflang", "An hreflang alternate redirects; alternates should be final URLs that answer 200.";
+    /// An alternate is noindex.
+    HreflangTargetNoindex = "hreflang_target_noindex", Warning, "hreflang", "An hreflang alternate asks search engines not to index it.";
+    /// An alternate's canonical names another URL.
+    HreflangTargetCanonicalised = "hreflang_target_canonicalised", Warning, "hreflang", "An hreflang alternate declares another URL as its canonical; alternates should be canonical URLs.";
+    /// robots.txt disallows an alternate.
+    HreflangTargetDisallowed = "hreflang_target_disallowed", Warning, "hreflang", "robots.txt disallows an hreflang alternate, so search engines cannot confirm it.";
+    /// `<html lang>` names another language than the page's own hreflang.
+    HreflangLangMismatch = "hreflang_lang_mismatch", Warning, "hreflang", "The page's <html lang> names another language (or region) than the hreflang entry that points to the page itself.";
+    /// More alternates than the cap.
+    HreflangTooMany = "hreflang_too_many", Notice, "hreflang", "The page or sitemap lists more hreflang alternates than Shoal reads; the rest were not checked.";
     /// The http:// start page does not redirect to https.
     HttpsRedirectMissing = "https_redirect_missing", Warning, "https", "The http:// form of the start page does not redirect to https://.";
     /// Site only on http.
@@ -257,12 +294,46 @@ codes! {
     ImpressumIncomplete = "impressum_incomplete", Warning, "legal", "The Impressum gives no e-mail address or no postal address.";
     /// No privacy policy linked from the start page of a European site.
     PrivacyPolicyMissing = "privacy_policy_missing", Notice, "legal", "The site is European (by its domain) or German, and its start page links to no privacy policy.";
+    // Structured data (issue 37): JSON-LD, microdata and RDFa Lite of each page.
+    /// A JSON-LD block that does not parse.
+    StructuredDataInvalid = "structured_data_invalid", Error, "structured_data", "A JSON-LD block of the page is not valid JSON (or is over the size cap), so search engines ignore all of it.";
+    /// An `@type` Schema.org does not define.
+    StructuredDataUnknownType = "structured_data_unknown_type", Warning, "structured_data", "An item's type is not a Schema.org type, so search engines do not understand it.";
+    /// A rich-result type without a property Google requires.
+    StructuredDataMissingRequired = "structured_data_missing_required", Error, "structured_data", "An item of a type Google shows rich results for lacks a property Google requires, so it cannot get a rich result.";
+    /// A rich-result type without a property Google recommends.
+    StructuredDataMissingRecommended = "structured_data_missing_recommended", Notice, "structured_data", "An item of a type Google shows rich results for lacks a property Google recommends.";
+    /// A property whose value is not of the expected kind.
+    StructuredDataWrongValue = "structured_data_wrong_value", Warning, "structured_data", "A property of an item has a value of the wrong kind (a date that is not ISO 8601, a price that is not a number, a text where an item is expected).";
+    // On-page basics (issue 37): mobile viewport, social previews, pagination, images.
+    /// No viewport meta.
+    ViewportMissing = "viewport_missing", Warning, "on_page", "The page has no <meta name=\"viewport\">, so phones show it as a shrunken desktop page.";
+    /// A viewport meta that does not fit the device or blocks zooming.
+    ViewportInvalid = "viewport_invalid", Warning, "on_page", "The page's viewport does not follow the device's width, or it stops visitors from zooming.";
+    /// No Open Graph basics at all.
+    OpenGraphMissing = "open_graph_missing", Notice, "on_page", "The page has no Open Graph tags (og:title, og:image, og:url), so shared links show no proper preview.";
+    /// Some Open Graph basics missing or not absolute URLs.
+    OpenGraphIncomplete = "open_graph_incomplete", Notice, "on_page", "The page's Open Graph tags lack og:title, og:image or og:url, or give a relative or invalid URL.";
+    /// No Twitter card.
+    TwitterCardMissing = "twitter_card_missing", Notice, "on_page", "The page has no twitter:card tag, so X (Twitter) shows no card for shared links.";
+    /// A Twitter card of an unknown kind or without title or image.
+    TwitterCardIncomplete = "twitter_card_incomplete", Notice, "on_page", "The page's Twitter card has an unknown kind, or no title or image (neither twitter: nor og: tags).";
+    /// rel=next/prev to a URL that does not answer 200.
+    PaginationBroken = "pagination_broken", Warning, "on_page", "A rel=next or rel=prev link points to a URL that does not answer 200 (an error, a redirect or no answer).";
+    /// Images without width and height attributes.
+    ImgMissingDimensions = "img_missing_dimensions", Notice, "on_page", "Images on the page have no width and height attributes, so the layout jumps while they load.";
+    /// An image over the size budget.
+    ImageTooLarge = "image_too_large", Warning, "on_page", "An image is larger than the image size budget (100 KiB by default).";
     /// Fewer than two name servers, or one whose name does not resolve.
     DnsNameServers = "dns_name_servers", Warning, "dns", "The domain has fewer than two name servers, or a name server whose own name does not resolve.";
     /// The domain does not exist in DNS (NXDOMAIN) or has no name servers at all.
     DnsDomainMissing = "dns_domain_missing", Error, "dns", "The domain does not resolve: DNS says it does not exist, or it has no name servers.";
-    /// The DNS checks could not be made (the resolver did not answer).
-    DnsLookupFailed = "dns_lookup_failed", Notice, "dns", "A DNS lookup of the domain failed (timeout or server failure), so some DNS checks could not be made.";
+    /// A DNS question of the check got an error for an answer (SERVFAIL, REFUSED), or --no-dns.
+    DnsLookupFailed = "dns_lookup_failed", Notice, "dns", "A DNS lookup of the domain failed (the server answered with an error such as SERVFAIL or REFUSED), so some DNS checks could not be made.";
+    /// Questions about the domain got no answer in time (its name servers are silent or slow).
+    DnsTimeout = "dns_timeout", Warning, "dns", "The domain's name servers gave no answer to some DNS questions in time, so the checks that needed them could not be made.";
+    /// The resolver Shoal asks (`--dns-server`, or the system's) answers nothing at all.
+    DnsResolverSilent = "dns_resolver_silent", Error, "dns", "The DNS resolver Shoal was set to use gave no answer at all, so no name could be looked up; the audit's sites that needed one end unreachable.";
     /// No DNSSEC.
     DnssecUnsigned = "dnssec_unsigned", Notice, "dns", "The domain is not DNSSEC-signed.";
     /// No CAA record.
@@ -406,12 +477,30 @@ impl Code {
             _ => url,
         };
         let key = match self {
-            Code::InvalidLink => detail,
+            // Which item, property or block is wrong: a page can have several.
+            Code::InvalidLink
+            | Code::StructuredDataInvalid
+            | Code::StructuredDataUnknownType
+            | Code::StructuredDataMissingRequired
+            | Code::StructuredDataMissingRecommended
+            | Code::StructuredDataWrongValue => detail,
+            // Which link (`next: URL answers 404`), not what it answers today.
+            Code::PaginationBroken => detail.split(" answers ").next().unwrap_or(detail),
             // The axe rule the finding is about (its detail starts "rule-id:"), or the search rule
             // that flags the page ("name: …"); a page can have several.
             Code::A11yCritical | Code::A11ySerious | Code::A11yModerate | Code::A11yMinor | Code::CustomSearch => {
                 detail.split(':').next().unwrap_or(detail)
             }
+            // Which value or which alternate: the detail's first word (a page can have several);
+            // the rest (a status, the reason) may change while the problem stays.
+            Code::HreflangInvalidCode
+            | Code::HreflangConflict
+            | Code::HreflangReturnMissing
+            | Code::HreflangTargetError
+            | Code::HreflangTargetRedirect
+            | Code::HreflangTargetNoindex
+            | Code::HreflangTargetCanonicalised
+            | Code::HreflangTargetDisallowed => detail.split(' ').next().unwrap_or(detail),
             _ => "",
         };
         (url, key)
@@ -465,6 +554,18 @@ mod tests {
         let (a, b) = (probe("00112233aabbccdd"), probe("ffeeddcc99887766"));
         assert_eq!(Code::Soft404.identity(&a, "x").0, Code::Soft404.identity(&b, "y").0);
         assert_eq!(Code::Soft404.identity(&a, "x").0, "https://a.test/");
+        // hreflang: which alternate (or value) is the key, what it answers is not.
+        let t = Code::HreflangTargetError;
+        assert_eq!(
+            t.identity(u, "https://a.test/fr/ (fr) answers 404"),
+            t.identity(u, "https://a.test/fr/ (fr) answers 410")
+        );
+        assert_ne!(
+            t.identity(u, "https://a.test/fr/ (fr) answers 404"),
+            t.identity(u, "https://a.test/es/ (es) answers 404")
+        );
+        let i = Code::HreflangInvalidCode;
+        assert_ne!(i.identity(u, "en-UK: why"), i.identity(u, "en_US: why"));
     }
 
     #[test]

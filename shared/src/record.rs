@@ -126,7 +126,7 @@ impl From<TaskKind> for UrlKind {
             TaskKind::Robots => UrlKind::Robots,
             TaskKind::Page => UrlKind::Page,
             TaskKind::Sitemap { .. } => UrlKind::Sitemap,
-            TaskKind::Resource => UrlKind::Resource,
+            TaskKind::Resource { .. } => UrlKind::Resource,
             TaskKind::External => UrlKind::External,
             TaskKind::Probe(p) => UrlKind::Probe(p),
             TaskKind::DomainDns => UrlKind::DomainDns,
@@ -230,6 +230,12 @@ pub enum LinkKind {
     PageLink,
     /// `<link rel=preload|modulepreload|prefetch|manifest>`: a resource the browser loads.
     Preload,
+    /// A `url()` inside an `@font-face` rule of a stylesheet (a `<link>`ed one, a `<style>`
+    /// element): a web font.
+    Font,
+    /// Any other `url()` of a stylesheet or a `style` attribute: backgrounds, masks, cursors, list
+    /// markers, mostly images.
+    CssImage,
 }
 
 impl LinkKind {
@@ -262,6 +268,8 @@ impl LinkKind {
             LinkKind::Canonical => "canonical",
             LinkKind::PageLink => "page_link",
             LinkKind::Preload => "preload",
+            LinkKind::Font => "font",
+            LinkKind::CssImage => "css_image",
         }
     }
 }
@@ -280,6 +288,15 @@ pub struct LinkRecord {
     /// Anchor text, trimmed and capped.
     #[serde(default)]
     pub text: Option<String>,
+}
+
+/// The hreflang alternates a sitemap names for one of its URLs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SitemapAlternates {
+    /// The `<loc>`, normalised: the page the alternates are about.
+    pub page: String,
+    /// (language, URL) pairs, URLs as in [`PageRecord::hreflang`].
+    pub alternates: Vec<(String, String)>,
 }
 
 /// Everything recorded about one fetched URL.
@@ -326,12 +343,42 @@ pub struct PageRecord {
     pub meta_robots: Vec<String>,
     /// X-Robots-Tag header values.
     pub x_robots_tag: Vec<String>,
-    /// (language, URL) pairs from hreflang alternates.
+    /// (language, URL) pairs from `<link rel=alternate hreflang>` elements; URLs normalised (and
+    /// stripped of the parameters `--strip-query` names) when they are http(s) URLs, as written
+    /// otherwise.
     pub hreflang: Vec<(String, String)>,
+    /// (language, URL) pairs from the `Link` response header's `rel=alternate; hreflang=…`, URLs
+    /// as in [`PageRecord::hreflang`].
+    #[serde(default)]
+    pub hreflang_header: Vec<(String, String)>,
+    /// On a sitemap's record: the alternates its `<url>` entries name for their `<loc>`
+    /// (`<xhtml:link rel="alternate" hreflang>`).
+    #[serde(default)]
+    pub sitemap_hreflang: Vec<SitemapAlternates>,
     /// Links on the page.
     pub links: Vec<LinkRecord>,
     /// Selected response headers (security, caching, compression), lower-case names.
     pub headers: Vec<(String, String)>,
+    /// Words of the page's main text (`<main>`, or the body without navigation, header, footer
+    /// and asides; [`crate::content`]); `None` for anything but a parsed HTML page.
+    #[serde(default)]
+    pub word_count: Option<u32>,
+    /// Hash of the main text's normalised words: equal for exact duplicates.
+    #[serde(default)]
+    pub text_hash: Option<u64>,
+    /// SimHash of the main text: close for near-duplicates.
+    #[serde(default)]
+    pub text_simhash: Option<u64>,
+    /// The Schema.org types of the page's structured data (JSON-LD, microdata, RDFa Lite), each
+    /// once, in the order first found, capped.
+    #[serde(default)]
+    pub structured_types: Vec<String>,
+    /// `<link rel=next>` target, normalised as links are.
+    #[serde(default)]
+    pub rel_next: Option<String>,
+    /// `<link rel=prev>` (or `previous`) target, normalised as links are.
+    #[serde(default)]
+    pub rel_prev: Option<String>,
     /// On an HTML page: the values the audit's extraction rules (`--extract`) found, as (rule
     /// name, value) in rule order; a rule that found nothing has no pair. Values are cut at
     /// [`MAX_VALUE_BYTES`](crate::custom::MAX_VALUE_BYTES).
@@ -391,6 +438,19 @@ pub enum Event {
         /// The site.
         site: SiteId,
     },
+}
+
+impl Event {
+    /// The audit and site it is about.
+    #[must_use]
+    pub fn site(&self) -> (AuditId, SiteId) {
+        match self {
+            Event::Page(p) => (p.audit, p.site),
+            Event::Finding(f) => (f.audit, f.site),
+            Event::Browser(b) => (b.audit, b.site),
+            Event::SiteDone { audit, site } | Event::CrawlDone { audit, site } => (*audit, *site),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -489,7 +549,8 @@ mod tests {
             TaskKind::Page,
             TaskKind::Sitemap { index_depth: 0 },
             TaskKind::Sitemap { index_depth: 2 },
-            TaskKind::Resource,
+            TaskKind::Resource { stylesheet: false },
+            TaskKind::Resource { stylesheet: true },
             TaskKind::External,
             TaskKind::DomainDns,
             TaskKind::Smtp,

@@ -3,6 +3,7 @@
 use crate::ids::{AuditId, SiteId};
 use crate::pace::PaceLimits;
 use crate::record::{Discovery, UrlKind};
+use crate::scope_rules::ScopeRules;
 use crate::time::UnixMs;
 use crate::url::NormalizedUrl;
 use serde::{Deserialize, Serialize};
@@ -20,8 +21,14 @@ pub enum TaskKind {
         /// Levels of sitemap index above this one.
         index_depth: u8,
     },
-    /// A resource of the site (image, script, stylesheet, …): checked, not parsed.
-    Resource,
+    /// A resource of the site (image, script, stylesheet, font, …): checked, not parsed, except
+    /// that a stylesheet is read (one bounded GET instead of the HEAD) for the `url()`s it loads.
+    Resource {
+        /// Named by a `<link rel=stylesheet>` or an `@import`: read with one GET and its
+        /// `url()`s checked too. Absent in tasks of older versions: a plain check.
+        #[serde(default)]
+        stylesheet: bool,
+    },
     /// One of the fixed standard probes of SPEC §2.
     Probe(ProbeKind),
     /// A link to another site, checked (one HEAD, one GET only if HEAD fails), never crawled.
@@ -60,7 +67,7 @@ impl TaskKind {
     /// and links to other sites).
     #[must_use]
     pub fn is_check(&self) -> bool {
-        matches!(self, TaskKind::Resource | TaskKind::External)
+        matches!(self, TaskKind::Resource { .. } | TaskKind::External)
     }
 
     /// A short stable name, for the database and reports: its [`UrlKind`]'s.
@@ -293,7 +300,7 @@ impl Task {
                 own: xxhash_rust::xxh3::xxh3_64(format!("browser|{}", self.url).as_bytes()),
                 blocked_by: None,
             },
-            TaskKind::Resource => {
+            TaskKind::Resource { .. } => {
                 let page = self.url.fingerprint();
                 SeenKeys { own: page ^ CHECK_KEY, blocked_by: Some(page) }
             }
@@ -338,7 +345,7 @@ fn yes() -> bool {
 }
 
 /// Per-site limits, chosen by the user for an audit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteLimits {
     /// Pages fetched at most.
     pub max_pages: u32,
@@ -368,6 +375,14 @@ pub struct SiteLimits {
     /// page and the most linked other pages robots.txt allows.
     #[serde(default)]
     pub browser_pages: u16,
+    /// The user's `--include`, `--exclude` and `--strip-query` rules: which URLs of the site may
+    /// be requested. Workers apply them before offering a URL to the frontier.
+    #[serde(default, skip_serializing_if = "ScopeRules::is_empty")]
+    pub scope: ScopeRules,
+    /// The content thresholds (thin pages, near-duplicates, image budget); a site seeded by an
+    /// older coordinator gets the defaults.
+    #[serde(default)]
+    pub content: crate::content::ContentLimits,
 }
 
 impl Default for SiteLimits {
@@ -383,6 +398,39 @@ impl Default for SiteLimits {
             dns_checks: true,
             smtp: true,
             browser_pages: 0,
+            scope: ScopeRules::default(),
+            content: crate::content::ContentLimits::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resource_task_of_an_older_version_decodes_as_a_plain_check() {
+        // Tasks queued in Redis before stylesheets were read have no `stylesheet` field.
+        let old: TaskKind = serde_json::from_str(r#"{"k":"resource"}"#).expect("decodes");
+        assert_eq!(old, TaskKind::Resource { stylesheet: false });
+        let rmp_old = rmp_serde::to_vec_named(&serde_json::json!({"k": "resource"})).expect("encodes");
+        assert_eq!(rmp_serde::from_slice::<TaskKind>(&rmp_old).expect("decodes"), old);
+        let css = TaskKind::Resource { stylesheet: true };
+        let rmp = rmp_serde::to_vec_named(&css).expect("encodes");
+        assert_eq!(rmp_serde::from_slice::<TaskKind>(&rmp).expect("decodes"), css);
+        assert!(css.is_check());
+        assert_eq!(css.as_str(), "resource", "recorded as a resource like any other");
+    }
+
+    #[test]
+    fn limits_carry_their_scope_rules_and_leave_them_out_when_there_are_none() {
+        let plain = serde_json::to_value(SiteLimits::default()).expect("encodes");
+        assert!(plain.get("scope").is_none(), "{plain}");
+        let rules = ScopeRules::new(&[], &["/cart".to_owned()], &[]).expect("valid");
+        let limits = SiteLimits { scope: rules.clone(), ..SiteLimits::default() };
+        let rmp = rmp_serde::to_vec_named(&limits).expect("encodes");
+        assert_eq!(rmp_serde::from_slice::<SiteLimits>(&rmp).expect("decodes").scope, rules);
+        let back: SiteLimits = serde_json::from_value(plain).expect("limits of an older version decode");
+        assert!(back.scope.is_empty());
     }
 }

@@ -33,6 +33,27 @@ pub struct AuditOptions {
     /// Pages per site opened in headless Chromium after the crawl (0-50; 0 = off).
     #[serde(default)]
     pub browser_pages: Option<u16>,
+    /// Only URLs matching one of these regular expressions are requested (the start URL always
+    /// is); replaces the coordinator's `--include` list.
+    #[serde(default)]
+    pub include: Option<Vec<String>>,
+    /// URLs matching one of these regular expressions are never requested; replaces the
+    /// coordinator's `--exclude` list.
+    #[serde(default)]
+    pub exclude: Option<Vec<String>>,
+    /// Query parameters removed from URLs before they are queued (`utm_*`, `*` for all);
+    /// replaces the coordinator's `--strip-query` list.
+    #[serde(default)]
+    pub strip_query: Option<Vec<String>>,
+    /// A page whose main text has fewer words is thin (0 = off).
+    #[serde(default)]
+    pub thin_page_words: Option<u32>,
+    /// Pages at least this similar are near-duplicates (percent, 80-100).
+    #[serde(default)]
+    pub near_duplicate_percent: Option<u8>,
+    /// Images larger than this many KiB are reported (0 = off).
+    #[serde(default)]
+    pub image_budget_kib: Option<u32>,
     /// Extraction rules (`price=css:.price`, docs/extraction.md). Given with or without `search`,
     /// the two lists are the audit's whole rule set instead of the coordinator's `--extract` and
     /// `--search`.
@@ -80,8 +101,12 @@ pub struct SiteView {
 pub struct AuditView {
     /// Audit id.
     pub id: u64,
-    /// `running`, `done`, `cancelled`, `interrupted`.
+    /// `running`, `done`, `cancelled`, `interrupted`, `failed`.
     pub status: String,
+    /// Why it failed (only with `failed`): what state of it could not be read (docs/runbook.md,
+    /// "A bad entry is quarantined").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Creation time (ms since the epoch).
     pub created_at_ms: u64,
     /// End time, if it ended.

@@ -10,14 +10,18 @@ pub use report::{BrandingArgs, FailOn, ReportArgs, ReportFormat};
 pub use shoal_coordinator::CrawlConfig;
 
 mod browser;
+mod content;
 mod custom;
 mod domain;
 mod schedule;
+mod scope;
 
 pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
+pub use content::ContentArgs;
 pub use custom::CustomArgs;
 pub use domain::DomainArgs;
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
+pub use scope::ScopeArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
 use shoal_shared::frontier::{DEFAULT_LEASE_BATCH, FrontierSettings};
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
@@ -321,6 +325,27 @@ pub struct AuditOptionArgs {
     /// if omitted; the fleet needs a worker started with --browser).
     #[arg(long)]
     pub browser_pages: Option<u16>,
+    /// Request only URLs matching this regular expression (repeatable; replaces the
+    /// coordinator's --include list).
+    #[arg(long, value_name = "REGEX")]
+    pub include: Vec<String>,
+    /// Never request URLs matching this regular expression (repeatable; replaces the
+    /// coordinator's --exclude list).
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Vec<String>,
+    /// Remove this query parameter before URLs are queued (repeatable; utm_* for a prefix, * for
+    /// all; replaces the coordinator's --strip-query list).
+    #[arg(long, value_name = "PARAM")]
+    pub strip_query: Vec<String>,
+    /// Words under which a page's main text is thin, 0 = off (coordinator's default if omitted).
+    #[arg(long)]
+    pub thin_page_words: Option<u32>,
+    /// Near-duplicate threshold in percent, 80-100 (coordinator's default if omitted).
+    #[arg(long)]
+    pub near_duplicate_percent: Option<u8>,
+    /// Image size budget in KiB, 0 = off (coordinator's default if omitted).
+    #[arg(long)]
+    pub image_budget_kib: Option<u32>,
     /// Extraction rules, repeatable (NAME=css:SELECTOR, NAME=css:SELECTOR@ATTR, NAME=regex:RE).
     /// With --search, the audit's whole rule set instead of the coordinator's.
     #[arg(long, value_name = "NAME=KIND:EXPR")]
@@ -344,6 +369,12 @@ impl AuditOptionArgs {
             max_sitemaps: self.max_sitemaps,
             max_sitemap_bytes: self.max_sitemap_bytes,
             browser_pages: self.browser_pages,
+            include: (!self.include.is_empty()).then(|| self.include.clone()),
+            exclude: (!self.exclude.is_empty()).then(|| self.exclude.clone()),
+            strip_query: (!self.strip_query.is_empty()).then(|| self.strip_query.clone()),
+            thin_page_words: self.thin_page_words,
+            near_duplicate_percent: self.near_duplicate_percent,
+            image_budget_kib: self.image_budget_kib,
             extract: (!self.extract.is_empty() || !self.search.is_empty()).then(|| self.extract.clone()),
             search: (!self.extract.is_empty() || !self.search.is_empty()).then(|| self.search.clone()),
         }
@@ -485,12 +516,18 @@ pub struct CrawlArgs {
     /// intranets and tests. The certificate check then judges against these roots only.
     #[arg(long, env = "SHOAL_CA_FILE", value_name = "PATH")]
     pub ca_file: Option<PathBuf>,
+    /// Which URLs of a site are requested: --include, --exclude, --strip-query.
+    #[command(flatten)]
+    pub scope: ScopeArgs,
     /// The DNS, e-mail and domain checks (SPEC §9).
     #[command(flatten)]
     pub domain: DomainArgs,
     /// The browser check (SPEC §10).
     #[command(flatten)]
     pub browser: BrowserArgs,
+    /// The content thresholds: thin pages, near-duplicates, the image budget.
+    #[command(flatten)]
+    pub content: ContentArgs,
     /// Custom extraction and search rules.
     #[command(flatten)]
     pub custom: CustomArgs,
@@ -636,6 +673,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         }
         let domain = this.domain.validate()?;
         this.browser.validate()?;
+        let content = this.content.validate()?;
         let custom = this.custom.validate()?;
         let limits = SiteLimits {
             max_pages: this.max_pages,
@@ -649,6 +687,8 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             dns_checks: !this.domain.no_dns_checks && !this.no_dns,
             smtp: !this.domain.no_smtp,
             browser_pages: this.browser.browser_pages,
+            scope: this.scope.validate()?,
+            content,
         };
         let timeout = Duration::from_secs(this.timeout_s);
         let (extra_roots_pem, tls_roots) = match &this.ca_file {

@@ -164,6 +164,9 @@ pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> Result<Ex
             if let Some(b) = bar {
                 b.finish_with_message(line);
             }
+            if let Some(reason) = &s.reason {
+                tracing::error!(audit = id, reason, "the audit failed");
+            }
             return Ok(if s.status == "done" { Exit::Ok } else { Exit::Internal });
         }
         tokio::select! {
@@ -191,6 +194,9 @@ pub async fn status(args: &StatusArgs) -> Result<Exit, Failure> {
                     "audit {}: {} ({}/{} sites done, {} pages, {} findings)",
                     s.id, s.status, s.sites_done, s.sites_total, s.pages, s.findings
                 )?;
+                if let Some(reason) = &s.reason {
+                    writeln!(out, "  why: {reason}")?;
+                }
                 for site in &s.sites {
                     writeln!(
                         out,

@@ -25,6 +25,12 @@
 //!   [`DUPLICATE_DETAIL_CHARS`] characters), `related` the other pages (sorted, at most
 //!   [`RELATED_CAP`]).
 //!
+//! - **hreflang** (`hreflang_*`): each page's set of alternates, the alternates' answers and their
+//!   return links, in `crate::hreflang` (its own family, its own table).
+//!
+//! - **`content_duplicate` / `content_near_duplicate` / `pagination_broken`**: see `analysis/content.rs`
+//!   (the main text's fingerprints, and what `rel=next` / `rel=prev` targets answered).
+//!
 //! The crawl stores links clustered by their source page only; the rules that look links up by
 //! target or kind read a per-site copy, `temp.site_links`, indexed once when the site ends
 //! (migration 5 explains why), and only if a rule has something to look up there (a broken URL, a
@@ -45,6 +51,10 @@ use shoal_shared::record::LinkKind;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+mod content;
+pub use content::LimitsCache;
+use shoal_shared::content::ContentLimits;
+
 /// At most this many URLs in a finding's `related` list, so one finding stays small on a site
 /// where thousands of pages link to the same broken URL.
 pub const RELATED_CAP: usize = 100;
@@ -54,17 +64,26 @@ pub const DUPLICATE_DETAIL_CHARS: usize = 200;
 
 /// Link kinds that load a resource rather than navigate: a broken URL reached only through these is
 /// a `broken_resource`.
-pub const RESOURCE_LINK_KINDS: [LinkKind; 6] =
-    [LinkKind::Image, LinkKind::Script, LinkKind::Stylesheet, LinkKind::Icon, LinkKind::Media, LinkKind::Preload];
+pub const RESOURCE_LINK_KINDS: [LinkKind; 8] = [
+    LinkKind::Image,
+    LinkKind::Script,
+    LinkKind::Stylesheet,
+    LinkKind::Icon,
+    LinkKind::Media,
+    LinkKind::Preload,
+    LinkKind::Font,
+    LinkKind::CssImage,
+];
 
 /// Redirects are followed at most this far (the crawler itself stops after 10 hops).
 const MAX_FOLLOW: usize = 64;
 
-/// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`.
+/// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`. The rule
+/// families kept in modules of their own (`crate::hreflang`, `crate::ai_crawlers`) write through it too.
 pub(crate) struct Sink<'a> {
     pub(crate) conn: &'a Connection,
     pub(crate) path: &'a Path,
-    site: i64,
+    pub(crate) site: i64,
     /// `temp.site_links` holds this site's links (see [`Sink::links`]).
     links_copied: std::cell::Cell<bool>,
 }
@@ -83,7 +102,7 @@ impl Sink<'_> {
     }
 
     /// Whether the site has a row for which `sql` (one `?1`, the site) finds one.
-    fn any(&self, sql: &str) -> Result<bool, DbError> {
+    pub(crate) fn any(&self, sql: &str) -> Result<bool, DbError> {
         self.conn
             .prepare_cached(sql)
             .and_then(|mut s| s.query_row([self.site], |r| r.get(0)))
@@ -108,7 +127,13 @@ impl Sink<'_> {
 }
 
 /// Runs every site-level rule for one site; see the module documentation.
-pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site: SiteId) -> Result<(), DbError> {
+pub(super) fn analyse_site(
+    conn: &Connection,
+    path: &Path,
+    audit: AuditId,
+    site: SiteId,
+    limits: ContentLimits,
+) -> Result<(), DbError> {
     let sink = Sink { conn, path, site: int(site.0), links_copied: std::cell::Cell::new(false) };
     create_site_links(conn, path)?;
     conn.prepare_cached("UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'")
@@ -120,6 +145,9 @@ pub(super) fn analyse_site(conn: &Connection, path: &Path, audit: AuditId, site:
     duplicates(&sink, "meta_description", Code::DescriptionDuplicate)?;
     indexing(&sink)?;
     broken_external(&sink)?;
+    crate::hreflang::analyse(&sink)?;
+    content::duplicates(&sink, limits)?;
+    content::pagination(&sink)?;
     super::ai_crawlers::analyse(&sink, site)?;
     let removed = conn
         .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")

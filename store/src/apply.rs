@@ -22,25 +22,30 @@ struct Delta {
 pub(super) struct Batch<'a> {
     conn: &'a Connection,
     path: &'a Path,
+    limits: &'a mut analysis::LimitsCache,
     known: HashMap<SiteId, AuditId>,
     deltas: HashMap<SiteId, Delta>,
 }
 
 const INSERT_PAGE: &str = "INSERT INTO pages (site_id, url, kind, status, error, redirect_to, depth, found_via,
     found_from, content_type, bytes, response_ms, fetched_at_ms, title, meta_description, h1_json, canonical,
-    meta_robots_json, x_robots_tag_json, hreflang_json, headers_json, extracted_json, ai_blocked)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)
+    meta_robots_json, x_robots_tag_json, hreflang_json, headers_json, word_count, text_hash, text_simhash,
+    structured_types_json, rel_next, rel_prev, extracted_json, ai_blocked)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+        ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
     ON CONFLICT (site_id, url) DO NOTHING";
 
 const UPDATE_PAGE: &str = "UPDATE pages SET kind = ?3, status = ?4, error = ?5, redirect_to = ?6, depth = ?7,
     found_via = ?8, found_from = ?9, content_type = ?10, bytes = ?11, response_ms = ?12, fetched_at_ms = ?13,
     title = ?14, meta_description = ?15, h1_json = ?16, canonical = ?17, meta_robots_json = ?18,
-    x_robots_tag_json = ?19, hreflang_json = ?20, headers_json = ?21, extracted_json = ?22, ai_blocked = ?23
+    x_robots_tag_json = ?19, hreflang_json = ?20, headers_json = ?21, word_count = ?22, text_hash = ?23,
+    text_simhash = ?24, structured_types_json = ?25, rel_next = ?26, rel_prev = ?27, extracted_json = ?28,
+    ai_blocked = ?29
     WHERE site_id = ?1 AND url = ?2";
 
 impl<'a> Batch<'a> {
-    pub(super) fn new(conn: &'a Connection, path: &'a Path) -> Batch<'a> {
-        Batch { conn, path, known: HashMap::new(), deltas: HashMap::new() }
+    pub(super) fn new(conn: &'a Connection, path: &'a Path, limits: &'a mut analysis::LimitsCache) -> Batch<'a> {
+        Batch { conn, path, limits, known: HashMap::new(), deltas: HashMap::new() }
     }
 
     /// Applies every event in order, then writes the counters.
@@ -101,12 +106,15 @@ impl<'a> Batch<'a> {
         self.check_site(p.audit, p.site)?;
         let path = self.path;
         let site = int(p.site.0);
-        let (h1, robots, xrt, hreflang, headers) = (
+        // The page's own alternates, its <link>s and then its Link header's (what reports show).
+        let own: Vec<&(String, String)> = p.hreflang.iter().chain(&p.hreflang_header).collect();
+        let (h1, robots, xrt, hreflang, headers, types) = (
             to_json(&p.h1),
             to_json(&p.meta_robots),
             to_json(&p.x_robots_tag),
-            to_json(&p.hreflang),
+            to_json(&own),
             to_json(&p.headers),
+            to_json(&p.structured_types),
         );
         let extracted = (!p.extracted.is_empty()).then(|| to_json(&p.extracted));
         let values = params![
@@ -131,6 +139,12 @@ impl<'a> Batch<'a> {
             xrt,
             hreflang,
             headers,
+            p.word_count,
+            p.text_hash.map(super::bits),
+            p.text_simhash.map(super::bits),
+            types,
+            p.rel_next,
+            p.rel_prev,
             extracted,
             p.ai_blocked.map(|b| i64::from(b.bits())),
         ];
@@ -144,11 +158,18 @@ impl<'a> Batch<'a> {
         let old_kind: Option<String> = if inserted == 1 {
             None
         } else {
-            let kind = self
+            let kind: Option<String> = self
                 .conn
                 .prepare_cached("SELECT kind FROM pages WHERE site_id = ?1 AND url = ?2")
                 .and_then(|mut s| s.query_row(params![site, p.url], |r| r.get(0)).optional())
                 .map_err(sql_err(path, "look up a page"))?;
+            // A URL crawled as a page keeps its page row, whatever else is learned of it later: a
+            // resource check of the same URL (an `<img>` of a URL also linked) can complete after
+            // the page's own fetch (two leases, two workers, either order), and must not replace
+            // the page's title, headings and links with a HEAD's nothing.
+            if kind.as_deref().and_then(UrlKind::parse) == Some(UrlKind::Page) && p.kind != UrlKind::Page {
+                return Ok(());
+            }
             self.conn
                 .prepare_cached(UPDATE_PAGE)
                 .and_then(|mut s| s.execute(values))
@@ -162,6 +183,7 @@ impl<'a> Batch<'a> {
                 .and_then(|mut s| s.execute(params![site, p.url]))
                 .map_err(sql_err(path, "replace a page's links"))?;
         }
+        super::hreflang::store(self.conn, path, p, old_kind.is_some())?;
         let mut insert = self
             .conn
             .prepare_cached(
@@ -219,7 +241,8 @@ impl<'a> Batch<'a> {
     /// Runs the site-level analysis, marks the site done and recounts its rows exactly.
     fn site_done(&mut self, audit: AuditId, site: SiteId, now: UnixMs) -> Result<(), DbError> {
         self.check_site(audit, site)?;
-        analysis::analyse_site(self.conn, self.path, audit, site)?;
+        let limits = self.limits.get(self.conn, self.path, audit)?;
+        analysis::analyse_site(self.conn, self.path, audit, site, limits)?;
         self.conn
             .prepare_cached(
                 "UPDATE sites SET status = 'done', done_at_ms = COALESCE(done_at_ms, ?2),

@@ -59,10 +59,18 @@ pub struct PageRow {
     pub hreflang: Vec<(String, String)>,
     /// Selected response headers.
     pub headers: Vec<(String, String)>,
+    /// Words of the main text (HTML pages).
+    pub word_count: Option<u32>,
+    /// Schema.org types of the page's structured data.
+    pub structured_types: Vec<String>,
+    /// `rel=next` target.
+    pub rel_next: Option<String>,
+    /// `rel=prev` target.
+    pub rel_prev: Option<String>,
     /// (rule name, value) of the audit's extraction rules that found something, in rule order.
     pub extracted: Vec<(String, String)>,
     /// The AI crawlers robots.txt blocks from the URL: on pages of the site; `None` on other kinds
-    /// of URL and on rows written before schema 8.
+    /// of URL and on rows written before schema 11.
     pub ai_blocked: Option<AiBlocked>,
 }
 
@@ -169,7 +177,8 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
     let mut stmt = conn
         .prepare_cached(
             "SELECT a.id, a.created_at_ms, a.finished_at_ms, a.status, a.options_json, COALESCE(t.sites, 0),
-                    COALESCE(t.pages, 0), COALESCE(t.urls, 0), COALESCE(t.findings, 0), COALESCE(t.sites_done, 0)
+                    COALESCE(t.pages, 0), COALESCE(t.urls, 0), COALESCE(t.findings, 0), COALESCE(t.sites_done, 0),
+                    a.reason
              FROM audits a LEFT JOIN audit_totals t ON t.audit_id = a.id
              WHERE ?1 IS NULL OR a.id = ?1 ORDER BY a.id",
         )
@@ -190,6 +199,7 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
             urls: get(7).map_err(sql_err(path, op))?,
             findings: get(8).map_err(sql_err(path, op))?,
             sites_done: get(9).map_err(sql_err(path, op))?,
+            reason: r.get(10).map_err(sql_err(path, op))?,
         });
     }
     Ok(out)
@@ -252,7 +262,8 @@ pub(super) fn site_page(
 
 const PAGE_COLUMNS: &str = "url, kind, status, error, redirect_to, depth, found_via, found_from, content_type,
     bytes, response_ms, fetched_at_ms, title, meta_description, h1_json, canonical, meta_robots_json,
-    x_robots_tag_json, hreflang_json, headers_json, extracted_json, ai_blocked";
+    x_robots_tag_json, hreflang_json, headers_json, word_count, structured_types_json, rel_next, rel_prev,
+    extracted_json, ai_blocked";
 
 fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
     let op = "read pages";
@@ -282,12 +293,16 @@ fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
         x_robots_tag: json_list(path, "pages.x_robots_tag_json", &text(17)?)?,
         hreflang: json_list(path, "pages.hreflang_json", &text(18)?)?,
         headers: json_list(path, "pages.headers_json", &text(19)?)?,
-        extracted: match r.get::<_, Option<String>>(20).map_err(e())? {
+        word_count: r.get::<_, Option<i64>>(20).map_err(e())?.map(|w| u32::try_from(w).unwrap_or(u32::MAX)),
+        structured_types: json_list(path, "pages.structured_types_json", &text(21)?)?,
+        rel_next: r.get(22).map_err(e())?,
+        rel_prev: r.get(23).map_err(e())?,
+        extracted: match r.get::<_, Option<String>>(24).map_err(e())? {
             Some(json) => json_list(path, "pages.extracted_json", &json)?,
             None => Vec::new(),
         },
         ai_blocked: r
-            .get::<_, Option<i64>>(21)
+            .get::<_, Option<i64>>(25)
             .map_err(e())?
             .map(|bits| AiBlocked::from_bits(u32::try_from(bits).unwrap_or_default())),
     })

@@ -36,7 +36,26 @@
 //! `schedules_unsettled` (partial: `settled = 0`), so that a wake-up reads the schedules that are
 //! due and those whose run may have ended, never every schedule.
 //!
-//! Version 8 adds two page facts (issue 37) to `pages`: `extracted_json`, what the audit's
+//! Version 8 lets an audit end `failed`, with its `reason` (a new column of `audits`): the
+//! coordinator fails an audit whose state in the frontier could not be read (docs/runbook.md, "A
+//! bad entry is quarantined"). SQLite cannot change a CHECK constraint in place, so the table is
+//! rebuilt (ids, their AUTOINCREMENT high-water mark, the schedule index and the totals trigger
+//! kept).
+//!
+//! Version 9 adds what a page's content and structured data come to (issue 37), as columns of
+//! `pages`: `word_count` (words of the main text), `text_hash` and `text_simhash` (its exact hash
+//! and SimHash, as the signed 64-bit integers SQLite stores: the same bits), `structured_types_json`
+//! (the Schema.org types found), `rel_next` and `rel_prev` (pagination targets). Older rows have
+//! `NULL` and `[]`: the content analysis skips them.
+//!
+//! Version 10 adds hreflang (issue 37): `hreflang`, key `(site_id, found_in, position)`, one row
+//! per alternate a record stated: `found_in` the URL whose record carried it (the page itself, or
+//! a sitemap), `page_url` the page it is about (the page, or the sitemap entry's `<loc>`),
+//! `source` (`html`, `header`, `sitemap`), `lang` as written and `target` (normalised when it
+//! parses). A record delivered again replaces its rows. The site analysis judges each page's rows
+//! from every source together (`crate::hreflang`).
+//!
+//! Version 11 adds two page facts (issue 37) to `pages`: `extracted_json`, what the audit's
 //! extraction rules (`--extract`) found on the page as JSON pairs `[["price", "19.99"], …]` (NULL
 //! when none found anything), and `ai_blocked`, the AI crawlers the host's robots.txt blocks from
 //! the URL, bit `i` the `i`-th crawler of
@@ -47,7 +66,7 @@
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -256,9 +275,63 @@ CREATE INDEX schedules_by_next_run ON schedules (next_run_ms);
 CREATE INDEX schedules_unsettled ON schedules (settled) WHERE settled = 0;
 ";
 
-/// Version 8: page facts of issue 37, the extracted values and the AI crawlers robots.txt blocks
-/// (see the module documentation).
+/// Version 8: an audit may end `failed`, with a `reason`. The connection runs with foreign keys
+/// off (`AuditDb::open`), so dropping the old table touches no site; the new one takes the old
+/// one's name and its AUTOINCREMENT high-water mark, so no id is ever given out twice.
 const V8: &str = "
+CREATE TABLE audits_v8 (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at_ms  INTEGER NOT NULL,
+    finished_at_ms INTEGER,
+    status         TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'interrupted', 'failed')),
+    options_json   TEXT NOT NULL,
+    schedule_id    INTEGER,
+    reason         TEXT
+) STRICT;
+INSERT INTO audits_v8 (id, created_at_ms, finished_at_ms, status, options_json, schedule_id)
+    SELECT id, created_at_ms, finished_at_ms, status, options_json, schedule_id FROM audits;
+DELETE FROM sqlite_sequence WHERE name = 'audits_v8';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'audits_v8', seq FROM sqlite_sequence WHERE name = 'audits';
+DROP TABLE audits;
+ALTER TABLE audits_v8 RENAME TO audits;
+CREATE INDEX audits_by_schedule ON audits (schedule_id, id) WHERE schedule_id IS NOT NULL;
+CREATE TRIGGER audit_totals_insert AFTER INSERT ON audits BEGIN
+    INSERT INTO audit_totals (audit_id) VALUES (NEW.id);
+END;
+";
+
+/// Version 9: the page facts of issue 37 (content fingerprints, structured-data types, pagination
+/// links). Columns, not a table: they are read with the page, and only the site analysis scans
+/// them.
+const V9: &str = "
+ALTER TABLE pages ADD COLUMN word_count INTEGER;
+ALTER TABLE pages ADD COLUMN text_hash INTEGER;
+ALTER TABLE pages ADD COLUMN text_simhash INTEGER;
+ALTER TABLE pages ADD COLUMN structured_types_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE pages ADD COLUMN rel_next TEXT;
+ALTER TABLE pages ADD COLUMN rel_prev TEXT;
+";
+
+/// Version 10: the hreflang alternates every page and sitemap stated, by the record that stated
+/// them (clustered like `links`, so a record's rows are replaced in one range); the analysis
+/// copies a site's rows into an indexed temporary table when it needs to look them up by page
+/// or target, so the crawl maintains no second index.
+const V10: &str = "
+CREATE TABLE hreflang (
+    site_id  INTEGER NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    found_in TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    page_url TEXT NOT NULL,
+    source   TEXT NOT NULL CHECK (source IN ('html', 'header', 'sitemap')),
+    lang     TEXT NOT NULL,
+    target   TEXT NOT NULL,
+    PRIMARY KEY (site_id, found_in, position)
+) STRICT, WITHOUT ROWID;
+";
+
+/// Version 11: page facts of issue 37, the extracted values and the AI crawlers robots.txt blocks
+/// (see the module documentation).
+const V11: &str = "
 ALTER TABLE pages ADD COLUMN extracted_json TEXT;
 ALTER TABLE pages ADD COLUMN ai_blocked INTEGER;
 ";

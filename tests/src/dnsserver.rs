@@ -5,23 +5,34 @@
 //!
 //! Zones are authoritative (no recursion, no validation). A `test.` zone of its own makes names
 //! under `.test` that no zone holds answer NXDOMAIN, as a registry's would; names outside every
-//! zone are refused (a resolver reports that as a failed lookup).
+//! zone are refused (a resolver reports that as a failed lookup). A zone can be made silent
+//! ([`Zone::silent`]): questions about its names get no answer at all, as from a dead name server.
+//! The server logs every question it receives ([`DnsServer::questions`]), so tests assert what
+//! was asked the way a zone's operator would. [`DeadResolver`] is a `--dns-server` that answers
+//! nothing at all.
 
 use hickory_server::Server;
+use hickory_server::net::runtime::Time;
+use hickory_server::proto::op::{Header, HeaderCounts, MessageType, Metadata};
 use hickory_server::proto::rr::rdata::{CAA, CNAME, MX, NS, NULL, SOA, TXT};
 use hickory_server::proto::rr::{LowerName, Name, RData, Record, RecordType};
+use hickory_server::server::{Request, RequestHandler, ResponseHandler, ResponseInfo};
 use hickory_server::store::in_memory::InMemoryZoneHandler;
 use hickory_server::zone_handler::{AxfrPolicy, Catalog, ZoneType};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Questions a server's log keeps at most (a test that asks more is told by a panic).
+const MAX_LOGGED: usize = 100_000;
 
 /// One zone: its origin and its records (name relative to nothing: write them in full).
 #[derive(Debug, Clone)]
 pub struct Zone {
     origin: String,
     records: Vec<(String, RData)>,
+    silent: bool,
 }
 
 fn name(s: &str) -> Name {
@@ -35,7 +46,15 @@ impl Zone {
     pub fn new(origin: &str) -> Zone {
         let soa =
             SOA::new(name(&format!("ns1.{origin}")), name(&format!("hostmaster.{origin}")), 1, 3600, 600, 86_400, 60);
-        Zone { origin: origin.to_owned(), records: vec![(origin.to_owned(), RData::SOA(soa))] }
+        Zone { origin: origin.to_owned(), records: vec![(origin.to_owned(), RData::SOA(soa))], silent: false }
+    }
+
+    /// Questions about the zone's names get no answer at all (nothing is sent back), as from
+    /// name servers that are down or drop queries.
+    #[must_use]
+    pub fn silent(mut self) -> Zone {
+        self.silent = true;
+        self
     }
 
     /// Adds a record.
@@ -100,10 +119,48 @@ impl Zone {
     }
 }
 
+/// One question the server received: the name (lower case, without the final dot) and type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// The name asked about.
+    pub name: String,
+    /// The record type asked for.
+    pub kind: RecordType,
+}
+
+type QuestionLog = Arc<Mutex<Vec<Question>>>;
+
+/// The zones' catalog, with the log of questions and the silent zones.
+struct Handler {
+    catalog: Catalog,
+    silent: Vec<LowerName>,
+    log: QuestionLog,
+}
+
+#[async_trait::async_trait]
+impl RequestHandler for Handler {
+    async fn handle_request<R: ResponseHandler, T: Time>(&self, request: &Request, response: R) -> ResponseInfo {
+        if let Ok(info) = request.request_info() {
+            let name = info.query.name().to_string().trim_end_matches('.').to_owned();
+            let mut log = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            assert!(log.len() < MAX_LOGGED, "the test DNS server was asked more than {MAX_LOGGED} questions");
+            log.push(Question { name, kind: info.query.query_type() });
+            drop(log);
+            if self.silent.iter().any(|z| z.zone_of(info.query.name())) {
+                // Nothing is sent: the asker waits for an answer that never comes.
+                let metadata = Metadata::new(info.metadata.id, MessageType::Response, info.metadata.op_code);
+                return ResponseInfo::from(Header { metadata, counts: HeaderCounts::default() });
+            }
+        }
+        self.catalog.handle_request::<R, T>(request, response).await
+    }
+}
+
 /// The running server.
 pub struct DnsServer {
     addr: SocketAddr,
-    server: Server<Catalog>,
+    server: Server<Handler>,
+    log: QuestionLog,
 }
 
 impl std::fmt::Debug for DnsServer {
@@ -119,7 +176,11 @@ impl DnsServer {
     /// If binding fails or a zone is not valid.
     pub async fn start(zones: Vec<Zone>) -> io::Result<DnsServer> {
         let mut catalog = Catalog::new();
+        let mut silent = Vec::new();
         for z in zones {
+            if z.silent {
+                silent.push(LowerName::new(&name(&z.origin)));
+            }
             let mut handler = InMemoryZoneHandler::<hickory_server::net::runtime::TokioRuntimeProvider>::empty(
                 name(&z.origin),
                 ZoneType::Primary,
@@ -145,10 +206,17 @@ impl DnsServer {
             }
         }
         let (udp, tcp, addr) = bound.ok_or_else(|| io::Error::other("no free port for UDP and TCP together"))?;
-        let mut server = Server::new(catalog);
+        let log = QuestionLog::default();
+        let mut server = Server::new(Handler { catalog, silent, log: Arc::clone(&log) });
         server.register_socket(udp);
         server.register_listener(tcp, Duration::from_secs(5), 64 * 1024);
-        Ok(DnsServer { addr, server })
+        Ok(DnsServer { addr, server, log })
+    }
+
+    /// Every question received so far, in order (retries and both transports included).
+    #[must_use]
+    pub fn questions(&self) -> Vec<Question> {
+        self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// The address to give `--dns-server`.
@@ -160,5 +228,89 @@ impl DnsServer {
     /// Stops the server and waits for its tasks.
     pub async fn shutdown(mut self) {
         let _ = self.server.shutdown_gracefully().await;
+    }
+}
+
+/// A `--dns-server` that answers nothing: a UDP socket and a TCP listener on one port of
+/// 127.0.0.1 that note what arrives over UDP and never reply (TCP connections are accepted by the
+/// kernel and never read). Dropping it closes both and stops its reader.
+#[derive(Debug)]
+pub struct DeadResolver {
+    addr: SocketAddr,
+    heard: Arc<Mutex<Heard>>,
+    /// Reads what arrives over UDP; dropped (the task aborted) with the value.
+    _reader: tokio::task::JoinSet<()>,
+    _tcp: tokio::net::TcpListener,
+}
+
+/// What a [`DeadResolver`] received.
+#[derive(Debug, Default)]
+struct Heard {
+    datagrams: usize,
+    /// The names asked about, lower case, at most [`MAX_LOGGED`].
+    names: std::collections::BTreeSet<String>,
+}
+
+/// The name a DNS query asks about (its first question), if the datagram holds one.
+fn question_name(query: &[u8]) -> Option<String> {
+    let mut at = 12;
+    let mut labels = Vec::new();
+    loop {
+        let len = usize::from(*query.get(at)?);
+        if len == 0 {
+            return Some(labels.join("."));
+        }
+        let label = query.get(at + 1..at + 1 + len)?;
+        labels.push(String::from_utf8_lossy(label).to_ascii_lowercase());
+        at += 1 + len;
+    }
+}
+
+impl DeadResolver {
+    /// Binds it.
+    ///
+    /// # Errors
+    /// If no port is free for UDP and TCP together.
+    pub async fn start() -> io::Result<DeadResolver> {
+        for _ in 0..20 {
+            let udp = tokio::net::UdpSocket::bind((IpAddr::from(Ipv4Addr::LOCALHOST), 0)).await?;
+            let addr = udp.local_addr()?;
+            let Ok(tcp) = tokio::net::TcpListener::bind(addr).await else { continue };
+            let heard = Arc::new(Mutex::new(Heard::default()));
+            let note = Arc::clone(&heard);
+            let mut reader = tokio::task::JoinSet::new();
+            reader.spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                while let Ok((n, _)) = udp.recv_from(&mut buf).await {
+                    let mut h = note.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    h.datagrams += 1;
+                    if let Some(name) = question_name(&buf[..n])
+                        && h.names.len() < MAX_LOGGED
+                    {
+                        h.names.insert(name);
+                    }
+                }
+            });
+            return Ok(DeadResolver { addr, heard, _reader: reader, _tcp: tcp });
+        }
+        Err(io::Error::other("no free port for UDP and TCP together"))
+    }
+
+    /// The address to give `--dns-server`.
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// UDP datagrams received so far (each unanswered; a question is sent again and again).
+    #[must_use]
+    pub fn datagrams(&self) -> usize {
+        self.heard.lock().unwrap_or_else(std::sync::PoisonError::into_inner).datagrams
+    }
+
+    /// The distinct names asked about so far.
+    #[must_use]
+    pub fn names(&self) -> Vec<String> {
+        self.heard.lock().unwrap_or_else(std::sync::PoisonError::into_inner).names.iter().cloned().collect()
     }
 }

@@ -34,6 +34,8 @@ mod gzip;
 mod load;
 mod route;
 pub mod shop;
+pub mod shop_extract;
+pub mod shop_links;
 mod tls;
 
 use std::borrow::Cow;
@@ -217,6 +219,7 @@ impl Site {
         {
             return Cow::Owned(
                 Route::html(generated.render(&self.host, i))
+                    .gzipped()
                     .header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
                     .header("x-content-type-options", "nosniff")
                     .header("referrer-policy", "no-referrer"),

@@ -24,7 +24,9 @@
 //!   `dns-prefetch` and `preconnect` name an origin and are not links at all; everything else
 //!   (feeds, `search`, `rev=made`, unknown types) is [`LinkKind::OtherLink`]: recorded, never
 //!   requested, since a browser loads nothing for it.
-//! - `srcset` is ignored; `<template>` contents are inert and ignored.
+//! - Every `srcset` candidate of `<img>` and `<source>` is an image link, and the `url()`s of
+//!   `<style>` elements and `style` attributes are links of kind `font` or `css_image`
+//!   (`extract/resources.rs`); `<template>` contents are inert and ignored.
 //! - Page-level `nofollow` (meta robots) is *not* folded into [`Link::nofollow`]; ask
 //!   [`PageFacts::robots_nofollow`].
 //! - Parsing is bounded in work as well as bytes ([`crate::parse`]): a document nested deeper than
@@ -34,14 +36,24 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Deref;
 
+mod link_element;
+mod resources;
+
 use crate::custom::{CompiledRules, CustomValues};
 use crate::parse::{ParseCut, ParseLimits, parse_bounded};
+use link_element::{has_token, rel_tokens};
 use scraper::node::Element;
 use scraper::{ElementRef, Html, Node};
 use serde::{Deserialize, Serialize};
+use shoal_shared::content::TextFingerprint;
 use url::Url;
 
 pub use shoal_shared::record::LinkKind;
+
+pub mod onpage;
+pub mod structured;
+pub mod text;
+mod tree;
 
 /// Default for [`ExtractCaps::max_links`].
 pub const DEFAULT_MAX_LINKS: usize = 5_000;
@@ -134,6 +146,9 @@ pub struct PageFacts {
     pub meta_robots: Vec<String>,
     /// `(hreflang, resolved href)` from `<link rel=alternate hreflang>`.
     pub hreflang: Vec<(String, String)>,
+    /// More than [`MAX_HREFLANG`] alternates: the rest were not kept.
+    #[serde(default)]
+    pub hreflang_truncated: bool,
     /// `lang` of the `<html>` element, trimmed.
     pub html_lang: Option<String>,
     /// First `<base href>` as written (trimmed). It is used for resolution only when it resolves
@@ -167,6 +182,15 @@ pub struct PageFacts {
     /// The page links to an e-mail address (`<a href="mailto:…">`).
     #[serde(default)]
     pub mailto: bool,
+    /// The main text's words, hash and SimHash ([`text`]).
+    #[serde(default)]
+    pub main_text: TextFingerprint,
+    /// JSON-LD, microdata and RDFa Lite items ([`structured`]).
+    #[serde(default)]
+    pub structured: structured::StructuredData,
+    /// Viewport, Open Graph, Twitter card, unsized images, pagination links ([`onpage`]).
+    #[serde(default)]
+    pub on_page: onpage::OnPage,
 }
 
 /// Bytes of body text [`PageFacts::text_head`] keeps: an Impressum's details are near its start.
@@ -229,10 +253,15 @@ pub fn extract_custom(
         link_texts: Vec::new(),
         h1_texts: Vec::new(),
         mixed_seen: HashSet::new(),
+        inline_css_bytes: 0,
     };
     walk(&doc, |node, ctx| walker.visit(node, ctx));
+    let mut facts = walker.finish();
+    facts.main_text = text::main_text(&doc);
+    facts.structured = structured::collect(&doc);
+    facts.on_page = onpage::collect(&doc, &doc_base);
     let values = custom.filter(|c| !c.is_empty()).map(|c| c.apply(&doc, html)).unwrap_or_default();
-    (walker.finish(), values)
+    (facts, values)
 }
 
 /// Normalises a link URL; see [`shoal_shared::url::normalize`] (one set of rules for the whole
@@ -373,54 +402,18 @@ fn truncate_str(s: &str, max: usize) -> String {
     s[..end].to_owned()
 }
 
-/// `<link>` types that name another page of the document's series or site (HTML's `next`, `prev`,
-/// `help`, `license`, `author`; HTML 4's and DocBook's `start`, `contents`, `index`, `glossary`,
-/// `chapter`, `section`, `subsection`, `appendix`, `copyright`, `up`, `first`, `last`, `top`,
-/// `home`). Sphinx, DocBook and many CMSs emit them to real pages, which are crawled like anchors:
-/// checked as resources they were marked seen unparsed, and a page first met this way was lost
-/// with everything only it linked to. (`alternate`, `search`, `manifest`, `preload` … name
-/// resources and stay [`LinkKind::OtherLink`].)
-const PAGE_LINK_TYPES: &[&str] = &[
-    "next",
-    "prev",
-    "previous",
-    "help",
-    "license",
-    "author",
-    "start",
-    "contents",
-    "toc",
-    "index",
-    "glossary",
-    "chapter",
-    "section",
-    "subsection",
-    "appendix",
-    "copyright",
-    "up",
-    "first",
-    "last",
-    "top",
-    "home",
-];
-
-/// `<link>` types a browser loads by itself (besides `stylesheet` and `icon`): checked as resources.
-const LOADED_LINK_TYPES: &[&str] = &["preload", "modulepreload", "prefetch", "manifest"];
-
-/// `rel` as ASCII-lower-cased tokens.
-fn rel_tokens(el: &Element) -> Vec<String> {
-    el.attr("rel").map(|rel| rel.split_ascii_whitespace().map(str::to_ascii_lowercase).collect()).unwrap_or_default()
-}
-
-fn has_token(tokens: &[String], token: &str) -> bool {
-    tokens.iter().any(|t| t == token)
-}
-
 /// Subresources a browser loads with the page: over http on an https page, mixed content.
 fn is_subresource(kind: LinkKind) -> bool {
     matches!(
         kind,
-        LinkKind::Image | LinkKind::Script | LinkKind::Stylesheet | LinkKind::Icon | LinkKind::Iframe | LinkKind::Media
+        LinkKind::Image
+            | LinkKind::Script
+            | LinkKind::Stylesheet
+            | LinkKind::Icon
+            | LinkKind::Iframe
+            | LinkKind::Media
+            | LinkKind::Font
+            | LinkKind::CssImage
     )
 }
 
@@ -435,6 +428,8 @@ struct Walker<'c> {
     link_texts: Vec<TextAcc>,
     h1_texts: Vec<TextAcc>,
     mixed_seen: HashSet<String>,
+    /// Inline CSS scanned so far ([`resources::MAX_INLINE_CSS_BYTES`]).
+    inline_css_bytes: usize,
 }
 
 impl Walker<'_> {
@@ -512,6 +507,7 @@ impl Walker<'_> {
         if is_block(name) {
             self.word_break(*ctx);
         }
+        self.style_attribute(el);
         match name {
             "html" if self.facts.html_lang.is_none() => {
                 self.facts.html_lang = el.attr("lang").map(|l| l.trim().to_owned());
@@ -525,7 +521,11 @@ impl Walker<'_> {
                 ctx.no_words = true;
                 self.src_link(el, LinkKind::Script);
             }
-            "style" | "noscript" | "textarea" => ctx.no_words = true,
+            "style" => {
+                ctx.no_words = true;
+                self.style_element(node);
+            }
+            "noscript" | "textarea" => ctx.no_words = true,
             "title" => {
                 ctx.no_words = true;
                 self.title(node);
@@ -533,9 +533,16 @@ impl Walker<'_> {
             "meta" => self.meta(el),
             "link" => self.link_element(el, ctx),
             "a" | "area" => self.anchor(el, ctx),
-            "img" => self.img(el, ctx),
+            "img" => {
+                self.img(el, ctx);
+                self.srcset(el);
+            }
             "iframe" => self.src_link(el, LinkKind::Iframe),
-            "source" | "video" | "audio" => self.src_link(el, LinkKind::Media),
+            "source" => {
+                self.src_link(el, LinkKind::Media);
+                self.srcset(el);
+            }
+            "video" | "audio" => self.src_link(el, LinkKind::Media),
             "h1" => {
                 if self.h1_texts.len() < MAX_H1 {
                     ctx.h1 = Some(self.h1_texts.len());
@@ -587,52 +594,6 @@ impl Walker<'_> {
         {
             push_robots_directives(&mut self.facts.meta_robots, content);
         }
-    }
-
-    fn link_element(&mut self, el: &Element, ctx: &Ctx) {
-        let Some(href) = el.attr("href") else {
-            return;
-        };
-        let rel = rel_tokens(el);
-        if has_token(&rel, "canonical") {
-            self.facts.canonical_count += 1;
-            if !ctx.in_head {
-                self.facts.canonical_in_body = true;
-            }
-            if self.facts.canonical.is_none() {
-                self.facts.canonical = Some(self.resolve_as_written(href));
-            }
-            return;
-        }
-        if has_token(&rel, "alternate")
-            && let Some(lang) = el.attr("hreflang")
-        {
-            if self.facts.hreflang.len() < MAX_HREFLANG {
-                let resolved = self.resolve_as_written(href);
-                self.facts.hreflang.push((lang.trim().to_owned(), resolved));
-            }
-            return;
-        }
-        let kind = if has_token(&rel, "stylesheet") {
-            LinkKind::Stylesheet
-        } else if rel.iter().any(|t| t == "icon" || t == "mask-icon" || t.starts_with("apple-touch-icon")) {
-            LinkKind::Icon
-        } else if has_token(&rel, "dns-prefetch") || has_token(&rel, "preconnect") {
-            // An origin, not a resource: not a link at all (a browser only opens a connection).
-            return;
-        } else if rel.iter().any(|t| LOADED_LINK_TYPES.contains(&t.as_str())) {
-            LinkKind::Preload
-        } else if rel.iter().any(|t| PAGE_LINK_TYPES.contains(&t.as_str())) {
-            LinkKind::PageLink
-        } else {
-            // Feeds, search descriptions, `rev=made` without a rel, types we do not know: a
-            // browser loads nothing for them, so they are recorded and never requested.
-            LinkKind::OtherLink
-        };
-        if kind != LinkKind::OtherLink && href.trim().is_empty() {
-            return;
-        }
-        self.add_link(href, kind, has_token(&rel, "nofollow"));
     }
 
     fn anchor(&mut self, el: &Element, ctx: &mut Ctx) {

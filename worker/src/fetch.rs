@@ -167,7 +167,7 @@ const CHOSEN_IDLE: Duration = Duration::from_secs(60 * 60);
 /// connect to.
 #[derive(Debug)]
 struct GuardedResolver {
-    dns: Option<TokioResolver>,
+    dns: Option<crate::dns::Resolver>,
     overrides: HashMap<String, IpAddr>,
     guard: Guard,
     /// Name → the address last used, and pins from leases that this worker's guard allows.
@@ -254,7 +254,11 @@ pub struct Fetcher {
 impl Fetcher {
     /// Builds the client. Fails only if TLS or the system DNS configuration cannot be loaded.
     pub fn new(settings: FetchSettings) -> Result<Fetcher, String> {
-        let dns = if settings.no_dns { None } else { Some(build_resolver(&settings.dns_servers)?) };
+        let dns = if settings.no_dns {
+            None
+        } else {
+            Some(crate::dns::Resolver::new(build_resolver(&settings.dns_servers)?, &settings.dns_servers))
+        };
         let chosen = moka::sync::Cache::builder()
             .max_capacity(MAX_CHOSEN)
             .time_to_idle(CHOSEN_IDLE)
@@ -274,6 +278,13 @@ impl Fetcher {
     /// so `--dns-server` holds for them.
     #[must_use]
     pub fn dns(&self) -> Option<&TokioResolver> {
+        self.resolver.dns.as_ref().map(crate::dns::Resolver::inner)
+    }
+
+    /// The same resolver with its watch ([`crate::dns::Resolver`]): questions asked through it
+    /// fail at once while it gives no answers at all, as this fetcher's own lookups do.
+    #[must_use]
+    pub fn resolver(&self) -> Option<&crate::dns::Resolver> {
         self.resolver.dns.as_ref()
     }
 
@@ -299,7 +310,9 @@ impl Fetcher {
 }
 
 /// The worker's one DNS resolver: the system's configuration, or only `servers` when given
-/// (each asked over UDP and TCP at its own port). Five seconds per question, two attempts.
+/// (each asked over UDP and TCP at its own port). Five seconds per try, two tries per question
+/// (hickory's `attempts` counts the retries: 2 made it three tries, 15 s per unanswered
+/// question and 30 s per unanswered address lookup, A then AAAA).
 fn build_resolver(servers: &[SocketAddr]) -> Result<TokioResolver, String> {
     use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfig};
     let mut b = if servers.is_empty() {
@@ -325,7 +338,7 @@ fn build_resolver(servers: &[SocketAddr]) -> Result<TokioResolver, String> {
         )
     };
     b.options_mut().timeout = Duration::from_secs(5);
-    b.options_mut().attempts = 2;
+    b.options_mut().attempts = 1;
     b.build().map_err(|e| format!("building DNS resolver: {e}"))
 }
 

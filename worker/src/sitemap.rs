@@ -23,6 +23,9 @@
 //!   `https://` are skipped and the first one is named in the error.
 //! - URLs are returned as written (trimmed, entities decoded), not validated or normalised: the
 //!   caller resolves them with the crawler's URL rules and reports the bad ones.
+//! - hreflang alternates (`<xhtml:link rel="alternate" hreflang="de" href="…"/>`, a direct child
+//!   of a `<url>`) are kept with their entry's `<loc>`, in [`SitemapParse::alternates`], at most
+//!   [`SitemapCaps::max_alternates`] in all.
 
 use std::io::{self, BufRead, BufReader, Read};
 
@@ -35,6 +38,11 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_MAX_BYTES: u64 = 50 * 1024 * 1024;
 /// Default for [`SitemapCaps::max_urls`]: 50,000, the protocol's limit.
 pub const DEFAULT_MAX_URLS: usize = 50_000;
+/// Default for [`SitemapCaps::max_alternates`]: enough for 2,000 URLs in 10 languages, little
+/// enough that one sitemap's event stays a few megabytes.
+pub const DEFAULT_MAX_ALTERNATES: usize = 20_000;
+/// An hreflang value longer than this is kept cut (no valid value is longer than 11 bytes).
+const MAX_HREFLANG_BYTES: usize = 64;
 /// A `<loc>` (or text line) longer than this is not kept (no crawlable URL is that long); it is
 /// counted in [`SitemapParse::oversized_locs`].
 pub const MAX_LOC_BYTES: usize = 8 * 1024;
@@ -50,12 +58,24 @@ pub struct SitemapCaps {
     pub max_bytes: u64,
     /// Most URLs kept; beyond it parsing stops and [`SitemapParse::over_count`] is set.
     pub max_urls: usize,
+    /// Most hreflang alternates kept, all entries together; beyond it the rest are skipped (the
+    /// URLs are still read) and [`SitemapParse::alternates_over`] is set.
+    pub max_alternates: usize,
 }
 
 impl Default for SitemapCaps {
     fn default() -> Self {
-        SitemapCaps { max_bytes: DEFAULT_MAX_BYTES, max_urls: DEFAULT_MAX_URLS }
+        SitemapCaps { max_bytes: DEFAULT_MAX_BYTES, max_urls: DEFAULT_MAX_URLS, max_alternates: DEFAULT_MAX_ALTERNATES }
     }
+}
+
+/// The hreflang alternates one `<url>` entry names for its `<loc>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryAlternates {
+    /// The entry's `<loc>`, as written (trimmed, entities decoded).
+    pub loc: String,
+    /// (hreflang, href) as written.
+    pub alternates: Vec<(String, String)>,
 }
 
 /// What the file's root says its URLs are.
@@ -88,6 +108,10 @@ pub struct SitemapParse {
     /// Why the file is not a well-formed sitemap (first problem only). `urls` keeps everything
     /// parsed before a fatal error.
     pub error: Option<String>,
+    /// The entries' hreflang alternates, in file order.
+    pub alternates: Vec<EntryAlternates>,
+    /// More alternates than [`SitemapCaps::max_alternates`]; the rest were skipped.
+    pub alternates_over: bool,
 }
 
 /// Parses a sitemap body as fetched: gzip (detected by its magic bytes, whatever the URL or
@@ -170,6 +194,10 @@ struct XmlState {
     in_loc: bool,
     loc: String,
     loc_too_long: bool,
+    /// The current `<url>` entry's `<loc>` and alternates, attached when the entry closes.
+    entry: EntryAlternates,
+    /// Alternates kept so far, all entries together.
+    alternates_kept: usize,
 }
 
 impl XmlState {
@@ -196,12 +224,14 @@ impl XmlState {
                     if !self.open(e.local_name().as_ref(), out) {
                         return None;
                     }
+                    self.alternate(&e, caps, out);
                 }
                 Event::Empty(e) => {
                     self.depth += 1;
                     if !self.open(e.local_name().as_ref(), out) {
                         return None;
                     }
+                    self.alternate(&e, caps, out);
                     if !self.close(caps, out) {
                         return None;
                     }
@@ -268,6 +298,7 @@ impl XmlState {
                     SitemapKind::Index => name.eq_ignore_ascii_case("sitemap"),
                     SitemapKind::Unknown => false,
                 };
+                self.entry = EntryAlternates::default();
                 true
             }
             3 => {
@@ -292,13 +323,51 @@ impl XmlState {
                     out.oversized_locs += 1;
                 } else {
                     keep_going = keep_url(self.loc.trim(), caps, out);
+                    self.entry.loc = self.loc.trim().to_owned();
                 }
             }
-            2 => self.in_entry = false,
+            2 => {
+                self.in_entry = false;
+                let entry = std::mem::take(&mut self.entry);
+                if !entry.loc.is_empty() && !entry.alternates.is_empty() {
+                    out.alternates.push(entry);
+                }
+            }
             _ => {}
         }
         self.depth = self.depth.saturating_sub(1);
         keep_going
+    }
+
+    /// An `<xhtml:link rel="alternate" hreflang href>` directly under a `<url>` entry.
+    fn alternate(&mut self, e: &quick_xml::events::BytesStart<'_>, caps: &SitemapCaps, out: &mut SitemapParse) {
+        if self.depth != 3
+            || !self.in_entry
+            || out.kind != SitemapKind::UrlSet
+            || !e.local_name().as_ref().eq_ignore_ascii_case("link")
+        {
+            return;
+        }
+        let (mut rel, mut hreflang, mut href) = (String::new(), None, None);
+        for attr in e.attributes().with_checks(false).flatten() {
+            let Ok(value) = attr.normalized_value(quick_xml::XmlVersion::Implicit1_0) else { continue };
+            match attr.key.local_name().as_ref() {
+                "rel" => rel = value.into_owned(),
+                "hreflang" => hreflang = Some(cut(value.trim(), MAX_HREFLANG_BYTES)),
+                "href" if value.len() <= MAX_LOC_BYTES => href = Some(value.trim().to_owned()),
+                _ => {}
+            }
+        }
+        let (Some(hreflang), Some(href)) = (hreflang, href) else { return };
+        if !rel.split_ascii_whitespace().any(|r| r.eq_ignore_ascii_case("alternate")) {
+            return;
+        }
+        if self.alternates_kept >= caps.max_alternates {
+            out.alternates_over = true;
+            return;
+        }
+        self.alternates_kept += 1;
+        self.entry.alternates.push((hreflang, href));
     }
 
     fn push_loc(&mut self, s: &str) {
@@ -312,6 +381,15 @@ impl XmlState {
             self.loc.push_str(s);
         }
     }
+}
+
+/// `s`, at most `max` bytes (on a character boundary).
+fn cut(s: &str, max: usize) -> String {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
 }
 
 /// Adds a URL unless it is empty; returns false when the URL cap stops the parse.

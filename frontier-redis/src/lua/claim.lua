@@ -10,12 +10,17 @@ local batch = math.max(num(ARGV[5] ~= '' and ARGV[5] or nil, 1), 1)
 -- found nothing leaves the slot to it (a worker whose completions claim its next lease in the
 -- same step would otherwise keep every slot of a busy IP, and a worker added to the fleet would
 -- get none).
-local hungry = redis.call('HGETALL', k_hungry())
+-- Both hashes are every worker's, no audit's: an entry that cannot be read counts as stale, or 0.
+local hungry = redis.pcall('HGETALL', k_hungry())
+if hungry.err then
+  redis.call('DEL', k_hungry())
+  hungry = {}
+end
 local was_hungry = false
 if #hungry > 0 then
   local stale, others = {}, {}
   for i = 1, #hungry, 2 do
-    local w, last = hungry[i], tonumber(hungry[i + 1])
+    local w, last = hungry[i], num_or(hungry[i + 1], 0)
     if last < now - HUNGRY_FORGET then
       stale[#stale + 1] = w
     elseif w == worker then
@@ -26,10 +31,14 @@ if #hungry > 0 then
   end
   if #stale > 0 then redis.call('HDEL', k_hungry(), unpack(stale)) end
   if #others > 0 then
-    local held = redis.call('HMGET', k_wl(), worker, unpack(others))
-    local mine = num(held[1], 0)
+    local held = redis.pcall('HMGET', k_wl(), worker, unpack(others))
+    if held.err then
+      redis.call('DEL', k_wl())
+      held = {}
+    end
+    local mine = num_or(held[1], 0)
     for i = 2, #held do
-      if mine > num(held[i], 0) then return {'wait', I(now + 10)} end
+      if mine > num_or(held[i], 0) then return {'wait', I(now + 10)} end
     end
   end
 end
@@ -39,12 +48,9 @@ local function unfed(answer)
   redis.call('PEXPIRE', k_hungry(), I(HUNGRY_FORGET))
   return answer
 end
-for _ = 1, 256 do
-  local c = redis.call('ZRANGE', k_ready(), '0', '0', 'WITHSCORES')
-  if #c == 0 then return unfed({'idle'}) end
-  -- The integer part is the time; the fraction only breaks ties (see below).
-  local lane, score = c[1], math.floor(tonumber(c[2]))
-  if score > now then return unfed({'wait', score}) end
+-- One lane, the first of `ready`: its lease, or nil when it was parked or rescheduled. Run under
+-- pcall: a lane whose state cannot be read is quarantined and the claim goes on (common.lua).
+local function one(lane)
   local lk = k_lane(lane)
   local l = redis.call('HMGET', lk, 'host', 'robots', 'site', 'rt', 'rtnb', 'rat', 'rtpl')
   local host, robots, site = l[1], l[2], l[3]
@@ -63,7 +69,7 @@ for _ = 1, 256 do
     local blob, is_robots, prio, next_due, more = nil, '0', 0, nil, false
     -- Tasks this lease may take: more than one only at no gap and with no lookup due.
     local want = 1
-    if batch > 1 and gape == 0 and h[6] and tonumber(h[6]) > now then want = batch end
+    if batch > 1 and gape == 0 and h[6] and num(h[6], 0) > now then want = batch end
     local r = nil
     if robots == 'p' then
       is_robots = '1'
@@ -96,7 +102,7 @@ for _ = 1, 256 do
     else
       -- The IP's cap, halved per level of its latency guard, and its next start while slowed.
       local ipl, ipn = ip_pace(ip)
-      if ip and num(redis.call('GET', k_ipf(ip)), 0) >= guarded(ipcap, 0, ipl) then
+      if ip and ip_inflight(ip) >= guarded(ipcap, 0, ipl) then
         redis.call('ZREM', k_ready(), lane)
         park_ip(ip, lane, inf)
       elseif math.max(nxt, ipn) > now then
@@ -111,7 +117,7 @@ for _ = 1, 256 do
           local take = 1
           if ipl == 0 and want > 1 then take = want end
           if take > 1 then
-            id = redis.call('INCR', k_leaseid())
+            id = bump(k_leaseid(), 1, now)
             redis.call('ZRANGESTORE', k_leasem(I(id)), lq, '1', I(take - 1))
           end
           -- The blobs without their scores (ZPOPMIN would have Redis format each as a double,
@@ -170,6 +176,20 @@ for _ = 1, 256 do
         return out
       end
     end
+  end
+  return nil
+end
+for _ = 1, 256 do
+  local c = redis.call('ZRANGE', k_ready(), '0', '0', 'WITHSCORES')
+  if #c == 0 then return unfed({'idle'}) end
+  -- The integer part is the time; the fraction only breaks ties (see below).
+  local lane, score = c[1], math.floor(tonumber(c[2]))
+  if score > now then return unfed({'wait', score}) end
+  local ok, answer = pcall(one, lane)
+  if not ok then
+    blame(nil, lane, nil, answer, now)
+  elseif answer then
+    return answer
   end
 end
 -- Every lane looked at was parked or rescheduled; look again soon.

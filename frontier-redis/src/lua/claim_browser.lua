@@ -7,8 +7,11 @@ local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), t
 local ids = redis.call('ZRANGE', k_bq(), 0, 99)
 if #ids == 0 then return {'idle'} end
 local earliest = nil -- the earliest start of a task only its host's clock holds back
-for _, id in ipairs(ids) do
+-- One task: its lease, or nil. Run under pcall: a task whose state cannot be read quarantines its
+-- site (common.lua) and the claim goes on.
+local function one(id)
   local t = redis.call('HMGET', k_btask(id), 'lane', 'site', 'blob', 'nb')
+  UNIT.site, UNIT.lane = t[2], t[1]
   local lane, site, blob, nb = t[1], t[2], t[3], num(t[4], 0)
   local l = lane and redis.call('HMGET', k_lane(lane), 'host', 'rat', 'robots') or {}
   local host = l[1]
@@ -30,7 +33,7 @@ for _, id in ipairs(ids) do
     local ipl = 0
     if free and ip then
       ipl = ip_pace(ip)
-      if num(redis.call('GET', k_ipf(ip)), 0) >= guarded(ipcap, 0, ipl) then free = false end
+      if ip_inflight(ip) >= guarded(ipcap, 0, ipl) then free = false end
     end
     if free then
       local at = math.max(nxt, nb)
@@ -46,6 +49,18 @@ for _, id in ipairs(ids) do
         return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, num(l[2], 0), epoch(now)}
       end
     end
+  end
+  return nil
+end
+for _, id in ipairs(ids) do
+  UNIT.site, UNIT.lane = nil, nil
+  local ok, answer = pcall(one, id)
+  if not ok then
+    blame(UNIT.site, UNIT.lane, nil, answer, now)
+    -- Its site's browser tasks are dropped with it; a task of no site goes.
+    redis.pcall('ZREM', k_bq(), id)
+  elseif answer then
+    return answer
   end
 end
 -- Hosts busy with a page load (or full) wait for a completion, as claim.lua's parked lanes do.

@@ -3,9 +3,27 @@
 -- live lane uses expires at an absolute time, PEXPIREAT, in the same clock).
 
 local PRIO = 1099511627776 -- 2^40: ready-queue score = priority * PRIO + sequence
+
+-- A stored number of the step's own unit of work (its lane, site, lease, host): `d` when the field
+-- is missing, and an error when it holds anything but a number. A value that cannot be read is
+-- never guessed at: the step's unit is quarantined instead (see "Quarantine" below).
 local function num(v, d)
-  if v then return tonumber(v) end
+  if v then
+    local n = tonumber(v)
+    if n == nil then error('a stored value is not a number: ' .. string.sub(tostring(v), 1, 24), 0) end
+    return n
+  end
   return d
+end
+
+-- The unit of work a step is on, for its quarantine when it fails (set as soon as it is known:
+-- `site` and `lane`; each step that catches errors clears it first).
+local UNIT = {}
+
+-- A stored number read about someone else's unit (a lane being woken, another host's clock):
+-- `d` when missing or unreadable. The lane's own claim reads it with `num` and quarantines it.
+local function num_or(v, d)
+  return v and tonumber(v) or d
 end
 
 -- An integer as the string Redis gets anyway. A Lua number passed to redis.call is formatted
@@ -26,6 +44,30 @@ local function epoch(now)
     redis.call('SET', k_epoch(), e)
   end
   return e
+end
+
+-- Adds `by` to a deployment-wide counter (`seq`, `leaseid`, `ipf:{ip}`) and returns it. Such a
+-- counter belongs to no audit, so one that cannot be read is set to `reset` first (a sequence may
+-- restart, a lease id must not: the caller passes a value above any id given out), never blamed
+-- on the unit that reads it.
+local function bump(key, by, reset)
+  local n = redis.pcall('INCRBY', key, by)
+  if type(n) == 'table' then
+    redis.log(redis.LOG_WARNING, 'shoal: reset unreadable counter ' .. key)
+    redis.call('SET', key, I(reset))
+    n = redis.call('INCRBY', key, by)
+  end
+  return n
+end
+
+-- Adds `by` to worker `w`'s count of leases (`wl`, fair shares only): an unreadable count restarts.
+local function bump_worker(w, by)
+  local n = redis.pcall('HINCRBY', k_wl(), w, by)
+  if type(n) == 'table' then
+    if type(redis.pcall('HDEL', k_wl(), w)) == 'table' then redis.call('DEL', k_wl()) end
+    n = redis.call('HINCRBY', k_wl(), w, by)
+  end
+  return n
 end
 
 local function publish(blob)
@@ -59,8 +101,28 @@ end
 -- A server IP's guard: its level and the earliest next start to it (0, 0 without an address).
 local function ip_pace(ip)
   if not ip or ip == '' then return 0, 0 end
-  local g = redis.call('HMGET', k_ipg(ip), 'll', 'next')
-  return num(g[1], 0), num(g[2], 0)
+  local g = redis.pcall('HMGET', k_ipg(ip), 'll', 'next')
+  if g.err then g = {'-', false} end
+  local ll, nx = num_or(g[1], nil), num_or(g[2], nil)
+  if (g[1] and not ll) or (g[2] and not nx) then
+    -- A server IP's guard is every host's at the address, no audit's: reset, never blamed.
+    redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. ip)
+    redis.call('DEL', k_ipg(ip))
+  end
+  return ll or 0, nx or 0
+end
+
+-- Requests in flight to a server IP (shared by every host at the address: an unreadable count is
+-- reset, never blamed on the lane that reads it).
+local function ip_inflight(ip)
+  local v = redis.pcall('GET', k_ipf(ip))
+  if type(v) == 'table' then v = '-' end
+  local n = num_or(v, nil)
+  if v and not n then
+    redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable in-flight count of IP ' .. ip)
+    redis.call('DEL', k_ipf(ip))
+  end
+  return n or 0
 end
 
 -- The limits in force from what the host's live lanes ask and whether a live audit saw a 429 on
@@ -120,7 +182,7 @@ local function promote(lane, now)
   local due = redis.call('ZRANGEBYSCORE', k_ld(lane), '-inf', now)
   for _, m in ipairs(due) do
     redis.call('ZREM', k_ld(lane), m)
-    local seq = redis.call('INCR', k_seq())
+    local seq = bump(k_seq(), 1, 0)
     redis.call('ZADD', k_lq(lane), tonumber(string.sub(m, 1, 1)) * PRIO + seq, string.sub(m, 2))
   end
 end
@@ -131,7 +193,7 @@ local function lane_due(lane, robots, rt, rtnb, queued)
   if robots == 'c' then return nil end
   if robots == 'p' then
     if not rt then return nil end
-    return num(rtnb, 0)
+    return num_or(rtnb, 0)
   end
   -- `queued`: whether its ready queue has a task, when the caller knows (nil: look).
   if queued == nil then queued = redis.call('ZCARD', k_lq(lane)) > 0 end
@@ -149,7 +211,7 @@ local function lane_score(lane, now, l)
   if not l[1] then return nil end
   local due = lane_due(lane, l[2], l[3], l[4])
   if not due then return nil end
-  return math.max(due, num(redis.call('HGET', k_host(l[1]), 'next'), 0))
+  return math.max(due, num_or(redis.call('HGET', k_host(l[1]), 'next'), 0))
 end
 
 -- Puts the lane into `ready` at its score, or takes it out when it has nothing to claim. Returns
@@ -182,7 +244,7 @@ local BUSY = 10000000000000 -- 1e13: after any sequence number
 
 local function park_ip(ip, lane, inf)
   -- The sequence, not the time: lanes parked within one millisecond keep their order too.
-  local s = redis.call('INCR', k_seq())
+  local s = bump(k_seq(), 1, 0)
   if inf > 0 then s = s + BUSY end
   redis.call('ZADD', k_ipq(ip), I(s), lane)
 end
@@ -224,7 +286,7 @@ end
 -- reserved). Returns the key, the score and the member.
 local function queue_entry(lane, blob, prio, not_before, now, seq)
   if not_before > now then return k_ld(lane), I(not_before), tostring(prio) .. blob end
-  seq = seq or redis.call('INCR', k_seq())
+  seq = seq or bump(k_seq(), 1, 0)
   return k_lq(lane), I(tonumber(prio) * PRIO + seq), blob
 end
 
@@ -250,7 +312,7 @@ end
 
 -- Queues a browser task (`--browser-pages`) of a lane: only claim_browser reads them.
 local function bpush(lane, site, blob, not_before)
-  local id = redis.call('INCR', k_seq())
+  local id = bump(k_seq(), 1, 0)
   redis.call('HSET', k_btask(id), 'lane', lane, 'site', site, 'blob', blob, 'nb', not_before)
   redis.call('ZADD', k_bq(), id, id)
   redis.call('SADD', k_sbq(site), id)
@@ -366,7 +428,7 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
   local sk = k_site(site)
   s = s or redis.call('HMGET', sk, unpack(OFFER_FIELDS))
   if s[1] == '1' or s[2] == '1' then return 0 end
-  local maxp, maxd, maxr = tonumber(s[3]), tonumber(s[4]), tonumber(s[5])
+  local maxp, maxd, maxr = num(s[3], nil), num(s[4], nil), num(s[5], nil)
   local pages, res, smf, smb = num(s[6], 0), num(s[7], 0), num(s[12], 0), num(s[13], 0)
   local maxsf, maxsb = num(s[10], 20), num(s[11], 52428800)
   -- Each task is read where it is in ARGV (`open`: its first argument), not copied into a table;
@@ -415,7 +477,7 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
   local added, over, queued, n = {}, {}, 0, 0
   -- Queue key -> its new {score, member, ...}, and the queues in the order first used.
   local adds, order, ready = {}, {}, {}
-  local seq = redis.call('INCRBY', k_seq(), I(#open)) - #open
+  local seq = bump(k_seq(), I(#open), 0) - #open
   for o, j in ipairs(open) do
     local h = heads[o]
     local fp, fp2, kind = ARGV[j], ARGV[j + 1], h.kind
@@ -495,6 +557,139 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
 end
 
 
+-- Quarantine (docs/runbook.md, "A bad entry is quarantined"). Anyone who can write to the
+-- deployment's keys can leave a value no step can read, and a Lua error aborts the whole FCALL: one
+-- garbage field in a host's hash made every claim fail while its lane was first in `ready`. So each
+-- step runs its units of work (claim: a lane; claim_browser: a task; reap: a lease; complete,
+-- seed: the call; cancel, forget: a site) under `pcall`, and a unit that fails is quarantined:
+--   * its site is recorded in `quarantine` (site -> "first-seen-ms reason"; the coordinator fails
+--     the site's audit with that reason, `coordinator/src/engine/quarantine.rs`), marked cancelled
+--     and its lanes emptied and taken out of `ready`, so nothing of it is claimed again;
+--   * the state it read is looked at (`diagnose`): the fields of its site, lane, lease and hosts
+--     that should hold numbers (SITE_NUMBERS etc., generated from keys.rs) and do not are named in
+--     the reason; a host's unreadable fields are removed (a host's pace is shared by every audit
+--     using it: left as it is, it would fail the next audit's lane too) and its next start set
+--     SLOW_GAP ahead, so the host goes on at a careful pace for the others;
+--   * the step goes on with its next unit: no other audit's claim, reap or completion fails.
+-- Deployment-wide counters (`seq`, `leaseid`, a worker's `wl`, a server IP's `ipf` and `ipg`)
+-- belong to no audit: they are reset where they are read (`bump`, `ip_inflight`, `ip_pace`), never
+-- blamed. A unit's writes are ordered so that a value it cannot read fails it before it writes
+-- anything shared (see grant and release).
+
+-- A stored value, printable and short, for a reason.
+local function shown(v)
+  return '"' .. (string.gsub(string.sub(tostring(v), 1, 24), '[^%w%p ]', '?')) .. '"'
+end
+
+-- The fields of hash `key` among `fields` that hold something other than a number, as
+-- "field = value" texts and as names; nil when the key is not a hash at all.
+local function unreadable(key, fields)
+  local v = redis.pcall('HMGET', key, unpack(fields))
+  if v.err then return nil end
+  local texts, names = {}, {}
+  for i, f in ipairs(fields) do
+    if v[i] and tonumber(v[i]) == nil then
+      texts[#texts + 1] = f .. ' = ' .. shown(v[i])
+      names[#names + 1] = f
+    end
+  end
+  return texts, names
+end
+
+-- Resets what cannot be read of a host's pace (see above); returns what it found, or nil.
+local function repair_host(host, now)
+  local hk = k_host(host)
+  local texts, names = unreadable(hk, HOST_NUMBERS)
+  if texts and #texts == 0 then return nil end
+  if not texts then
+    redis.call('DEL', hk)
+    texts, names = {'not a hash'}, {'next'}
+  else
+    redis.call('HDEL', hk, unpack(names))
+  end
+  for _, f in ipairs(names) do
+    if f == 'next' then redis.call('HSET', hk, 'next', I(now + SLOW_GAP)) end
+  end
+  pcall(recompute, host)
+  redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable pace of host ' .. host)
+  return 'host ' .. host .. ': ' .. table.concat(texts, ', ')
+end
+
+-- What cannot be read of a unit's state (its site, lane and lease, and the hosts of its site's
+-- lanes, which are repaired), as one text; '' when nothing is found.
+local function diagnose(site, lane, lease, now)
+  local found = {}
+  local function look(key, fields, label)
+    local texts = unreadable(key, fields)
+    if not texts then
+      found[#found + 1] = label .. ': not a hash'
+    elseif #texts > 0 then
+      found[#found + 1] = label .. ': ' .. table.concat(texts, ', ')
+    end
+  end
+  if site then look(k_site(site), SITE_NUMBERS, 'site ' .. site) end
+  if lane then look(k_lane(lane), LANE_NUMBERS, 'lane ' .. lane) end
+  if lease then look(k_lease(lease), LEASE_NUMBERS, 'lease ' .. lease) end
+  local lanes = {}
+  if lane then lanes[1] = lane end
+  if site then
+    local all = redis.pcall('SMEMBERS', k_sitelanes(site))
+    if not all.err then
+      for i, l in ipairs(all) do
+        if i > 100 then break end
+        lanes[#lanes + 1] = l
+      end
+    end
+  end
+  local seen = {}
+  for _, l in ipairs(lanes) do
+    local host = string.match(l, '^[^|]*|(.+)$')
+    if host and not seen[host] then
+      seen[host] = true
+      local r = repair_host(host, now)
+      if r then found[#found + 1] = r end
+    end
+  end
+  return table.concat(found, '; ')
+end
+
+-- Takes `site` out of the crawl and records why (see above). The first report is kept.
+local function quarantine(site, why, now)
+  local entry = I(now) .. QUARANTINE_SEP .. string.sub(why, 1, 400)
+  local first = redis.pcall('HSETNX', k_quarantine(), site, entry)
+  if type(first) == 'table' then
+    redis.call('DEL', k_quarantine())
+    first = redis.call('HSETNX', k_quarantine(), site, entry)
+  end
+  if first == 1 then redis.log(redis.LOG_WARNING, 'shoal: quarantined site ' .. site .. ': ' .. why) end
+  if redis.call('EXISTS', k_site(site)) == 1 then redis.pcall('HSET', k_site(site), 'cancelled', '1') end
+  local lanes = redis.pcall('SMEMBERS', k_sitelanes(site))
+  if not lanes.err then
+    for _, lane in ipairs(lanes) do
+      if not pcall(drop_lane, lane) then redis.pcall('ZREM', k_ready(), lane) end
+    end
+  end
+  pcall(bdrop, site)
+end
+
+-- A unit of work failed with `err`: quarantines its site (`site`, else the lane's: a lane id is
+-- `site|host`) with what `diagnose` finds, or the error itself. Returns the site, if any.
+local function blame(site, lane, lease, err, now)
+  if not site and lane then site = string.match(lane, '^([^|]+)|') end
+  local why = diagnose(site, lane, lease, now)
+  if why == '' then
+    if type(err) == 'table' then err = err.err end
+    why = 'a step failed on it: ' .. tostring(err)
+  end
+  if site then
+    quarantine(site, why, now)
+  else
+    redis.log(redis.LOG_WARNING, 'shoal: a step failed on a unit with no site: ' .. why)
+  end
+  if lane then redis.pcall('ZREM', k_ready(), lane) end
+  return site
+end
+
 -- Grants a lease of `blob` on `lane` (claim and claim_browser): a slot of the host (`hk`, whose
 -- fields `h` the caller read as inf, maxe, gape, next, ip, ipx, ipr), the host's next start
 -- `next_start`, a slot of its IP, the address lookup when it is due, the lease record (`extra`:
@@ -508,28 +703,7 @@ end
 -- number.
 local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra, ipl, further, id)
   local ip = h[5]
-  redis.call('HSET', hk, 'inf', I(num(h[1], 0) + 1), 'next', I(next_start))
-  if ip then
-    redis.call('INCR', k_ipf(ip))
-    if ipl > 0 then
-      -- The IP's guard is slowed: the next request to it waits its gap (0.5 s per level doubled).
-      local _, ipgap = guarded(1, 0, ipl)
-      redis.call('HSET', k_ipg(ip), 'next', now + ipgap)
-      redis.call('PEXPIRE', k_ipg(ip), LINGER)
-    end
-  end
-  id = id or redis.call('INCR', k_leaseid())
-  local ids = I(id)
-  local resolve = 0
-  if not h[6] or tonumber(h[6]) <= now then
-    resolve = 1
-    redis.call('HSET', hk, 'ipr', ids)
-  end
-  local deadline = now + ttl
-  local ds = I(deadline)
-  local fields = {'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '', 'robots', is_robots, 'prio', I(prio),
-    'site', site, 'worker', worker, 'started', I(now), 'deadline', ds}
-  for _, v in ipairs(extra) do fields[#fields + 1] = v end
+  local inf, ipx = num(h[1], 0), num(h[6], nil)
   -- How often the task's leases expired before (and the further tasks'); `x` on the lease tells
   -- its completion to clear it.
   local expired, taken, from = 0, further, 2
@@ -545,6 +719,35 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
       end
     end
   end
+  local nt = 0
+  if taken then nt = #taken - from + 1 end
+  -- The site's counts first: a site hash that cannot be read fails the grant here, before anything
+  -- shared (the host's and the IP's slots, the worker's count) is written.
+  local k = I(1 + nt)
+  redis.call('HINCRBY', k_site(site), 'queued', '-' .. k)
+  redis.call('HINCRBY', k_site(site), 'leased', k)
+  redis.call('HSET', hk, 'inf', I(inf + 1), 'next', I(next_start))
+  if ip then
+    bump(k_ipf(ip), 1, 0)
+    if ipl > 0 then
+      -- The IP's guard is slowed: the next request to it waits its gap (0.5 s per level doubled).
+      local _, ipgap = guarded(1, 0, ipl)
+      redis.call('HSET', k_ipg(ip), 'next', now + ipgap)
+      redis.call('PEXPIRE', k_ipg(ip), LINGER)
+    end
+  end
+  id = id or bump(k_leaseid(), 1, now)
+  local ids = I(id)
+  local resolve = 0
+  if not ipx or ipx <= now then
+    resolve = 1
+    redis.call('HSET', hk, 'ipr', ids)
+  end
+  local deadline = now + ttl
+  local ds = I(deadline)
+  local fields = {'blob', blob, 'lane', lane, 'host', host, 'ip', ip or '', 'robots', is_robots, 'prio', I(prio),
+    'site', site, 'worker', worker, 'started', I(now), 'deadline', ds}
+  for _, v in ipairs(extra) do fields[#fields + 1] = v end
   if expired > 0 then
     fields[#fields + 1] = 'x'
     fields[#fields + 1] = '1'
@@ -552,8 +755,6 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
   -- The further tasks are in `leasem`, which the claim filled by ZRANGESTORE: Redis copies them
   -- without a Lua string made of any, and the lease hash keeps only small fields (a blob per field,
   -- or all of them packed by cmsgpack, cost more than the rest of the grant).
-  local nt = 0
-  if taken then nt = #taken - from + 1 end
   if nt > 0 then
     fields[#fields + 1] = 'n'
     fields[#fields + 1] = I(nt)
@@ -562,10 +763,7 @@ local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start
   end
   redis.call('HSET', k_lease(ids), unpack(fields))
   redis.call('ZADD', k_leases(), ds, ids)
-  redis.call('HINCRBY', k_wl(), worker, '1')
-  local k = I(1 + nt)
-  redis.call('HINCRBY', k_site(site), 'queued', '-' .. k)
-  redis.call('HINCRBY', k_site(site), 'leased', k)
+  bump_worker(worker, '1')
   return id, resolve, deadline, expired, taken, from, nt
 end
 
@@ -582,9 +780,15 @@ local function release(id, now, ipcap, site_later, more_from)
   local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser', 'x',
     'n', 'worker', 'mz')
   if not L[1] then return nil end
-  if L[12] and redis.call('HINCRBY', k_wl(), L[12], '-1') <= 0 then redis.call('HDEL', k_wl(), L[12]) end
-  L.more = {}
+  UNIT.site, UNIT.lane = L[7], L[2]
+  -- Everything read as a number first (the lease's and its host's), so one that cannot be read
+  -- fails the release before anything is written: the lease stays for its unit's quarantine.
   local nm = num(L[11], 0)
+  local hk = k_host(L[3])
+  local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr', 'blease', 'gape', 'next')
+  local h_inf, h_maxe, h_gape, h_next = num(h[1], nil), num(h[2], 1), num(h[5], 0), num(h[6], 0)
+  if L[12] and bump_worker(L[12], '-1') <= 0 then redis.call('HDEL', k_wl(), L[12]) end
+  L.more = {}
   more_from = more_from or 1
   for i = 1, math.min(more_from - 1, nm) do L.more[i] = false end
   if nm >= more_from and L[13] then
@@ -616,38 +820,43 @@ local function release(id, now, ipcap, site_later, more_from)
   end
   if L[13] then redis.call('DEL', lk, k_leasem(id)) else redis.call('DEL', lk) end
   redis.call('ZREM', k_leases(), id)
-  local hk = k_host(L[3])
   local host_room = 0
-  local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr', 'blease')
   if h[4] == tostring(id) then
     -- The host's page load ended: the next one starts max(gap, BROWSER_GAP) after this end.
     redis.call('HDEL', hk, 'blease')
-    local g = redis.call('HMGET', hk, 'gape', 'next')
-    redis.call('HSET', hk, 'next', math.max(num(g[2], 0), now + math.max(num(g[1], 0), BROWSER_GAP)))
+    redis.call('HSET', hk, 'next', math.max(h_next, now + math.max(h_gape, BROWSER_GAP)))
   end
   local host_inf = 0
-  if h[1] then
-    local inf = math.max(tonumber(h[1]) - 1, 0)
+  if h_inf then
+    local inf = math.max(h_inf - 1, 0)
     host_inf = inf
     redis.call('HSET', hk, 'inf', I(inf))
     if h[3] == tostring(id) then
       redis.call('HDEL', hk, 'ipr')
       h[3] = false
     end
-    if not h[3] then host_room = num(h[2], 1) - inf end
+    if not h[3] then host_room = h_maxe - inf end
   end
   if not site_later and redis.call('EXISTS', k_site(L[7])) == 1 then
     redis.call('HINCRBY', k_site(L[7]), 'leased', '-' .. I(1 + nm))
   end
   wake(k_hostwait(L[3]), now, host_room)
   if L[4] ~= '' then
-    local n = tonumber(redis.call('DECR', k_ipf(L[4])))
+    local n = bump(k_ipf(L[4]), -1, 1)
     if n <= 0 then
       redis.call('DEL', k_ipf(L[4]))
       n = 0
     end
     -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
-    local g = redis.call('HMGET', k_ipg(L[4]), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
+    -- It is every host's at the address: a field that cannot be read resets it, never blames.
+    local g = redis.pcall('HMGET', k_ipg(L[4]), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
+    if g.err then g = {'-'} end
+    if (g[1] and not tonumber(g[1])) or (g[2] and not tonumber(g[2])) or (g[4] and not tonumber(g[4]))
+        or (g[5] and not tonumber(g[5])) then
+      redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L[4])
+      redis.call('DEL', k_ipg(L[4]))
+      g = {false, false, false, false, false, false}
+    end
     L.ipg = {g[2], g[3], g[1], g[4], g[5], g[6]}
     L.fair = wake_ip(L[4], now, guarded(ipcap, 0, num(g[1], 0)) - n)
   end

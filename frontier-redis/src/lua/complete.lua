@@ -12,13 +12,16 @@
 --   as they were.
 -- Returns {'stale'} | {'ok', enqueued}. A change of a latency guard is published with the events
 -- (fields `g` and `t`, see keys.rs), so the note for the report is as atomic as the change.
+-- Runs under pcall: a completion whose lease, site, lane or host cannot be read quarantines the
+-- site (common.lua) and answers 'stale'; what it did not get to stays for reap.
 local now = tonumber(ARGV[1])
+local function run()
 local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 21
 local fb = base + n + m
 -- Only the further tasks the worker did not start go back as they were: only their blobs are read.
 local L = release(ARGV[2], now, tonumber(ARGV[17]), true, num(ARGV[fb], 0) + 1)
 if not L then return {'stale'} end
-local lane, host, site, started = L[2], L[3], L[7], tonumber(L[8])
+local lane, host, site, started = L[2], L[3], L[7], num(L[8], nil)
 local nf = math.min(num(ARGV[fb], 0), #L.more)
 -- The response times of the answers, in their order: the leased task's, then the further ones'.
 local samples, texts = {}, {}
@@ -93,7 +96,8 @@ end
 if tonumber(ARGV[10]) > 0 and audit then
   sf[14] = I(redis.call('HINCRBY', sk, 'smb', ARGV[10]))
 end
-local cancelled = sf[2] == '1'
+-- A site gone meanwhile (its audit ended and was forgotten) takes nothing more.
+local cancelled = sf[2] == '1' or not audit
 -- The lane's state, read once for the requeue below and for its scheduling at the end.
 local ls = redis.call('HMGET', k_lane(lane), 'robots', 'rt', 'rtnb')
 local lane_state = ls[1]
@@ -166,7 +170,13 @@ if audit then
   redis.call('HSET', sk, unpack(f))
   local queued = redis.call('HINCRBY', sk, 'queued', I(dq))
   check_done(site, {queued, leased, sf[3], sf[18], sf[19], sf[2]})
-else
+elseif redis.call('EXISTS', sk) == 1 then
   check_done(site)
 end
 return {'ok', enqueued}
+end
+UNIT.site, UNIT.lane = nil, nil
+local ok, answer = pcall(run)
+if ok then return answer end
+blame(UNIT.site, UNIT.lane, ARGV[2], answer, now)
+return {'stale'}

@@ -7,9 +7,28 @@
 local audit, step = ARGV[1], tonumber(ARGV[2])
 local sites = redis.call('SRANDMEMBER', k_auditsites(audit), step)
 local remaining, removed = 0, 0
+-- A quarantined site (common.lua) never ends: it goes with its lanes, its record and whatever of
+-- it cannot be read; a lease of it still out finds nothing left when it comes back.
+local function drop_lanes(site)
+  local lanes = redis.pcall('SMEMBERS', k_sitelanes(site))
+  if lanes.err then return end
+  for _, lane in ipairs(lanes) do
+    local host = redis.pcall('HGET', k_lane(lane), 'host')
+    redis.call('ZREM', k_ready(), lane)
+    redis.call('UNLINK', k_lane(lane), k_lq(lane), k_ld(lane), k_robots(lane), k_lexp(lane))
+    if type(host) == 'string' then pcall(leave_host, lane, host) end
+  end
+end
 for _, site in ipairs(sites) do
-  if redis.call('HGET', k_site(site), 'done') == '1' or redis.call('EXISTS', k_site(site)) == 0 then
-    redis.call('UNLINK', k_site(site), k_sitelanes(site), k_sbq(site))
+  local sk = k_site(site)
+  local done = redis.pcall('HGET', sk, 'done')
+  local bad = type(done) == 'table' or redis.pcall('HEXISTS', k_quarantine(), site) == 1
+  if bad or done == '1' or redis.call('EXISTS', sk) == 0 then
+    if bad then
+      drop_lanes(site)
+      redis.pcall('HDEL', k_quarantine(), site)
+    end
+    redis.call('UNLINK', sk, k_sitelanes(site), k_sbq(site))
     redis.call('SREM', k_auditsites(audit), site)
     removed = removed + 1
   else
@@ -22,7 +41,9 @@ if remaining > 0 or #sites >= step then
 end
 local hosts = redis.call('SPOP', k_ahosts(audit), step)
 for _, host in ipairs(hosts) do
-  if redis.call('SREM', k_hslow(host), audit) == 1 then recompute(host) end
+  if redis.call('SREM', k_hslow(host), audit) == 1 and not pcall(recompute, host) then
+    repair_host(host, 0)
+  end
 end
 if #hosts >= step then return {0, 1} end
 local keys = redis.call('SPOP', k_acache(audit), step)

@@ -1,10 +1,13 @@
--- queue_browser: ARGV = site, n, then n x (host, task_blob).
+-- queue_browser: ARGV = site, n, then n x (host, task_blob), then now (ms; for a quarantine's record).
 -- Queues a site's browser tasks once its crawl ended (bphase 'a'), in lanes still open; a site not
 -- waiting for them is left as it is. The site is done once they are (at once with none).
+-- Under pcall: a site whose state cannot be read is quarantined (common.lua), and the answer is
+-- 'ok' all the same, so the coordinator's batch is acknowledged.
 local site, n = ARGV[1], tonumber(ARGV[2])
 local sk = k_site(site)
+local function run()
 local s = redis.call('HMGET', sk, 'done', 'cancelled', 'bphase')
-if s[1] == '1' or s[2] == '1' or s[3] ~= 'a' then return {'ok'} end
+if s[1] == '1' or s[2] == '1' or s[3] ~= 'a' then return end
 redis.call('HSET', sk, 'bphase', 'q')
 for i = 0, n - 1 do
   local lane = site .. '|' .. ARGV[3 + i * 2]
@@ -15,4 +18,7 @@ for i = 0, n - 1 do
   end
 end
 check_done(site)
+end
+local ok, err = pcall(run)
+if not ok then blame(site, nil, nil, err, tonumber(ARGV[3 + n * 2]) or 0) end
 return {'ok'}

@@ -4,4 +4,5 @@ mod batches;
 mod conformance;
 mod events;
 mod lifetimes;
+mod quarantine;
 mod status;

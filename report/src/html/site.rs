@@ -154,6 +154,7 @@ pub(crate) fn write_site<W: Write>(
         super::domain::write_domain_section(w, db, reader, site)?;
         super::ai_crawlers::write_ai_section(w, db, site)?;
         super::browser::write_browser_section(w, db, site)?;
+        super::content::write_content_section(w, db, site)?;
     }
     if let Some(stats) = stats {
         let previous = health.earlier.as_ref().map(|e| &e.previous);

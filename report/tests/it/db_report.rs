@@ -65,7 +65,9 @@ fn small_site(dir: &Path) -> (AuditDb, AuditId, SiteId) {
     start.meta_description = Some("=HYPERLINK(\"https://evil.test\")".to_owned());
     start.h1 = vec!["Welcome".to_owned(), "Again".to_owned()];
     start.meta_robots = vec!["noindex".to_owned()];
-    start.hreflang = vec![("de".to_owned(), u("/de/"))];
+    // A complete set (itself, an x-default), part of it in the Link header: no hreflang finding.
+    start.hreflang = vec![("de".to_owned(), u("/de/")), ("x-default".to_owned(), u("/"))];
+    start.hreflang_header = vec![("en".to_owned(), u("/"))];
     start.headers = vec![("strict-transport-security".to_owned(), "max-age=63072000".to_owned())];
     start.links = vec![anchor("/missing"), anchor("/a"), anchor("/x"), anchor("/c")];
     let mut c = page(ids, "/c", Some(200));
@@ -143,7 +145,15 @@ fn json_report_has_the_documented_shape() {
     }
     assert_eq!(start["final_url"], u("/"));
     assert_eq!(start["h1"], serde_json::json!(["Welcome", "Again"]));
-    assert_eq!(start["hreflang"], serde_json::json!([{"lang": "de", "url": u("/de/")}]));
+    assert_eq!(
+        start["hreflang"],
+        serde_json::json!([
+            {"lang": "de", "url": u("/de/")},
+            {"lang": "x-default", "url": u("/")},
+            {"lang": "en", "url": u("/")}
+        ]),
+        "the page's <link>s, then its Link header's"
+    );
     assert_eq!(start["headers"][0]["name"], "strict-transport-security");
     assert_eq!(start["fetched_at"], "2024-05-01T12:00:00.250Z");
     assert_eq!(start["found_from"], Value::Null);

@@ -4,7 +4,7 @@
 //! list.
 
 /// Every field of a page of the JSON report.
-pub(crate) const PAGE_FIELDS: [&str; 25] = [
+pub(crate) const PAGE_FIELDS: [&str; 29] = [
     "url",
     "final_url",
     "status",
@@ -27,6 +27,10 @@ pub(crate) const PAGE_FIELDS: [&str; 25] = [
     "headers",
     "fetched_at",
     "fetched_at_ms",
+    "word_count",
+    "structured_data_types",
+    "rel_next",
+    "rel_prev",
     "links",
     "extracted",
     "ai_crawlers_blocked",

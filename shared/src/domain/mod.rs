@@ -40,6 +40,14 @@ pub const MTA_STS_PATH: &str = "/.well-known/mta-sts.txt";
 /// Bytes of an MTA-STS policy read at most (RFC 8461 §3.2 lets senders stop at 64 KiB).
 pub const MTA_STS_MAX_BYTES: u64 = 64 * 1024;
 
+/// How long one domain's DNS check may ask questions, all of them together. Why: a zone whose
+/// servers never answer cost the resolver's whole timeout per question, one question after
+/// another (minutes per site, past the worker's processing limit); what has no answer by then is
+/// reported once (`dns_timeout`), and the check ends.
+pub const DNS_CHECK_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+/// Questions without an answer named in a `dns_timeout` finding's detail (the rest are counted).
+const UNANSWERED_NAMED: usize = 5;
+
 /// What one DNS question got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer<T> {
@@ -47,8 +55,12 @@ pub enum Answer<T> {
     Found(T),
     /// The name exists with no such records, or does not exist.
     None,
-    /// No usable answer (timeout, SERVFAIL, a reply that did not decode): nothing can be said.
+    /// An answer that says nothing (SERVFAIL, REFUSED, a reply that did not decode).
     Failed(String),
+    /// No answer in time (the resolver gave up, or the check's [`DNS_CHECK_TIME`] ran out), or
+    /// not asked after the zone fell silent: nothing can be said, and `dns_timeout` says so once
+    /// for the whole check ([`DnsFacts::unanswered`]).
+    TimedOut,
 }
 
 impl<T> Answer<T> {
@@ -67,8 +79,9 @@ impl<T> Answer<T> {
 pub struct NameServer {
     /// Its host name.
     pub name: String,
-    /// Whether its own name has an address.
-    pub resolves: bool,
+    /// Whether its own name has an address; `None` when not looked up (past the number of name
+    /// servers looked up, or no answer in time).
+    pub resolves: Option<bool>,
 }
 
 /// One MX record, with what was learnt about its target.
@@ -80,8 +93,9 @@ pub struct Mx {
     pub exchange: String,
     /// The target is an alias (the CNAME's target).
     pub cname: Option<String>,
-    /// The target has an address (A or AAAA).
-    pub resolves: bool,
+    /// The target has an address (A or AAAA); `None` when not looked up (only the most preferred
+    /// MX hosts are, however many records there are) or no answer came in time.
+    pub resolves: Option<bool>,
 }
 
 impl Mx {
@@ -130,9 +144,9 @@ pub struct DnsFacts {
     pub spf_walk: Option<SpfWalk>,
     /// TXT of `_dmarc.<domain>`.
     pub dmarc: Answer<Vec<String>>,
-    /// DKIM selectors with a key; empty when none of [`DKIM_SELECTORS`] has one (or the domain
-    /// has no mail, when none are tried).
-    pub dkim: Vec<String>,
+    /// DKIM selectors with a key; `None` when none of [`DKIM_SELECTORS`] has one (or the domain
+    /// has no mail, when none are tried); `TimedOut` when none has one and some got no answer.
+    pub dkim: Answer<Vec<String>>,
     /// The relevant CAA set (RFC 8659 §3: the first found climbing from the start host up to the
     /// domain), with the name it was found at.
     pub caa: Answer<(String, Vec<Caa>)>,
@@ -142,6 +156,12 @@ pub struct DnsFacts {
     pub mta_sts: Answer<Vec<String>>,
     /// TXT of `_smtp._tls.<domain>`.
     pub tls_rpt: Answer<Vec<String>>,
+    /// The questions that got no answer in time (`MX example.com`), in the order asked: what
+    /// they fed is [`Answer::TimedOut`] (or unknown), and one `dns_timeout` names them.
+    pub unanswered: Vec<String>,
+    /// Questions not asked at all: the zone had not answered its NS question, or the check's
+    /// time had run out.
+    pub not_asked: usize,
 }
 
 /// One problem found, about one DNS name (or URL), ready to be a finding.
@@ -196,8 +216,14 @@ impl DnsFacts {
                 return out;
             }
             Answer::Failed(e) => out.push(issue(Code::DnsLookupFailed, d, format!("NS: {e}"))),
+            // The zone does not answer: nothing else was asked, nothing else can be said.
+            Answer::TimedOut => {
+                out.extend(self.timeout_issue());
+                return out;
+            }
             Answer::Found(ns) => {
-                let dead: Vec<&str> = ns.iter().filter(|n| !n.resolves).map(|n| n.name.as_str()).collect();
+                let dead: Vec<&str> =
+                    ns.iter().filter(|n| n.resolves == Some(false)).map(|n| n.name.as_str()).collect();
                 if ns.len() < 2 || !dead.is_empty() {
                     let mut detail =
                         format!("{} name server(s): {}", ns.len(), names(ns.iter().map(|n| n.name.as_str())));
@@ -212,7 +238,7 @@ impl DnsFacts {
         self.spf_issues(&mut out);
         self.dmarc_issues(&mut out);
         let mail = self.has_mail();
-        if mail && self.dkim.is_empty() {
+        if mail && self.dkim == Answer::None {
             out.push(issue(
                 Code::DkimNotFound,
                 format!("_domainkey.{d}"),
@@ -222,6 +248,7 @@ impl DnsFacts {
         match &self.caa {
             Answer::None => out.push(issue(Code::CaaMissing, d, "no CAA record on the start host or its parents")),
             Answer::Failed(e) => out.push(issue(Code::DnsLookupFailed, d, format!("CAA: {e}"))),
+            Answer::TimedOut => {}
             Answer::Found((at, set)) => {
                 let s = summarize_caa(set);
                 for p in &s.problems {
@@ -259,7 +286,29 @@ impl DnsFacts {
                 Code::TlsRptInvalid,
             );
         }
+        out.extend(self.timeout_issue());
         out
+    }
+
+    /// One `dns_timeout` for every question of the check that got no answer (or was not asked).
+    fn timeout_issue(&self) -> Option<Issue> {
+        if self.unanswered.is_empty() && self.not_asked == 0 {
+            return None;
+        }
+        let mut detail = match self.unanswered.as_slice() {
+            [] => "the check's time ran out".to_owned(),
+            some => {
+                let named = some.iter().take(UNANSWERED_NAMED).map(String::as_str).collect::<Vec<_>>().join(", ");
+                let more = some.len().saturating_sub(UNANSWERED_NAMED);
+                let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+                format!("no answer to {named}{more}")
+            }
+        };
+        if self.not_asked > 0 {
+            detail.push_str(&format!("; {} further questions not asked", self.not_asked));
+        }
+        detail.push_str(&format!(" (the check waits at most {} s in all)", DNS_CHECK_TIME.as_secs()));
+        Some(issue(Code::DnsTimeout, self.domain.as_str(), detail))
     }
 
     fn mx_issues(&self, out: &mut Vec<Issue>) {
@@ -271,6 +320,7 @@ impl DnsFacts {
                 "no MX record; if the domain sends and receives no mail, publish the null MX (\"0 .\", RFC 7505)",
             )),
             Answer::Failed(e) => out.push(issue(Code::DnsLookupFailed, d, format!("MX: {e}"))),
+            Answer::TimedOut => {}
             Answer::Found(mx) if is_null_mx(mx) => {}
             Answer::Found(mx) => {
                 for m in mx {
@@ -280,7 +330,7 @@ impl DnsFacts {
                         out.push(issue(Code::MxUnresolvable, d, "a null MX (\".\") beside other MX records"));
                     } else if let Some(target) = &m.cname {
                         out.push(issue(Code::MxCname, m.exchange.as_str(), format!("an alias of {target}")));
-                    } else if !m.resolves {
+                    } else if m.resolves == Some(false) {
                         out.push(issue(Code::MxUnresolvable, m.exchange.as_str(), "no A or AAAA record"));
                     }
                 }
@@ -294,7 +344,8 @@ impl DnsFacts {
         let records = spf_records(txt);
         let record = match records.as_slice() {
             [] => {
-                let why = if self.has_mail() {
+                // Whether the domain has mail is unknown when MX got no usable answer.
+                let why = if self.has_mail() || matches!(self.mx, Answer::Failed(_) | Answer::TimedOut) {
                     "no v=spf1 record"
                 } else {
                     "no v=spf1 record; a domain without mail should publish \"v=spf1 -all\""
@@ -359,7 +410,8 @@ impl DnsFacts {
 }
 
 /// The TXT records of an answer (none when there are none); `None`, with `dns_lookup_failed`
-/// reported about `at`, when the lookup failed.
+/// reported about `at`, when the lookup failed (and without, when no answer came: `dns_timeout`
+/// covers it).
 fn txt_or_report<'a>(answer: &'a Answer<Vec<String>>, at: &str, out: &mut Vec<Issue>) -> Option<&'a [String]> {
     match answer {
         Answer::Found(t) => Some(t.as_slice()),
@@ -368,6 +420,7 @@ fn txt_or_report<'a>(answer: &'a Answer<Vec<String>>, at: &str, out: &mut Vec<Is
             out.push(issue(Code::DnsLookupFailed, at, format!("TXT: {e}")));
             None
         }
+        Answer::TimedOut => None,
     }
 }
 
@@ -392,6 +445,7 @@ fn txt_check(
 ) {
     match answer {
         Answer::Failed(e) => out.push(issue(Code::DnsLookupFailed, at, format!("TXT: {e}"))),
+        Answer::TimedOut => {}
         Answer::None => out.push(issue(missing, at, "no record")),
         Answer::Found(txt) => {
             let records: Vec<&String> = txt.iter().filter(|t| is(t)).collect();

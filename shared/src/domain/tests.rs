@@ -5,14 +5,19 @@ fn clean() -> DnsFacts {
     DnsFacts {
         domain: "good.test".into(),
         ns: Answer::Found(vec![
-            NameServer { name: "ns1.good.test".into(), resolves: true },
-            NameServer { name: "ns2.good.test".into(), resolves: true },
+            NameServer { name: "ns1.good.test".into(), resolves: Some(true) },
+            NameServer { name: "ns2.good.test".into(), resolves: Some(true) },
         ]),
-        mx: Answer::Found(vec![Mx { preference: 10, exchange: "mx.good.test".into(), cname: None, resolves: true }]),
+        mx: Answer::Found(vec![Mx {
+            preference: 10,
+            exchange: "mx.good.test".into(),
+            cname: None,
+            resolves: Some(true),
+        }]),
         txt: Answer::Found(s(&["v=spf1 mx -all", "some-verification=1"])),
         spf_walk: Some(SpfWalk { lookups: 1, errors: vec![], all: Some(Qualifier::Fail) }),
         dmarc: Answer::Found(s(&["v=DMARC1; p=reject; rua=mailto:d@good.test"])),
-        dkim: vec!["default".into()],
+        dkim: Answer::Found(vec!["default".into()]),
         caa: Answer::Found((
             "good.test".into(),
             vec![
@@ -23,6 +28,8 @@ fn clean() -> DnsFacts {
         dnssec: Dnssec::Signed,
         mta_sts: Answer::Found(s(&["v=STSv1; id=1"])),
         tls_rpt: Answer::Found(s(&["v=TLSRPTv1; rua=mailto:t@good.test"])),
+        unanswered: vec![],
+        not_asked: 0,
     }
 }
 
@@ -42,14 +49,14 @@ fn each_problem_raises_its_code() {
     let cases: Vec<(&str, Edit, Vec<Code>)> = vec![
         (
             "one NS",
-            |f| f.ns = Answer::Found(vec![NameServer { name: "ns1.x".into(), resolves: true }]),
+            |f| f.ns = Answer::Found(vec![NameServer { name: "ns1.x".into(), resolves: Some(true) }]),
             vec![Code::DnsNameServers],
         ),
         (
             "dead NS",
             |f| {
                 if let Answer::Found(n) = &mut f.ns {
-                    n[1].resolves = false
+                    n[1].resolves = Some(false)
                 }
             },
             vec![Code::DnsNameServers],
@@ -77,7 +84,7 @@ fn each_problem_raises_its_code() {
             "MX dead",
             |f| {
                 if let Answer::Found(m) = &mut f.mx {
-                    m[0].resolves = false
+                    m[0].resolves = Some(false)
                 }
             },
             vec![Code::MxUnresolvable],
@@ -146,7 +153,7 @@ fn each_problem_raises_its_code() {
             vec![Code::DmarcInvalid],
         ),
         ("DMARC missing", |f| f.dmarc = Answer::None, vec![Code::DmarcMissing]),
-        ("DKIM", |f| f.dkim.clear(), vec![Code::DkimNotFound]),
+        ("DKIM", |f| f.dkim = Answer::None, vec![Code::DkimNotFound]),
         ("CAA missing", |f| f.caa = Answer::None, vec![Code::CaaMissing]),
         (
             "CAA no iodef",
@@ -188,8 +195,8 @@ fn each_problem_raises_its_code() {
 #[test]
 fn a_domain_without_mail_gets_only_what_it_needs() {
     let mut f = clean();
-    f.mx = Answer::Found(vec![Mx { preference: 0, exchange: String::new(), cname: None, resolves: false }]);
-    f.dkim.clear();
+    f.mx = Answer::Found(vec![Mx { preference: 0, exchange: String::new(), cname: None, resolves: Some(false) }]);
+    f.dkim = Answer::None;
     f.mta_sts = Answer::None;
     f.tls_rpt = Answer::None;
     assert_eq!(codes(&f), vec![], "the null MX: no mail checks, no errors");
@@ -204,8 +211,61 @@ fn a_domain_without_mail_gets_only_what_it_needs() {
 #[test]
 fn mail_servers_are_ordered_by_preference_then_name() {
     let mut f = clean();
-    let mx = |p, e: &str| Mx { preference: p, exchange: e.into(), cname: None, resolves: true };
+    let mx = |p, e: &str| Mx { preference: p, exchange: e.into(), cname: None, resolves: Some(true) };
     f.mx = Answer::Found(vec![mx(20, "b.test"), mx(10, "z.test"), mx(10, "a.test"), mx(5, "192.0.2.1")]);
     let order: Vec<&str> = f.mail_servers().iter().map(|m| m.exchange.as_str()).collect();
     assert_eq!(order, vec!["a.test", "z.test", "b.test"]);
+}
+
+#[test]
+fn a_zone_that_does_not_answer_ns_gets_one_dns_timeout_and_nothing_else() {
+    let mut f = clean();
+    f.ns = Answer::TimedOut;
+    f.mx = Answer::TimedOut;
+    f.txt = Answer::TimedOut;
+    f.dmarc = Answer::TimedOut;
+    f.dkim = Answer::None;
+    f.caa = Answer::TimedOut;
+    f.dnssec = Dnssec::Unknown;
+    f.unanswered = vec!["NS good.test".into()];
+    f.not_asked = 7;
+    let issues = f.issues();
+    assert_eq!(issues.len(), 1, "{issues:#?}");
+    assert_eq!(issues[0].code, Code::DnsTimeout);
+    assert_eq!(issues[0].about, "good.test");
+    assert_eq!(
+        issues[0].detail,
+        "no answer to NS good.test; 7 further questions not asked (the check waits at most 30 s in all)"
+    );
+}
+
+#[test]
+fn questions_without_an_answer_raise_one_dns_timeout_and_no_false_findings() {
+    let mut f = clean();
+    // What got no answer is neither missing nor failed: no dmarc_missing, dkim_not_found,
+    // caa_missing, tls_rpt_missing or dns_lookup_failed for it.
+    f.dmarc = Answer::TimedOut;
+    f.dkim = Answer::TimedOut;
+    f.caa = Answer::TimedOut;
+    f.tls_rpt = Answer::TimedOut;
+    if let Answer::Found(m) = &mut f.mx {
+        m[0].resolves = None;
+    }
+    if let Answer::Found(n) = &mut f.ns {
+        n[0].resolves = None;
+    }
+    f.unanswered = (1..=7).map(|i| format!("TXT s{i}._domainkey.good.test")).collect();
+    let issues = f.issues();
+    assert_eq!(codes(&f), vec![Code::DnsTimeout], "{issues:#?}");
+    assert_eq!(
+        issues[0].detail,
+        "no answer to TXT s1._domainkey.good.test, TXT s2._domainkey.good.test, TXT s3._domainkey.good.test, \
+         TXT s4._domainkey.good.test, TXT s5._domainkey.good.test and 2 more (the check waits at most 30 s in all)"
+    );
+    f.unanswered.clear();
+    f.not_asked = 3;
+    assert_eq!(
+        f.issues()[0].detail,
+        "the check's time ran out; 3 further questions not asked (the check waits at most 30 s in all)"
+    );
 }

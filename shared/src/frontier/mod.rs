@@ -395,6 +395,29 @@ pub struct SiteProgress {
     pub done: bool,
 }
 
+/// A site a frontier step took out of the crawl because it could not read the site's state (a
+/// value that should be a number and is not, a key of the wrong type): see
+/// [`Frontier::quarantine`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuarantinedSite {
+    /// The site.
+    pub site: SiteId,
+    /// When a step first found it so (ms, in the clock of the process that ran the step; 0 if not
+    /// known).
+    pub since: UnixMs,
+    /// What could not be read.
+    pub reason: String,
+}
+
+/// What a frontier quarantined (see [`Frontier::quarantine`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Quarantine {
+    /// Entries of the events log skipped whole or in part as unreadable since the last call.
+    pub entries: u64,
+    /// Quarantined sites not yet forgotten, at most as many as asked for.
+    pub sites: Vec<QuarantinedSite>,
+}
+
 /// An event's position in the results log, for acknowledgement.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct EventId(pub String);
@@ -598,6 +621,24 @@ pub trait Frontier: Send + Sync + 'static {
 
     /// Drops every queued task of the audit's sites; leased ones finish but discover nothing more.
     fn cancel(&self, audit: AuditId) -> impl Future<Output = Result<(), FrontierError>> + Send;
+
+    /// What the frontier quarantined: state it could not read is never guessed at. An events log
+    /// entry that does not decode is skipped (what decodes of it is delivered, and counted here);
+    /// a site whose state a step cannot read is taken out of the crawl and listed here until its
+    /// audit is forgotten ([`Frontier::forget`] drops it), at most `max` of them. The coordinator
+    /// fails the audits of listed sites (docs/runbook.md, "A bad entry is quarantined"). The
+    /// embedded frontier holds typed state in its own memory and has nothing to report.
+    fn quarantine(&self, max: usize) -> impl Future<Output = Result<Quarantine, FrontierError>> + Send {
+        let _ = max;
+        std::future::ready(Ok(Quarantine::default()))
+    }
+
+    /// Drops the quarantine records of `sites` that belong to no running audit (their audit ended
+    /// and was forgotten, or they were never seeded: a record anyone could have written).
+    fn release_quarantine(&self, sites: &[SiteId]) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        let _ = sites;
+        std::future::ready(Ok(()))
+    }
 
     /// Drops what the frontier still keeps of an ended audit (its seen set, site records, the
     /// slow mode its 429s put hosts in, its [`audit_cache_key`] entries), so memory does not grow

@@ -16,6 +16,12 @@ pub struct BeyondHttp {
     pub resolver: String,
     /// SPF records read at most while following `include:`s.
     pub spf_records: usize,
+    /// Name servers whose addresses are looked up at most.
+    pub name_servers: usize,
+    /// MX hosts whose addresses are looked up at most (the most preferred).
+    pub mx_hosts: usize,
+    /// How long one domain's DNS questions may take in all, in seconds.
+    pub check_time_s: u64,
     /// The DKIM selectors asked about.
     pub dkim_selectors: String,
     /// The MTA-STS policy path on `mta-sts.<domain>`.
@@ -52,6 +58,9 @@ impl BeyondHttp {
             enabled: config.limits.dns_checks,
             resolver,
             spf_records: shoal_worker::dns::MAX_SPF_RECORDS,
+            name_servers: shoal_worker::dns::NS_HOSTS_LOOKED_UP,
+            mx_hosts: shoal_worker::dns::MX_HOSTS_LOOKED_UP,
+            check_time_s: shoal_shared::domain::DNS_CHECK_TIME.as_secs(),
             dkim_selectors: DKIM_SELECTORS.join(", "),
             mta_sts_path: MTA_STS_PATH,
             smtp: config.limits.smtp,

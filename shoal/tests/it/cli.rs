@@ -73,6 +73,22 @@ fn invalid_pace_is_refused_with_the_range() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
 }
 
+/// Issue 37: a scope rule that does not compile, or is over the regex crate's limits, is a clear
+/// configuration error naming the flag and the pattern, from a flag or from the environment.
+#[test]
+fn a_bad_scope_rule_is_refused_naming_it() {
+    let out = shoal(&["audit", "http://a.test/", "--exclude", "/cart", "--exclude", "(unclosed", "--no-dns"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--exclude \"(unclosed\""), "{}", stderr(&out));
+    let huge = r"(\w{1,100}){1,100}";
+    let out = crate::support::shoal_with(&["audit", "http://a.test/", "--no-dns"], &[("SHOAL_INCLUDE", huge)]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--include") && stderr(&out).contains("compiled pattern"), "{}", stderr(&out));
+    let out = shoal(&["audit", "http://a.test/", "--strip-query", "a=b", "--no-dns"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--strip-query"), "{}", stderr(&out));
+}
+
 #[test]
 fn report_on_missing_database_is_an_input_error() {
     let out = shoal(&["report", "--db", "/nonexistent/x.db"]);

@@ -236,3 +236,23 @@ fn no_flag_key_or_variable_turns_fault_injection_on() {
         assert!(!config.crawl.inject_faults, "{args:?}");
     }
 }
+
+/// Issue 37: the scope rules are list keys of the crawl settings; a file's array is one rule per
+/// item (a pattern may hold commas), and they reach the typed limits compiled.
+#[test]
+fn scope_rules_come_from_the_file_as_lists() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = write(
+        dir.path(),
+        "shoal.toml",
+        "[crawl]\nexclude = [\"/cart\", \"/p/[0-9]{1,3},x\"]\ninclude = [\"/shop/\"]\nstrip_query = [\"utm_*\", \"sid\"]\n",
+    );
+    let f = f.to_str().expect("utf-8 path");
+    let loaded = load(&["shoal", "--config", f, "audit", "https://a.test/"]);
+    let Command::Audit(a) = &loaded.cli.command else { panic!("audit expected") };
+    let config = a.crawl.validate().expect("valid rules");
+    assert_eq!(config.limits.scope.exclude(), ["/cart", "/p/[0-9]{1,3},x"]);
+    assert_eq!(config.limits.scope.include(), ["/shop/"]);
+    assert_eq!(config.limits.scope.strip_query(), ["utm_*", "sid"]);
+    assert!(matches!(source(&loaded, "exclude"), Source::File { section: "crawl", .. }));
+}

@@ -427,3 +427,76 @@ fn a_version_4_database_keeps_its_links_through_the_upgrade() {
         [("broken_internal_link".to_owned(), "/missing".to_owned(), "404".to_owned(), vec!["/".to_owned()])]
     );
 }
+
+/// A version-6 file (before an audit could fail): its audits, their totals and schedule links
+/// survive the rebuild of `audits`, ids keep counting from where they were (the AUTOINCREMENT
+/// high-water mark, past a row that is gone), new audits get their totals row, and a running
+/// audit can end `failed` with its reason while an ended one cannot.
+#[test]
+fn a_version_6_database_upgrades_to_audits_that_can_fail() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("v6.db");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("sqlite");
+        conn.execute_batch("PRAGMA foreign_keys = OFF;").expect("as AuditDb runs");
+        for m in &schema::MIGRATIONS[..6] {
+            conn.execute_batch(m).expect("old migration");
+        }
+        conn.execute_batch(&format!(
+            "PRAGMA user_version = 6; PRAGMA application_id = {};
+             INSERT INTO audits (created_at_ms, finished_at_ms, status, options_json) VALUES (100, 200, 'done', '{{}}');
+             INSERT INTO audits (created_at_ms, status, options_json, schedule_id) VALUES (300, 'running', '{{}}', 7);
+             INSERT INTO audits (created_at_ms, status, options_json) VALUES (400, 'running', '{{}}');
+             DELETE FROM audits WHERE id = 3;
+             INSERT INTO sites (audit_id, start_url, status, pages) VALUES (2, '{}', 'running', 4);",
+            schema::APPLICATION_ID,
+            u("/"),
+        ))
+        .expect("a version-6 database");
+    }
+    let mut db = AuditDb::open(&path).expect("upgrade");
+    let audits = db.audits().expect("read");
+    let rows: Vec<_> = audits.iter().map(|a| (a.id, a.status, a.sites, a.pages, a.reason.clone())).collect();
+    assert_eq!(rows, [(AuditId(1), AuditStatus::Done, 0, 0, None), (AuditId(2), AuditStatus::Running, 1, 4, None)]);
+    assert_eq!(db.scheduled_run(AuditId(2)).expect("read").map(|r| r.schedule), Some(shoal_shared::ids::ScheduleId(7)));
+    let next = db.create_audit("{}", UnixMs(500)).expect("a new audit");
+    assert_eq!(next, AuditId(4), "no id is given out twice");
+    assert_eq!(db.audit(next).expect("read").expect("exists").sites, 0, "its totals row exists");
+
+    db.fail_audit(AuditId(2), "site 1: host a.test: inf = \"x\"", UnixMs(600)).expect("fails");
+    db.fail_audit(AuditId(1), "too late", UnixMs(600)).expect("an ended audit is left as it is");
+    let failed = db.audit(AuditId(2)).expect("read").expect("exists");
+    assert_eq!(
+        (failed.status, failed.finished_at, failed.reason.as_deref()),
+        (AuditStatus::Failed, Some(UnixMs(600)), Some("site 1: host a.test: inf = \"x\""))
+    );
+    assert_eq!(db.audit(AuditId(1)).expect("read").expect("exists").status, AuditStatus::Done);
+    assert!(matches!(db.fail_audit(AuditId(99), "x", UnixMs(1)), Err(DbError::UnknownAudit { .. })));
+}
+
+/// A resource check of a URL that was also crawled as a page can complete after the page's own
+/// fetch: the page's row (kind, title, links) stays, in either order.
+#[test]
+fn a_page_row_is_never_replaced_by_a_later_resource_check_of_its_url() {
+    for page_first in [true, false] {
+        let dir = tempfile::tempdir().expect("tmp");
+        let (mut db, ids) = fresh(dir.path());
+        let page_event = html(ids, "/later.html", "Later", "d", vec![link("/deeper.html", LinkKind::Anchor)]);
+        let resource = Event::Page(Box::new(page(ids, "/later.html", UrlKind::Resource, Some(200))));
+        let (first, second) = if page_first { (page_event, resource) } else { (resource, page_event) };
+        db.apply_at(&[first], UnixMs(1)).expect("first completion");
+        db.apply_at(&[second], UnixMs(2)).expect("second completion");
+        let conn = rusqlite::Connection::open(dir.path().join("audit.db")).expect("open");
+        let (kind, title): (String, Option<String>) = conn
+            .query_row("SELECT kind, title FROM pages WHERE url = ?1", [u("/later.html")], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("row");
+        assert_eq!((kind.as_str(), title.as_deref()), ("page", Some("Later")), "page first: {page_first}");
+        assert_eq!(link_count(&db, ids.1), 1, "the page's links stay (page first: {page_first})");
+        let pages: i64 = conn
+            .query_row("SELECT pages FROM sites WHERE id = ?1", [i64::try_from(ids.1.0).expect("small")], |r| r.get(0))
+            .expect("count");
+        assert_eq!(pages, 1, "page first: {page_first}");
+    }
+}

@@ -1,6 +1,8 @@
 //! The audit database's integration tests, one binary for the crate.
 
+mod content;
 mod db_store;
+mod hreflang;
 mod issue37;
 mod issues;
 mod schedules;

@@ -522,11 +522,11 @@ pub async fn pages_win_over_resource_checks<F: Frontier>(f: F) {
         t
     };
     let discovered = vec![
-        as_kind("http://a.test/seen-as-image", TaskKind::Resource),
+        as_kind("http://a.test/seen-as-image", TaskKind::Resource { stylesheet: false }),
         as_kind("http://a.test/seen-as-image", TaskKind::Page),
         as_kind("http://a.test/page-first", TaskKind::Page),
-        as_kind("http://a.test/page-first", TaskKind::Resource),
-        as_kind("http://a.test/seen-as-image", TaskKind::Resource),
+        as_kind("http://a.test/page-first", TaskKind::Resource { stylesheet: false }),
+        as_kind("http://a.test/seen-as-image", TaskKind::Resource { stylesheet: false }),
     ];
     let c = Completion { discovered, ..Completion::default() };
     assert_eq!(complete(&f, &p, c, T0).await, Completed::Applied { enqueued: 3 }, "image+page, page; no repeats");
@@ -540,7 +540,7 @@ pub async fn pages_win_over_resource_checks<F: Frontier>(f: F) {
         got,
         vec![
             ("/page-first".to_owned(), TaskKind::Page),
-            ("/seen-as-image".to_owned(), TaskKind::Resource),
+            ("/seen-as-image".to_owned(), TaskKind::Resource { stylesheet: false }),
             ("/seen-as-image".to_owned(), TaskKind::Page),
         ]
     );
@@ -626,19 +626,32 @@ pub async fn seed_many_seeds_each_once<F: Frontier>(f: F) {
     }
 }
 
-/// A site's info carries its audit's extraction and search rules to the workers as they were
-/// seeded (issue 37): in the embedded frontier's memory, through Redis's `info` blob.
+/// A site's info carries its audit's extraction and search rules and, in its limits, its scope
+/// rules and content thresholds to the workers as they were seeded (issue 37), neither dropping the
+/// other: in the embedded frontier's memory, through Redis's `info` blob.
 pub async fn site_info_carries_the_audits_rules<F: Frontier>(f: F) {
     let rules = shoal_shared::custom::CustomRules::parse(&["price=css:.price@content"], &["oos=!regex:(?i)in stock"])
         .expect("valid rules");
+    let scope = shoal_shared::scope_rules::ScopeRules::new(
+        &["^http://a\\.test/(en|de)/".to_owned()],
+        &["/cart".to_owned()],
+        &["utm_*".to_owned()],
+    )
+    .expect("valid scope rules");
     let mut with_rules = seed(1, 1, "a.test", 4, 0, 10);
     with_rules.custom = rules.clone();
+    with_rules.limits.scope = scope.clone();
+    with_rules.limits.content.thin_page_words = 50;
+    let limits = with_rules.limits.clone();
     f.seed(with_rules).await.expect("seed");
     f.seed(seed(1, 2, "b.test", 4, 0, 10)).await.expect("seed");
     let info = f.site_info(SiteId(1)).await.expect("site info").expect("a seeded site");
     assert_eq!(info.custom, rules);
+    assert_eq!(info.limits.scope, scope, "the scope rules travel beside the extraction rules");
+    assert_eq!(info.limits, limits);
     let plain = f.site_info(SiteId(2)).await.expect("site info").expect("a seeded site");
     assert!(plain.custom.is_empty(), "{plain:?}");
+    assert!(plain.limits.scope.is_empty(), "{plain:?}");
 }
 
 /// Runs every check, each on a fresh frontier from `make`.

@@ -4,7 +4,9 @@
 //! Page 0 is `/`, page `i` is `/p/{i}`. Page `i` links to its children `i*links+1 ..= i*links+links`
 //! (those that exist), back to its parent, and back to `/`. Every page has a unique title, meta
 //! description and exactly one `<h1>`, so a crawl finds exactly `pages` pages and nothing to report
-//! about titles or headings.
+//! about titles or headings; and a viewport, Open Graph and Twitter card tags and a paragraph of
+//! [`TEXT_WORDS`] words drawn for that page (so no page is thin, and no two are alike), sent
+//! gzipped like any text a server compresses.
 
 use std::fmt::Write as _;
 
@@ -47,6 +49,7 @@ impl Generated {
 
     /// The HTML of page `i` on `host`.
     pub(crate) fn render(&self, host: &str, i: usize) -> String {
+        let text = words(host, i);
         let mut links = String::new();
         let first_child = i.saturating_mul(self.links).saturating_add(1);
         let children = first_child..first_child.saturating_add(self.links).min(self.pages);
@@ -64,11 +67,48 @@ impl Generated {
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <title>{host} page {i}</title>\
              <meta name=\"description\" content=\"Generated test page {i} of {pages} on {host}.\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <meta property=\"og:title\" content=\"{host} page {i}\">\
+             <meta property=\"og:image\" content=\"http://{host}/og.png\">\
+             <meta property=\"og:url\" content=\"http://{host}{path}\">\
+             <meta name=\"twitter:card\" content=\"summary\">\
              </head><body><h1>Page {i}</h1><p>This is generated page {i} of the test site {host}.</p>\
-             <ul>{links}</ul></body></html>\n",
+             <p>{text}</p><ul>{links}</ul></body></html>\n",
+            path = page_path(i),
             pages = self.pages,
         )
     }
+}
+
+/// Words of the paragraph each generated page carries: over the thin-page threshold (200).
+pub(crate) const TEXT_WORDS: usize = 220;
+
+/// Short words the paragraphs are drawn from.
+const VOCABULARY: &[&str] = &[
+    "apple", "river", "stone", "cloud", "green", "quick", "table", "light", "north", "sound", "paper", "glass",
+    "horse", "field", "music", "plant", "sugar", "train", "water", "smile", "bread", "chair", "dream", "earth",
+    "flame", "grape", "heart", "island", "jelly", "knife", "lemon", "metal", "night", "ocean", "piano", "queen",
+    "radio", "sheep", "tiger", "uncle", "voice", "whale", "yacht", "zebra", "amber", "brick", "coral", "delta",
+    "eagle", "frost", "ghost", "honey", "ivory", "jolly", "koala", "lunar", "maple", "noble", "olive", "pearl",
+    "quiet", "robin", "solar", "tulip",
+];
+
+/// The paragraph of page `i` on `host`: [`TEXT_WORDS`] words drawn by a generator seeded with
+/// both, so every page says something of its own.
+fn words(host: &str, i: usize) -> String {
+    let mut x = host.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    x ^= (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut out = String::with_capacity(TEXT_WORDS * 7);
+    for n in 0..TEXT_WORDS {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if n > 0 {
+            out.push(' ');
+        }
+        out.push_str(VOCABULARY[(x % VOCABULARY.len() as u64) as usize]);
+    }
+    out
 }
 
 /// The path of generated page `i`.

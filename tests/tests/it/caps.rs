@@ -1,7 +1,8 @@
 //! Every cap of SPEC §7 hit on the test server, one test each: going over a cap is a finding,
 //! never a crash, an unbounded allocation or a silent cut. The caps: body size (decompressed),
 //! redirect hops (10 for pages, 5 for robots.txt), response header size, URL length, links per
-//! page, robots.txt 500 KiB, sitemap 50 MB and 50,000 URLs, sitemap index depth 2.
+//! page, robots.txt 500 KiB, sitemap 50 MB and 50,000 URLs, sitemap index depth 2, stylesheets
+//! 2 MiB and 1,000 `url()`s.
 //!
 //! Each test runs `shoal audit` in this process and asserts from the server's request log what
 //! was (not) requested, and from the audit database the finding and where it is.
@@ -358,4 +359,37 @@ async fn sitemaps_stop_at_their_budget_and_when_the_page_budget_is_spent() {
     let (log, _) = audit_one(server, host, &["--max-sitemaps", "5"]).await;
     let read = log.paths(host).into_iter().filter(|p| p.ends_with(".xml")).count();
     assert_eq!(read, 5, "{}", log.dump());
+}
+
+/// Issue 37: a stylesheet is read up to 2 MiB and up to 1,000 `url()`s; past either, what was
+/// read is checked (whole rules only, so a cut never invents half a URL) and the cap is reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stylesheets_over_their_caps_are_read_up_to_them_and_reported() {
+    let host = "css.test";
+    let big = format!(
+        ".a {{ background: url(/before-the-cut.png) }}\n/*{}*/\n.b {{ background: url(/after-the-cut.png) }}\n",
+        "x".repeat(3 * 1024 * 1024)
+    );
+    let many = ".c { background: url(/same.png) }\n".repeat(1_500) + ".d { background: url(/past-the-count.png) }\n";
+    let home = clean_page(
+        "Stylesheets",
+        "<link rel=\"stylesheet\" href=\"/big.css\"><link rel=\"stylesheet\" href=\"/many.css\">",
+    );
+    let png = || Route::bytes("image/png", b"\x89PNG".to_vec()).header("cache-control", "max-age=60");
+    let site = Site::new(host)
+        .page("/", &home)
+        .route("/big.css", Route::bytes("text/css", big.into_bytes()))
+        .route("/many.css", Route::bytes("text/css", many.into_bytes()))
+        .route("/before-the-cut.png", png())
+        .route("/same.png", png());
+    let server = TestServer::start(vec![site]).await.expect("server starts");
+    let big_url = server.url(host, "/big.css");
+    let many_url = server.url(host, "/many.css");
+    let (log, found) = audit_one(server, host, &[]).await;
+    assert_eq!(log.count(host, "/before-the-cut.png"), 1, "{}", log.dump());
+    assert_eq!(log.count(host, "/after-the-cut.png"), 0, "past the size cap\n{}", log.dump());
+    assert_eq!(log.count(host, "/same.png"), 1, "{}", log.dump());
+    assert_eq!(log.count(host, "/past-the-count.png"), 0, "past the url() cap\n{}", log.dump());
+    assert!(finding(&found, "body_too_large", &big_url).detail.contains("stylesheet over"));
+    assert!(finding(&found, "too_many_links", &many_url).detail.contains("more than 1000 url()s"));
 }

@@ -41,7 +41,22 @@ pub const AUDITED: &[&str] = &[
     "twin2.test",
     "gone.test",
     "refused.zz",
+    "silent.test",
 ];
+
+/// A domain whose zone publishes [`BIG_MX`] MX records, not audited by default: the red team's
+/// 2,900 MX hosts, of which two are talked to. Its name and its MX hosts' names are short:
+/// hickory's server stops compressing names past the first 16 KiB of a message, and 2,900
+/// records must fit the 64 KiB a DNS message can hold.
+pub const BIG_MX_DOMAIN: &str = "b.x";
+/// How many MX records [`BIG_MX_DOMAIN`] has.
+pub const BIG_MX: usize = 2_900;
+
+/// The MX hosts of [`BIG_MX_DOMAIN`], in order of name: one label each (`aaa`, `aab`, ...).
+pub fn big_mx_hosts() -> Vec<String> {
+    let letter = |n: usize| char::from(b'a' + u8::try_from(n % 26).expect("below 26"));
+    (0..BIG_MX).map(|i| format!("{}{}{}", letter(i / 676), letter(i / 26), letter(i))).collect()
+}
 
 /// The running world.
 pub struct World {
@@ -147,7 +162,7 @@ impl World {
         // The web server: every audited site, the linked one, and the RDAP service.
         let mut sites: Vec<Site> = Vec::new();
         let linked = format!("http://linked.test:{web_port}/");
-        for d in AUDITED.iter().chain(["linked.test"].iter()) {
+        for d in AUDITED.iter().chain(["linked.test", BIG_MX_DOMAIN].iter()) {
             let body = if *d == "good.test" { format!("<a href=\"{linked}\">a friend</a>") } else { String::new() };
             sites.push(Site::new(d).page("/", &crate::finding_support::clean_page(d, &body)));
         }
@@ -193,6 +208,10 @@ impl World {
             "--allow-private".into(),
             "--resolve".into(),
             format!("refused.zz={}", self.ip(1)),
+            // The web host of the silent zone is found without it: only its DNS check meets the
+            // silence.
+            "--resolve".into(),
+            format!("silent.test={}", self.ip(1)),
             "--gap-ms".into(),
             "0".into(),
             "--timeout-s".into(),
@@ -206,6 +225,14 @@ impl World {
         let mut args = self.args();
         args.extend(extra.iter().map(|s| (*s).to_owned()));
         self.audit_with(domains, args).await
+    }
+
+    /// [`World::args`] with every name sent to `dns_server` instead of the world's DNS server.
+    pub fn args_with_dns_server(&self, dns_server: std::net::SocketAddr) -> Vec<String> {
+        let mut args = self.args();
+        let at = args.iter().position(|a| a == "--dns-server").expect("the world names its DNS server");
+        args[at + 1] = dns_server.to_string();
+        args
     }
 
     /// `shoal audit` of `domains` in this process, with exactly `options`.
@@ -230,6 +257,7 @@ impl World {
             (K::DnsNameServers, name("broken.test")),
             (K::DnsDomainMissing, name("gone.test")),
             (K::DnsLookupFailed, name("refused.zz")),
+            (K::DnsTimeout, name("silent.test")),
             (K::DnssecUnsigned, name("weak.test")),
             (K::CaaMissing, name("weak.test")),
             (K::CaaIodefMissing, name("nomx.test")),
@@ -418,7 +446,19 @@ fn zones(ip: &dyn Fn(u8) -> Ipv4Addr) -> Vec<Zone> {
     // The IANA bootstrap file's host, served by the HTTPS server of this world: the bootstrap
     // path is tested without a byte leaving the machine.
     let iana = Zone::new("data.iana.org").a("data.iana.org", ip(2));
-    vec![
+    // Name servers that never answer.
+    let silent = Zone::new("silent.test").silent();
+    // All of equal preference; the first ten by name have an address (each a zone of its own),
+    // the others are in no zone (their lookups are refused).
+    let mut big = clean(BIG_MX_DOMAIN);
+    let mut targets = Vec::new();
+    for (i, host) in big_mx_hosts().iter().enumerate() {
+        big = big.mx(10, host);
+        if i < 10 {
+            targets.push(Zone::new(host).a(host, web));
+        }
+    }
+    let mut zones = vec![
         tld,
         iana,
         good,
@@ -437,5 +477,9 @@ fn zones(ip: &dyn Fn(u8) -> Ipv4Addr) -> Vec<Zone> {
         twin("twin1.test"),
         twin("twin2.test"),
         linked,
-    ]
+        silent,
+        big,
+    ];
+    zones.extend(targets);
+    zones
 }

@@ -144,7 +144,7 @@ async fn a_task_that_never_ends_is_dropped_and_given_up() {
     let pace = shoal_shared::pace::PaceLimits::new(4, Duration::ZERO).expect("valid pace");
     let limits = SiteLimits { pace, ..SiteLimits::default() };
     let config = CrawlConfig {
-        limits,
+        limits: limits.clone(),
         fetch: fetch.clone(),
         crawl: CrawlSettings::default(),
         frontier: frontier_settings,

@@ -53,14 +53,24 @@ impl<F: Frontier> Crawler<F> {
                     tracing::debug!(host = %job.lease.host, error = %e, "address lookup failed");
                     return Lookup::Fetch;
                 }
-                self.unresolved_lane(job, e);
+                // A resolver that answers nothing is reported once for the audit, not as each
+                // site's own failure (the site still ends unreachable, saying why).
+                let silent = match self.fetcher.resolver().and_then(crate::dns::Resolver::silent) {
+                    Some(s) if job.is_start_host() => {
+                        self.report_silent_resolver(job, &s).await;
+                        true
+                    }
+                    _ => false,
+                };
+                self.unresolved_lane(job, e, silent);
                 Lookup::Done
             }
         }
     }
 
-    /// A lane whose host never resolved: what its robots.txt outcome is.
-    fn unresolved_lane(&self, job: &mut Job<'_>, e: FetchError) {
+    /// A lane whose host never resolved: what its robots.txt outcome is. `silent`: because the
+    /// resolver answers nothing at all (reported once for the audit).
+    fn unresolved_lane(&self, job: &mut Job<'_>, e: FetchError, silent: bool) {
         let url = job.task().url.clone();
         let outcome = match e {
             e if job.is_external_lane() => {
@@ -81,7 +91,11 @@ impl<F: Frontier> Crawler<F> {
             }
             e => {
                 let start = job.site.start.to_string();
-                job.finding(Code::StartUnreachable, &start, e.to_string());
+                let mut detail = e.to_string();
+                if silent {
+                    detail.push_str(" (not this site's fault: see dns_resolver_silent, reported once for the audit)");
+                }
+                job.finding(Code::StartUnreachable, &start, detail);
                 RobotsOutcome::OffLimits
             }
         };

@@ -8,7 +8,7 @@
 //! go through the frontier's result cache, as external link checks do.
 
 use super::{Crawler, Job};
-use crate::dns::DnsInspector;
+use crate::dns::{DnsInspector, Silent};
 use crate::fetch::Method;
 use shoal_shared::domain::rdap::{self, MAX_RDAP_BYTES, Registration, RegistrationIssue};
 use shoal_shared::domain::records::{StsMode, StsPolicy};
@@ -28,6 +28,8 @@ const BOOTSTRAP_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 pub(super) const AUDIT_RESULT_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// The bootstrap file's entry in the frontier's (frontier-wide) result cache.
 const BOOTSTRAP_KEY: &str = "rdap:bootstrap";
+/// The audit's result-cache entry that says its silent resolver has been reported.
+const SILENT_REPORTED: &str = "dns:resolver-silent";
 
 /// A registry's answer as an audit keeps it for its other sites.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -56,7 +58,24 @@ impl Job<'_> {
 
 impl<F: Frontier> Crawler<F> {
     fn inspector(&self) -> Option<DnsInspector> {
-        self.fetcher.dns().cloned().map(DnsInspector::new)
+        self.fetcher.resolver().cloned().map(DnsInspector::new)
+    }
+
+    /// The worker's resolver answers nothing at all ([`Silent`]): that is reported once per
+    /// audit, by the first of its sites to meet it (`dns_resolver_silent`, about the resolver),
+    /// whichever worker that is; the others' DNS checks are skipped and their lanes say why they
+    /// were not reached. True if this job reported it.
+    pub(super) async fn report_silent_resolver(&self, job: &mut Job<'_>, silent: &Silent) -> bool {
+        let key = audit_cache_key(job.task().audit, SILENT_REPORTED);
+        let first = self.frontier.cache_add(&key, b"1".to_vec(), job.now, AUDIT_RESULT_TTL).await.unwrap_or(true);
+        if first {
+            let detail = format!(
+                "{silent}: no name could be looked up while it was silent, so the audit's sites that needed one end \
+                 unreachable (start_unreachable) and their DNS checks were skipped; reported once for the audit"
+            );
+            job.finding(Code::DnsResolverSilent, &silent.servers, detail);
+        }
+        first
     }
 
     /// The DNS check of the site's domain and start host; queues the mail, MTA-STS and RDAP checks.
@@ -67,8 +86,14 @@ impl<F: Frontier> Crawler<F> {
             return;
         };
         let start_host = job.site.start.as_url().host_str().unwrap_or(&domain).to_owned();
-        let facts = dns.inspect(&domain, &start_host).await;
-        tracing::debug!(domain = %domain, mail = facts.has_mail(), "DNS checked");
+        let facts = match dns.inspect(&domain, &start_host).await {
+            Ok(facts) => facts,
+            Err(silent) => {
+                self.report_silent_resolver(job, &silent).await;
+                return;
+            }
+        };
+        tracing::debug!(domain = %domain, mail = facts.has_mail(), unanswered = facts.unanswered.len(), "DNS checked");
         for i in facts.issues() {
             job.issue(i);
         }
@@ -80,7 +105,7 @@ impl<F: Frontier> Crawler<F> {
     fn queue_follow_ups(&self, job: &mut Job<'_>, domain: &str, facts: &DnsFacts) {
         if job.site.limits.smtp {
             let port = self.settings.smtp_port;
-            for mx in facts.mail_servers().into_iter().filter(|m| m.resolves).take(MAIL_SERVERS_CHECKED) {
+            for mx in facts.mail_servers().into_iter().filter(|m| m.resolves == Some(true)).take(MAIL_SERVERS_CHECKED) {
                 match NormalizedUrl::service("smtp", &mx.exchange, port) {
                     Ok(u) => {
                         let t = job.check_task(u, TaskKind::Smtp);
@@ -165,13 +190,10 @@ impl<F: Frontier> Crawler<F> {
             StsMode::Enforce => {}
         }
         if let Some(dns) = self.inspector()
-            && let Answer::Found(mx) = dns.mx(&domain).await
+            && let Answer::Found(mx) = dns.mx_names(&domain).await
         {
-            let uncovered: Vec<String> = mx
-                .into_iter()
-                .filter(|m| !m.exchange.is_empty() && !policy.covers(&m.exchange))
-                .map(|m| m.exchange)
-                .collect();
+            let uncovered: Vec<String> =
+                mx.into_iter().filter(|name| !name.is_empty() && !policy.covers(name)).collect();
             if !uncovered.is_empty() {
                 let detail = format!(
                     "not covered by the policy's mx: {} (policy: {})",

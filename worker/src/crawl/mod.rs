@@ -13,13 +13,16 @@ mod address;
 mod browser;
 mod domain;
 mod external;
+mod hreflang;
 mod mail;
 mod page;
 mod policy;
 mod probe;
 mod resource;
 mod robots;
+mod rules;
 mod sitemap;
+mod stylesheet;
 #[cfg(test)]
 mod testing;
 
@@ -40,6 +43,7 @@ use shoal_shared::frontier::{Completion, Frontier, FrontierError, Lease, MAX_LEA
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::record::{Event, FetchFailure, PageRecord};
 use shoal_shared::robots::{ProductToken, Verdict};
+use shoal_shared::scope_rules::ScopeRules;
 use shoal_shared::task::{Task, TaskKind};
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::{HostKey, Scope};
@@ -64,6 +68,8 @@ const SITE_CACHE_ENTRIES: u64 = 100_000;
 /// A site's info unused for this long is dropped (its audit has most likely ended; a site still
 /// crawled is read from the frontier again, one small read).
 const SITE_CACHE_IDLE: Duration = Duration::from_secs(2 * 60);
+/// Audits whose scope rules a worker keeps one compiled copy of at most.
+const SCOPE_RULES_AUDITS: u64 = 1_000;
 /// The robots.txt rules a worker keeps, by weight: the sum of their files' sizes in KiB.
 const ROBOTS_CACHE_KIB: u64 = 256 * 1024;
 /// Rules kept this long at most, so that a lane's robots.txt fetched again after a day replaces
@@ -168,6 +174,10 @@ pub struct Crawler<F> {
     fetcher: Fetcher,
     settings: CrawlSettings,
     sites: crate::Cache<SiteId, Arc<SiteInfo>>,
+    /// One compiled copy of each audit's scope rules, shared by the audit's sites: every site's
+    /// info carries the rules and compiles them when decoded, and a list of 64 patterns can take
+    /// a megabyte compiled, so a worker holding thousands of sites keeps one copy per audit.
+    scope_rules: crate::Cache<shoal_shared::ids::AuditId, ScopeRules>,
     robots: crate::Cache<(SiteId, HostKey), Arc<CachedRules>>,
     /// When this process last sent a request to each host (and how quickly it answers).
     last_send: crate::Cache<HostKey, policy::SendMark>,
@@ -266,6 +276,10 @@ impl<F: Frontier> Crawler<F> {
                 .max_capacity(SITE_CACHE_ENTRIES)
                 .time_to_idle(SITE_CACHE_IDLE)
                 .build_with_hasher(foldhash::fast::RandomState::default()),
+            scope_rules: moka::sync::Cache::builder()
+                .max_capacity(SCOPE_RULES_AUDITS)
+                .time_to_idle(SITE_CACHE_IDLE)
+                .build_with_hasher(foldhash::fast::RandomState::default()),
             robots: moka::sync::Cache::builder()
                 .max_capacity(ROBOTS_CACHE_KIB)
                 .weigher(|_, r: &Arc<CachedRules>| r.weight_kib)
@@ -294,6 +308,7 @@ impl<F: Frontier> Crawler<F> {
     /// the worker's heartbeat calls it, so a cache that nothing reads any more still empties.
     pub fn housekeeping(&self) {
         self.sites.run_pending_tasks();
+        self.scope_rules.run_pending_tasks();
         self.robots.run_pending_tasks();
         self.last_send.run_pending_tasks();
         self.custom.run_pending_tasks();
@@ -315,15 +330,22 @@ impl<F: Frontier> Crawler<F> {
         if let Some(s) = self.sites.get(&id) {
             return Ok(Some(s));
         }
-        let Some(info) = self.frontier.site_info(id).await? else {
+        let Some(mut info) = self.frontier.site_info(id).await? else {
             return Ok(None);
         };
+        if !info.limits.scope.is_empty() {
+            let shared = self.scope_rules.get_with(info.audit, || info.limits.scope.clone());
+            if shared == info.limits.scope {
+                info.limits.scope = shared;
+            }
+        }
         let info = Arc::new(info);
         self.sites.insert(id, Arc::clone(&info));
         Ok(Some(info))
     }
 
-    /// Fetches and interprets one leased task.
+    /// Fetches and interprets one leased task. What it found to queue passes the audit's scope
+    /// rules on the way out (`rules::apply`): one place, whatever the task kind.
     pub async fn process(&self, lease: &Lease) -> Result<Completion, FrontierError> {
         let Some(site) = self.site(lease.task.site).await? else {
             return Ok(Completion::default());
@@ -335,13 +357,21 @@ impl<F: Frontier> Crawler<F> {
             now: UnixMs::from(std::time::SystemTime::now()),
             out: Completion::default(),
         };
+        self.run(&mut job).await?;
+        rules::apply(&mut job);
+        Ok(job.out)
+    }
+
+    async fn run(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
+        let lease = job.lease;
         if lease.expired >= MAX_LEASE_EXPIRIES {
             let detail = format!(
                 "{} leases of it expired without an answer: the workers holding it died, hung or were stopped",
                 lease.expired
             );
             tracing::warn!(url = %lease.task.url, expired = lease.expired, "giving up a URL whose leases keep expiring");
-            return Ok(abandoned(lease, &detail));
+            job.out = abandoned(lease, &detail);
+            return Ok(());
         }
         #[cfg(feature = "fault-injection")]
         if self.settings.inject_faults {
@@ -349,26 +379,26 @@ impl<F: Frontier> Crawler<F> {
         }
         if lease.task.kind == TaskKind::DomainDns {
             // Asks the worker's resolver, not the domain's web server: no address to look up.
-            self.domain_dns_task(&mut job).await;
-            return Ok(job.out);
+            self.domain_dns_task(job).await;
+            return Ok(());
         }
-        if lease.resolve && self.look_up(&mut job).await == Lookup::Done {
-            return Ok(job.out);
+        if lease.resolve && self.look_up(job).await == Lookup::Done {
+            return Ok(());
         }
         if let Some(ip) = lease.ip
             && let Err(refused) = self.fetcher.pin(lease.host.host_name(), ip)
         {
-            self.refused_pin(&mut job, &refused);
-            return Ok(job.out);
+            self.refused_pin(job, &refused);
+            return Ok(());
         }
         if lease.task.kind == TaskKind::Robots {
-            self.robots_task(&mut job).await;
-            return Ok(job.out);
+            self.robots_task(job).await;
+            return Ok(());
         }
         if lease.task.kind == TaskKind::Smtp {
             // A mail server: no robots.txt applies; its address and pace are the lease's.
-            self.smtp_task(&mut job).await?;
-            return Ok(job.out);
+            self.smtp_task(job).await?;
+            return Ok(());
         }
         let rules = self.lane_rules(lease.task.site, &lease.host, Some(lease.robots_at)).await?;
         match rules.rules.check(&lease.task.url) {
@@ -378,27 +408,28 @@ impl<F: Frontier> Crawler<F> {
                 let mut t = lease.task.clone();
                 t.not_before = job.now.plus(Duration::from_secs(1));
                 job.out.requeue = Some(t);
-                return Ok(job.out);
+                return Ok(());
             }
             Some(Verdict::Disallowed { rule }) => {
-                self.disallowed_at_claim(&mut job, &rule);
-                return Ok(job.out);
+                self.disallowed_at_claim(job, &rule);
+                return Ok(());
             }
             Some(Verdict::Allowed) => {}
         }
         match lease.task.kind {
-            TaskKind::Page => self.page_task(&mut job).await?,
-            TaskKind::Probe(kind) => self.probe_task(&mut job, kind).await?,
-            TaskKind::Resource => self.resource_task(&mut job).await?,
-            TaskKind::External => self.external_task(&mut job).await?,
-            TaskKind::Sitemap { index_depth } => self.sitemap_task(&mut job, index_depth).await?,
-            TaskKind::MtaStsPolicy => self.mta_sts_task(&mut job).await?,
-            TaskKind::RdapBootstrap => self.rdap_bootstrap_task(&mut job).await?,
-            TaskKind::Rdap => self.rdap_task(&mut job).await?,
-            TaskKind::Browser => self.browser_task(&mut job).await,
+            TaskKind::Page => self.page_task(job).await?,
+            TaskKind::Probe(kind) => self.probe_task(job, kind).await?,
+            TaskKind::Resource { stylesheet: false } => self.resource_task(job).await?,
+            TaskKind::Resource { stylesheet: true } => self.stylesheet_task(job).await?,
+            TaskKind::External => self.external_task(job).await?,
+            TaskKind::Sitemap { index_depth } => self.sitemap_task(job, index_depth).await?,
+            TaskKind::MtaStsPolicy => self.mta_sts_task(job).await?,
+            TaskKind::RdapBootstrap => self.rdap_bootstrap_task(job).await?,
+            TaskKind::Rdap => self.rdap_task(job).await?,
+            TaskKind::Browser => self.browser_task(job).await,
             TaskKind::Robots | TaskKind::DomainDns | TaskKind::Smtp => {}
         }
-        Ok(job.out)
+        Ok(())
     }
 
     /// The frontier pinned the lease's host to an address this worker's guard refuses: another

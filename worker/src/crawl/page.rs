@@ -8,6 +8,7 @@ use crate::checks;
 use crate::custom::{CompiledRules, CustomValues};
 use crate::extract::{ExtractCaps, PageFacts, extract_custom};
 use crate::fetch::{Fetched, Method};
+use crate::hreflang;
 use crate::legal::{self, Legal};
 use crate::parse::{CutReason, ParseLimits};
 use shoal_shared::finding::Code;
@@ -15,7 +16,7 @@ use shoal_shared::frontier::{Frontier, FrontierError, SiteInfo};
 use shoal_shared::record::{LinkKind, LinkRecord, PageRecord};
 use shoal_shared::robots::Verdict;
 use shoal_shared::task::{FoundVia, Task, TaskKind};
-use shoal_shared::url::NormalizedUrl;
+use shoal_shared::url::{MAX_URL_LEN, NormalizedUrl};
 use std::collections::{HashMap, HashSet};
 
 impl<F: Frontier> Crawler<F> {
@@ -34,6 +35,19 @@ impl<F: Frontier> Crawler<F> {
         for (code, detail) in checks::response_checks(&resp, html, false) {
             job.finding(code, url.as_str(), detail);
         }
+        let page = job.task().kind == TaskKind::Page && (200..300).contains(&resp.status);
+        if page {
+            // A PDF names its language versions this way too (no `<link>` to put them in).
+            let (header, more) = hreflang::from_link_headers(&resp.header_all("link"), url.as_url(), MAX_URL_LEN);
+            if more {
+                job.finding(
+                    Code::HreflangTooMany,
+                    url.as_str(),
+                    format!("Link header: over {}", hreflang::MAX_HREFLANG),
+                );
+            }
+            rec.hreflang_header = header.iter().map(|a| job.alternate(a)).collect();
+        }
         match resp.status {
             300..=399 => self.redirect(job, &mut rec, &resp).await?,
             500..=599 => job.finding(Code::ServerError, url.as_str(), format!("HTTP {}", resp.status)),
@@ -41,6 +55,12 @@ impl<F: Frontier> Crawler<F> {
                 self.html_page(job, &mut rec, &resp).await?;
             }
             _ => {}
+        }
+        if page {
+            let via = FoundVia::Link { from: url.clone() };
+            let depth = job.task().depth + 1;
+            let entries: Vec<(String, String)> = rec.hreflang.iter().chain(&rec.hreflang_header).cloned().collect();
+            self.queue_alternates(job, &url, &entries, &via, depth).await?;
         }
         job.publish(rec);
         Ok(())
@@ -152,7 +172,7 @@ impl<F: Frontier> Crawler<F> {
         if legal::is_imprint(url.as_url().path(), facts.title.as_deref(), &facts.h1) {
             imprint_details(job, &url, &facts);
         }
-        if let Some(c) = facts.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok())
+        if let Some(c) = facts.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok()).map(|c| job.scoped(c))
             && c != url
         {
             let internal = job.scope.contains(c.as_url());
@@ -175,9 +195,31 @@ impl<F: Frontier> Crawler<F> {
         rec.h1.clone_from(&facts.h1);
         rec.canonical.clone_from(&facts.canonical);
         rec.meta_robots.clone_from(&facts.meta_robots);
-        rec.hreflang.clone_from(&facts.hreflang);
+        rec.hreflang = facts.hreflang.iter().map(|a| job.alternate(a)).collect();
+        if facts.hreflang_truncated {
+            job.finding(
+                Code::HreflangTooMany,
+                url.as_str(),
+                format!("<link> elements: over {}", hreflang::MAX_HREFLANG),
+            );
+        }
+        let own_entries: Vec<(String, String)> = rec.hreflang.iter().chain(&rec.hreflang_header).cloned().collect();
+        if let Some((code, detail)) = hreflang::lang_mismatch(url.as_str(), facts.html_lang.as_deref(), &own_entries) {
+            job.finding(code, url.as_str(), detail);
+        }
+        rec.word_count = Some(facts.main_text.words);
+        rec.structured_types.clone_from(&facts.structured.types);
+        // Scoped as the pages they name are queued, so the pagination analysis finds their rows.
+        rec.rel_next = facts.on_page.rel_next.as_deref().map(|u| job.scoped_as_written(u));
+        rec.rel_prev = facts.on_page.rel_prev.as_deref().map(|u| job.scoped_as_written(u));
         let header_nofollow = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "nofollow");
         let header_noindex = robots_header_has(&rec.x_robots_tag, self.settings.token.as_str(), "noindex");
+        // Duplicates are compared among pages indexed as themselves, and a cut page's text is
+        // only its first part: the others get no fingerprint.
+        if facts.parse_cut.is_none() && indexable(job, &facts, &url, header_noindex) {
+            rec.text_hash = Some(facts.main_text.hash);
+            rec.text_simhash = Some(facts.main_text.simhash);
+        }
         let page_nofollow = facts.robots_nofollow() || header_nofollow;
         let follow_nofollow = job.site.limits.follow_nofollow;
         let mut queued = HashSet::new();
@@ -188,6 +230,7 @@ impl<F: Frontier> Crawler<F> {
             let Ok(target) = NormalizedUrl::from_url(link.url.clone()) else {
                 continue;
             };
+            let target = job.scoped(target);
             let internal = job.scope.contains(target.as_url());
             let nofollow =
                 link.nofollow || (page_nofollow && matches!(link.kind, LinkKind::Anchor | LinkKind::PageLink));
@@ -220,9 +263,19 @@ impl<F: Frontier> Crawler<F> {
             if nofollow && !follow_nofollow {
                 continue;
             }
-            let kind = if link.kind.is_navigation() { TaskKind::Page } else { TaskKind::Resource };
+            let kind = if link.kind.is_navigation() {
+                TaskKind::Page
+            } else {
+                TaskKind::Resource { stylesheet: link.kind == LinkKind::Stylesheet }
+            };
             match position.get(&target) {
+                // A page if any link navigates to it, else a stylesheet if any link loads it as one.
                 Some(&i) if kind == TaskKind::Page => internal_targets[i].1 = TaskKind::Page,
+                Some(&i)
+                    if kind == (TaskKind::Resource { stylesheet: true }) && internal_targets[i].1 != TaskKind::Page =>
+                {
+                    internal_targets[i].1 = kind;
+                }
                 Some(_) => {}
                 None => {
                     position.insert(target.clone(), internal_targets.len());
@@ -283,6 +336,19 @@ impl<F: Frontier> Crawler<F> {
         for (code, detail) in checks::page_checks(f, &job.scope, noindex, nofollow, max_links) {
             job.finding(code, url.as_str(), detail);
         }
+        let whole = f.parse_cut.is_none();
+        for (code, detail) in checks::structured::structured_checks(&f.structured) {
+            job.finding(code, url.as_str(), detail);
+        }
+        for (code, detail) in checks::onpage::onpage_checks(&f.on_page, whole) {
+            job.finding(code, url.as_str(), detail);
+        }
+        // Thin is about pages search engines index as themselves.
+        let threshold = job.site.limits.content.thin_page_words;
+        let indexable = indexable(job, f, url, noindex);
+        if let Some((code, detail)) = checks::content::thin_check(f.main_text.words, threshold, indexable, whole) {
+            job.finding(code, url.as_str(), detail);
+        }
     }
 }
 
@@ -317,6 +383,15 @@ fn imprint_details(job: &mut Job<'_>, url: &NormalizedUrl, facts: &PageFacts) {
     if !missing.is_empty() {
         job.finding(Code::ImpressumIncomplete, url.as_str(), missing.join(", "));
     }
+}
+
+/// Whether search engines may index the page as itself: no noindex (meta or header), no canonical
+/// naming another URL (compared as the crawl queues it: without the parameters `--strip-query`
+/// names, as the canonical link is followed).
+fn indexable(job: &Job<'_>, f: &PageFacts, url: &NormalizedUrl, header_noindex: bool) -> bool {
+    let canonical_elsewhere =
+        f.canonical.as_deref().and_then(|c| NormalizedUrl::parse(c).ok()).is_some_and(|c| &job.scoped(c) != url);
+    !(f.robots_noindex() || header_noindex || canonical_elsewhere)
 }
 
 /// Whether an answer is an HTML document: by its Content-Type, or by its first bytes without one.

@@ -6,7 +6,7 @@ use crate::checks;
 use crate::fetch::{FetchError, Fetched, Method};
 use shoal_shared::frontier::{Frontier, FrontierError};
 use shoal_shared::pace::{StatusPace, status_pace};
-use shoal_shared::task::{Task, TaskKind};
+use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::NormalizedUrl;
 
@@ -24,6 +24,15 @@ impl<F: Frontier> Crawler<F> {
         }
         for (code, detail) in checks::response_checks(&resp, false, true) {
             job.finding(code, url.as_str(), detail);
+        }
+        let budget = job.site.limits.content.image_budget_kib;
+        if let Some((code, detail)) = checks::onpage::image_size_check(&resp, budget) {
+            // The page it was found on: where the owner sees it (others may use it too).
+            let related = match &job.task().found_via {
+                FoundVia::Link { from } => vec![from.to_string()],
+                _ => Vec::new(),
+            };
+            job.finding_related(code, url.as_str(), detail, related);
         }
         if (200..300).contains(&resp.status) && super::page::is_html(&resp) && !job.is_external_lane() {
             // An HTML page, whatever linked to it: crawled as one (the frontier queues the page

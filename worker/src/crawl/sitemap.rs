@@ -3,17 +3,17 @@
 
 use super::{Crawler, Job, MAX_SITEMAP_INDEX_DEPTH};
 use crate::fetch::{Fetched, Method};
-use crate::sitemap::{SitemapKind, parse_sitemap};
+use crate::sitemap::{EntryAlternates, SitemapKind, parse_sitemap};
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Frontier, FrontierError, limit_finding};
-use shoal_shared::record::{Event, LinkKind, LinkRecord, PageRecord};
+use shoal_shared::record::{Event, LinkKind, LinkRecord, PageRecord, SitemapAlternates};
 use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::url::{MAX_URL_LEN, NormalizedUrl, UrlError};
 
 impl<F: Frontier> Crawler<F> {
     pub(super) async fn sitemap_task(&self, job: &mut Job<'_>, index_depth: u8) -> Result<(), FrontierError> {
         let url = job.task().url.clone();
-        let limits = job.site.limits;
+        let limits = job.site.limits.clone();
         if self
             .frontier
             .progress(job.task().site)
@@ -90,6 +90,7 @@ impl<F: Frontier> Crawler<F> {
         }
         let Some(kind) = kind else { return Ok(()) };
         for u in locs {
+            let u = job.scoped(u);
             let internal = job.scope.contains(u.as_url());
             if kind == TaskKind::Page {
                 // Recorded so the audit can check what every listed URL answers.
@@ -108,6 +109,38 @@ impl<F: Frontier> Crawler<F> {
             let t = job.task();
             let task = Task::new(t.audit, t.site, u, kind, depth, FoundVia::Sitemap { sitemap: url.clone() });
             job.out.discovered.push(task);
+        }
+        if kind == TaskKind::Page {
+            self.sitemap_alternates(job, rec, url, parsed.alternates, parsed.alternates_over).await?;
+        }
+        Ok(())
+    }
+
+    /// The hreflang alternates the sitemap names for its URLs: recorded on the sitemap's record
+    /// (the site analysis judges them with the pages' own), and the ones on the site queued as
+    /// pages found in the sitemap.
+    async fn sitemap_alternates(
+        &self,
+        job: &mut Job<'_>,
+        rec: &mut PageRecord,
+        url: &NormalizedUrl,
+        entries: Vec<EntryAlternates>,
+        over: bool,
+    ) -> Result<(), FrontierError> {
+        if over {
+            let max = self.settings.sitemap.max_alternates;
+            job.finding(Code::HreflangTooMany, url.as_str(), format!("sitemap: over {max} hreflang alternates"));
+        }
+        let via = FoundVia::Sitemap { sitemap: url.clone() };
+        for entry in entries {
+            let Ok(page) = NormalizedUrl::parse(&entry.loc) else { continue };
+            let page = job.scoped(page);
+            if !job.scope.contains(page.as_url()) {
+                continue; // a sitemap may list other sites' URLs; their alternates are theirs
+            }
+            let alternates: Vec<(String, String)> = entry.alternates.iter().map(|a| job.alternate(a)).collect();
+            self.queue_alternates(job, &page, &alternates, &via, 1).await?;
+            rec.sitemap_hreflang.push(SitemapAlternates { page: page.to_string(), alternates });
         }
         Ok(())
     }

@@ -408,3 +408,48 @@ fn anchor_text_across_blocks_and_inline_markup() {
         assert_eq!(anchor.text.as_deref(), Some(want), "{html}");
     }
 }
+
+/// Issue 37: every image a browser may load is a link, whether named by `src`, a `srcset`
+/// candidate or a `<picture>` source, and so is every `url()` of the page's own CSS.
+#[test]
+fn srcset_picture_and_inline_css_are_resources() {
+    let f = run(concat!(
+        "<style>@font-face{font-family:F;src:url(/fonts/f.woff2) format('woff2')}",
+        ".hero{background:url('../hero.jpg')}</style>",
+        "<picture><source type=image/webp srcset=\"/p/a.webp 1x, /p/a@2x.webp 2x\">",
+        "<img src=/p/a.jpg srcset=\"/p/a-480.jpg 480w,/p/a-960.jpg 960w\" alt=a></picture>",
+        "<video><source src=/v.mp4></video>",
+        "<div style=\"background-image: URL(/bg.png)\">x</div><p style=\"color:red\">y</p>",
+        "<template><img srcset=/inert.jpg></template>",
+    ));
+    let got: Vec<(&str, LinkKind)> = f.links.iter().map(|l| (l.url.as_str(), l.kind)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("https://example.com/fonts/f.woff2", LinkKind::Font),
+            ("https://example.com/a/hero.jpg", LinkKind::CssImage),
+            ("https://example.com/p/a.webp", LinkKind::Image),
+            ("https://example.com/p/a@2x.webp", LinkKind::Image),
+            ("https://example.com/p/a.jpg", LinkKind::Image),
+            ("https://example.com/p/a-480.jpg", LinkKind::Image),
+            ("https://example.com/p/a-960.jpg", LinkKind::Image),
+            ("https://example.com/v.mp4", LinkKind::Media),
+            ("https://example.com/bg.png", LinkKind::CssImage),
+        ]
+    );
+    assert_eq!(f.word_count, 2, "CSS text is not page text");
+}
+
+/// Inline CSS is read within a budget per page, and only up to its last complete rule.
+#[test]
+fn inline_css_is_bounded() {
+    let rule = ".x{background:url(/i.png)}";
+    let huge = rule.repeat(60_000);
+    let f = run(&format!("<style>{huge}</style><style>.y{{background:url(/later.png)}}</style>"));
+    let css: Vec<&str> = f.links.iter().filter(|l| l.kind == LinkKind::CssImage).map(|l| l.url.as_str()).collect();
+    assert_eq!(
+        css,
+        vec!["https://example.com/i.png"],
+        "one URL, repeated; the budget was spent before the second sheet"
+    );
+}

@@ -177,7 +177,10 @@ fn gzip_bomb_stops_at_max_bytes() {
 
     // The same with XML content and a low cap.
     let body = urlset_of(200_000);
-    let got = parse_sitemap(&gzip(&body), &SitemapCaps { max_bytes: 1 << 20, max_urls: usize::MAX });
+    let got = parse_sitemap(
+        &gzip(&body),
+        &SitemapCaps { max_bytes: 1 << 20, max_urls: usize::MAX, ..SitemapCaps::default() },
+    );
     assert!(got.over_size);
     assert!(!got.over_count);
     assert!(got.urls.len() > 10_000 && got.urls.len() < 200_000, "{}", got.urls.len());
@@ -237,4 +240,56 @@ fn entities_and_whitespace_in_loc() {
     let got = parse(clean.as_bytes());
     assert_eq!(got.urls, ["https://a.example//&"]);
     assert_eq!(got.error, None);
+}
+
+/// hreflang alternates under `<url>` (Google's sitemap form) stay with their entry's `<loc>`,
+/// whichever comes first; `<image:loc>`-like extensions and other `rel`s are not alternates.
+#[test]
+fn hreflang_alternates_stay_with_their_entry() {
+    let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml">
+  <url>
+    <xhtml:link rel="alternate" hreflang="de" href="https://shop.test/de/"/>
+    <loc>https://shop.test/en/</loc>
+    <xhtml:link rel="alternate" hreflang="en" href="https://shop.test/en/?a=1&amp;b=2"/>
+    <xhtml:link rel="canonical" href="https://shop.test/other/"/>
+    <x:extra><xhtml:link rel="alternate" hreflang="fr" href="https://shop.test/too-deep/"/></x:extra>
+  </url>
+  <url><loc>https://shop.test/plain/</loc></url>
+</urlset>"#;
+    let got = parse(xml.as_bytes());
+    assert_eq!(got.error, None);
+    assert_eq!(got.urls, ["https://shop.test/en/", "https://shop.test/plain/"]);
+    assert_eq!(got.alternates.len(), 1, "{:?}", got.alternates);
+    assert_eq!(got.alternates[0].loc, "https://shop.test/en/");
+    assert_eq!(
+        got.alternates[0].alternates,
+        [
+            ("de".to_owned(), "https://shop.test/de/".to_owned()),
+            ("en".to_owned(), "https://shop.test/en/?a=1&b=2".to_owned())
+        ]
+    );
+    assert!(!got.alternates_over);
+}
+
+#[test]
+fn hreflang_alternates_are_capped() {
+    let entry = |i: usize| {
+        format!(
+            "<url><loc>https://shop.test/{i}</loc>{}</url>",
+            (0..10)
+                .map(|l| format!(
+                    "<xhtml:link rel=\"alternate\" hreflang=\"l{l}\" href=\"https://shop.test/{i}/{l}\"/>"
+                ))
+                .collect::<String>()
+        )
+    };
+    let xml = format!(
+        "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{}</urlset>",
+        (0..100).map(entry).collect::<String>()
+    );
+    let got = parse_sitemap(xml.as_bytes(), &SitemapCaps { max_alternates: 55, ..SitemapCaps::default() });
+    assert_eq!(got.urls.len(), 100, "every URL is still read");
+    assert_eq!(got.alternates.iter().map(|e| e.alternates.len()).sum::<usize>(), 55);
+    assert!(got.alternates_over);
 }

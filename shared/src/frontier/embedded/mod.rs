@@ -120,6 +120,7 @@ impl EmbeddedFrontier {
         }
         let scope = seed.scope();
         let hosts = scope.host_keys();
+        let pace = seed.limits.pace;
         st.sites.insert(
             seed.site,
             SiteEntry {
@@ -145,7 +146,7 @@ impl EmbeddedFrontier {
             let Some(task) = super::robots_task(seed.audit, seed.site, seed.start.as_url().scheme(), host) else {
                 continue;
             };
-            st.open_lane(seed.audit, seed.site, host, seed.limits.pace, task, UnixMs(0));
+            st.open_lane(seed.audit, seed.site, host, pace, task, UnixMs(0));
         }
         for task in seed.initial {
             st.offer(task, UnixMs(0));
@@ -548,7 +549,7 @@ impl State {
         {
             return false;
         }
-        let limits = site.limits;
+        let limits = &site.limits;
         let over = match task.kind {
             TaskKind::Page if task.depth > limits.max_depth => Some(Code::DepthLimitReached),
             TaskKind::Page if site.pages_enqueued >= u64::from(limits.max_pages) => Some(Code::PageLimitReached),
@@ -720,7 +721,7 @@ impl Frontier for EmbeddedFrontier {
         ready(Ok(st.sites.get(&site).map(|s| SiteInfo {
             audit: s.audit,
             start: s.start.clone(),
-            limits: s.limits,
+            limits: s.limits.clone(),
             custom: s.custom.clone(),
         })))
     }

@@ -1,4 +1,4 @@
-//! Issue 37 end to end on a shop served on loopback ([`shoal_tests::testsite::shop`]): which AI
+//! Issue 37 end to end on a shop served on loopback ([`shoal_tests::testsite::shop_extract`]): which AI
 //! crawlers its robots.txt lets in, the audit's own extraction and search rules, and two audits of
 //! the changed shop compared URL by URL. What is checked is what a user reads: the audit database,
 //! the JSON, CSV and HTML reports, and the comparison.
@@ -10,11 +10,12 @@ use serde_json::Value;
 use shoal::Exit;
 use shoal::cli::Cli;
 use shoal_tests::testsite::TestServer;
-use shoal_tests::testsite::shop::{SHOP_EXTRACT, SHOP_PAGES, SHOP_SEARCH, shop};
+use shoal_tests::testsite::shop_extract::{SHOP_EXTRACT, SHOP_PAGES, SHOP_SEARCH, shop};
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
-const HOST: &str = "shop.test";
+/// Its own host: `shop.test` is the content shop's ([`shoal_tests::testsite::shop`]).
+const HOST: &str = "shop-extract.test";
 
 /// `--gap-ms 0` and the shop's rules as flags.
 fn rule_args() -> Vec<String> {

@@ -1,0 +1,34 @@
+//! Checking a request (a submit, or a schedule's list and options): its start URLs, and the
+//! audit's settings, the coordinator's defaults narrowed by the request's options (pace, budgets,
+//! scope rules, content thresholds, extraction and search rules) by
+//! [`CrawlConfig::narrow`](crate::config::CrawlConfig::narrow).
+
+use super::{Coordinator, EngineError};
+use crate::config::AuditSettings;
+use shoal_shared::frontier::Frontier;
+use shoal_shared::starts::{MAX_SITES_PER_AUDIT, StartList};
+use shoal_shared::url::NormalizedUrl;
+use shoal_shared::wire::SubmitRequest;
+
+impl<F: Frontier> Coordinator<F> {
+    /// Checks a request (a submit, or a schedule's list and options) as a submit does: the start
+    /// URLs by [`StartList`]'s rules and caps, the options against the defaults. Returns the start
+    /// URLs and the audit's settings.
+    ///
+    /// # Errors
+    /// [`EngineError::BadRequest`] saying what is wrong.
+    pub fn check(&self, req: &SubmitRequest) -> Result<(Vec<NormalizedUrl>, AuditSettings), EngineError> {
+        if req.urls.len() > MAX_SITES_PER_AUDIT {
+            return Err(EngineError::BadRequest(format!("more than {MAX_SITES_PER_AUDIT} sites")));
+        }
+        let mut list = StartList::default();
+        for u in &req.urls {
+            list.push(u).map_err(|e| EngineError::BadRequest(e.to_string()))?;
+        }
+        if list.is_empty() {
+            return Err(EngineError::BadRequest("no start URL: give at least one".into()));
+        }
+        let settings = self.defaults.narrow(&req.options).map_err(EngineError::BadRequest)?;
+        Ok((list.into_urls(), settings))
+    }
+}

@@ -1,0 +1,410 @@
+//! A page's main text as numbers, and how pages are grouped by it (issue 37, content).
+//!
+//! The worker reads a page's main text once, word by word, into a [`TextFingerprint`]: how many
+//! words, a hash of the normalised words (equal for exact duplicates) and a 64-bit SimHash of its
+//! three-word shingles (close for near-duplicates). Only these 20 bytes travel in the page record
+//! and are stored; the site analysis groups pages by them with [`exact_clusters`] and
+//! [`near_duplicate_clusters`], both linear in the site's pages.
+//!
+//! Why SimHash rather than MinHash: eight bytes per page (one SQLite integer) instead of a
+//! signature of 64 or more values, and the candidate search below needs nothing else. Its
+//! similarity is the share of equal fingerprint bits: `1 - hamming / 64`. Two texts that differ
+//! in a few words out of hundreds share most shingles and land a few bits apart; unrelated texts
+//! differ in about 32 bits.
+//!
+//! Why the candidate search is linear: two fingerprints at most `k` bits apart agree exactly on
+//! at least two of `k + 2` blocks of bits (pigeonhole), so every such pair shares a bucket of at
+//! least one of the `C(k+2, 2)` tables keyed by a pair of blocks (28 tables of 16-bit keys at the
+//! default 90 %, after Manku, Jain and Das Sarma, "Detecting near-duplicates for web crawling",
+//! 2007). Each page is compared with at most [`BUCKET_REPRESENTATIVES`] pages of each of its
+//! buckets, and pages found similar are merged with a union-find: work is `tables × pages ×
+//! representatives`, memory one table at a time. A bucket full of pages unlike each other (only
+//! likely at thresholds near the minimum, where keys are short) can hide a pair; a cluster of
+//! thousands of near-identical pages costs the same per page as a site without duplicates.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use xxhash_rust::xxh3::{Xxh3, xxh3_64};
+
+/// Default for [`ContentLimits::thin_page_words`]: Screaming Frog's "low content" default.
+pub const DEFAULT_THIN_PAGE_WORDS: u32 = 200;
+/// Default for [`ContentLimits::near_duplicate_percent`].
+pub const DEFAULT_NEAR_DUPLICATE_PERCENT: u8 = 90;
+/// The lowest near-duplicate threshold accepted: below it the tables of the candidate search
+/// multiply (91 tables of 9-bit keys at 80 %) and pages that merely share a template match.
+pub const MIN_NEAR_DUPLICATE_PERCENT: u8 = 80;
+/// Default for [`ContentLimits::image_budget_kib`]: Screaming Frog's "images over 100 KB".
+pub const DEFAULT_IMAGE_BUDGET_KIB: u32 = 100;
+/// Pages compared per bucket of the candidate search, at most.
+pub const BUCKET_REPRESENTATIVES: usize = 8;
+/// Near-duplicate search only looks at pages with at least this many words: shorter texts have
+/// too few shingles for their fingerprints to mean anything (they are thin pages anyway).
+pub const MIN_NEAR_DUPLICATE_WORDS: u32 = 20;
+
+/// The content thresholds of an audit (`--thin-page-words`, `--near-duplicate-percent`,
+/// `--image-budget-kib`), carried in its site limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ContentLimits {
+    /// A page whose main text has fewer words than this is thin (0 turns the check off).
+    pub thin_page_words: u32,
+    /// Pages whose text fingerprints are at least this similar (percent, 80-100) are
+    /// near-duplicates.
+    pub near_duplicate_percent: u8,
+    /// An image larger than this many KiB is reported (0 turns the check off).
+    pub image_budget_kib: u32,
+}
+
+impl Default for ContentLimits {
+    fn default() -> Self {
+        ContentLimits {
+            thin_page_words: DEFAULT_THIN_PAGE_WORDS,
+            near_duplicate_percent: DEFAULT_NEAR_DUPLICATE_PERCENT,
+            image_budget_kib: DEFAULT_IMAGE_BUDGET_KIB,
+        }
+    }
+}
+
+impl ContentLimits {
+    /// The most fingerprint bits two near-duplicates may differ in.
+    #[must_use]
+    pub fn max_distance(&self) -> u32 {
+        max_distance(self.near_duplicate_percent)
+    }
+}
+
+/// The most differing bits of two 64-bit fingerprints at least `percent` similar
+/// (`floor(64 × (100 − percent) / 100)`; 6 at 90 %). Percentages are clamped to 80-100.
+#[must_use]
+pub fn max_distance(percent: u8) -> u32 {
+    let p = u32::from(percent.clamp(MIN_NEAR_DUPLICATE_PERCENT, 100));
+    64 * (100 - p) / 100
+}
+
+/// The similarity of two fingerprints, in whole percent (`100 × (64 − hamming) / 64`, rounded
+/// down).
+#[must_use]
+pub fn similarity_percent(a: u64, b: u64) -> u8 {
+    let same = 64 - (a ^ b).count_ones();
+    u8::try_from(same * 100 / 64).unwrap_or(100)
+}
+
+/// What a page's main text comes down to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextFingerprint {
+    /// Words (whitespace-separated runs holding a letter or digit).
+    pub words: u32,
+    /// Hash of the normalised words in order: equal for texts that differ only in case,
+    /// punctuation and spacing.
+    pub hash: u64,
+    /// SimHash of the text's three-word shingles.
+    pub simhash: u64,
+}
+
+/// Builds a [`TextFingerprint`] from words as they come, in constant memory.
+#[derive(Clone)]
+pub struct Fingerprinter {
+    words: u32,
+    exact: Xxh3,
+    /// Per bit, shingles with the bit set minus those without.
+    votes: [i32; 64],
+    /// Hashes of the last three words, newest last.
+    window: [u64; 3],
+    normalised: String,
+}
+
+impl std::fmt::Debug for Fingerprinter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fingerprinter").field("words", &self.words).finish_non_exhaustive()
+    }
+}
+
+impl Default for Fingerprinter {
+    fn default() -> Self {
+        Fingerprinter { words: 0, exact: Xxh3::new(), votes: [0; 64], window: [0; 3], normalised: String::new() }
+    }
+}
+
+impl Fingerprinter {
+    /// Adds every word of `text` (whitespace separates words).
+    pub fn push_text(&mut self, text: &str) {
+        for word in text.split_whitespace() {
+            self.push_word(word);
+        }
+    }
+
+    /// Adds one word: lower-cased, letters and digits only; a word with neither is skipped.
+    pub fn push_word(&mut self, word: &str) {
+        self.normalised.clear();
+        for c in word.chars().filter(|c| c.is_alphanumeric()) {
+            self.normalised.extend(c.to_lowercase());
+        }
+        if self.normalised.is_empty() {
+            return;
+        }
+        self.words = self.words.saturating_add(1);
+        self.exact.update(self.normalised.as_bytes());
+        self.exact.update(b" ");
+        let h = xxh3_64(self.normalised.as_bytes());
+        self.window = [self.window[1], self.window[2], h];
+        if self.words >= 3 {
+            let mut shingle = [0u8; 24];
+            for (chunk, w) in shingle.chunks_exact_mut(8).zip(self.window) {
+                chunk.copy_from_slice(&w.to_le_bytes());
+            }
+            self.vote(xxh3_64(&shingle));
+        }
+    }
+
+    fn vote(&mut self, feature: u64) {
+        for (bit, v) in self.votes.iter_mut().enumerate() {
+            *v += if feature >> bit & 1 == 1 { 1 } else { -1 };
+        }
+    }
+
+    /// The fingerprint of everything pushed. A text of one or two words is its own shingle.
+    #[must_use]
+    pub fn finish(mut self) -> TextFingerprint {
+        if (1..3).contains(&self.words) {
+            let [_, a, b] = self.window;
+            let mut shingle = [0u8; 16];
+            shingle[..8].copy_from_slice(&a.to_le_bytes());
+            shingle[8..].copy_from_slice(&b.to_le_bytes());
+            self.vote(xxh3_64(&shingle));
+        }
+        let simhash = self.votes.iter().enumerate().fold(0u64, |acc, (bit, v)| acc | (u64::from(*v > 0) << bit));
+        TextFingerprint { words: self.words, hash: self.exact.digest(), simhash }
+    }
+}
+
+/// The fingerprint of a whole text at once.
+#[must_use]
+pub fn fingerprint(text: &str) -> TextFingerprint {
+    let mut f = Fingerprinter::default();
+    f.push_text(text);
+    f.finish()
+}
+
+/// Groups of indices into `hashes` holding the same value, each sorted, groups in order of
+/// their first member; singletons left out.
+#[must_use]
+pub fn exact_clusters(hashes: &[u64]) -> Vec<Vec<usize>> {
+    let mut by_hash: HashMap<u64, Vec<usize>, foldhash::fast::RandomState> = HashMap::default();
+    for (i, h) in hashes.iter().enumerate() {
+        by_hash.entry(*h).or_default().push(i);
+    }
+    let mut groups: Vec<Vec<usize>> = by_hash.into_values().filter(|g| g.len() > 1).collect();
+    groups.sort_unstable_by_key(|g| g[0]);
+    groups
+}
+
+/// Groups of indices into `prints` whose fingerprints are at most `max_distance` bits apart,
+/// directly or through other members (connected components), each sorted, groups in order of
+/// their first member; singletons left out. Linear in `prints.len()`; see the module
+/// documentation. `max_distance` above 12 is treated as 12 ([`MIN_NEAR_DUPLICATE_PERCENT`]).
+#[must_use]
+pub fn near_duplicate_clusters(prints: &[u64], max_distance: u32) -> Vec<Vec<usize>> {
+    let k = max_distance.min(max_distance_floor());
+    let blocks = block_masks(k + 2);
+    let mut sets = UnionFind::new(prints.len());
+    // A bucket's representatives inline (their count, then the indices): no allocation per page.
+    let mut buckets: HashMap<u64, (u8, [u32; BUCKET_REPRESENTATIVES]), foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(prints.len(), foldhash::fast::RandomState::default());
+    for (a, mask_a) in blocks.iter().enumerate() {
+        for mask_b in &blocks[a + 1..] {
+            buckets.clear();
+            for (i, p) in prints.iter().enumerate() {
+                // The two blocks are disjoint: their bits together are the key.
+                let (len, reps) = buckets.entry(p & (mask_a | mask_b)).or_insert((0, [0; BUCKET_REPRESENTATIVES]));
+                for &r in &reps[..usize::from(*len)] {
+                    let r = r as usize;
+                    if (p ^ prints[r]).count_ones() <= k {
+                        sets.union(i, r);
+                    }
+                }
+                if usize::from(*len) < BUCKET_REPRESENTATIVES {
+                    reps[usize::from(*len)] = u32::try_from(i).unwrap_or(u32::MAX);
+                    *len += 1;
+                }
+            }
+        }
+    }
+    sets.groups()
+}
+
+/// [`max_distance`] at the lowest threshold accepted.
+fn max_distance_floor() -> u32 {
+    max_distance(MIN_NEAR_DUPLICATE_PERCENT)
+}
+
+/// `n` disjoint masks covering the 64 bits, as equal in width as they can be.
+fn block_masks(n: u32) -> Vec<u64> {
+    let n = n.clamp(1, 64);
+    let mut masks = Vec::with_capacity(n as usize);
+    let mut start = 0u32;
+    for i in 0..n {
+        let width = 64 / n + u32::from(i < 64 % n);
+        let mask = if width == 64 { u64::MAX } else { ((1u64 << width) - 1) << start };
+        masks.push(mask);
+        start += width;
+    }
+    masks
+}
+
+/// Disjoint sets over `0..n`, with path halving and union by size.
+#[derive(Debug)]
+struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> UnionFind {
+        let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+        UnionFind { parent: (0..n32).collect(), size: vec![1; n] }
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] as usize != x {
+            let grand = self.parent[self.parent[x] as usize];
+            self.parent[x] = grand;
+            x = grand as usize;
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (mut a, mut b) = (self.find(a), self.find(b));
+        if a == b {
+            return;
+        }
+        if self.size[a] < self.size[b] {
+            std::mem::swap(&mut a, &mut b);
+        }
+        self.parent[b] = u32::try_from(a).unwrap_or(u32::MAX);
+        self.size[a] += self.size[b];
+    }
+
+    fn groups(mut self) -> Vec<Vec<usize>> {
+        let mut by_root: HashMap<usize, Vec<usize>, foldhash::fast::RandomState> = HashMap::default();
+        for i in 0..self.parent.len() {
+            let root = self.find(i);
+            if self.size[root] > 1 {
+                by_root.entry(root).or_default().push(i);
+            }
+        }
+        let mut groups: Vec<Vec<usize>> = by_root.into_values().collect();
+        groups.sort_unstable_by_key(|g| g[0]);
+        groups
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(seed: u64, n: usize) -> Vec<String> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                format!("w{}", x % 5_000)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn case_punctuation_and_spacing_do_not_change_the_text() {
+        let a = fingerprint("Hello, World!  The   price is $19.99.");
+        let b = fingerprint("hello world the price is 1999");
+        assert_eq!((a.words, a.hash, a.simhash), (b.words, b.hash, b.simhash));
+        assert_eq!(a.words, 6);
+        assert_ne!(fingerprint("hello world").hash, fingerprint("world hello").hash);
+        assert_eq!(fingerprint("— … !!").words, 0, "no letter or digit, no word");
+        assert_eq!(fingerprint("Größe ÄPFEL 東京").words, 3);
+    }
+
+    #[test]
+    fn a_few_changed_words_stay_close_and_other_texts_do_not() {
+        let base = words(1, 400);
+        let mut edited = base.clone();
+        for i in [10, 120, 250, 390] {
+            edited[i] = format!("changed{i}");
+        }
+        let (a, b) = (fingerprint(&base.join(" ")), fingerprint(&edited.join(" ")));
+        assert_ne!(a.hash, b.hash);
+        assert!(similarity_percent(a.simhash, b.simhash) >= 90, "{}", similarity_percent(a.simhash, b.simhash));
+        let other = fingerprint(&words(2, 400).join(" "));
+        assert!(similarity_percent(a.simhash, other.simhash) < 80, "{}", similarity_percent(a.simhash, other.simhash));
+    }
+
+    #[test]
+    fn thresholds_map_to_bit_distances() {
+        assert_eq!(max_distance(90), 6);
+        assert_eq!(max_distance(100), 0);
+        assert_eq!(max_distance(80), 12);
+        assert_eq!(max_distance(10), 12, "clamped to the minimum threshold");
+        assert_eq!(similarity_percent(0, 0), 100);
+        assert_eq!(similarity_percent(0, 0b11_1111), 90);
+        assert_eq!(similarity_percent(0, 0b111_1111), 89);
+        for n in 2..=14 {
+            let masks = block_masks(n);
+            assert_eq!(masks.iter().fold(0, |acc, m| acc | m), u64::MAX);
+            assert_eq!(masks.iter().map(|m| m.count_ones()).sum::<u32>(), 64);
+        }
+    }
+
+    /// Every pair at most `k` bits apart ends in one cluster, and nothing else does, whichever
+    /// bits differ (the pigeonhole over blocks must hold at each block boundary).
+    #[test]
+    fn every_close_pair_is_found_and_far_ones_are_not() {
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for k in [0u32, 3, 6, 12] {
+            let mut prints = Vec::new();
+            let mut expected = Vec::new();
+            for _ in 0..300 {
+                let base = next();
+                let mut flipped = base;
+                let mut flips = 0;
+                while flips < k {
+                    let bit = next() % 64;
+                    if (flipped ^ base) >> bit & 1 == 0 {
+                        flipped ^= 1 << bit;
+                        flips += 1;
+                    }
+                }
+                expected.push(vec![prints.len(), prints.len() + 1]);
+                prints.push(base);
+                prints.push(flipped);
+            }
+            assert_eq!(near_duplicate_clusters(&prints, k), expected, "k = {k}");
+        }
+    }
+
+    #[test]
+    fn a_huge_cluster_of_near_copies_is_one_group() {
+        // 20,000 fingerprints within 6 bits of one another: every bucket is full of members,
+        // and each page is still compared with at most 8 per bucket.
+        let base = 0xdead_beef_cafe_f00du64;
+        let prints: Vec<u64> = (0..20_000u64).map(|i| base ^ (i % 7) ^ ((i % 3) << 40)).collect();
+        let groups = near_duplicate_clusters(&prints, 6);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].len(), 20_000);
+        assert!(near_duplicate_clusters(&[], 6).is_empty());
+        assert!(near_duplicate_clusters(&[base], 6).is_empty());
+    }
+
+    #[test]
+    fn exact_groups() {
+        assert_eq!(exact_clusters(&[5, 1, 5, 2, 1, 5]), vec![vec![0, 2, 5], vec![1, 4]]);
+        assert!(exact_clusters(&[1, 2, 3]).is_empty());
+    }
+}
