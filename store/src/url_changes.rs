@@ -7,9 +7,9 @@
 //!   resources, probes (the soft-404 path is new every audit), robots.txt and sitemaps are not.
 //! - **added**: in NEW only; **removed**: in OLD only; **changed**: in both, with at least one
 //!   fact different. A fact is compared as text, `None` when the page has none.
-//! - **The facts** are [`FACTS`] (status, title, canonical, indexability, and the stored word
-//!   count once the pages table has one) and every extracted value (`extracted.NAME`, the union
-//!   of both audits' rule names).
+//! - **The facts** are [`FACTS`] (status, title, canonical, indexability, word count) and every
+//!   extracted value (`extracted.NAME`, the union of both audits' rule names). The word count is
+//!   compared only when both audits recorded one ([`BOTH_SIDES`]).
 //!
 //! Both sites' pages are read in URL order (the primary key's order) and merged, so a comparison
 //! holds one page of each side in memory, however large the sites.
@@ -36,14 +36,20 @@ const INDEXABILITY: &str = "CASE
     ELSE 'indexable' END";
 
 /// The facts compared: the name reports use and the SQL (over `pages p`) giving it as text. A
-/// new fact is one line here. (`word_count`: `("word_count", "CAST(p.word_count AS TEXT)")`,
-/// once the pages table has the column.)
+/// new fact is one line here.
 pub const FACTS: &[(&str, &str)] = &[
     ("status", "COALESCE(CAST(p.status AS TEXT), p.error)"),
     ("title", "p.title"),
     ("canonical", "p.canonical"),
     ("indexability", INDEXABILITY),
+    // Words of the main text (schema 9), on HTML pages only.
+    ("word_count", "CAST(p.word_count AS TEXT)"),
 ];
+
+/// Facts of [`FACTS`] compared only when both audits recorded one: pages audited before Shoal
+/// stored word counts (schema 9) have none, and would otherwise all change in a comparison with a
+/// later audit; a page that stops being an HTML page changes its status or content type anyway.
+pub const BOTH_SIDES: &[&str] = &["word_count"];
 
 /// One page of one side, as compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,7 +204,7 @@ pub fn differences(old: &UrlFacts, new: &UrlFacts) -> Vec<FactChange> {
     let mut out: Vec<FactChange> = FACTS
         .iter()
         .zip(old.facts.iter().zip(&new.facts))
-        .filter(|(_, (o, n))| o != n)
+        .filter(|((name, _), (o, n))| o != n && !(BOTH_SIDES.contains(name) && (o.is_none() || n.is_none())))
         .map(|((name, _), (o, n))| FactChange { fact: (*name).to_owned(), old: o.clone(), new: n.clone() })
         .collect();
     let names: BTreeSet<&str> = old.extracted.iter().chain(&new.extracted).map(|(n, _)| n.as_str()).collect();
@@ -291,7 +297,7 @@ pub fn count_pairs(reader: &Reader, pairs: &[(SiteSummary, SiteSummary)]) -> Res
 mod tests {
     use super::*;
 
-    fn page(url: &str, facts: [Option<&str>; 4], extracted: &[(&str, &str)]) -> UrlFacts {
+    fn page(url: &str, facts: [Option<&str>; 5], extracted: &[(&str, &str)]) -> UrlFacts {
         UrlFacts {
             url: url.to_owned(),
             facts: facts.iter().map(|f| f.map(str::to_owned)).collect(),
@@ -301,9 +307,13 @@ mod tests {
 
     #[test]
     fn differences_list_facts_then_extracted_values() {
-        let old = page("u", [Some("200"), Some("A"), None, Some("indexable")], &[("price", "1"), ("sku", "x")]);
-        let new =
-            page("u", [Some("200"), Some("B"), None, Some("not indexable: noindex")], &[("price", "2"), ("gtin", "9")]);
+        let old =
+            page("u", [Some("200"), Some("A"), None, Some("indexable"), Some("220")], &[("price", "1"), ("sku", "x")]);
+        let new = page(
+            "u",
+            [Some("200"), Some("B"), None, Some("not indexable: noindex"), Some("180")],
+            &[("price", "2"), ("gtin", "9")],
+        );
         let got: Vec<(String, Option<String>, Option<String>)> =
             differences(&old, &new).into_iter().map(|c| (c.fact, c.old, c.new)).collect();
         let s = |v: &str| Some(v.to_owned());
@@ -312,6 +322,7 @@ mod tests {
             [
                 ("title".to_owned(), s("A"), s("B")),
                 ("indexability".to_owned(), s("indexable"), s("not indexable: noindex")),
+                ("word_count".to_owned(), s("220"), s("180")),
                 ("extracted.gtin".to_owned(), None, s("9")),
                 ("extracted.price".to_owned(), s("1"), s("2")),
                 ("extracted.sku".to_owned(), s("x"), None),
@@ -319,5 +330,14 @@ mod tests {
         );
         assert!(differences(&old, &old).is_empty());
         assert_eq!(new.fact("indexability"), Some("not indexable: noindex"));
+        assert_eq!(new.fact("word_count"), Some("180"));
+    }
+
+    #[test]
+    fn a_word_count_only_one_audit_recorded_is_no_change() {
+        let counted = page("u", [Some("200"), Some("A"), None, Some("indexable"), Some("220")], &[]);
+        let before = page("u", [Some("200"), Some("A"), None, Some("indexable"), None], &[]);
+        assert!(differences(&before, &counted).is_empty(), "an audit from before word counts");
+        assert!(differences(&counted, &before).is_empty());
     }
 }

@@ -143,7 +143,8 @@ pub struct Changes {
     pub urls_added: u64,
     /// Pages in the previous run only.
     pub urls_removed: u64,
-    /// Pages in both whose status, title, canonical, indexability or an extracted value changed.
+    /// Pages in both whose status, title, canonical, indexability, word count or an extracted value
+    /// changed.
     pub urls_changed: u64,
 }
 

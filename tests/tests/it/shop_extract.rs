@@ -208,7 +208,12 @@ async fn two_audits_of_a_changed_shop_compare_url_by_url() {
             change("extracted.price_meta", "19.99".into(), "17.49".into())
         ]
     );
-    assert_eq!(changes("/products/mug"), [change("title", "Mug".into(), "Mug, large".into())]);
+    // The heading grew by a word too ("Mug" → "Mug, large": the main text's words are the
+    // heading, the price's digits, "In stock" and "Home").
+    assert_eq!(
+        changes("/products/mug"),
+        [change("title", "Mug".into(), "Mug, large".into()), change("word_count", "5".into(), "6".into())]
+    );
     assert_eq!(
         changes("/about"),
         [change("indexability", "indexable".into(), "not indexable: noindex".into())],
@@ -219,6 +224,7 @@ async fn two_audits_of_a_changed_shop_compare_url_by_url() {
     assert!(spoon.contains(&change("indexability", "indexable".into(), "not indexable: HTTP 410".into())));
     let added = &urls["added"][0];
     assert_eq!((added["facts"]["title"].as_str(), added["extracted"]["price"].as_str()), (Some("Cup"), Some("€ 5.00")));
+    assert_eq!(added["facts"]["word_count"].as_str(), Some("5"), "{added:#}");
 
     let html_out = dir.path().join("compare.html");
     let html_arg = html_out.display().to_string();
