@@ -4,19 +4,48 @@
 //! (one validation for every command and for `shoal config check`); the engine and the workers only
 //! ever see this validated form, so an out-of-range value cannot reach them.
 
+use shoal_shared::content::{ContentLimits, MIN_NEAR_DUPLICATE_PERCENT};
+use shoal_shared::custom::{CustomRules, RuleError};
 use shoal_shared::frontier::FrontierSettings;
+use shoal_shared::pace::PaceLimits;
+use shoal_shared::scope_rules::ScopeRules;
 use shoal_shared::task::SiteLimits;
+use shoal_shared::wire::AuditOptions;
 use shoal_worker::crawl::CrawlSettings;
 use shoal_worker::fetch::FetchSettings;
+use std::time::Duration;
 
 /// Pages per site the browser check opens at most (`--browser-pages`, the API's `browser_pages`).
 pub const MAX_BROWSER_PAGES: u16 = 50;
+
+/// Checks an audit's extraction and search rules by compiling them as its workers will
+/// ([`shoal_worker::custom::compile`]), so a rule that cannot run is refused before the audit
+/// starts, by name.
+///
+/// # Errors
+/// The first rule that does not compile.
+pub fn check_custom(rules: &CustomRules) -> Result<(), RuleError> {
+    shoal_worker::custom::compile(rules).map(drop)
+}
+
+/// What one audit runs with besides the coordinator's settings: its limits and its rules, from
+/// the defaults narrowed by a request's options ([`crate::Coordinator::check`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditSettings {
+    /// Per-site limits and pace.
+    pub limits: SiteLimits,
+    /// Extraction and search rules.
+    pub custom: CustomRules,
+}
 
 /// Everything a crawl needs, validated.
 #[derive(Debug, Clone)]
 pub struct CrawlConfig {
     /// Per-site limits and pace (the defaults of an audit; the API may narrow them per audit).
     pub limits: SiteLimits,
+    /// The extraction and search rules of an audit (`--extract`, `--search`; the API's options
+    /// replace them per audit), checked: each compiles in the worker ([`check_custom`]).
+    pub custom: CustomRules,
     /// Fetcher settings.
     pub fetch: FetchSettings,
     /// Extraction and robots settings.
@@ -35,6 +64,7 @@ impl Default for CrawlConfig {
     fn default() -> Self {
         CrawlConfig {
             limits: SiteLimits::default(),
+            custom: CustomRules::default(),
             fetch: FetchSettings::default(),
             crawl: CrawlSettings::default(),
             frontier: FrontierSettings::default(),
@@ -42,4 +72,70 @@ impl Default for CrawlConfig {
             schedule_min_interval: crate::schedule::when::DEFAULT_MIN_INTERVAL,
         }
     }
+}
+
+impl CrawlConfig {
+    /// An audit's settings: these defaults narrowed by a request's options. The limits take each
+    /// option given (a scope-rule list the request gives replaces the default's list, the others
+    /// stay); the rules are the request's when it gives either list (then they are the audit's
+    /// whole set), else the defaults', compiled as the workers will compile them.
+    ///
+    /// # Errors
+    /// What is wrong with the options, for a 400 answer.
+    pub fn narrow(&self, o: &AuditOptions) -> Result<AuditSettings, String> {
+        let d = &self.limits;
+        let pace = PaceLimits::new(
+            o.in_flight.unwrap_or(d.pace.max_in_flight()),
+            o.gap_ms.map_or(d.pace.gap(), Duration::from_millis),
+        )
+        .map_err(|e| e.to_string())?;
+        let limits = SiteLimits {
+            max_pages: o.max_pages.unwrap_or(d.max_pages),
+            max_depth: o.max_depth.unwrap_or(d.max_depth),
+            max_resources: o.max_resources.unwrap_or(d.max_resources),
+            pace,
+            follow_nofollow: o.follow_nofollow.unwrap_or(d.follow_nofollow),
+            max_sitemaps: o.max_sitemaps.unwrap_or(d.max_sitemaps),
+            max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
+            browser_pages: o.browser_pages.unwrap_or(d.browser_pages),
+            scope: scope_rules(d, o)?,
+            content: ContentLimits {
+                thin_page_words: o.thin_page_words.unwrap_or(d.content.thin_page_words),
+                near_duplicate_percent: o.near_duplicate_percent.unwrap_or(d.content.near_duplicate_percent),
+                image_budget_kib: o.image_budget_kib.unwrap_or(d.content.image_budget_kib),
+            },
+            ..d.clone()
+        };
+        if limits.max_pages == 0 {
+            return Err("max_pages must be at least 1".into());
+        }
+        let percent = limits.content.near_duplicate_percent;
+        if !(MIN_NEAR_DUPLICATE_PERCENT..=100).contains(&percent) {
+            return Err(format!("near_duplicate_percent ({percent}) must be {MIN_NEAR_DUPLICATE_PERCENT}-100"));
+        }
+        if limits.browser_pages > MAX_BROWSER_PAGES {
+            return Err(format!("browser_pages must be 0-{MAX_BROWSER_PAGES}"));
+        }
+        let custom = if o.extract.is_none() && o.search.is_none() {
+            self.custom.clone()
+        } else {
+            let rules = CustomRules::new(o.extract.clone().unwrap_or_default(), o.search.clone().unwrap_or_default())
+                .map_err(|e| format!("extract/search: {e}"))?;
+            check_custom(&rules).map_err(|e| format!("extract/search: {e}"))?;
+            rules
+        };
+        Ok(AuditSettings { limits, custom })
+    }
+}
+
+/// The audit's scope rules: a list the request gives replaces the default's list, the others
+/// stay.
+fn scope_rules(d: &SiteLimits, o: &AuditOptions) -> Result<ScopeRules, String> {
+    if o.include.is_none() && o.exclude.is_none() && o.strip_query.is_none() {
+        return Ok(d.scope.clone());
+    }
+    let include = o.include.as_deref().unwrap_or(d.scope.include());
+    let exclude = o.exclude.as_deref().unwrap_or(d.scope.exclude());
+    let strip = o.strip_query.as_deref().unwrap_or(d.scope.strip_query());
+    ScopeRules::new(include, exclude, strip).map_err(|e| e.to_string())
 }

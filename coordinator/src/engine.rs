@@ -17,7 +17,8 @@ pub use quarantine::{QUARANTINE_READ, QUARANTINE_TIMEOUT, Verdict, judge};
 
 use crate::admission::Admission;
 use crate::aggregate::{EVENT_BATCH, lock};
-use crate::config::CrawlConfig;
+use crate::config::{AuditSettings, CrawlConfig};
+use shoal_shared::custom::CustomRules;
 use shoal_shared::frontier::{EventId, Frontier, FrontierError, SiteProgress};
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
 use shoal_shared::record::Event;
@@ -278,12 +279,19 @@ impl<F: Frontier> Coordinator<F> {
                 let options = db.audit(audit)?.map(|a| a.options_json).unwrap_or_default();
                 (options, db.site_counts(audit)?)
             };
-            let limits: SiteLimits = serde_json::from_str::<serde_json::Value>(&options)
-                .ok()
+            let options = serde_json::from_str::<serde_json::Value>(&options).ok();
+            let limits: SiteLimits = options
+                .as_ref()
                 .and_then(|v| serde_json::from_value(v.get("limits")?.clone()).ok())
                 .unwrap_or_else(|| self.defaults.limits.clone());
+            // An audit stored before custom rules existed has none.
+            let custom: CustomRules = options
+                .as_ref()
+                .and_then(|v| serde_json::from_value(v.get("custom")?.clone()).ok())
+                .unwrap_or_default();
             let mut config = self.defaults.clone();
             config.limits = limits;
+            config.custom = custom;
             let pending: Vec<_> = sites.iter().filter(|s| pending.contains(&s.id)).collect();
             let ids: Vec<SiteId> = pending.iter().map(|s| s.id).collect();
             let progress = self.frontier.progress_many(&ids).await?;
@@ -330,8 +338,8 @@ impl<F: Frontier> Coordinator<F> {
     /// # Errors
     /// [`EngineError::BadRequest`] for bad URLs or options; store or frontier failures.
     pub async fn submit(&self, req: SubmitRequest) -> Result<AuditId, EngineError> {
-        let (starts, limits) = self.check(&req)?;
-        Ok(self.start(starts, limits).await?.0)
+        let (starts, settings) = self.check(&req)?;
+        Ok(self.start_run(starts, settings, None).await?.0)
     }
 
     /// Records an audit of `starts` (one site each) and seeds its sites into the frontier.
@@ -344,7 +352,7 @@ impl<F: Frontier> Coordinator<F> {
         starts: Vec<NormalizedUrl>,
         limits: SiteLimits,
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
-        self.start_run(starts, limits, None).await
+        self.start_run(starts, AuditSettings { limits, custom: self.defaults.custom.clone() }, None).await
     }
 
     /// [`Coordinator::start`], for a run of a schedule when `run` is given: the audit is created,
@@ -357,18 +365,21 @@ impl<F: Frontier> Coordinator<F> {
     pub async fn start_run(
         &self,
         starts: Vec<NormalizedUrl>,
-        limits: SiteLimits,
+        settings: AuditSettings,
         run: Option<ScheduledStart>,
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
+        let AuditSettings { limits, custom } = settings;
         let mut config = self.defaults.clone();
         let options = serde_json::json!({
             "starts": starts.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "limits": &limits,
+            "custom": &custom,
             "user_agent": config.fetch.user_agent,
             "robots_token": config.crawl.token.as_str(),
             "mode": self.mode,
         });
         config.limits = limits;
+        config.custom = custom;
         let (audit, sites) = self
             .write(move |db| {
                 let now = UnixMs::from(std::time::SystemTime::now());

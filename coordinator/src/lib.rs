@@ -14,5 +14,5 @@ pub mod local;
 pub mod schedule;
 pub mod seed;
 
-pub use config::CrawlConfig;
+pub use config::{AuditSettings, CrawlConfig};
 pub use engine::{Coordinator, EngineError, Observer};

@@ -45,5 +45,12 @@ pub fn site_seed(audit: AuditId, site: SiteId, start: &NormalizedUrl, config: &C
     {
         initial.push(Task::new(audit, site, u, TaskKind::DomainDns, 0, FoundVia::Standard));
     }
-    SiteSeed { audit, site, start: start.clone(), limits: config.limits.clone(), initial }
+    SiteSeed {
+        audit,
+        site,
+        start: start.clone(),
+        limits: config.limits.clone(),
+        initial,
+        custom: config.custom.clone(),
+    }
 }

@@ -213,7 +213,12 @@ impl RedisFrontier {
 
     /// The seed script's invocation for one site (arguments as seed.lua lists them).
     fn seed_invocation(&self, seed: &SiteSeed) -> scripts::Call {
-        let info = SiteInfo { audit: seed.audit, start: seed.start.clone(), limits: seed.limits.clone() };
+        let info = SiteInfo {
+            audit: seed.audit,
+            start: seed.start.clone(),
+            limits: seed.limits.clone(),
+            custom: seed.custom.clone(),
+        };
         let lim = |code| encode(&Event::Finding(limit_finding(seed.audit, seed.site, &seed.start, &seed.limits, code)));
         let hosts = seed.scope().host_keys();
         let initial: Vec<&Task> = seed.initial.iter().collect();

@@ -13,7 +13,8 @@ use shoal_store::cursor::Reader;
 use shoal_store::{AuditDb, AuditSummary, DbError, SiteSummary};
 
 use super::json::{FindingJson, key as key_json, open_document, value};
-use shoal_shared::ids::AuditId;
+use shoal_shared::ids::{AuditId, SiteId};
+use shoal_store::url_changes::{FACTS, UrlChange, UrlCounts, UrlFacts, url_changes_with};
 use std::io::{BufWriter, Write};
 
 pub use shoal_store::compare::{Change, changes_with, count_with, for_each_change};
@@ -108,6 +109,64 @@ pub(crate) fn site_ref(s: &SiteSummary) -> SiteRefJson<'_> {
     SiteRefJson { id: s.id.0, start_url: &s.start_url, status: s.status.as_str() }
 }
 
+/// One URL's change as JSON: an added or removed page with its facts (`facts`: each of
+/// [`FACTS`] as text or null, `extracted`: the values its rules found), a changed one with what
+/// changed (`changes`: `fact`, `old`, `new`).
+fn url_change_json(change: &UrlChange) -> serde_json::Value {
+    let page = |p: &UrlFacts| {
+        let facts: serde_json::Map<String, serde_json::Value> =
+            FACTS.iter().zip(&p.facts).map(|((name, _), v)| ((*name).to_owned(), v.clone().into())).collect();
+        let extracted: serde_json::Map<String, serde_json::Value> =
+            p.extracted.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect();
+        serde_json::json!({ "url": p.url, "facts": facts, "extracted": extracted })
+    };
+    match change {
+        UrlChange::Added(p) | UrlChange::Removed(p) => page(p),
+        UrlChange::Changed { url, changes } => serde_json::json!({
+            "url": url,
+            "changes": changes
+                .iter()
+                .map(|c| serde_json::json!({ "fact": c.fact, "old": c.old, "new": c.new }))
+                .collect::<Vec<_>>(),
+        }),
+    }
+}
+
+/// Writes the `urls` object of a site pair (`docs/report-compare.md`): the pages `added`,
+/// `removed` and `changed`, each list streamed in URL order, then their `summary` counts.
+///
+/// # Errors
+/// A read failure, or `w` fails.
+pub(crate) fn write_url_changes<W: Write>(
+    w: &mut W,
+    reader: &Reader,
+    old: SiteId,
+    new: SiteId,
+) -> Result<(), ReportError> {
+    let mut counts = UrlCounts::default();
+    w.write_all(b"{")?;
+    for (i, wanted) in ["added", "removed", "changed"].into_iter().enumerate() {
+        key_json(w, i == 0, wanted)?;
+        w.write_all(b"[")?;
+        let mut first = true;
+        url_changes_with(reader, old, new, |change| -> Result<(), ReportError> {
+            if change.kind() != wanted {
+                return Ok(());
+            }
+            counts.add(&change);
+            if !std::mem::take(&mut first) {
+                w.write_all(b",")?;
+            }
+            value(w, &url_change_json(&change))
+        })?;
+        w.write_all(b"]")?;
+    }
+    key_json(w, false, "summary")?;
+    value(w, &serde_json::json!({ "added": counts.added, "removed": counts.removed, "changed": counts.changed }))?;
+    w.write_all(b"}")?;
+    Ok(())
+}
+
 /// Writes the `shoal.compare/v1` document comparing audit `old` with audit `new` to `out`
 /// (compact JSON and a newline; shape in `docs/report-compare.md`), streaming finding by finding.
 ///
@@ -126,7 +185,7 @@ pub fn write_compare_json(db: &AuditDb, old: AuditId, new: AuditId, out: &mut dy
     let mut w = BufWriter::new(out);
     open_document(&mut w, COMPARE_SCHEMA)?;
     key_json(&mut w, false, "match")?;
-    value(&mut w, &serde_json::json!({"sites": "start_url", "findings": ["code", "url", "key"]}))?;
+    value(&mut w, &serde_json::json!({"sites": "start_url", "findings": ["code", "url", "key"], "urls": "url"}))?;
     key_json(&mut w, false, "old")?;
     value(&mut w, &AuditJson::of(&old_audit))?;
     key_json(&mut w, false, "new")?;
@@ -167,6 +226,8 @@ pub fn write_compare_json(db: &AuditDb, old: AuditId, new: AuditId, out: &mut dy
             })?;
             w.write_all(b"]")?;
         }
+        key_json(&mut w, false, "urls")?;
+        write_url_changes(&mut w, &reader, o.id, n.id)?;
         w.write_all(b"}")?;
     }
     w.write_all(b"]}\n")?;

@@ -1,6 +1,8 @@
 //! CSV reports: `pages.csv`, `links.csv`, `findings.csv`, one row per stored row, streamed; and
 //! `issues.csv` (one row per site and code: the grouped issues) and `sites.csv` (one row per site:
-//! its score and trend), for spreadsheets and other tools that rank sites.
+//! its score and trend), for spreadsheets and other tools that rank sites; `extracted.csv` (one row
+//! per page and extraction rule that found something) and `ai_crawlers.csv` (one row per site,
+//! host and AI crawler).
 
 use super::{ReportError, rfc3339};
 use crate::issues::audit_health;
@@ -11,7 +13,13 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// The files [`write_csv`] writes, in order.
-pub const CSV_FILES: [&str; 5] = ["pages.csv", "links.csv", "findings.csv", "issues.csv", "sites.csv"];
+pub const CSV_FILES: [&str; 7] =
+    ["pages.csv", "links.csv", "findings.csv", "issues.csv", "sites.csv", "extracted.csv", "ai_crawlers.csv"];
+
+const EXTRACTED_HEADER: &[&str] = &["site_id", "url", "name", "value"];
+
+const AI_CRAWLERS_HEADER: &[&str] =
+    &["site_id", "host", "token", "operator", "purpose", "verdict", "pages", "blocked_pages", "start_page"];
 
 const PAGES_HEADER: &[&str] = &[
     "site_id",
@@ -239,5 +247,37 @@ pub fn write_csv(db: &AuditDb, audit: AuditId, dir: &Path) -> Result<Vec<PathBuf
         ])?;
     }
     written.push(sites.finish()?);
+
+    let sites = db.site_counts(audit)?;
+    let mut extracted = Sheet::create(dir, CSV_FILES[5], EXTRACTED_HEADER)?;
+    for site in &sites {
+        let id = site.id.0.to_string();
+        db.for_each_page(site.id, |p| -> Result<(), ReportError> {
+            for (name, value) in &p.extracted {
+                extracted.row(&[Cow::Borrowed(id.as_str()), cell(&p.url), cell(name), cell(value)])?;
+            }
+            Ok(())
+        })?;
+    }
+    written.push(extracted.finish()?);
+
+    let mut ai = Sheet::create(dir, CSV_FILES[6], AI_CRAWLERS_HEADER)?;
+    for site in &sites {
+        let id = site.id.0.to_string();
+        for r in db.ai_crawlers(site.id)? {
+            ai.row(&[
+                Cow::Borrowed(id.as_str()),
+                cell(&r.host),
+                Cow::Borrowed(r.crawler.token),
+                Cow::Borrowed(r.crawler.operator),
+                Cow::Borrowed(r.crawler.purpose.as_str()),
+                Cow::Borrowed(r.verdict.as_str()),
+                Cow::Owned(r.pages.to_string()),
+                Cow::Owned(r.blocked.to_string()),
+                Cow::Borrowed(r.start_blocked.map_or("", |b| if b { "blocked" } else { "allowed" })),
+            ])?;
+        }
+    }
+    written.push(ai.finish()?);
     Ok(written)
 }

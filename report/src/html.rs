@@ -18,16 +18,19 @@
 //!   names reduced to a safe alphabet ([`links::Local`]). A Content-Security-Policy meta element
 //!   forbids every load and every script and style but the page's own, allowed by hash ([`csp`]).
 
+mod ai_crawlers;
 mod browser;
 pub(crate) mod compare_page;
 mod content;
 pub(super) mod csp;
 mod data;
 mod domain;
+mod extracted;
 pub mod links;
 mod overview;
 mod site;
 mod svg;
+mod url_changes;
 mod view;
 mod view_issues;
 

@@ -5,9 +5,11 @@ use super::{ReportError, generator, rfc3339};
 use crate::issues::{IssueGroup, SiteHealth, audit_health, baselines, site_health};
 use crate::score::FORMULA;
 use serde::Serialize;
+use shoal_shared::ai_crawlers::AI_CRAWLERS;
 use shoal_shared::ids::AuditId;
 use shoal_shared::ids::SiteId;
 use shoal_shared::time::UnixMs;
+use shoal_store::ai_crawlers::AiCrawlerRow;
 use shoal_store::compare::{self as core, Change};
 use shoal_store::cursor::Reader;
 use shoal_store::{AuditDb, AuditSummary, FindingRow, LinkRow, PageRow, SiteStats};
@@ -123,6 +125,47 @@ struct PageJson<'a> {
     rel_next: Option<&'a str>,
     rel_prev: Option<&'a str>,
     links: Vec<LinkJson<'a>>,
+    extracted: Pairs<'a>,
+    ai_crawlers_blocked: Option<Vec<&'static str>>,
+}
+
+/// (name, value) pairs written as one JSON object, in their order.
+pub(crate) struct Pairs<'a>(pub(crate) &'a [(String, String)]);
+
+impl Serialize for Pairs<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
+
+/// `sites[].ai_crawlers[]`: one AI crawler on one host of the site.
+#[derive(Serialize)]
+struct AiCrawlerJson<'a> {
+    host: &'a str,
+    robots_url: &'a str,
+    token: &'static str,
+    operator: &'static str,
+    purpose: &'static str,
+    verdict: &'static str,
+    pages: u64,
+    blocked_pages: u64,
+    start_page: Option<&'static str>,
+}
+
+impl<'a> AiCrawlerJson<'a> {
+    fn of(r: &'a AiCrawlerRow) -> AiCrawlerJson<'a> {
+        AiCrawlerJson {
+            host: &r.host,
+            robots_url: &r.robots_url,
+            token: r.crawler.token,
+            operator: r.crawler.operator,
+            purpose: r.crawler.purpose.as_str(),
+            verdict: r.verdict.as_str(),
+            pages: r.pages,
+            blocked_pages: r.blocked,
+            start_page: r.start_blocked.map(|b| if b { "blocked" } else { "allowed" }),
+        }
+    }
 }
 
 impl<'a> PageJson<'a> {
@@ -164,6 +207,10 @@ impl<'a> PageJson<'a> {
                     text: l.text.as_deref(),
                 })
                 .collect(),
+            extracted: Pairs(&p.extracted),
+            ai_crawlers_blocked: p.ai_blocked.map(|b| {
+                AI_CRAWLERS.iter().enumerate().filter(|(i, _)| b.is_blocked(*i)).map(|(_, c)| c.token).collect()
+            }),
         }
     }
 }
@@ -424,6 +471,8 @@ fn write_changes<W: Write>(db: &AuditDb, audit: AuditId, w: &mut W) -> Result<()
             })?;
             w.write_all(b"]")?;
         }
+        key(w, false, "urls")?;
+        super::compare::write_url_changes(w, &reader, o.id, n.id)?;
         w.write_all(b"}")?;
     }
     w.write_all(b"]}")?;
@@ -451,6 +500,8 @@ fn write_site<W: Write>(db: &AuditDb, health: &SiteHealth, w: &mut W) -> Result<
     value(w, &HealthJson::of(health))?;
     key(w, false, "issues")?;
     value(w, &health.groups.iter().map(IssueJson::of).collect::<Vec<_>>())?;
+    key(w, false, "ai_crawlers")?;
+    value(w, &db.ai_crawlers(site.id)?.iter().map(AiCrawlerJson::of).collect::<Vec<_>>())?;
 
     key(w, false, "pages")?;
     w.write_all(b"[")?;

@@ -89,6 +89,7 @@ pub const SITE_CODES: &[&str] = &[
     "security_txt_missing",
     "security_txt_invalid",
     "security_txt_expired",
+    "llms_txt_invalid",
     "wp_rest_api_exposed",
     "wp_xmlrpc_exposed",
     "wp_uploads_listing",
@@ -150,6 +151,10 @@ pub const INFO_CODES: &[&str] = &[
     "resource_limit_reached",
     "sitemap_limit_reached",
     "llms_txt_present",
+    // What robots.txt tells AI crawlers is the owner's choice; the notice asks to check it.
+    "ai_crawlers_inconsistent",
+    // The user's own search rules flag what they asked for, not a fault Shoal judges.
+    "custom_search",
     "rate_limited",
     "slowed_down",
     // A DNS or registry question without an answer says what the audit could not check.

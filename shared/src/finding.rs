@@ -263,6 +263,10 @@ codes! {
     SecurityTxtExpired = "security_txt_expired", Warning, "security_txt", "security.txt has expired (its Expires date is past).";
     /// llms.txt present.
     LlmsTxtPresent = "llms_txt_present", Notice, "llms_txt", "The site publishes /llms.txt.";
+    /// llms.txt that does not follow its published format (llmstxt.org).
+    LlmsTxtInvalid = "llms_txt_invalid", Notice, "llms_txt", "/llms.txt does not follow the llms.txt format (an H1 title first, an optional blockquote summary, H2 sections of Markdown link lists), so tools may misread it.";
+    /// robots.txt blocks some AI crawlers from pages it lets others read.
+    AiCrawlersInconsistent = "ai_crawlers_inconsistent", Notice, "ai_crawlers", "robots.txt treats AI crawlers differently: some are blocked from pages that others may read.";
     /// WordPress REST API open.
     WpRestApiExposed = "wp_rest_api_exposed", Notice, "wordpress", "The WordPress REST API (/wp-json/) answers publicly.";
     /// xmlrpc.php open.
@@ -412,6 +416,8 @@ codes! {
     DomainTransferBlocked = "domain_transfer_blocked", Notice, "domain", "The domain's status blocks transfers to another registrar (a lock, or a pending transfer, deletion or redemption).";
     /// The registry's RDAP service gave no usable answer.
     DomainRdapFailed = "domain_rdap_failed", Notice, "domain", "The registry's RDAP service gave no usable answer, so the registration was not checked.";
+    /// A custom search rule (`--search`) flags the page.
+    CustomSearch = "custom_search", Notice, "custom", "A custom search rule (--search) flags the page: its text matches the rule's expression, or, for a !regex: rule, does not.";
     // The browser check (SPEC §10): a page opened in headless Chromium (shared::browser).
     /// Largest Contentful Paint over 2.5 s.
     BrowserLcpSlow = "browser_lcp_slow", Warning, "browser", "The page's largest element took more than 2.5 s to appear (Largest Contentful Paint, measured in headless Chromium).";
@@ -480,8 +486,9 @@ impl Code {
             | Code::StructuredDataWrongValue => detail,
             // Which link (`next: URL answers 404`), not what it answers today.
             Code::PaginationBroken => detail.split(" answers ").next().unwrap_or(detail),
-            // The axe rule the finding is about (its detail starts "rule-id:"); a page can fail several.
-            Code::A11yCritical | Code::A11ySerious | Code::A11yModerate | Code::A11yMinor => {
+            // The axe rule the finding is about (its detail starts "rule-id:"), or the search rule
+            // that flags the page ("name: …"); a page can have several.
+            Code::A11yCritical | Code::A11ySerious | Code::A11yModerate | Code::A11yMinor | Code::CustomSearch => {
                 detail.split(':').next().unwrap_or(detail)
             }
             // Which value or which alternate: the detail's first word (a page can have several);

@@ -5,8 +5,10 @@
 //! millisecond and lets the embedded and the Redis frontier share one meaning.
 
 pub mod address;
+pub mod ai_crawlers;
 pub mod browser;
 pub mod content;
+pub mod custom;
 pub mod domain;
 pub mod finding;
 pub mod frontier;

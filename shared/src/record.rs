@@ -379,6 +379,15 @@ pub struct PageRecord {
     /// `<link rel=prev>` (or `previous`) target, normalised as links are.
     #[serde(default)]
     pub rel_prev: Option<String>,
+    /// On an HTML page: the values the audit's extraction rules (`--extract`) found, as (rule
+    /// name, value) in rule order; a rule that found nothing has no pair. Values are cut at
+    /// [`MAX_VALUE_BYTES`](crate::custom::MAX_VALUE_BYTES).
+    #[serde(default)]
+    pub extracted: Vec<(String, String)>,
+    /// On a page of the site: the AI crawlers its host's robots.txt blocks from this URL
+    /// ([`crate::ai_crawlers`]). `None` on other kinds of URL, and from workers that predate it.
+    #[serde(default)]
+    pub ai_blocked: Option<crate::ai_crawlers::AiBlocked>,
 }
 
 impl PageRecord {
@@ -620,5 +629,39 @@ mod tests {
 
         let none = PageRecord::default();
         assert_eq!((none.kind, none.found_via, none.error), (UrlKind::Page, Discovery::Start, None));
+    }
+
+    /// Records and site info from a worker or coordinator of before issue 37 (no extracted values,
+    /// no AI verdicts, no rules) still decode, and the other way round the new fields are skipped:
+    /// a rolling upgrade mixes versions on the events stream and in Redis.
+    #[test]
+    fn records_and_site_info_without_the_issue_37_fields_decode() {
+        let mut rec = PageRecord { url: "https://a.test/".into(), status: Some(200), ..PageRecord::default() };
+        let mut old = serde_json::to_value(&rec).expect("encodes");
+        let fields = old.as_object_mut().expect("a map");
+        assert!(fields.remove("extracted").is_some() && fields.remove("ai_blocked").is_some());
+        let bytes = rmp_serde::to_vec_named(&old).expect("encodes the old shape");
+        assert_eq!(rmp_serde::from_slice::<PageRecord>(&bytes).expect("decodes"), rec);
+
+        rec.extracted = vec![("price".into(), "19.99".into())];
+        rec.ai_blocked = Some(crate::ai_crawlers::AiBlocked::from_bits(0b101));
+        let bytes = rmp_serde::to_vec_named(&rec).expect("encodes");
+        let back: PageRecord = rmp_serde::from_slice(&bytes).expect("decodes");
+        assert_eq!(back, rec);
+
+        let start = NormalizedUrl::parse("https://a.test/").expect("parses");
+        let info = crate::frontier::SiteInfo {
+            audit: AuditId(1),
+            start,
+            limits: crate::task::SiteLimits::default(),
+            custom: crate::custom::CustomRules::parse(&["p=css:.price"], &[] as &[&str]).expect("valid"),
+        };
+        let mut old = serde_json::to_value(&info).expect("encodes");
+        old.as_object_mut().expect("a map").remove("custom");
+        let bytes = rmp_serde::to_vec_named(&old).expect("encodes the old shape");
+        let decoded: crate::frontier::SiteInfo = rmp_serde::from_slice(&bytes).expect("decodes");
+        assert!(decoded.custom.is_empty());
+        let both = rmp_serde::to_vec_named(&info).expect("encodes");
+        assert_eq!(rmp_serde::from_slice::<crate::frontier::SiteInfo>(&both).expect("decodes"), info);
     }
 }

@@ -231,6 +231,24 @@ impl RobotsRules {
     }
 }
 
+/// Which of `tokens` the file's `User-agent` lines name (case-insensitively, as product tokens,
+/// read by the same lexer as [`RobotsRules::parse`], within the same 500 KiB): a crawler whose
+/// token is not named has no group of its own and obeys `*`. One pass over the file, whatever
+/// the number of tokens, and nothing kept but the answers.
+#[must_use]
+pub fn names_agents(body: &[u8], tokens: &[&str]) -> Vec<bool> {
+    let mut named = vec![false; tokens.len()];
+    for line in strip_bom(truncate(body)).split(|&b| is_line_end(b)) {
+        if let Some((Key::UserAgent, value)) = directive(line) {
+            let agent = user_agent_token(value);
+            for (slot, token) in named.iter_mut().zip(tokens) {
+                *slot |= agent.eq_ignore_ascii_case(token.as_bytes());
+            }
+        }
+    }
+    named
+}
+
 /// What a robots.txt response means for the crawl (RFC 9309 §2.3.1, SPEC §3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RobotsStatus {

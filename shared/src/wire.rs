@@ -5,6 +5,7 @@
 //! submit` and `shoal status` commands) share one definition: a field renamed on one side cannot
 //! silently stop arriving on the other. Plain data with serde, no behaviour.
 
+use crate::custom::{ExtractRule, SearchRule};
 use serde::{Deserialize, Serialize};
 
 /// Per-audit options a client may set; everything else comes from the coordinator's defaults.
@@ -53,6 +54,14 @@ pub struct AuditOptions {
     /// Images larger than this many KiB are reported (0 = off).
     #[serde(default)]
     pub image_budget_kib: Option<u32>,
+    /// Extraction rules (`price=css:.price`, docs/extraction.md). Given with or without `search`,
+    /// the two lists are the audit's whole rule set instead of the coordinator's `--extract` and
+    /// `--search`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extract: Option<Vec<ExtractRule>>,
+    /// Search rules (`oos=regex:(?i)out of stock`, `!regex:` for pages without a match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<Vec<SearchRule>>,
 }
 
 /// A request to audit sites.

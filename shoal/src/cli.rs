@@ -11,13 +11,17 @@ pub use shoal_coordinator::CrawlConfig;
 
 mod browser;
 mod content;
+mod custom;
 mod domain;
+mod options;
 mod schedule;
 mod scope;
 
 pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
 pub use content::ContentArgs;
+pub use custom::CustomArgs;
 pub use domain::DomainArgs;
+pub use options::AuditOptionArgs;
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
 pub use scope::ScopeArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
@@ -291,85 +295,6 @@ pub struct SubmitArgs {
     pub options: AuditOptionArgs,
 }
 
-/// The per-audit options a client may set (`shoal submit`, `shoal schedule add`); the rest comes
-/// from the coordinator's defaults.
-#[derive(Debug, Args, Clone)]
-pub struct AuditOptionArgs {
-    /// Pages per site (coordinator's default if omitted).
-    #[arg(long)]
-    pub max_pages: Option<u32>,
-    /// Link depth (coordinator's default if omitted).
-    #[arg(long)]
-    pub max_depth: Option<u16>,
-    /// Resource checks per site (coordinator's default if omitted).
-    #[arg(long)]
-    pub max_resources: Option<u32>,
-    /// Requests in flight per host, 1-16 (coordinator's default if omitted).
-    #[arg(long)]
-    pub in_flight: Option<u32>,
-    /// Milliseconds between request starts per host, 0-60000 (coordinator's default if omitted).
-    #[arg(long)]
-    pub gap_ms: Option<u64>,
-    /// Follow nofollow links.
-    #[arg(long)]
-    pub follow_nofollow: bool,
-    /// Sitemap files read per site (coordinator's default if omitted).
-    #[arg(long)]
-    pub max_sitemaps: Option<u32>,
-    /// Sitemap bytes read per site, decompressed (coordinator's default if omitted).
-    #[arg(long)]
-    pub max_sitemap_bytes: Option<u64>,
-    /// Pages per site opened in headless Chromium after the crawl, 0-50 (coordinator's default
-    /// if omitted; the fleet needs a worker started with --browser).
-    #[arg(long)]
-    pub browser_pages: Option<u16>,
-    /// Request only URLs matching this regular expression (repeatable; replaces the
-    /// coordinator's --include list).
-    #[arg(long, value_name = "REGEX")]
-    pub include: Vec<String>,
-    /// Never request URLs matching this regular expression (repeatable; replaces the
-    /// coordinator's --exclude list).
-    #[arg(long, value_name = "REGEX")]
-    pub exclude: Vec<String>,
-    /// Remove this query parameter before URLs are queued (repeatable; utm_* for a prefix, * for
-    /// all; replaces the coordinator's --strip-query list).
-    #[arg(long, value_name = "PARAM")]
-    pub strip_query: Vec<String>,
-    /// Words under which a page's main text is thin, 0 = off (coordinator's default if omitted).
-    #[arg(long)]
-    pub thin_page_words: Option<u32>,
-    /// Near-duplicate threshold in percent, 80-100 (coordinator's default if omitted).
-    #[arg(long)]
-    pub near_duplicate_percent: Option<u8>,
-    /// Image size budget in KiB, 0 = off (coordinator's default if omitted).
-    #[arg(long)]
-    pub image_budget_kib: Option<u32>,
-}
-
-impl AuditOptionArgs {
-    /// The options as the API takes them.
-    #[must_use]
-    pub fn to_options(&self) -> shoal_shared::wire::AuditOptions {
-        shoal_shared::wire::AuditOptions {
-            max_pages: self.max_pages,
-            max_depth: self.max_depth,
-            max_resources: self.max_resources,
-            in_flight: self.in_flight,
-            gap_ms: self.gap_ms,
-            follow_nofollow: self.follow_nofollow.then_some(true),
-            max_sitemaps: self.max_sitemaps,
-            max_sitemap_bytes: self.max_sitemap_bytes,
-            browser_pages: self.browser_pages,
-            include: (!self.include.is_empty()).then(|| self.include.clone()),
-            exclude: (!self.exclude.is_empty()).then(|| self.exclude.clone()),
-            strip_query: (!self.strip_query.is_empty()).then(|| self.strip_query.clone()),
-            thin_page_words: self.thin_page_words,
-            near_duplicate_percent: self.near_duplicate_percent,
-            image_budget_kib: self.image_budget_kib,
-        }
-    }
-}
-
 /// `shoal status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
@@ -517,6 +442,9 @@ pub struct CrawlArgs {
     /// The content thresholds: thin pages, near-duplicates, the image budget.
     #[command(flatten)]
     pub content: ContentArgs,
+    /// Custom extraction and search rules.
+    #[command(flatten)]
+    pub custom: CustomArgs,
     /// Seconds a lease lasts without a renewal (3-600). Workers renew their leases every third
     /// of it while the fetch runs, so a dead worker's URLs go to another worker about this long
     /// after its last renewal, and a slow fetch is never handed out twice.
@@ -545,6 +473,9 @@ pub struct RobotsArgs {
     /// Print the Crawl-delay in seconds for the agent (or `none`) instead of verdicts.
     #[arg(long)]
     pub crawl_delay: bool,
+    /// Print each documented AI crawler's verdict per URL instead of --agent's (docs/ai-crawlers.md).
+    #[arg(long, conflicts_with_all = ["sitemaps", "crawl_delay"])]
+    pub ai_crawlers: bool,
     /// URLs to check.
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
@@ -657,6 +588,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         let domain = this.domain.validate()?;
         this.browser.validate()?;
         let content = this.content.validate()?;
+        let custom = this.custom.validate()?;
         let limits = SiteLimits {
             max_pages: this.max_pages,
             max_depth: this.max_depth,
@@ -721,6 +653,7 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         }
         Ok(CrawlConfig {
             limits,
+            custom,
             fetch,
             crawl,
             frontier,

@@ -37,6 +37,8 @@
 //! redirect, a sitemap entry, a canonical). It is emptied again afterwards, so it holds one site
 //! at a time.
 //!
+//! - **`ai_crawlers_inconsistent`**: see [`crate::ai_crawlers`].
+//!
 //! Idempotent: the findings this module wrote before for the site (`origin = 'analysis'`) are
 //! marked stale, the ones produced again are kept with their ids (their `related` refreshed), and
 //! the rest are deleted. A finding a worker already reported with the same key is left alone.
@@ -77,7 +79,7 @@ pub const RESOURCE_LINK_KINDS: [LinkKind; 8] = [
 const MAX_FOLLOW: usize = 64;
 
 /// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`. The rule
-/// families kept in modules of their own (`crate::hreflang`) write through it too.
+/// families kept in modules of their own (`crate::hreflang`, `crate::ai_crawlers`) write through it too.
 pub(crate) struct Sink<'a> {
     pub(crate) conn: &'a Connection,
     pub(crate) path: &'a Path,
@@ -146,6 +148,7 @@ pub(super) fn analyse_site(
     crate::hreflang::analyse(&sink)?;
     content::duplicates(&sink, limits)?;
     content::pagination(&sink)?;
+    super::ai_crawlers::analyse(&sink, site)?;
     let removed = conn
         .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")
         .and_then(|mut s| s.execute([sink.site]))

@@ -30,16 +30,17 @@ pub(super) struct Batch<'a> {
 const INSERT_PAGE: &str = "INSERT INTO pages (site_id, url, kind, status, error, redirect_to, depth, found_via,
     found_from, content_type, bytes, response_ms, fetched_at_ms, title, meta_description, h1_json, canonical,
     meta_robots_json, x_robots_tag_json, hreflang_json, headers_json, word_count, text_hash, text_simhash,
-    structured_types_json, rel_next, rel_prev)
+    structured_types_json, rel_next, rel_prev, extracted_json, ai_blocked)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-        ?22, ?23, ?24, ?25, ?26, ?27)
+        ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
     ON CONFLICT (site_id, url) DO NOTHING";
 
 const UPDATE_PAGE: &str = "UPDATE pages SET kind = ?3, status = ?4, error = ?5, redirect_to = ?6, depth = ?7,
     found_via = ?8, found_from = ?9, content_type = ?10, bytes = ?11, response_ms = ?12, fetched_at_ms = ?13,
     title = ?14, meta_description = ?15, h1_json = ?16, canonical = ?17, meta_robots_json = ?18,
     x_robots_tag_json = ?19, hreflang_json = ?20, headers_json = ?21, word_count = ?22, text_hash = ?23,
-    text_simhash = ?24, structured_types_json = ?25, rel_next = ?26, rel_prev = ?27
+    text_simhash = ?24, structured_types_json = ?25, rel_next = ?26, rel_prev = ?27, extracted_json = ?28,
+    ai_blocked = ?29
     WHERE site_id = ?1 AND url = ?2";
 
 impl<'a> Batch<'a> {
@@ -115,6 +116,7 @@ impl<'a> Batch<'a> {
             to_json(&p.headers),
             to_json(&p.structured_types),
         );
+        let extracted = (!p.extracted.is_empty()).then(|| to_json(&p.extracted));
         let values = params![
             site,
             p.url,
@@ -143,6 +145,8 @@ impl<'a> Batch<'a> {
             types,
             p.rel_next,
             p.rel_prev,
+            extracted,
+            p.ai_blocked.map(|b| i64::from(b.bits())),
         ];
         // Most pages are new: the insert is tried first, and only a page stored before is read
         // (its kind, for the counters) and updated.

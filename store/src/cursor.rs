@@ -73,6 +73,11 @@ impl Reader {
         Ok(Reader { conn, path })
     }
 
+    /// The connection and its file, for the crate's other read-only queries (`url_changes`).
+    pub(crate) fn parts(&self) -> (&Connection, &std::path::Path) {
+        (&self.conn, &self.path)
+    }
+
     /// The counts behind one site's depth, response-time and family charts.
     pub fn charts(&self, site: SiteId) -> Result<ChartData, DbError> {
         let path = &self.path;

@@ -22,6 +22,7 @@
 //! Times are [`UnixMs`] numbers; unsigned values are stored as SQLite integers (saturating at
 //! `i64::MAX`, which no real size or time reaches).
 
+pub mod ai_crawlers;
 pub mod analysis;
 mod apply;
 mod browser;
@@ -33,6 +34,7 @@ pub mod issues;
 mod read;
 mod schedule;
 pub mod schema;
+pub mod url_changes;
 
 pub use content::{ContentCluster, ContentSummary};
 pub use issues::IssueCount;

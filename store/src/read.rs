@@ -3,6 +3,7 @@
 
 use super::{AuditDb, AuditStatus, AuditSummary, DbError, SiteStatus, SiteSummary, int, sql_err, uint};
 use rusqlite::{Connection, OptionalExtension, Row, params};
+use shoal_shared::ai_crawlers::AiBlocked;
 use shoal_shared::finding::Code;
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::time::UnixMs;
@@ -66,6 +67,11 @@ pub struct PageRow {
     pub rel_next: Option<String>,
     /// `rel=prev` target.
     pub rel_prev: Option<String>,
+    /// (rule name, value) of the audit's extraction rules that found something, in rule order.
+    pub extracted: Vec<(String, String)>,
+    /// The AI crawlers robots.txt blocks from the URL: on pages of the site; `None` on other kinds
+    /// of URL and on rows written before schema 11.
+    pub ai_blocked: Option<AiBlocked>,
 }
 
 impl PageRow {
@@ -256,7 +262,8 @@ pub(super) fn site_page(
 
 const PAGE_COLUMNS: &str = "url, kind, status, error, redirect_to, depth, found_via, found_from, content_type,
     bytes, response_ms, fetched_at_ms, title, meta_description, h1_json, canonical, meta_robots_json,
-    x_robots_tag_json, hreflang_json, headers_json, word_count, structured_types_json, rel_next, rel_prev";
+    x_robots_tag_json, hreflang_json, headers_json, word_count, structured_types_json, rel_next, rel_prev,
+    extracted_json, ai_blocked";
 
 fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
     let op = "read pages";
@@ -290,6 +297,14 @@ fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
         structured_types: json_list(path, "pages.structured_types_json", &text(21)?)?,
         rel_next: r.get(22).map_err(e())?,
         rel_prev: r.get(23).map_err(e())?,
+        extracted: match r.get::<_, Option<String>>(24).map_err(e())? {
+            Some(json) => json_list(path, "pages.extracted_json", &json)?,
+            None => Vec::new(),
+        },
+        ai_blocked: r
+            .get::<_, Option<i64>>(25)
+            .map_err(e())?
+            .map(|bits| AiBlocked::from_bits(u32::try_from(bits).unwrap_or_default())),
     })
 }
 

@@ -54,12 +54,19 @@
 //! `source` (`html`, `header`, `sitemap`), `lang` as written and `target` (normalised when it
 //! parses). A record delivered again replaces its rows. The site analysis judges each page's rows
 //! from every source together (`crate::hreflang`).
+//!
+//! Version 11 adds two page facts (issue 37) to `pages`: `extracted_json`, what the audit's
+//! extraction rules (`--extract`) found on the page as JSON pairs `[["price", "19.99"], …]` (NULL
+//! when none found anything), and `ai_blocked`, the AI crawlers the host's robots.txt blocks from
+//! the URL, bit `i` the `i`-th crawler of
+//! [`AI_CRAWLERS`](shoal_shared::ai_crawlers::AI_CRAWLERS) (NULL for other kinds of URL and rows
+//! written before).
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -320,4 +327,11 @@ CREATE TABLE hreflang (
     target   TEXT NOT NULL,
     PRIMARY KEY (site_id, found_in, position)
 ) STRICT, WITHOUT ROWID;
+";
+
+/// Version 11: page facts of issue 37, the extracted values and the AI crawlers robots.txt blocks
+/// (see the module documentation).
+const V11: &str = "
+ALTER TABLE pages ADD COLUMN extracted_json TEXT;
+ALTER TABLE pages ADD COLUMN ai_blocked INTEGER;
 ";

@@ -34,6 +34,7 @@ mod gzip;
 mod load;
 mod route;
 pub mod shop;
+pub mod shop_extract;
 pub mod shop_links;
 mod tls;
 

@@ -39,6 +39,7 @@ use std::ops::Deref;
 mod link_element;
 mod resources;
 
+use crate::custom::{CompiledRules, CustomValues};
 use crate::parse::{ParseCut, ParseLimits, parse_bounded};
 use link_element::{has_token, rel_tokens};
 use scraper::node::Element;
@@ -220,6 +221,19 @@ pub fn extract(html: &str, base: &Url, caps: &ExtractCaps) -> PageFacts {
 /// without a copy of the caps.
 #[must_use]
 pub fn extract_within(html: &str, base: &Url, caps: &ExtractCaps, limits: ParseLimits) -> PageFacts {
+    extract_custom(html, base, caps, limits, None).0
+}
+
+/// [`extract_within`], and the audit's own extraction and search rules run on the same tree
+/// ([`crate::custom`]): one parse whatever the rules.
+#[must_use]
+pub fn extract_custom(
+    html: &str,
+    base: &Url,
+    caps: &ExtractCaps,
+    limits: ParseLimits,
+    custom: Option<&CompiledRules>,
+) -> (PageFacts, CustomValues) {
     let parsed = parse_bounded(html, limits);
     let doc = parsed.html;
     let mut facts = PageFacts { parse_cut: parsed.cut, ..PageFacts::default() };
@@ -246,7 +260,8 @@ pub fn extract_within(html: &str, base: &Url, caps: &ExtractCaps, limits: ParseL
     facts.main_text = text::main_text(&doc);
     facts.structured = structured::collect(&doc);
     facts.on_page = onpage::collect(&doc, &doc_base);
-    facts
+    let values = custom.filter(|c| !c.is_empty()).map(|c| c.apply(&doc, html)).unwrap_or_default();
+    (facts, values)
 }
 
 /// Normalises a link URL; see [`shoal_shared::url::normalize`] (one set of rules for the whole

@@ -8,6 +8,7 @@ pub mod charset;
 pub mod checks;
 pub mod crawl;
 pub mod css;
+pub mod custom;
 pub mod dns;
 pub mod extract;
 #[cfg(feature = "fault-injection")]
@@ -16,6 +17,7 @@ pub mod fetch;
 pub mod guard;
 pub mod hreflang;
 pub mod legal;
+pub mod llms_txt;
 pub mod parse;
 pub mod run;
 pub mod service;

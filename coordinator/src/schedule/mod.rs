@@ -160,8 +160,19 @@ pub fn run_summary(db: &AuditDb, schedule: &ScheduleRef, audit: AuditId) -> Resu
     let changes = match db.scheduled_run(audit)?.and_then(|r| r.previous) {
         None => Changes::default(),
         Some(previous) => {
-            let c = shoal_store::compare::compare(db, previous, audit)?.totals();
-            Changes { previous_audit: Some(previous.0), new: c.new, fixed: c.fixed, still_open: c.remaining }
+            let comparison = shoal_store::compare::compare(db, previous, audit)?;
+            let c = comparison.totals();
+            let reader = shoal_store::cursor::Reader::open(db)?;
+            let urls = shoal_store::url_changes::count_pairs(&reader, &comparison.pairs.both)?;
+            Changes {
+                previous_audit: Some(previous.0),
+                new: c.new,
+                fixed: c.fixed,
+                still_open: c.remaining,
+                urls_added: urls.added,
+                urls_removed: urls.removed,
+                urls_changed: urls.changed,
+            }
         }
     };
     Ok(RunSummary {
@@ -328,7 +339,7 @@ impl<F: Frontier> Scheduler<F> {
         let id = row.id;
         let urls = self.engine.write(move |db| db.schedule_urls(id)).await?.ok_or(EngineError::NoSchedule(id))?;
         let options: AuditOptions = serde_json::from_str(&row.options_json).unwrap_or_default();
-        let (starts, limits) = match self.engine.check(&SubmitRequest { urls, options }) {
+        let (starts, settings) = match self.engine.check(&SubmitRequest { urls, options }) {
             Ok(checked) => checked,
             Err(e @ EngineError::BadRequest(_)) => {
                 // The coordinator's defaults changed since the schedule was added: skip the slot.
@@ -338,7 +349,7 @@ impl<F: Frontier> Scheduler<F> {
             Err(e) => return Err(e),
         };
         let (audit, sites) =
-            self.engine.start_run(starts, limits, Some(ScheduledStart { schedule: id, next_run })).await?;
+            self.engine.start_run(starts, settings, Some(ScheduledStart { schedule: id, next_run })).await?;
         tracing::info!(
             schedule = %id, name = %row.name, audit = %audit, sites = sites.len(), next_run = %next_run.to_rfc3339(),
             "scheduled run started"

@@ -139,6 +139,13 @@ pub struct Changes {
     pub fixed: u64,
     /// Findings in both ("still open").
     pub still_open: u64,
+    /// Pages (by URL) in this run only, over the sites of both runs.
+    pub urls_added: u64,
+    /// Pages in the previous run only.
+    pub urls_removed: u64,
+    /// Pages in both whose status, title, canonical, indexability, word count or an extracted value
+    /// changed.
+    pub urls_changed: u64,
 }
 
 /// The webhook's body (`docs/notify.md`), also what the log line says.
@@ -189,6 +196,9 @@ impl RunSummary {
             new = self.changes.new,
             fixed = self.changes.fixed,
             still_open = self.changes.still_open,
+            urls_added = self.changes.urls_added,
+            urls_removed = self.changes.urls_removed,
+            urls_changed = self.changes.urls_changed,
             previous_audit = self.changes.previous_audit,
             "scheduled run ended"
         );

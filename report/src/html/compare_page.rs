@@ -40,6 +40,7 @@ pub fn write_compare_html(db: &AuditDb, old: AuditId, new: AuditId, out: &mut dy
             new: counts.iter().map(|c| c.new).sum(),
             fixed: counts.iter().map(|c| c.fixed).sum(),
             remaining: counts.iter().map(|c| c.remaining).sum(),
+            urls: shoal_store::url_changes::count_pairs(&reader, &pairs.both)?,
         },
     )?;
     sites_delta(&mut w, old, new, &pairs)?;
@@ -84,6 +85,7 @@ pub(crate) fn schedule_changes<W: Write>(w: &mut W, db: &AuditDb, audit: AuditId
         remaining: totals.remaining,
         added: pairs.added.len(),
         removed: pairs.removed.len(),
+        urls: shoal_store::url_changes::count_pairs(&Reader::open(db)?, &pairs.both)?,
     };
     render(w, &ScheduleChanges { schedule: run.schedule.0, name: &name, previous: Some(view) })
 }

@@ -152,6 +152,7 @@ pub(crate) fn write_site<W: Write>(
     write_issues(w, db, reader, health, depth, links)?;
     if full {
         super::domain::write_domain_section(w, db, reader, site)?;
+        super::ai_crawlers::write_ai_section(w, db, site)?;
         super::browser::write_browser_section(w, db, site)?;
         super::content::write_content_section(w, db, site)?;
     }
@@ -160,6 +161,7 @@ pub(crate) fn write_site<W: Write>(
         let scheduled = db.scheduled_run(site.audit)?.is_some();
         changes_since_previous(w, db, reader, site.id, previous, scheduled)?;
         render(w, &ChartsView { id: site.id.0, charts: charts(reader, site.id, &stats)? })?;
+        super::extracted::write_extracted_section(w, db, audit, site)?;
         write_pages(w, db, reader, site.id, &stats)?;
     }
     render(w, &SiteEnd)
@@ -395,6 +397,7 @@ fn url_detail<W: Write>(
                     detail: f.detail.clone(),
                 })
                 .collect(),
+            extracted: &p.extracted,
         },
     )
 }
@@ -535,7 +538,7 @@ pub(crate) fn change_lists<W: Write>(
             })
         })?;
     }
-    Ok(())
+    super::url_changes::write_url_changes(w, reader, old, new)
 }
 
 /// The "more" link of an issue group on a page that lists only part of it.

@@ -176,6 +176,8 @@ pub(super) struct UrlDetail<'a> {
     pub(super) x_robots_tag: String,
     pub(super) links: LinkCounts,
     pub(super) findings: Vec<UrlFinding>,
+    /// What the audit's extraction rules found on the page.
+    pub(super) extracted: &'a [(String, String)],
 }
 
 #[derive(Template, Debug)]
@@ -190,6 +192,8 @@ pub(super) struct CompareSummary {
     pub(super) new: u64,
     pub(super) fixed: u64,
     pub(super) remaining: u64,
+    /// Pages added, removed and changed over the matched sites.
+    pub(super) urls: shoal_store::url_changes::UrlCounts,
 }
 
 /// The schedule's previous run and the totals against it.
@@ -203,6 +207,8 @@ pub(super) struct ScheduleDelta {
     pub(super) remaining: u64,
     pub(super) added: usize,
     pub(super) removed: usize,
+    /// Pages added, removed and changed over the matched sites.
+    pub(super) urls: shoal_store::url_changes::UrlCounts,
 }
 
 #[derive(Template, Debug)]

@@ -192,7 +192,10 @@ fn csv_files_have_headers_and_one_row_per_record() {
     let files = report::write_csv(&db, audit, &out).expect("csv written");
     let names: Vec<String> =
         files.iter().map(|f| f.file_name().expect("name").to_string_lossy().into_owned()).collect();
-    assert_eq!(names, ["pages.csv", "links.csv", "findings.csv", "issues.csv", "sites.csv"]);
+    assert_eq!(
+        names,
+        ["pages.csv", "links.csv", "findings.csv", "issues.csv", "sites.csv", "extracted.csv", "ai_crawlers.csv"]
+    );
 
     let read = |name: &str| {
         let mut r = csv::Reader::from_path(out.join(name)).expect("readable");

@@ -4,7 +4,7 @@
 //! list.
 
 /// Every field of a page of the JSON report.
-pub(crate) const PAGE_FIELDS: [&str; 27] = [
+pub(crate) const PAGE_FIELDS: [&str; 29] = [
     "url",
     "final_url",
     "status",
@@ -32,4 +32,6 @@ pub(crate) const PAGE_FIELDS: [&str; 27] = [
     "rel_next",
     "rel_prev",
     "links",
+    "extracted",
+    "ai_crawlers_blocked",
 ];

@@ -10,6 +10,7 @@
 
 pub mod embedded;
 
+use crate::custom::CustomRules;
 use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};
 use crate::record::Event;
 use crate::task::{SiteLimits, Task};
@@ -89,6 +90,9 @@ pub struct SiteSeed {
     pub limits: SiteLimits,
     /// The first tasks after robots.txt: the start page, then the standard probes.
     pub initial: Vec<Task>,
+    /// The audit's extraction and search rules (the same for every site of the audit).
+    #[serde(default)]
+    pub custom: CustomRules,
 }
 
 impl SiteSeed {
@@ -109,6 +113,11 @@ pub struct SiteInfo {
     pub start: NormalizedUrl,
     /// Limits and pace.
     pub limits: SiteLimits,
+    /// The audit's extraction and search rules (`--extract`, `--search`): a few hundred bytes at
+    /// most in practice, [`MAX_RULES`](crate::custom::MAX_RULES) rules of at most
+    /// [`MAX_EXPR_BYTES`](crate::custom::MAX_EXPR_BYTES) each by rule.
+    #[serde(default)]
+    pub custom: CustomRules,
 }
 
 impl SiteInfo {

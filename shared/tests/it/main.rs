@@ -3,6 +3,7 @@
 // Tests read whole answers and files of our own test servers and fixtures (clippy.toml).
 #![allow(clippy::disallowed_methods)]
 
+mod ai_crawlers_doc;
 mod findings_doc;
 mod record_doc;
 mod robots_conformance;

@@ -2,6 +2,7 @@
 //! agrees with raw robotxt wherever it does not deliberately correct it.
 
 use proptest::prelude::*;
+use shoal_shared::ai_crawlers::{AI_CRAWLERS, AiRules};
 use shoal_shared::robots::{ProductToken, RobotsRules};
 use url::Url;
 
@@ -47,6 +48,46 @@ proptest! {
             );
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// The AI crawler table is the crawler's own verdict for each token (issue 37): parsing the
+    /// file once per named crawler (and once for `*`) gives, for every crawler and path, what a
+    /// `RobotsRules` for that crawler's token alone gives.
+    #[test]
+    fn ai_verdicts_are_each_crawlers_own(
+        lines in proptest::collection::vec((ai_line(), line_end()), 0..16),
+        paths in proptest::collection::vec("/[ab/]{0,5}", 1..6),
+    ) {
+        let body: String = lines.iter().flat_map(|(l, e)| [l.as_str(), e]).collect();
+        let ai = AiRules::parse(body.as_bytes());
+        for path in &paths {
+            let url = Url::parse(&format!("https://example.com{path}")).expect("generated URLs are valid");
+            let blocked = ai.blocked(&url);
+            for (i, crawler) in AI_CRAWLERS.iter().enumerate() {
+                let alone = RobotsRules::parse(body.as_bytes(), &ProductToken::from_agent(crawler.token));
+                prop_assert_eq!(blocked.is_blocked(i), !alone.check(&url).is_allowed(), "body {:?} {} {}", body, crawler.token, url);
+            }
+        }
+    }
+}
+
+/// A robots.txt line naming AI crawlers (bare, versioned, in other cases) or others, or a rule.
+fn ai_line() -> impl Strategy<Value = String> {
+    let agent = prop_oneof![
+        Just("GPTBot"),
+        Just("gptbot/1.2"),
+        Just("ClaudeBot"),
+        Just("CLAUDE-USER"),
+        Just("CCBot (+https://commoncrawl.org)"),
+        Just("*"),
+        Just("OtherBot"),
+    ];
+    let agent_line = agent.prop_map(|a| format!("User-agent: {a}"));
+    let rule = (prop_oneof![Just("Allow"), Just("Disallow")], "/[ab]{0,3}[*$]?").prop_map(|(k, v)| format!("{k}: {v}"));
+    prop_oneof![agent_line, rule]
 }
 
 /// One robots.txt line whose `User-agent` value (if any) is a bare token or `*`, so the shim

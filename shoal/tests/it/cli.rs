@@ -127,6 +127,24 @@ fn robots_cli_prints_one_verdict_per_url() {
     assert_eq!(out.status.code(), Some(3));
 }
 
+/// `--ai-crawlers`: every documented AI crawler's verdict, by the same rules as the audit's table.
+#[test]
+fn robots_cli_prints_the_ai_crawlers_verdicts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("robots.txt");
+    std::fs::write(&file, "User-agent: GPTBot\nDisallow: /\n\nUser-agent: ClaudeBot\nDisallow: /shop/\n")
+        .expect("write");
+    let f = file.to_str().expect("utf-8");
+    let out = shoal(&["robots", "--file", f, "--ai-crawlers", "https://a.test/shop/kettle"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), shoal_shared::ai_crawlers::AI_CRAWLERS.len(), "{text}");
+    assert_eq!(lines[0], "GPTBot disallowed https://a.test/shop/kettle (rule /)");
+    assert!(lines.contains(&"ClaudeBot disallowed https://a.test/shop/kettle (rule /shop/)"), "{text}");
+    assert!(lines.contains(&"OAI-SearchBot allowed https://a.test/shop/kettle"), "{text}");
+}
+
 /// The 256 crawler-profile cases of the project's robots.txt corpus (`shared/tests/data/robots/`)
 /// through the real binary, as a batch caller uses it: one `shoal robots` call per (body, agent)
 /// with all its URLs, verdict lines in order; then `--sitemaps` and `--crawl-delay` on the cases

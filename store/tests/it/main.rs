@@ -3,5 +3,6 @@
 mod content;
 mod db_store;
 mod hreflang;
+mod issue37;
 mod issues;
 mod schedules;

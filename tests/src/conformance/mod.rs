@@ -55,7 +55,14 @@ pub fn seed(audit: u64, site: u64, host: &str, in_flight: u32, gap_ms: u64, max_
         ..SiteLimits::default()
     };
     let task = Task::new(AuditId(audit), SiteId(site), start.clone(), TaskKind::Page, 0, FoundVia::Start);
-    SiteSeed { audit: AuditId(audit), site: SiteId(site), start, limits, initial: vec![task] }
+    SiteSeed {
+        audit: AuditId(audit),
+        site: SiteId(site),
+        start,
+        limits,
+        initial: vec![task],
+        custom: Default::default(),
+    }
 }
 
 /// A page task discovered on `from`.
@@ -619,6 +626,34 @@ pub async fn seed_many_seeds_each_once<F: Frontier>(f: F) {
     }
 }
 
+/// A site's info carries its audit's extraction and search rules and, in its limits, its scope
+/// rules and content thresholds to the workers as they were seeded (issue 37), neither dropping the
+/// other: in the embedded frontier's memory, through Redis's `info` blob.
+pub async fn site_info_carries_the_audits_rules<F: Frontier>(f: F) {
+    let rules = shoal_shared::custom::CustomRules::parse(&["price=css:.price@content"], &["oos=!regex:(?i)in stock"])
+        .expect("valid rules");
+    let scope = shoal_shared::scope_rules::ScopeRules::new(
+        &["^http://a\\.test/(en|de)/".to_owned()],
+        &["/cart".to_owned()],
+        &["utm_*".to_owned()],
+    )
+    .expect("valid scope rules");
+    let mut with_rules = seed(1, 1, "a.test", 4, 0, 10);
+    with_rules.custom = rules.clone();
+    with_rules.limits.scope = scope.clone();
+    with_rules.limits.content.thin_page_words = 50;
+    let limits = with_rules.limits.clone();
+    f.seed(with_rules).await.expect("seed");
+    f.seed(seed(1, 2, "b.test", 4, 0, 10)).await.expect("seed");
+    let info = f.site_info(SiteId(1)).await.expect("site info").expect("a seeded site");
+    assert_eq!(info.custom, rules);
+    assert_eq!(info.limits.scope, scope, "the scope rules travel beside the extraction rules");
+    assert_eq!(info.limits, limits);
+    let plain = f.site_info(SiteId(2)).await.expect("site info").expect("a seeded site");
+    assert!(plain.custom.is_empty(), "{plain:?}");
+    assert!(plain.limits.scope.is_empty(), "{plain:?}");
+}
+
 /// Runs every check, each on a fresh frontier from `make`.
 pub async fn run_all<F, Fut, M>(mut make: M)
 where
@@ -631,6 +666,7 @@ where
     sites_on_one_ip_take_turns(make().await).await;
     a_dropped_lane_passes_its_turn_on(make().await).await;
     seed_many_seeds_each_once(make().await).await;
+    site_info_carries_the_audits_rules(make().await).await;
     gap_and_in_flight(make().await).await;
     per_ip_cap(make().await).await;
     slow_mode_and_retry(make().await).await;

@@ -20,7 +20,10 @@
 //!   (our DNS server, mail servers and RDAP service);
 //! - `resolver`: one site of that world audited through a `--dns-server` that never answers;
 //! - `links` (`--exclude`, `--strip-query`): the shop of `shoal_tests::testsite::shop_links`
-//!   (hreflang, excluded sections), on a host of its own.
+//!   (hreflang, excluded sections), on a host of its own;
+//! - `shop` (`--extract`, `--search`): the shop of [`shoal_tests::testsite::shop_extract`], whose
+//!   robots.txt treats AI crawlers differently and whose llms.txt is malformed, on a host of its
+//!   own.
 //!
 //! Each audit is bounded ([`AUDIT_BOUND`]): one that hangs fails the codes it was to raise, with
 //! that reason, and the others are still checked.
@@ -61,6 +64,8 @@ const EXTERNAL_HOST: &str = "ext.test";
 const AUDIT_BOUND: Duration = Duration::from_secs(40);
 /// The host of the `links` audit (the shop of `shop_links`; `shop.test` is the `main` audit's).
 const SHOP_HOST: &str = "shop-links.test";
+/// The host of the `shop` audit (the shop of `shop_extract`).
+const EXTRACT_HOST: &str = "shop-extract.test";
 /// The hosts of the `limits` audit.
 const LIMIT_HOSTS: [&str; 5] = ["links.test", "pages.test", "depth.test", "res.test", "sitemaps.test"];
 
@@ -459,6 +464,9 @@ fn table(port: u16, tls: &TlsSites) -> Vec<Case> {
         case(K::SecurityTxtInvalid, "main", at("secinv.test", "/.well-known/security.txt")),
         case(K::SecurityTxtExpired, "main", at("secexp.test", "/.well-known/security.txt")),
         case(K::LlmsTxtPresent, "main", c("/llms.txt")),
+        case(K::LlmsTxtInvalid, "shop", at(EXTRACT_HOST, "/llms.txt")),
+        case(K::AiCrawlersInconsistent, "shop", at(EXTRACT_HOST, "/robots.txt")),
+        case(K::CustomSearch, "shop", at(EXTRACT_HOST, "/products/teapot")),
         case(K::WpRestApiExposed, "main", at("wp.test", "/wp-json/")),
         case(K::WpXmlrpcExposed, "main", at("wp.test", "/xmlrpc.php")),
         case(K::WpUploadsListing, "main", at("wp.test", "/wp-content/uploads/")),
@@ -505,6 +513,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     sites.push(Site::new(EXTERNAL_HOST).page("/", &clean_page("Another site", "")));
     let shop_url = move |path: &str| format!("http://{SHOP_HOST}:{port}{path}");
     sites.push(shoal_tests::testsite::shop_links::shop(SHOP_HOST, &shop_url));
+    sites.push(shoal_tests::testsite::shop_extract::shop(EXTRACT_HOST));
     let server = TestServer::start_reserved(reserved, sites).await.expect("server starts on a free port");
     let tls = TlsSites::start().await;
     let world = crate::domain_world::World::start().await;
@@ -523,7 +532,15 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
     let mut shop_args = vec!["--gap-ms", "0"];
     shop_args.extend(shoal_tests::testsite::shop_links::EXCLUDE.iter().flat_map(|e| ["--exclude", e]));
     shop_args.extend(shoal_tests::testsite::shop_links::STRIP_QUERY.iter().flat_map(|q| ["--strip-query", q]));
-    let (main, limits, private, external, tls_run, domain, resolver, links) = tokio::join!(
+    let extract_starts = [server.url(EXTRACT_HOST, "/")];
+    let mut extract_args = vec!["--gap-ms", "0"];
+    for rule in shoal_tests::testsite::shop_extract::SHOP_EXTRACT {
+        extract_args.extend(["--extract", rule]);
+    }
+    for rule in shoal_tests::testsite::shop_extract::SHOP_SEARCH {
+        extract_args.extend(["--search", rule]);
+    }
+    let (main, limits, private, external, tls_run, domain, resolver, links, shop) = tokio::join!(
         // With fault injection on: `fetch_abandoned` is raised by a URL whose processing panics.
         bounded(common::audit_with_faults(
             &MAIN_HOSTS,
@@ -555,6 +572,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         bounded(world.audit(crate::domain_world::AUDITED, &[])),
         bounded(world.audit_with(&["good.test"], silent_resolver)),
         bounded(audit(&server, &[SHOP_HOST], &shop_starts, &shop_args)),
+        bounded(audit(&server, &[EXTRACT_HOST], &extract_starts, &extract_args)),
     );
     let audited = started.elapsed();
     let log = server.shutdown().await;
@@ -567,6 +585,7 @@ async fn every_code_is_raised_by_its_site_on_the_expected_url() {
         ("domain", domain),
         ("resolver", resolver),
         ("links", links),
+        ("shop", shop),
     ]);
     assert!(log.for_host("private.test").is_empty(), "--deny-private contacted private.test\n{}", log.dump());
 

@@ -37,5 +37,6 @@ mod quarantine;
 mod schedule;
 mod schedule_wake;
 mod shop_audit;
+mod shop_extract;
 mod start_redirect;
 mod testsite;

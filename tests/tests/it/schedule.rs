@@ -149,8 +149,21 @@ async fn a_schedule_runs_twice_reports_its_changes_and_signs_its_webhook() {
         assert_eq!(status, 400, "{when} {tz}: {v}");
         assert!(v["error"].as_str().unwrap_or_default().contains(want), "{when} {tz}: {v}");
     }
+    // A rule that cannot run is refused by name (issue 37).
+    for (options, want) in [
+        (json!({"extract": ["h1=css:h1[[["]}), "rule `h1=css:h1[[[`: not a valid CSS selector"),
+        (json!({"search": ["x=regex:(open"]}), "rule `x=regex:(open`: not a valid regular expression"),
+        (json!({"extract": ["h1=xpath://h1"]}), "xpath: is not supported"),
+    ] {
+        let body = json!({"name": "bad", "urls": [start], "options": options, "when": "every 2s"});
+        let (status, v) = coord.api(Method::POST, "/v1/schedules", Some(&body)).await.expect("an answer");
+        assert_eq!(status, 400, "{options}: {v}");
+        assert!(v["error"].as_str().unwrap_or_default().contains(want), "{options}: {v}");
+    }
 
-    let body = json!({"name": "every two seconds", "urls": [start], "options": {"gap_ms": 0}, "when": "every 2s"});
+    // Every run reads the h1 of each page (an extraction rule riding with the audit to the worker).
+    let options = json!({"gap_ms": 0, "extract": ["h1=css:h1"]});
+    let body = json!({"name": "every two seconds", "urls": [start], "options": options, "when": "every 2s"});
     let (status, added) = coord.api(Method::POST, "/v1/schedules", Some(&body)).await.expect("an answer");
     assert_eq!(status, 201, "{added}\n{}", logs(&coord, &w));
     let id = added["id"].as_u64().expect("an id");
@@ -203,6 +216,28 @@ async fn a_schedule_runs_twice_reports_its_changes_and_signs_its_webhook() {
     );
     assert!(site["new"][0]["url"].as_str().unwrap_or_default().ends_with("/b"), "{site}");
     assert!(site["fixed"][0]["url"].as_str().unwrap_or_default().ends_with("/a"), "{site}");
+    // ... and, URL by URL, the pages whose title changed (issue 37).
+    let changed: Vec<(String, Value)> = site["urls"]["changed"]
+        .as_array()
+        .unwrap_or_else(|| panic!("urls in {site}"))
+        .iter()
+        .map(|c| {
+            (
+                c["url"].as_str().unwrap_or_default().rsplit('/').next().unwrap_or_default().to_owned(),
+                c["changes"].clone(),
+            )
+        })
+        .collect();
+    let title = |old: Value, new: Value| json!([{"fact": "title", "old": old, "new": new}]);
+    assert_eq!(
+        changed,
+        [("a".to_owned(), title(Value::Null, "Page A".into())), ("b".to_owned(), title("Page B".into(), Value::Null))],
+        "{site}"
+    );
+    assert_eq!(site["urls"]["summary"], json!({"added": 0, "removed": 0, "changed": 2}), "{site}");
+    let pages = report["sites"][0]["pages"].as_array().expect("pages");
+    let a = pages.iter().find(|p| p["url"].as_str().is_some_and(|u| u.ends_with("/a"))).expect("page /a");
+    assert_eq!(a["extracted"], json!({"h1": "Page"}), "the rule reached the worker: {a}");
     let (_, first_report) =
         coord.api(Method::GET, &format!("/v1/audits/{first}/report?format=json"), None).await.expect("report");
     assert_eq!(first_report["changes"]["previous_audit"], Value::Null, "{}", first_report["changes"]);
@@ -225,6 +260,15 @@ async fn a_schedule_runs_twice_reports_its_changes_and_signs_its_webhook() {
     let b = of(second);
     assert_eq!((b["schedule"]["id"].as_u64(), b["status"].as_str()), (Some(id), Some("done")), "{b}");
     assert_eq!((b["changes"]["new"].as_u64(), b["changes"]["fixed"].as_u64()), (Some(1), Some(1)), "{b}");
+    assert_eq!(
+        (
+            b["changes"]["urls_added"].as_u64(),
+            b["changes"]["urls_removed"].as_u64(),
+            b["changes"]["urls_changed"].as_u64()
+        ),
+        (Some(0), Some(0), Some(2)),
+        "{b}"
+    );
     assert_eq!(b["changes"]["previous_audit"], first);
     assert_eq!(b["report"], format!("/v1/audits/{second}/report?format=json"));
     assert!(b["pages"].as_u64() >= Some(3) && b["by_severity"]["error"].as_u64().is_some(), "{b}");

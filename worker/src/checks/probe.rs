@@ -25,6 +25,10 @@ pub fn probe_checks(kind: ProbeKind, resp: &Fetched, body: &str, now: UnixMs) ->
         ProbeKind::LlmsTxt => {
             if ok && !html && !body.trim().is_empty() {
                 out.push((Code::LlmsTxtPresent, format!("{} bytes", resp.body.len())));
+                let problems = crate::llms_txt::problems(body, resp.truncated);
+                if !problems.is_empty() {
+                    out.push((Code::LlmsTxtInvalid, crate::llms_txt::detail(&problems)));
+                }
             }
         }
         ProbeKind::SecurityTxt => {

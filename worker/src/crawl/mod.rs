@@ -32,6 +32,7 @@ pub use probe::WORDPRESS_PROBES;
 
 use self::address::Lookup;
 use self::robots::CachedRules;
+use crate::custom::CompiledRules;
 use crate::extract::ExtractCaps;
 use crate::fetch::{Fetched, Fetcher};
 use crate::guard::NonPublic;
@@ -39,7 +40,7 @@ use crate::sitemap::SitemapCaps;
 use crate::tls;
 use shoal_shared::finding::{Code, Finding};
 use shoal_shared::frontier::{Completion, Frontier, FrontierError, Lease, MAX_LEASE_EXPIRIES, RobotsOutcome, SiteInfo};
-use shoal_shared::ids::SiteId;
+use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::record::{Event, FetchFailure, PageRecord};
 use shoal_shared::robots::{ProductToken, Verdict};
 use shoal_shared::scope_rules::ScopeRules;
@@ -81,6 +82,11 @@ const ROBOTS_CACHE_IDLE: Duration = Duration::from_secs(2 * 60);
 const SEND_MARKS: u64 = 100_000;
 /// ... and for how long: a mark older than the longest gap a host may ask for says nothing.
 const SEND_MARK_TTL: Duration = Duration::from_secs(2 * 60);
+
+/// Audits whose compiled extraction and search rules a worker keeps at most (each at most
+/// [`MAX_RULES`](shoal_shared::custom::MAX_RULES) rules, compiled programs capped by
+/// [`crate::custom::REGEX_SIZE_LIMIT`]); dropped like site info when unused.
+const CUSTOM_RULE_AUDITS: u64 = 64;
 
 /// Response headers kept in page records (security, caching, compression).
 const KEPT_HEADERS: &[&str] = &[
@@ -175,6 +181,8 @@ pub struct Crawler<F> {
     robots: crate::Cache<(SiteId, HostKey), Arc<CachedRules>>,
     /// When this process last sent a request to each host (and how quickly it answers).
     last_send: crate::Cache<HostKey, policy::SendMark>,
+    /// Each audit's extraction and search rules, compiled once ([`crate::custom`]).
+    custom: crate::Cache<AuditId, Arc<CompiledRules>>,
     /// HTML parses running at once, at most one per core: parsing is CPU work on the blocking
     /// pool, and 64 leases parsing at once only made the pool grow to dozens of threads, each
     /// with its own stack and allocator arena, switching between them on two cores.
@@ -282,6 +290,10 @@ impl<F: Frontier> Crawler<F> {
                 .max_capacity(SEND_MARKS)
                 .time_to_live(SEND_MARK_TTL)
                 .build_with_hasher(foldhash::fast::RandomState::default()),
+            custom: moka::sync::Cache::builder()
+                .max_capacity(CUSTOM_RULE_AUDITS)
+                .time_to_idle(SITE_CACHE_IDLE)
+                .build_with_hasher(foldhash::fast::RandomState::default()),
             parse_slots: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, usize::from)),
             browser: None,
         }
@@ -299,6 +311,7 @@ impl<F: Frontier> Crawler<F> {
         self.scope_rules.run_pending_tasks();
         self.robots.run_pending_tasks();
         self.last_send.run_pending_tasks();
+        self.custom.run_pending_tasks();
         let addresses = self.fetcher.housekeeping();
         let m = shoal_metrics::metrics();
         for (cache, n) in [

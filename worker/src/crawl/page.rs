@@ -5,13 +5,14 @@ use super::probe::WORDPRESS_PROBES;
 use super::{Crawler, Job, MAX_REDIRECTS};
 use crate::charset::decode_html;
 use crate::checks;
-use crate::extract::{ExtractCaps, PageFacts, extract_within};
+use crate::custom::{CompiledRules, CustomValues};
+use crate::extract::{ExtractCaps, PageFacts, extract_custom};
 use crate::fetch::{Fetched, Method};
 use crate::hreflang;
 use crate::legal::{self, Legal};
 use crate::parse::{CutReason, ParseLimits};
 use shoal_shared::finding::Code;
-use shoal_shared::frontier::{Frontier, FrontierError};
+use shoal_shared::frontier::{Frontier, FrontierError, SiteInfo};
 use shoal_shared::record::{LinkKind, LinkRecord, PageRecord};
 use shoal_shared::robots::Verdict;
 use shoal_shared::task::{FoundVia, Task, TaskKind};
@@ -24,6 +25,9 @@ impl<F: Frontier> Crawler<F> {
         let mut rec = job.record();
         let result = self.fetch(job, Method::Get, &url, None).await;
         let Some(resp) = self.answered(job, &mut rec, result) else { return Ok(()) };
+        if job.task().kind == TaskKind::Page {
+            rec.ai_blocked = self.ai_blocked(job, &url).await?;
+        }
         if resp.truncated {
             job.finding(Code::BodyTooLarge, url.as_str(), format!("over {} bytes", self.fetcher.settings().max_body));
         }
@@ -134,26 +138,33 @@ impl<F: Frontier> Crawler<F> {
         let url = job.task().url.clone();
         let ct = resp.header("content-type");
         let caps = &self.settings.extract;
+        let custom = self.custom_rules(job.site);
         // Parsing is CPU work (bounded, see `crate::parse`, yet up to a second on hostile markup).
         // Most pages are parsed where they arrived, within a small budget: handing each to the
         // blocking pool and back cost more than parsing it. Only a page that needs more is parsed
         // again there, under its own limits (and only then are the body, caps and URL copied).
-        let inline = parse_inline(&resp.body, ct, url.as_url(), caps);
-        let (facts, wordpress) = match inline {
+        let inline = parse_inline(&resp.body, ct, url.as_url(), caps, custom.as_deref());
+        let Parsed { facts, wordpress, custom } = match inline {
             Some(done) => done,
             None => {
                 let (body, ct, base, caps) =
                     (resp.body.clone(), ct.map(str::to_owned), url.as_url().clone(), caps.clone());
                 // Never closed, so this waits for a slot; were it closed, parsing without one is harmless.
                 let _slot = self.parse_slots.acquire().await.ok();
-                tokio::task::spawn_blocking(move || parse_html(&body, ct.as_deref(), &base, &caps, caps.parse_limits))
-                    .await
-                    .unwrap_or_else(|e| {
-                        tracing::error!(url = %url, error = %e, "HTML extraction failed; recording the page without facts");
-                        (PageFacts::default(), false)
-                    })
+                tokio::task::spawn_blocking(move || {
+                    parse_html(&body, ct.as_deref(), &base, &caps, caps.parse_limits, custom.as_deref())
+                })
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::error!(url = %url, error = %e, "HTML extraction failed; recording the page without facts");
+                    Parsed::default()
+                })
             }
         };
+        rec.extracted = custom.extracted;
+        for detail in custom.flagged {
+            job.finding(Code::CustomSearch, url.as_str(), detail);
+        }
         if job.is_start_page() {
             self.start_page(job, &url, resp, wordpress);
             legal_links(job, &url, &facts);
@@ -284,6 +295,23 @@ impl<F: Frontier> Crawler<F> {
         Ok(())
     }
 
+    /// The site's audit's extraction and search rules, compiled once per audit; `None` when it
+    /// has none. A rule set that does not compile here (the configuration compiled it before the
+    /// audit started, so only a different worker version could disagree) runs no rule.
+    fn custom_rules(&self, site: &SiteInfo) -> Option<std::sync::Arc<CompiledRules>> {
+        if site.custom.is_empty() {
+            return None;
+        }
+        let compiled = self.custom.get_with(site.audit, || {
+            let compiled = crate::custom::compile(&site.custom).unwrap_or_else(|e| {
+                tracing::warn!(audit = %site.audit, error = %e, "the audit's custom rules do not compile here; not running them");
+                CompiledRules::default()
+            });
+            std::sync::Arc::new(compiled)
+        });
+        Some(compiled)
+    }
+
     /// Site-wide rules read from the start page: security headers, plain http, and whether the
     /// WordPress probes are worth making.
     fn start_page(&self, job: &mut Job<'_>, url: &NormalizedUrl, resp: &Fetched, wordpress: bool) {
@@ -405,16 +433,29 @@ fn robots_header_has(values: &[String], token: &str, directive: &str) -> bool {
 /// must not stall the other requests on that thread.
 const INLINE_PARSE_WORK: u64 = 1_000_000;
 
-/// A page's facts and whether it looks like WordPress, the parse under `limits`.
+/// What one parse of a page gives.
+#[derive(Debug, Default, PartialEq)]
+struct Parsed {
+    facts: PageFacts,
+    /// The page looks like WordPress.
+    wordpress: bool,
+    /// What the audit's own rules found.
+    custom: CustomValues,
+}
+
+/// A page's facts, whether it looks like WordPress and what the audit's rules find, the parse
+/// under `limits`.
 fn parse_html(
     body: &[u8],
     content_type: Option<&str>,
     base: &url::Url,
     caps: &ExtractCaps,
     limits: ParseLimits,
-) -> (PageFacts, bool) {
+    rules: Option<&CompiledRules>,
+) -> Parsed {
     let (text, _) = decode_html(body, content_type);
-    (extract_within(&text, base, caps, limits), checks::looks_like_wordpress(&text))
+    let (facts, custom) = extract_custom(&text, base, caps, limits, rules);
+    Parsed { facts, wordpress: checks::looks_like_wordpress(&text), custom }
 }
 
 /// [`parse_html`] within [`INLINE_PARSE_WORK`]; `None` when that was not enough (the caller then
@@ -424,11 +465,12 @@ fn parse_inline(
     content_type: Option<&str>,
     base: &url::Url,
     caps: &ExtractCaps,
-) -> Option<(PageFacts, bool)> {
+    rules: Option<&CompiledRules>,
+) -> Option<Parsed> {
     let own = caps.parse_limits;
     let limits = ParseLimits { max_work: own.max_work.min(INLINE_PARSE_WORK), ..own };
-    let done = parse_html(body, content_type, base, caps, limits);
-    let over = done.0.parse_cut.is_some_and(|c| c.reason == CutReason::Work);
+    let done = parse_html(body, content_type, base, caps, limits, rules);
+    let over = done.facts.parse_cut.is_some_and(|c| c.reason == CutReason::Work);
     (!over || limits.max_work == own.max_work).then_some(done)
 }
 
@@ -448,20 +490,21 @@ mod tests {
         let base = url::Url::parse("http://a.test/").expect("valid");
         let caps = ExtractCaps::default();
         let page = "<html><head><title>T</title></head><body><a href=/x>x</a></body></html>".repeat(200);
-        let inline = parse_inline(page.as_bytes(), None, &base, &caps).expect("an ordinary page fits the budget");
-        assert_eq!(inline.0.title.as_deref(), Some("T"));
-        assert_eq!(inline, parse_html(page.as_bytes(), None, &base, &caps, caps.parse_limits));
+        let inline = parse_inline(page.as_bytes(), None, &base, &caps, None).expect("an ordinary page fits the budget");
+        assert_eq!(inline.facts.title.as_deref(), Some("T"));
+        assert_eq!(inline, parse_html(page.as_bytes(), None, &base, &caps, caps.parse_limits, None));
         // Misnested formatting elements, the parser's slowest case (`parse_cost reformat`).
         let hostile: String = (0..900).map(|i| format!("<p><b id={i}>x</p>")).collect();
-        assert_eq!(parse_inline(hostile.as_bytes(), None, &base, &caps), None, "over the inline budget");
-        let full = parse_html(hostile.as_bytes(), None, &base, &caps, caps.parse_limits);
-        assert_ne!(full.0.parse_cut.map(|c| c.reason), Some(crate::parse::CutReason::Work), "{:?}", full.0.parse_cut);
+        assert_eq!(parse_inline(hostile.as_bytes(), None, &base, &caps, None), None, "over the inline budget");
+        let full = parse_html(hostile.as_bytes(), None, &base, &caps, caps.parse_limits, None);
+        let cut = full.facts.parse_cut;
+        assert_ne!(cut.map(|c| c.reason), Some(crate::parse::CutReason::Work), "{cut:?}");
         let tight = ExtractCaps {
             parse_limits: crate::parse::ParseLimits { max_work: 10, ..crate::parse::ParseLimits::default() },
             ..ExtractCaps::default()
         };
         assert!(
-            parse_inline(hostile.as_bytes(), None, &base, &tight).is_some(),
+            parse_inline(hostile.as_bytes(), None, &base, &tight, None).is_some(),
             "a budget under the inline one is the page's own"
         );
     }

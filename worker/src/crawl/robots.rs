@@ -11,6 +11,7 @@ use super::policy::describe_give_up;
 use super::{Crawler, Job, MAX_ROBOTS_REDIRECTS, ROBOTS_MAX_BYTES, fill_response};
 use crate::fetch::{FetchError, Fetched, Method};
 use crate::tls;
+use shoal_shared::ai_crawlers::{AiBlocked, AiRules};
 use shoal_shared::finding::Code;
 use shoal_shared::frontier::{Frontier, FrontierError, LaneRobots, RobotsOutcome};
 use shoal_shared::ids::SiteId;
@@ -46,8 +47,18 @@ impl LaneRules {
 pub(super) struct CachedRules {
     pub(super) fetched_at: UnixMs,
     pub(super) rules: LaneRules,
+    /// On a host of the lane's own site, the same file as each AI crawler reads it
+    /// ([`shoal_shared::ai_crawlers`]): every page crawled there records which of them it blocks.
+    pub(super) ai: Option<AiRules>,
     /// Roughly what it costs to keep, in KiB (the robots.txt body), for the cache's bound.
     pub(super) weight_kib: u32,
+}
+
+impl CachedRules {
+    /// A lane nothing may be fetched from.
+    fn closed(fetched_at: UnixMs) -> CachedRules {
+        CachedRules { fetched_at, rules: LaneRules::Closed, ai: None, weight_kib: 1 }
+    }
 }
 
 /// A robots.txt outcome shared between sites through the frontier's result cache, with the time
@@ -76,28 +87,56 @@ impl<F: Frontier> Crawler<F> {
         {
             return Ok(r);
         }
-        let (rules, fetched_at, weight_kib) = match self.frontier.robots(site, host).await? {
-            None => (LaneRules::Closed, UnixMs(0), 1),
-            Some(state) => {
-                let fetched_at = state.fetched_at;
-                match state.robots {
-                    LaneRobots::Pending => {
-                        return Ok(Arc::new(CachedRules { fetched_at, rules: LaneRules::Pending, weight_kib: 1 }));
-                    }
-                    LaneRobots::Known(RobotsOutcome::Rules { body, .. }) => {
-                        let kib = u32::try_from(body.len() / 1024).unwrap_or(u32::MAX).saturating_add(1);
-                        (LaneRules::Rules(RobotsRules::parse(&body, &self.settings.token)), fetched_at, kib)
-                    }
-                    LaneRobots::Known(RobotsOutcome::AllowAll) => (LaneRules::AllowAll, fetched_at, 1),
-                    LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite) => {
-                        (LaneRules::Closed, fetched_at, 1)
-                    }
-                }
+        let Some(state) = self.frontier.robots(site, host).await? else {
+            return Ok(self.cache_rules(key, CachedRules::closed(UnixMs(0))));
+        };
+        let fetched_at = state.fetched_at;
+        let cached = match state.robots {
+            LaneRobots::Pending => {
+                return Ok(Arc::new(CachedRules { fetched_at, rules: LaneRules::Pending, ai: None, weight_kib: 1 }));
+            }
+            LaneRobots::Known(RobotsOutcome::Rules { body, .. }) => {
+                let kib = u32::try_from(body.len() / 1024).unwrap_or(u32::MAX).saturating_add(1);
+                let ai = self.is_own_host(site, host).await?.then(|| AiRules::parse(&body));
+                // Each AI crawler with a group of its own keeps a copy of its rules, and `*`'s are
+                // kept once more for the others: weighed as that many more files.
+                let copies = ai.as_ref().map_or(0, |a| 1 + a.own_groups());
+                let weight_kib = kib.saturating_mul(1 + u32::try_from(copies).unwrap_or(u32::MAX));
+                let rules = LaneRules::Rules(RobotsRules::parse(&body, &self.settings.token));
+                CachedRules { fetched_at, rules, ai, weight_kib }
+            }
+            LaneRobots::Known(RobotsOutcome::AllowAll) => {
+                let ai = self.is_own_host(site, host).await?.then(AiRules::allow_all);
+                CachedRules { fetched_at, rules: LaneRules::AllowAll, ai, weight_kib: 1 }
+            }
+            LaneRobots::Known(RobotsOutcome::OffLimits | RobotsOutcome::NotPartOfSite) => {
+                CachedRules::closed(fetched_at)
             }
         };
-        let rules = Arc::new(CachedRules { fetched_at, rules, weight_kib });
+        Ok(self.cache_rules(key, cached))
+    }
+
+    fn cache_rules(&self, key: (SiteId, HostKey), cached: CachedRules) -> Arc<CachedRules> {
+        let rules = Arc::new(cached);
         self.robots.insert(key, Arc::clone(&rules));
-        Ok(rules)
+        rules
+    }
+
+    /// Whether `host` belongs to the site itself (its start host or their www/apex twin), not to
+    /// another site whose links it checks.
+    async fn is_own_host(&self, site: SiteId, host: &HostKey) -> Result<bool, FrontierError> {
+        Ok(self.site(site).await?.is_some_and(|info| info.scope().host_keys().contains(host)))
+    }
+
+    /// The AI crawlers the lane's robots.txt blocks from `url`, for the record of a page of the
+    /// site; `None` when the lane's rules are not known here.
+    pub(super) async fn ai_blocked(
+        &self,
+        job: &Job<'_>,
+        url: &NormalizedUrl,
+    ) -> Result<Option<AiBlocked>, FrontierError> {
+        let rules = self.lane_rules(job.task().site, &url.host_key(), None).await?;
+        Ok(rules.ai.as_ref().map(|ai| ai.blocked(url.as_url())))
     }
 
     /// Whether robots.txt allows `url`, when its lane's rules are known; pending rules are checked

@@ -55,7 +55,7 @@ pub(super) fn lease(target: &str, kind: TaskKind, retries: u8) -> Lease {
 
 /// The site of [`START`], with default limits.
 pub(super) fn site() -> SiteInfo {
-    SiteInfo { audit: AuditId(1), start: url(START), limits: SiteLimits::default() }
+    SiteInfo { audit: AuditId(1), start: url(START), limits: SiteLimits::default(), custom: Default::default() }
 }
 
 /// A job for `lease`, as `process` would start it.

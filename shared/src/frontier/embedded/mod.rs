@@ -47,6 +47,7 @@ struct SiteEntry {
     audit: AuditId,
     start: crate::url::NormalizedUrl,
     limits: SiteLimits,
+    custom: crate::custom::CustomRules,
     hosts: Vec<HostKey>,
     queued: u64,
     leased: u64,
@@ -126,6 +127,7 @@ impl EmbeddedFrontier {
                 audit: seed.audit,
                 start: seed.start.clone(),
                 limits: seed.limits,
+                custom: seed.custom.clone(),
                 hosts: hosts.clone(),
                 queued: 0,
                 leased: 0,
@@ -720,6 +722,7 @@ impl Frontier for EmbeddedFrontier {
             audit: s.audit,
             start: s.start.clone(),
             limits: s.limits.clone(),
+            custom: s.custom.clone(),
         })))
     }
 
