@@ -24,7 +24,6 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 /// Default for [`ContentLimits::thin_page_words`]: Screaming Frog's "low content" default.
 pub const DEFAULT_THIN_PAGE_WORDS: u32 = 200;
@@ -102,14 +101,25 @@ pub struct TextFingerprint {
 }
 
 /// Builds a [`TextFingerprint`] from words as they come, in constant memory.
+///
+/// Cheap per word, because every HTML page of a crawl passes here: a word is hashed once
+/// (a multiply-rotate fold of its bytes, eight at a time, while they are normalised), and the exact hash, the shingles and SimHash's votes are built from those 64-bit word
+/// hashes with a few arithmetic steps each, never by hashing bytes again. The votes are kept
+/// bit-sliced (a binary counter per fingerprint bit, its digits in `planes`), so one shingle costs
+/// a ripple-carry add that usually stops after a plane or two instead of 64 additions.
 #[derive(Clone)]
 pub struct Fingerprinter {
     words: u32,
-    exact: Xxh3,
-    /// Per bit, shingles with the bit set minus those without.
-    votes: [i32; 64],
+    /// The normalised words so far, as a hash: each word's hash folded in order.
+    exact: u64,
+    /// Shingles voted so far.
+    shingles: u32,
+    /// Per fingerprint bit, how many shingles set it: plane `i` holds digit `i` of every bit's
+    /// count (counts up to 2^32, which no capped page reaches).
+    planes: [u64; 32],
     /// Hashes of the last three words, newest last.
     window: [u64; 3],
+    /// A word being normalised, when it is not plain ASCII.
     normalised: String,
 }
 
@@ -121,20 +131,74 @@ impl std::fmt::Debug for Fingerprinter {
 
 impl Default for Fingerprinter {
     fn default() -> Self {
-        Fingerprinter { words: 0, exact: Xxh3::new(), votes: [0; 64], window: [0; 3], normalised: String::new() }
+        Fingerprinter { words: 0, exact: 0, shingles: 0, planes: [0; 32], window: [0; 3], normalised: String::new() }
+    }
+}
+
+/// A 64-bit finaliser (MurmurHash3's fmix64): every input bit moves every output bit, so values
+/// combined with a few additions and rotations come out as independent hashes.
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// Words longer than this are cut before hashing (a URL or a base64 blob in the text).
+const MAX_WORD_BYTES: usize = 64;
+
+/// A normalised word's hash, fed a byte at a time: bytes are gathered eight to a `u64` and
+/// folded by a multiply and a rotation, and [`mix`] finishes it. Both the ASCII path and the
+/// Unicode path feed it, so a word hashes the same whichever path normalised it.
+#[derive(Default)]
+struct WordHash {
+    folded: u64,
+    chunk: u64,
+    len: usize,
+}
+
+impl WordHash {
+    /// Adds a byte; false once the word has [`MAX_WORD_BYTES`] (the byte is then dropped).
+    fn push(&mut self, b: u8) -> bool {
+        if self.len == MAX_WORD_BYTES {
+            return false;
+        }
+        self.chunk |= u64::from(b) << (8 * (self.len % 8));
+        self.len += 1;
+        if self.len % 8 == 0 {
+            self.folded = (self.folded ^ self.chunk).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+            self.chunk = 0;
+        }
+        true
+    }
+
+    /// The word's hash, or `None` for an empty word.
+    fn finish(self) -> Option<u64> {
+        (self.len > 0).then(|| mix(self.folded ^ self.chunk.rotate_left(7) ^ self.len as u64))
     }
 }
 
 impl Fingerprinter {
     /// Adds every word of `text` (whitespace separates words).
     pub fn push_text(&mut self, text: &str) {
-        for word in text.split_whitespace() {
-            self.push_word(word);
+        if text.is_ascii() {
+            for word in text.split_ascii_whitespace() {
+                self.push_ascii_word(word.as_bytes());
+            }
+        } else {
+            for word in text.split_whitespace() {
+                self.push_word(word);
+            }
         }
     }
 
     /// Adds one word: lower-cased, letters and digits only; a word with neither is skipped.
     pub fn push_word(&mut self, word: &str) {
+        if word.is_ascii() {
+            self.push_ascii_word(word.as_bytes());
+            return;
+        }
         self.normalised.clear();
         for c in word.chars().filter(|c| c.is_alphanumeric()) {
             self.normalised.extend(c.to_lowercase());
@@ -142,23 +206,50 @@ impl Fingerprinter {
         if self.normalised.is_empty() {
             return;
         }
+        let cut = floor_char_boundary(&self.normalised, MAX_WORD_BYTES);
+        let mut h = WordHash::default();
+        for &b in &self.normalised.as_bytes()[..cut] {
+            h.push(b);
+        }
+        if let Some(h) = h.finish() {
+            self.add_word(h);
+        }
+    }
+
+    /// An ASCII word, normalised and hashed in one pass.
+    fn push_ascii_word(&mut self, word: &[u8]) {
+        let mut h = WordHash::default();
+        for &b in word {
+            if b.is_ascii_alphanumeric() && !h.push(b.to_ascii_lowercase()) {
+                break;
+            }
+        }
+        if let Some(h) = h.finish() {
+            self.add_word(h);
+        }
+    }
+
+    /// A normalised word, by its hash.
+    fn add_word(&mut self, h: u64) {
         self.words = self.words.saturating_add(1);
-        self.exact.update(self.normalised.as_bytes());
-        self.exact.update(b" ");
-        let h = xxh3_64(self.normalised.as_bytes());
+        self.exact = mix(self.exact.rotate_left(17) ^ h);
         self.window = [self.window[1], self.window[2], h];
         if self.words >= 3 {
-            let mut shingle = [0u8; 24];
-            for (chunk, w) in shingle.chunks_exact_mut(8).zip(self.window) {
-                chunk.copy_from_slice(&w.to_le_bytes());
-            }
-            self.vote(xxh3_64(&shingle));
+            let [a, b, c] = self.window;
+            self.vote(mix(a.rotate_left(21) ^ b.rotate_left(42) ^ c));
         }
     }
 
     fn vote(&mut self, feature: u64) {
-        for (bit, v) in self.votes.iter_mut().enumerate() {
-            *v += if feature >> bit & 1 == 1 { 1 } else { -1 };
+        self.shingles = self.shingles.saturating_add(1);
+        let mut carry = feature;
+        for plane in &mut self.planes {
+            let next = *plane & carry;
+            *plane ^= carry;
+            carry = next;
+            if carry == 0 {
+                break;
+            }
         }
     }
 
@@ -167,14 +258,28 @@ impl Fingerprinter {
     pub fn finish(mut self) -> TextFingerprint {
         if (1..3).contains(&self.words) {
             let [_, a, b] = self.window;
-            let mut shingle = [0u8; 16];
-            shingle[..8].copy_from_slice(&a.to_le_bytes());
-            shingle[8..].copy_from_slice(&b.to_le_bytes());
-            self.vote(xxh3_64(&shingle));
+            self.vote(mix(a.rotate_left(21) ^ b));
         }
-        let simhash = self.votes.iter().enumerate().fold(0u64, |acc, (bit, v)| acc | (u64::from(*v > 0) << bit));
-        TextFingerprint { words: self.words, hash: self.exact.digest(), simhash }
+        // A bit is set when more than half the shingles set it.
+        // No count exceeds the number of shingles, so planes above its length are all zero.
+        let used = (u32::BITS - self.shingles.leading_zeros()) as usize;
+        let planes = &self.planes[..used.min(self.planes.len())];
+        let mut simhash = 0u64;
+        for bit in 0..64 {
+            let count = planes.iter().enumerate().fold(0u64, |n, (i, p)| n | ((p >> bit) & 1) << i);
+            simhash |= u64::from(count * 2 > u64::from(self.shingles)) << bit;
+        }
+        TextFingerprint { words: self.words, hash: mix(self.exact ^ u64::from(self.words)), simhash }
     }
+}
+
+/// The largest char boundary of `s` at or below `at`.
+fn floor_char_boundary(s: &str, at: usize) -> usize {
+    let mut i = at.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// The fingerprint of a whole text at once.
@@ -400,6 +505,33 @@ mod tests {
         assert_eq!(groups[0].len(), 20_000);
         assert!(near_duplicate_clusters(&[], 6).is_empty());
         assert!(near_duplicate_clusters(&[base], 6).is_empty());
+    }
+
+    #[test]
+    fn bit_sliced_votes_decide_like_plain_counters() {
+        for n in [1usize, 2, 3, 64, 1_000, 70_001] {
+            let mut f = Fingerprinter { words: 10, ..Fingerprinter::default() };
+            let mut votes = [0i64; 64];
+            let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ n as u64;
+            for _ in 0..n {
+                x = mix(x);
+                f.vote(x);
+                for (bit, v) in votes.iter_mut().enumerate() {
+                    *v += if x >> bit & 1 == 1 { 1 } else { -1 };
+                }
+            }
+            let want = votes.iter().enumerate().fold(0u64, |a, (bit, v)| a | u64::from(*v > 0) << bit);
+            assert_eq!(f.finish().simhash, want, "{n} shingles");
+        }
+    }
+
+    #[test]
+    fn long_and_non_ascii_words_are_read() {
+        let a = fingerprint("Grüße aus Köln, ÜBER alles");
+        let b = fingerprint("grüße AUS köln über ALLES!");
+        assert_eq!((a.words, a.hash, a.simhash), (b.words, b.hash, b.simhash));
+        let long = "x".repeat(10_000);
+        assert_eq!(fingerprint(&format!("{long} y")).words, 2);
     }
 
     #[test]

@@ -324,7 +324,7 @@ fn is_html(el: &Element) -> bool {
 fn find_base_href(doc: &Html) -> Option<&str> {
     let mut found = None;
     walk(doc, |node, ctx| match node.value() {
-        Node::Element(el) if is_html(el) && el.name() == "base" => match el.attr("href") {
+        Node::Element(el) if is_html(el) && el.name() == "base" => match tree::attr(el, "href") {
             Some(href) => {
                 found = Some(href);
                 Flow::Stop
@@ -510,7 +510,7 @@ impl Walker<'_> {
         self.style_attribute(el);
         match name {
             "html" if self.facts.html_lang.is_none() => {
-                self.facts.html_lang = el.attr("lang").map(|l| l.trim().to_owned());
+                self.facts.html_lang = tree::attr(el, "lang").map(|l| l.trim().to_owned());
             }
             "head" => ctx.in_head = true,
             "body" => {
@@ -572,18 +572,18 @@ impl Walker<'_> {
     }
 
     fn meta(&mut self, el: &Element) {
-        if let Some(equiv) = el.attr("http-equiv") {
+        if let Some(equiv) = tree::attr(el, "http-equiv") {
             if equiv.trim().eq_ignore_ascii_case("refresh") && self.facts.meta_refresh.is_none() {
-                let content = el.attr("content").unwrap_or("").trim();
+                let content = tree::attr(el, "content").unwrap_or("").trim();
                 let max = self.caps.max_url_len.saturating_add(64);
                 self.facts.meta_refresh = Some(truncate_str(content, max));
             }
             return;
         }
-        let Some(name) = el.attr("name").map(str::trim) else {
+        let Some(name) = tree::attr(el, "name").map(str::trim) else {
             return;
         };
-        let content = el.attr("content").unwrap_or("");
+        let content = tree::attr(el, "content").unwrap_or("");
         if name.eq_ignore_ascii_case("description") {
             self.facts.meta_description_count += 1;
             if self.facts.meta_description.is_none() {
@@ -598,7 +598,7 @@ impl Walker<'_> {
 
     fn anchor(&mut self, el: &Element, ctx: &mut Ctx) {
         ctx.anchor = None;
-        let Some(href) = el.attr("href") else {
+        let Some(href) = tree::attr(el, "href") else {
             return;
         };
         if href.trim_start().get(..7).is_some_and(|s| s.eq_ignore_ascii_case("mailto:")) {
@@ -611,7 +611,7 @@ impl Walker<'_> {
         // Collect text only while this link has none yet (first non-empty text wins).
         if self.link_texts.get(index).is_some_and(TextAcc::is_empty) {
             if el.name() == "area" {
-                if let (Some(alt), Some(acc)) = (el.attr("alt"), self.link_texts.get_mut(index)) {
+                if let (Some(alt), Some(acc)) = (tree::attr(el, "alt"), self.link_texts.get_mut(index)) {
                     acc.push(alt, MAX_ANCHOR_TEXT_CHARS);
                 }
             } else {
@@ -621,7 +621,7 @@ impl Walker<'_> {
     }
 
     fn img(&mut self, el: &Element, ctx: &Ctx) {
-        match el.attr("alt") {
+        match tree::attr(el, "alt") {
             None => self.facts.images_without_alt += 1,
             Some(alt) => {
                 // An image-only anchor is named by its alt text.
@@ -636,7 +636,7 @@ impl Walker<'_> {
     }
 
     fn src_link(&mut self, el: &Element, kind: LinkKind) {
-        if let Some(src) = el.attr("src")
+        if let Some(src) = tree::attr(el, "src")
             && !src.trim().is_empty()
         {
             self.add_link(src, kind, false);

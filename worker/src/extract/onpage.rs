@@ -2,7 +2,7 @@
 //! without size attributes, and its `rel=next` / `rel=prev` links (`crate::checks::onpage` judges
 //! them; the pagination targets are judged in the site analysis, which knows what they answer).
 
-use super::tree::{Step, walk_events};
+use super::tree::{Step, attr, walk_events};
 use super::{MAX_INVALID_LINK_LEN, is_html, normalize_url, truncate_str};
 use scraper::{Html, Node};
 use serde::{Deserialize, Serialize};
@@ -71,8 +71,8 @@ fn set(slot: &mut Option<String>, content: Option<&str>) {
 
 fn meta(out: &mut OnPage, el: &scraper::node::Element) {
     // Open Graph uses `property`, Twitter `name`; both are met the other way round in the wild.
-    let key = el.attr("property").or_else(|| el.attr("name")).map(|k| k.trim().to_ascii_lowercase());
-    let content = el.attr("content");
+    let key = attr(el, "property").or_else(|| attr(el, "name")).map(|k| k.trim().to_ascii_lowercase());
+    let content = attr(el, "content");
     match key.as_deref() {
         Some("viewport") => set(&mut out.viewport, content),
         Some("og:title") => set(&mut out.og_title, content),
@@ -86,19 +86,19 @@ fn meta(out: &mut OnPage, el: &scraper::node::Element) {
 }
 
 fn img(out: &mut OnPage, el: &scraper::node::Element) {
-    let given = |a: &str| el.attr(a).is_some_and(|v| !v.trim().is_empty());
+    let given = |a: &str| attr(el, a).is_some_and(|v| !v.trim().is_empty());
     if given("width") && given("height") {
         return;
     }
     out.unsized_images += 1;
     if out.unsized_named.len() < MAX_UNSIZED_NAMED {
-        out.unsized_named.push(truncate_str(el.attr("src").unwrap_or("").trim(), MAX_INVALID_LINK_LEN));
+        out.unsized_named.push(truncate_str(attr(el, "src").unwrap_or("").trim(), MAX_INVALID_LINK_LEN));
     }
 }
 
 fn pagination(out: &mut OnPage, el: &scraper::node::Element, base: &Url) {
-    let Some(href) = el.attr("href") else { return };
-    let rel = el.attr("rel").unwrap_or("").to_ascii_lowercase();
+    let Some(href) = attr(el, "href") else { return };
+    let rel = attr(el, "rel").unwrap_or("").to_ascii_lowercase();
     let tokens: Vec<&str> = rel.split_ascii_whitespace().collect();
     let slot = if tokens.contains(&"next") {
         &mut out.rel_next

@@ -3,6 +3,7 @@
 //! (fonts, backgrounds). Each becomes a link like an `<img src>`, so it is checked like any other
 //! resource; stylesheets the page links to are read by their own task (`crawl/stylesheet.rs`).
 
+use super::tree::attr;
 use super::{NodeRef, Walker};
 use crate::css;
 use scraper::Node;
@@ -63,7 +64,7 @@ fn skip_descriptors(s: &str) -> &str {
 impl Walker<'_> {
     /// `srcset` of `<img>` or `<source>`: every candidate is an image.
     pub(super) fn srcset(&mut self, el: &Element) {
-        let Some(srcset) = el.attr("srcset") else { return };
+        let Some(srcset) = attr(el, "srcset") else { return };
         for url in srcset_candidates(srcset, MAX_SRCSET_CANDIDATES) {
             self.add_link(url, LinkKind::Image, false);
         }
@@ -82,7 +83,7 @@ impl Walker<'_> {
 
     /// A `style` attribute: declarations that may load images.
     pub(super) fn style_attribute(&mut self, el: &Element) {
-        if let Some(style) = el.attr("style")
+        if let Some(style) = attr(el, "style")
             && style.as_bytes().windows(4).any(|w| w.eq_ignore_ascii_case(b"url("))
         {
             self.inline_css(style);

@@ -18,7 +18,7 @@
 //! (no remote contexts); microdata `itemref` is not followed; RDFa beyond Lite (`about`, `rel`,
 //! `rev`, CURIEs other than `schema:`) is not read.
 
-use super::tree::{Step, walk_events};
+use super::tree::{Step, attr, walk_events};
 use super::{NodeRef, is_html, truncate_str};
 use scraper::node::Element;
 use scraper::{Html, Node};
@@ -289,15 +289,14 @@ impl Collector {
     }
 
     fn element(&mut self, el: &Element) {
-        if let Some(vocab) = el.attr("vocab") {
+        if let Some(vocab) = attr(el, "vocab") {
             let schema = SCHEMA_HOSTS.iter().any(|h| vocab.contains(h));
             self.vocab.push((schema, self.depth));
         }
-        let microdata = el.attr("itemscope").is_some();
-        let rdfa = !microdata && el.attr("typeof").is_some();
-        let prop_attr = if microdata || el.attr("itemprop").is_some() { "itemprop" } else { "property" };
-        let names: Vec<String> = el
-            .attr(prop_attr)
+        let microdata = attr(el, "itemscope").is_some();
+        let rdfa = !microdata && attr(el, "typeof").is_some();
+        let prop_attr = if microdata || attr(el, "itemprop").is_some() { "itemprop" } else { "property" };
+        let names: Vec<String> = attr(el, prop_attr)
             .map(|p| p.split_ascii_whitespace().take(8).map(|n| short_name(n).0).collect())
             .unwrap_or_default();
         if (microdata || rdfa) && self.budget() {
@@ -305,7 +304,7 @@ impl Collector {
                 if microdata { ("itemtype", Syntax::Microdata) } else { ("typeof", Syntax::Rdfa) };
             let mut item = Item::default();
             let vocab_schema = self.vocab.last().is_some_and(|(s, _)| *s);
-            for t in el.attr(types_attr).unwrap_or("").split_ascii_whitespace().take(8) {
+            for t in attr(el, types_attr).unwrap_or("").split_ascii_whitespace().take(8) {
                 let (name, schema) = short_name(t);
                 item.schema_org |= schema || (rdfa && vocab_schema);
                 self.note_type(&name);
@@ -320,15 +319,15 @@ impl Collector {
         }
         let owner = self.items.len() - 1;
         let attr_value = match el.name() {
-            "meta" => el.attr("content"),
-            "audio" | "embed" | "iframe" | "img" | "source" | "track" | "video" => el.attr("src"),
-            "a" | "area" | "link" => el.attr("href"),
-            "object" => el.attr("data"),
-            "data" | "meter" => el.attr("value"),
-            "time" => el.attr("datetime"),
+            "meta" => attr(el, "content"),
+            "audio" | "embed" | "iframe" | "img" | "source" | "track" | "video" => attr(el, "src"),
+            "a" | "area" | "link" => attr(el, "href"),
+            "object" => attr(el, "data"),
+            "data" | "meter" => attr(el, "value"),
+            "time" => attr(el, "datetime"),
             _ => None,
         }
-        .or_else(|| el.attr("content"));
+        .or_else(|| attr(el, "content"));
         match attr_value {
             Some(v) => {
                 if let Some(open) = self.items.get_mut(owner) {
@@ -345,7 +344,7 @@ impl Collector {
     }
 
     fn script(&mut self, node: NodeRef<'_>, el: &Element) {
-        let kind = el.attr("type").unwrap_or("").split(';').next().unwrap_or("").trim();
+        let kind = attr(el, "type").unwrap_or("").split(';').next().unwrap_or("").trim();
         if !kind.eq_ignore_ascii_case("application/ld+json") {
             return;
         }

@@ -8,7 +8,7 @@
 //! `<title>` is never page text.
 
 use super::is_html;
-use super::tree::{Step, walk_events};
+use super::tree::{Step, attr, walk_events};
 use scraper::{Html, Node};
 use shoal_shared::content::{Fingerprinter, TextFingerprint};
 
@@ -41,7 +41,7 @@ pub fn main_text(doc: &Html) -> TextFingerprint {
                 if is_html(el) && NOT_TEXT.contains(&name) {
                     return false;
                 }
-                let role = el.attr("role").map(str::trim).unwrap_or("");
+                let role = attr(el, "role").map(str::trim).unwrap_or("");
                 if (is_html(el) && name == "main") || role.eq_ignore_ascii_case("main") {
                     saw_main = true;
                     in_main += 1;
@@ -57,7 +57,7 @@ pub fn main_text(doc: &Html) -> TextFingerprint {
         },
         Step::Exit(node) => {
             if let Node::Element(el) = node.value() {
-                let role = el.attr("role").map(str::trim).unwrap_or("");
+                let role = attr(el, "role").map(str::trim).unwrap_or("");
                 if (is_html(el) && el.name() == "main") || role.eq_ignore_ascii_case("main") {
                     in_main = in_main.saturating_sub(1);
                 } else if (is_html(el) && BOILERPLATE.contains(&el.name()))

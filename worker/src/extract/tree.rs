@@ -34,3 +34,11 @@ pub(super) fn walk_events<'a>(doc: &'a Html, mut visit: impl FnMut(Step<'a>) -> 
         }
     }
 }
+
+/// The value of the attribute `name` (lower case, no namespace) of `el`. Why not
+/// `Element::attr`: it makes an interned atom of `name` on every call (a global table lookup, and
+/// a lock for a name outside html5ever's static set, such as RDFa's `typeof`), and the extraction
+/// asks several names of every element of every page; most elements have no attribute at all.
+pub(crate) fn attr<'a>(el: &'a scraper::node::Element, name: &str) -> Option<&'a str> {
+    el.attrs().find_map(|(n, v)| (n == name).then_some(v))
+}
