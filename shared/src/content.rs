@@ -107,7 +107,7 @@ pub struct TextFingerprint {
 /// hashes with a few arithmetic steps each, never by hashing bytes again. The votes are kept
 /// bit-sliced (a binary counter per fingerprint bit, its digits in `planes`), so one shingle costs
 /// a ripple-carry add that usually stops after a plane or two instead of 64 additions.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Fingerprinter {
     words: u32,
     /// The normalised words so far, as a hash: each word's hash folded in order.
@@ -126,12 +126,6 @@ pub struct Fingerprinter {
 impl std::fmt::Debug for Fingerprinter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Fingerprinter").field("words", &self.words).finish_non_exhaustive()
-    }
-}
-
-impl Default for Fingerprinter {
-    fn default() -> Self {
-        Fingerprinter { words: 0, exact: 0, shingles: 0, planes: [0; 32], window: [0; 3], normalised: String::new() }
     }
 }
 
@@ -166,7 +160,7 @@ impl WordHash {
         }
         self.chunk |= u64::from(b) << (8 * (self.len % 8));
         self.len += 1;
-        if self.len % 8 == 0 {
+        if self.len.is_multiple_of(8) {
             self.folded = (self.folded ^ self.chunk).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
             self.chunk = 0;
         }
