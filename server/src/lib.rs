@@ -18,7 +18,9 @@ use shoal_report::{Branding, ReportError};
 use shoal_shared::frontier::Frontier;
 use shoal_shared::ids::AuditId;
 use shoal_store::AuditDb;
+use std::future::IntoFuture as _;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// What a request can fail with, and so which HTTP status it gets.
@@ -95,8 +97,14 @@ where
     .await?
 }
 
-/// Serves the API and the dashboard on `listener` until `shutdown`; the dashboard's reports carry
-/// `branding` (the operator's name and logo).
+/// How long the API's and the dashboard's requests in flight get after shutdown before the server
+/// stops without them: a client that never finishes (a stalled report download, a connection
+/// held open) must not keep the coordinator from exiting. The same order as the worker's drain.
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Serves the API and the dashboard on `listener` until `shutdown`, then lets requests in flight
+/// finish for at most [`DRAIN_DEADLINE`]; the dashboard's reports carry `branding` (the
+/// operator's name and logo).
 ///
 /// # Errors
 /// The listener failed.
@@ -108,8 +116,90 @@ pub async fn serve<F: Frontier>(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let app = api::router(engine, token, Arc::new(branding));
+    serve_app(listener, app, shutdown, DRAIN_DEADLINE).await
+}
+
+/// Serves `app` until `shutdown`, then drains for at most `drain`. Past it the serving future is
+/// dropped: the connections still open are axum's own tasks, which end with the runtime when the
+/// coordinator returns.
+async fn serve_app(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    shutdown: CancellationToken,
+    drain: Duration,
+) -> std::io::Result<()> {
     // The peer address is what the dashboard's login throttle counts per client.
-    axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+    let serving = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
+        .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    let mut serving = std::pin::pin!(serving.into_future());
+    tokio::select! {
+        done = &mut serving => done,
+        () = shutdown.cancelled() => match tokio::time::timeout(drain, serving).await {
+            Ok(done) => done,
+            Err(_) => {
+                tracing::warn!(
+                    deadline_ms = u64::try_from(drain.as_millis()).unwrap_or(u64::MAX),
+                    "API requests still in flight at the drain deadline; the server stops without them"
+                );
+                Ok(())
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    /// A request whose handler never answers would hold a graceful shutdown forever; the drain
+    /// deadline ends it. (Without the deadline this test's outer timeout fires.)
+    #[tokio::test]
+    async fn a_request_that_never_ends_does_not_hold_the_shutdown_past_the_deadline() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (entered_tx, entered_rx) = tokio::sync::oneshot::channel::<()>();
+        let entered = std::sync::Mutex::new(Some(entered_tx));
+        let entered = Arc::new(entered);
+        let app = axum::Router::new().route(
+            "/hang",
+            axum::routing::get(move || {
+                let entered = Arc::clone(&entered);
+                async move {
+                    if let Some(tx) = entered.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+                        let _ = tx.send(());
+                    }
+                    std::future::pending::<&'static str>().await
+                }
+            }),
+        );
+        let shutdown = CancellationToken::new();
+        let mut server = tokio::task::JoinSet::new();
+        server.spawn(serve_app(listener, app, shutdown.clone(), Duration::from_millis(300)));
+
+        let mut client = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        client.write_all(b"GET /hang HTTP/1.1\r\nhost: x\r\n\r\n").await.expect("send");
+        tokio::time::timeout(Duration::from_secs(10), entered_rx).await.expect("the handler runs").expect("entered");
+
+        shutdown.cancel();
+        let ended = tokio::time::timeout(Duration::from_secs(10), server.join_next()).await;
+        let done = ended.expect("serve returns after the drain deadline").expect("one task").expect("no panic");
+        assert!(done.is_ok(), "{done:?}");
+        // The client got no answer, and was not answered after the server returned either.
+        let mut buf = [0u8; 16];
+        let read = tokio::time::timeout(Duration::from_millis(100), client.read(&mut buf)).await;
+        assert!(!matches!(read, Ok(Ok(n)) if n > 0), "no answer to the hanging request");
+    }
+
+    /// With nothing in flight the server returns at once, not after the deadline.
+    #[tokio::test]
+    async fn an_idle_server_stops_at_once() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let shutdown = CancellationToken::new();
+        let mut server = tokio::task::JoinSet::new();
+        server.spawn(serve_app(listener, axum::Router::new(), shutdown.clone(), Duration::from_secs(3600)));
+        shutdown.cancel();
+        let ended = tokio::time::timeout(Duration::from_secs(10), server.join_next()).await;
+        assert!(matches!(ended, Ok(Some(Ok(Ok(()))))), "{ended:?}");
+    }
 }
