@@ -15,7 +15,7 @@ use shoal_store::{AuditDb, AuditStatus};
 use shoal_worker::crawl::Crawler;
 use shoal_worker::fetch::Fetcher;
 use shoal_worker::run::WorkerSettings;
-use shoal_worker::service::run_with_browser;
+use shoal_worker::run::run_with_browser;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::task::JoinSet;

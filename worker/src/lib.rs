@@ -20,7 +20,6 @@ pub mod legal;
 pub mod llms_txt;
 pub mod parse;
 pub mod run;
-pub mod service;
 pub mod sitemap;
 pub mod smtp;
 pub mod tls;

@@ -485,3 +485,32 @@ async fn sleep_or_cancel(d: Duration, shutdown: &CancellationToken) -> bool {
         () = shutdown.cancelled() => true,
     }
 }
+
+/// Runs the worker loop, and beside it (with `browser`) the loop that claims only browser tasks,
+/// one at a time, under the same worker name; both stop on `shutdown` (the browser loop shuts
+/// Chromium down).
+///
+/// # Errors
+/// The frontier failed in either loop.
+pub async fn run_with_browser<F: Frontier>(
+    crawler: Arc<Crawler<F>>,
+    settings: WorkerSettings,
+    browser: bool,
+    shutdown: CancellationToken,
+) -> Result<(), FrontierError> {
+    let mut loops = tokio::task::JoinSet::new();
+    if browser {
+        let b = WorkerSettings { concurrency: 1, browser: true, ..settings.clone() };
+        loops.spawn(run(Arc::clone(&crawler), b, shutdown.clone()));
+    }
+    loops.spawn(run(crawler, settings, shutdown));
+    let mut result = Ok(());
+    while let Some(r) = loops.join_next().await {
+        match r {
+            Ok(Err(e)) => result = Err(e),
+            Err(e) => tracing::error!(error = %e, "a worker loop failed"),
+            Ok(Ok(())) => {}
+        }
+    }
+    result
+}

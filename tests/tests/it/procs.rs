@@ -231,7 +231,7 @@ fn fault_worker_process() {
     let config = shoal_coordinator::CrawlConfig::try_from(&w.crawl).expect("valid worker settings");
     let mut crawl = config.crawl;
     crawl.inject_faults = true;
-    let worker = shoal_worker::service::RedisWorker {
+    let worker = shoal::cmd::worker::RedisWorker {
         redis: w.redis.redis.clone(),
         namespace: w.redis.namespace.clone(),
         id: w.id.clone().expect("an --id"),
@@ -244,7 +244,7 @@ fn fault_worker_process() {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
     let outcome =
-        runtime.block_on(shoal_worker::service::run_redis_worker(worker, tokio_util::sync::CancellationToken::new()));
+        runtime.block_on(shoal::cmd::worker::run_redis_worker(worker, tokio_util::sync::CancellationToken::new()));
     outcome.expect("the fault worker ran");
 }
 
