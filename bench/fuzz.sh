@@ -51,7 +51,7 @@ fi
 # Seeds per target besides fuzz/seeds/TARGET: the repository's own fixtures.
 seeds_of() {
   case "$1" in
-    robots) echo "$root/shared/tests/fixtures/robots $root/shared/tests/data/robots" ;;
+    robots) echo "$root/shared/tests/fixtures/robots $root/test-support/data/robots" ;;
     sitemap) echo "$root/worker/tests/fixtures/sitemap" ;;
     extract) echo "$root/worker/tests/fixtures/html" ;;
     *) echo "" ;;

@@ -3,11 +3,16 @@
 #  1. No Rust file over 800 lines outside tests (a file that long holds more than one idea).
 #  2. The core crate `shared` has no runtime, network client, Redis or SQLite under it, and reads
 #     neither the clock nor files.
-#  3. `anyhow` and `clap` are used by the `shoal` binary only (the test-support crate `tests`, whose
+#  3. `anyhow` and `clap` are used by the `shoal` binary only (the end-to-end crate `tests`, whose
 #     test web server is a command of its own, is exempt).
 #  4. Lower layers do not depend on higher ones (Cargo forbids cycles; this forbids the wrong
-#     direction): shared < frontier-redis < worker, shared < store < report; coordinator < server <
+#     direction): shared < frontier-redis, shared < worker (which knows only the Frontier trait: the
+#     binary wires it to Redis), shared < store < report; coordinator < server <
 #     shoal.
+#  5. The test-support crate is a leaf (no Shoal crate under it), and no `#[path]` attribute reaches
+#     outside its own crate: a file two crates need lives in a crate both can depend on.
+#  6. No import circle between the files of a crate (scripts/import_circles.py): Cargo forbids
+#     them between crates, this inside one.
 # The owned-task and bounded-read rules are clippy's (clippy.toml, `disallowed-methods`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,21 +61,38 @@ done
 # 4. Layers: each package may use only the Shoal crates below it.
 allowed() {
     case "$1" in
-        shoal-shared | shoal-metrics) echo "" ;;
+        shoal-shared | shoal-metrics | shoal-test-support) echo "" ;;
         shoal-frontier-redis) echo "shoal-shared" ;;
-        shoal-worker) echo "shoal-shared shoal-metrics shoal-frontier-redis" ;;
+        shoal-worker) echo "shoal-shared shoal-metrics" ;;
         shoal-store) echo "shoal-shared" ;;
         shoal-report) echo "shoal-shared shoal-store" ;;
         shoal-coordinator) echo "shoal-shared shoal-metrics shoal-store shoal-worker" ;;
         shoal-server) echo "shoal-shared shoal-metrics shoal-store shoal-report shoal-coordinator" ;;
     esac
 }
-for pkg in shoal-shared shoal-metrics shoal-frontier-redis shoal-worker shoal-store shoal-report shoal-coordinator shoal-server; do
+for pkg in shoal-shared shoal-metrics shoal-frontier-redis shoal-worker shoal-store shoal-report shoal-coordinator shoal-server shoal-test-support; do
     ok=" $(allowed "$pkg") "
     for d in $(deps "$pkg" | grep -E '^shoal' || true); do
         case "$ok" in *" $d "*) ;; *) say "$pkg depends on $d (a layer above it or beside it)" ;; esac
     done
 done
 
+# 5. `#[path = "..."]` stays inside its crate: the path, joined to the including file's folder, must
+#    not leave the crate's root (the folder of the nearest Cargo.toml above the file).
+while IFS= read -r hit; do
+    f=${hit%%:*}
+    target=$(printf '%s\n' "$hit" | sed -E 's/.*#\[path *= *"([^"]*)"\].*/\1/')
+    root=$(dirname "$f")
+    while [ ! -f "$root/Cargo.toml" ] && [ "$root" != "." ]; do root=$(dirname "$root"); done
+    resolved=$(realpath -m "$(dirname "$f")/$target")
+    case "$resolved/" in
+        "$(realpath -m "$root")/"*) ;;
+        *) say "$f includes $target by #[path], outside its crate ($root): depend on a crate that has it" ;;
+    esac
+done < <(git ls-files '*.rs' | xargs grep -snE '#\[path *=' /dev/null || true)
+
+# 6. Import circles inside a crate.
+if ! python3 scripts/import_circles.py >&2; then say "import circles inside a crate (above): move what both sides need below them"; fi
+
 if [ "$fail" -ne 0 ]; then exit 1; fi
-echo "gates: ok (file lengths, pure core, anyhow/clap only in the binary, layer order)"
+echo "gates: ok (file lengths, pure core, anyhow/clap only in the binary, layer order, #[path] inside its crate, no import circles)"

@@ -23,8 +23,9 @@ use shoal_shared::url::NormalizedUrl;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Sites in the frontier at once unless configured (`--active-sites`).
-pub const DEFAULT_MAX_ACTIVE_SITES: usize = 2_000;
+/// Sites in the frontier at once unless configured (`--active-sites`); declared with the
+/// configuration it defaults.
+pub use crate::config::DEFAULT_MAX_ACTIVE_SITES;
 
 /// One running audit's share: its settings, the sites still waiting, how many are in the frontier.
 #[derive(Debug)]

@@ -60,6 +60,10 @@ pub struct CrawlConfig {
     pub schedule_min_interval: std::time::Duration,
 }
 
+/// Sites in the frontier at once unless configured (`--active-sites`): what admission keeps
+/// active (`crate::admission`).
+pub const DEFAULT_MAX_ACTIVE_SITES: usize = 2_000;
+
 impl Default for CrawlConfig {
     fn default() -> Self {
         CrawlConfig {
@@ -68,7 +72,7 @@ impl Default for CrawlConfig {
             fetch: FetchSettings::default(),
             crawl: CrawlSettings::default(),
             frontier: FrontierSettings::default(),
-            max_active_sites: crate::admission::DEFAULT_MAX_ACTIVE_SITES,
+            max_active_sites: DEFAULT_MAX_ACTIVE_SITES,
             schedule_min_interval: crate::schedule::when::DEFAULT_MIN_INTERVAL,
         }
     }

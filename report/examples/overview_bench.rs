@@ -22,9 +22,6 @@
 
 #![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
-#[path = "../../tests/src/chromium.rs"]
-mod chromium;
-
 use shoal_report::{self as report, Branding, HtmlOptions, Links};
 use shoal_shared::finding::{Code, Finding};
 use shoal_shared::ids::{AuditId, SiteId};
@@ -32,6 +29,7 @@ use shoal_shared::record::{Discovery, Event, PageRecord, UrlKind};
 use shoal_shared::task::ProbeKind;
 use shoal_shared::time::UnixMs;
 use shoal_store::{AuditDb, AuditStatus};
+use shoal_test_support::chromium;
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};

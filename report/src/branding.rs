@@ -56,7 +56,7 @@ impl Logo {
             return Err(BrandingError::LogoTooLarge { size: bytes.len(), max: MAX_LOGO_BYTES });
         }
         let mime = sniff(bytes).ok_or(BrandingError::LogoType)?;
-        Ok(Logo { data_url: format!("data:{mime};base64,{}", crate::html::base64(bytes)) })
+        Ok(Logo { data_url: format!("data:{mime};base64,{}", crate::html::csp::base64(bytes)) })
     }
 
     /// The `data:` URL of the image (only base64 and a fixed media type: nothing to escape).

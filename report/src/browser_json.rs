@@ -46,8 +46,8 @@ impl<'a> BrowserJson<'a> {
             keyboard: &p.keyboard,
             consent: &p.consent,
             screenshots: ShotsJson {
-                desktop_jpeg_base64: crate::html::base64(&p.desktop_jpeg),
-                phone_jpeg_base64: crate::html::base64(&p.phone_jpeg),
+                desktop_jpeg_base64: crate::html::csp::base64(&p.desktop_jpeg),
+                phone_jpeg_base64: crate::html::csp::base64(&p.phone_jpeg),
             },
         }
     }
@@ -56,5 +56,5 @@ impl<'a> BrowserJson<'a> {
 /// Writes the site's `browser` array (empty when the check was off or opened nothing).
 pub(crate) fn write_browser<W: Write>(db: &AuditDb, site: &SiteSummary, w: &mut W) -> Result<(), ReportError> {
     let pages = db.browser_pages(site.audit, site.id)?;
-    super::json::value(w, &pages.iter().map(BrowserJson::of).collect::<Vec<_>>())
+    super::json_doc::value(w, &pages.iter().map(BrowserJson::of).collect::<Vec<_>>())
 }

@@ -12,7 +12,7 @@ use shoal_store::compare::{self as core, ChangeCounts, SitePairs};
 use shoal_store::cursor::Reader;
 use shoal_store::{AuditDb, AuditSummary, DbError, SiteSummary};
 
-use super::json::{FindingJson, key as key_json, open_document, value};
+use super::json_doc::{FindingJson, key as key_json, open_document, value};
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_store::url_changes::{FACTS, UrlChange, UrlCounts, UrlFacts, url_changes_with};
 use std::io::{BufWriter, Write};

@@ -19,6 +19,7 @@
 //!   forbids every load and every script and style but the page's own, allowed by hash ([`csp`]).
 
 mod ai_crawlers;
+mod base;
 mod browser;
 pub(crate) mod compare_page;
 mod content;
@@ -34,28 +35,23 @@ mod url_changes;
 mod view;
 mod view_issues;
 
-use super::{ReportError, generator, rfc3339};
+use super::{ReportError, generator};
 use crate::branding::Branding;
 use crate::causes;
 use crate::issues::{SiteHealth, across_sites, audit_health, baselines, site_health};
-use askama::Template;
+use base::{BUFFER, head, render};
 pub use compare_page::write_compare_html;
-pub(crate) use csp::base64;
 use links::Links;
 use shoal_shared::ids::{AuditId, SiteId};
-use shoal_shared::time::UnixMs;
 use shoal_store::cursor::Reader;
-use shoal_store::{AuditDb, AuditSummary, PageRow};
+use shoal_store::{AuditDb, AuditSummary};
 use site::Depth;
 use std::io::{BufWriter, Write};
 pub(crate) use svg::escape as escape_markup;
-use view::{BackLink, Foot, Head, SectionEnd, TableEnd, UrlView};
+use view::{BackLink, Foot, SectionEnd, TableEnd};
 use view_issues::IssueEnd;
 
 pub use overview::MAX_SITE_ROWS;
-
-/// Output buffer: fragments are small, so batch them into large writes.
-const BUFFER: usize = 256 * 1024;
 
 /// An audit with at most this many sites gets each site's issues below the overview in the
 /// one-file HTML report; larger audits get the overview only (each site's report: `--site`,
@@ -290,125 +286,8 @@ pub(crate) fn finish_page<W: Write>(mut w: BufWriter<W>) -> Result<(), ReportErr
     Ok(())
 }
 
-fn render<W: Write, T: Template>(w: &mut W, t: &T) -> Result<(), ReportError> {
-    Template::write_into(t, w).map_err(|source| ReportError::Write { source })
-}
-
-fn head<W: Write>(w: &mut W, title: &str, branding: &Branding, back: Option<BackLink>) -> Result<(), ReportError> {
-    // data: images: the operator's logo and the browser check's screenshots (nothing from the
-    // network either way).
-    let policy = csp::policy(true);
-    let written_at = rfc3339(UnixMs::from(std::time::SystemTime::now()));
-    render(
-        w,
-        &Head {
-            csp: &policy,
-            generator: &generator(),
-            title,
-            written_at: &written_at,
-            style: csp::STYLE,
-            operator: branding.operator(),
-            logo: branding.logo().map(|l| l.data_url()),
-            back,
-        },
-    )
-}
-
-/// `url` as a link target if it is an absolute http(s) URL; anything else (`javascript:`, `data:`,
-/// relative or unparsable text) is shown as text only.
-fn href(url: &str) -> Option<&str> {
-    let parsed = url::Url::parse(url).ok()?;
-    matches!(parsed.scheme(), "http" | "https").then_some(url)
-}
-
-fn url_view(url: &str) -> UrlView<'_> {
-    UrlView { text: url, href: href(url) }
-}
-
-/// A finding's related URLs as shown.
-fn related_views(urls: &[String]) -> Vec<UrlView<'_>> {
-    urls.iter().map(|u| url_view(u)).collect()
-}
-
-/// The id of a URL's details section: site id and a 64-bit FNV-1a hash of the URL. Computable from
-/// the URL alone, so a finding can link to its page without a table of every page in memory.
-fn anchor(site: SiteId, url: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in url.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("u{}-{h:016x}", site.0)
-}
-
-/// Bytes in a unit a reader takes in at a glance.
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if n < 1000 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64 / 1000.0;
-    let mut unit = 0;
-    while v >= 1000.0 && unit + 1 < UNITS.len() {
-        v /= 1000.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
-}
-
-fn status_text(p: &PageRow) -> String {
-    match (p.status, p.error.as_deref()) {
-        (Some(s), _) => s.to_string(),
-        (None, Some(e)) => format!("failed: {e}"),
-        (None, None) => "failed".to_owned(),
-    }
-}
-
-fn severity_rank(s: &str) -> u8 {
-    match s {
-        "error" => 0,
-        "warning" => 1,
-        _ => 2,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    #[test]
-    fn only_http_urls_become_links() {
-        assert_eq!(href("https://example.test/a?b=1&c=\"x\""), Some("https://example.test/a?b=1&c=\"x\""));
-        assert_eq!(href("http://example.test/"), Some("http://example.test/"));
-        for bad in [
-            "javascript:alert(1)",
-            "JavaScript:alert(1)",
-            " javascript:alert(1)",
-            "data:text/html,x",
-            "/relative",
-            "vbscript:x",
-            "",
-        ] {
-            assert_eq!(href(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn anchors_are_stable_and_plain() {
-        let a = anchor(SiteId(3), "https://example.test/\"><script>");
-        assert_eq!(a, anchor(SiteId(3), "https://example.test/\"><script>"));
-        assert!(a.starts_with("u3-") && a[3..].chars().all(|c| c.is_ascii_hexdigit()), "{a}");
-        assert_ne!(a, anchor(SiteId(3), "https://example.test/"));
-    }
-
-    #[test]
-    fn sizes_read_at_a_glance() {
-        assert_eq!(human_bytes(0), "0 B");
-        assert_eq!(human_bytes(999), "999 B");
-        assert_eq!(human_bytes(2048), "2.0 KB");
-        assert_eq!(human_bytes(5_300_000), "5.3 MB");
-    }
-
     #[test]
     fn templates_mark_nothing_safe() {
         for t in [

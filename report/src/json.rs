@@ -1,8 +1,9 @@
 //! The JSON report, `shoal.report/v1`, written element by element.
 
 use super::compare::{AuditJson as AuditRefJson, CountsJson, TotalsJson, site_ref, unknown_audit};
-use super::{ReportError, generator, rfc3339};
+use super::{ReportError, rfc3339};
 use crate::issues::{IssueGroup, SiteHealth, audit_health, baselines, site_health};
+use crate::json_doc::{FindingJson, key, open_document, value};
 use crate::score::FORMULA;
 use serde::Serialize;
 use shoal_shared::ai_crawlers::AI_CRAWLERS;
@@ -12,7 +13,7 @@ use shoal_shared::time::UnixMs;
 use shoal_store::ai_crawlers::AiCrawlerRow;
 use shoal_store::compare::{self as core, Change};
 use shoal_store::cursor::Reader;
-use shoal_store::{AuditDb, AuditSummary, FindingRow, LinkRow, PageRow, SiteStats};
+use shoal_store::{AuditDb, AuditSummary, LinkRow, PageRow, SiteStats};
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 
@@ -279,58 +280,6 @@ impl<'a> IssueJson<'a> {
             fix: g.fix(),
         }
     }
-}
-
-/// One finding as the JSON reports write it (the audit report and the comparison share it).
-#[derive(Serialize)]
-pub(super) struct FindingJson<'a> {
-    code: &'a str,
-    severity: &'a str,
-    family: Option<&'static str>,
-    message: Option<&'static str>,
-    url: &'a str,
-    detail: &'a str,
-    related: &'a [String],
-}
-
-impl<'a> FindingJson<'a> {
-    pub(super) fn of(f: &'a FindingRow) -> FindingJson<'a> {
-        let code = f.known_code();
-        FindingJson {
-            code: &f.code,
-            severity: &f.severity,
-            family: code.map(|c| c.family()),
-            message: code.map(|c| c.message()),
-            url: &f.url,
-            detail: &f.detail,
-            related: &f.related,
-        }
-    }
-}
-
-/// Writes one JSON value.
-pub(super) fn value<W: Write, T: Serialize + ?Sized>(w: &mut W, v: &T) -> Result<(), ReportError> {
-    serde_json::to_writer(w, v).map_err(|e| ReportError::Write { source: e.into() })
-}
-
-/// Opens a document: `{"schema":SCHEMA,"generator":"shoal <version>"` (every JSON report starts
-/// so).
-pub(super) fn open_document<W: Write>(w: &mut W, schema: &str) -> Result<(), ReportError> {
-    w.write_all(b"{")?;
-    key(w, true, "schema")?;
-    value(w, schema)?;
-    key(w, false, "generator")?;
-    value(w, &generator())
-}
-
-/// Writes `"key":` (preceded by a comma unless it is the object's first key).
-pub(super) fn key<W: Write>(w: &mut W, first: bool, name: &str) -> Result<(), ReportError> {
-    if !first {
-        w.write_all(b",")?;
-    }
-    value(w, name)?;
-    w.write_all(b":")?;
-    Ok(())
 }
 
 fn ms_pair(t: Option<UnixMs>) -> (Option<String>, Option<u64>) {

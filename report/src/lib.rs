@@ -30,11 +30,14 @@ mod browser_json;
 pub mod causes;
 mod compare;
 mod csv_out;
+#[cfg(feature = "fixtures")]
+pub mod fixtures;
 pub mod gate;
 pub mod guidance;
 mod html;
 pub mod issues;
 mod json;
+mod json_doc;
 mod junit;
 mod overview_json;
 mod per_site;

@@ -9,7 +9,7 @@
 
 use crate::compare::{Change, changes_with};
 use crate::issues::{across_sites, audit_health, baselines, family};
-use crate::json::{key, value};
+use crate::json_doc::{key, value};
 use crate::score;
 use crate::{ReportError, guidance};
 use serde::Serialize;

@@ -139,6 +139,45 @@ impl From<TaskKind> for UrlKind {
     }
 }
 
+// The names of a task's kind and of how it was found are their record's (`UrlKind`,
+// `Discovery`): one spelling each, declared with the record, so the task module needs nothing of
+// this one.
+impl TaskKind {
+    /// A short stable name, for the database and reports: its [`UrlKind`]'s.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        UrlKind::from(*self).as_str()
+    }
+}
+
+impl ProbeKind {
+    /// A short stable name (`probe_…`): its [`UrlKind`]'s.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        UrlKind::Probe(*self).as_str()
+    }
+}
+
+impl FoundVia {
+    /// How it was found, without where from: what a record keeps.
+    #[must_use]
+    pub fn discovery(&self) -> Discovery {
+        match self {
+            FoundVia::Start => Discovery::Start,
+            FoundVia::Link { .. } => Discovery::Link,
+            FoundVia::Sitemap { .. } => Discovery::Sitemap,
+            FoundVia::Redirect { .. } => Discovery::Redirect,
+            FoundVia::Standard => Discovery::Standard,
+        }
+    }
+
+    /// A short stable name, for the database and reports: its [`Discovery`]'s.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        self.discovery().as_str()
+    }
+}
+
 /// How a URL came to be requested: [`FoundVia`] without the URL it was found from (that is
 /// [`PageRecord::found_from`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -2,7 +2,6 @@
 
 use crate::ids::{AuditId, SiteId};
 use crate::pace::PaceLimits;
-use crate::record::{Discovery, UrlKind};
 use crate::scope_rules::ScopeRules;
 use crate::time::UnixMs;
 use crate::url::NormalizedUrl;
@@ -70,12 +69,6 @@ impl TaskKind {
         matches!(self, TaskKind::Resource { .. } | TaskKind::External)
     }
 
-    /// A short stable name, for the database and reports: its [`UrlKind`]'s.
-    #[must_use]
-    pub fn as_str(&self) -> &'static str {
-        UrlKind::from(*self).as_str()
-    }
-
     /// The checks of SPEC §9 (DNS, mail, domain registration): for audited sites only, queued by
     /// the site's own DNS task, never because a page linked somewhere.
     #[must_use]
@@ -130,14 +123,6 @@ pub enum ProbeKind {
     WpP1,
 }
 
-impl ProbeKind {
-    /// A short stable name (`probe_…`): its [`UrlKind`]'s.
-    #[must_use]
-    pub fn as_str(&self) -> &'static str {
-        UrlKind::Probe(*self).as_str()
-    }
-}
-
 /// How a URL came to be requested.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "via", rename_all = "snake_case")]
@@ -161,26 +146,6 @@ pub enum FoundVia {
     },
     /// robots.txt (its Sitemap lines) or the fixed probes.
     Standard,
-}
-
-impl FoundVia {
-    /// How it was found, without where from: what a record keeps.
-    #[must_use]
-    pub fn discovery(&self) -> Discovery {
-        match self {
-            FoundVia::Start => Discovery::Start,
-            FoundVia::Link { .. } => Discovery::Link,
-            FoundVia::Sitemap { .. } => Discovery::Sitemap,
-            FoundVia::Redirect { .. } => Discovery::Redirect,
-            FoundVia::Standard => Discovery::Standard,
-        }
-    }
-
-    /// A short stable name, for the database and reports: its [`Discovery`]'s.
-    #[must_use]
-    pub fn as_str(&self) -> &'static str {
-        self.discovery().as_str()
-    }
 }
 
 /// Queue order within a host lane: lower first. Links come before sitemap-only URLs, so the page

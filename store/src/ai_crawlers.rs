@@ -12,7 +12,7 @@
 //! crawlers do not all get the same verdict, one finding on the host's `/robots.txt` naming them by
 //! verdict ([`inconsistency`]).
 
-use super::analysis::Sink;
+use super::analysis::sink::Sink;
 use super::{AuditDb, DbError, int, sql_err};
 use rusqlite::Connection;
 use shoal_shared::ai_crawlers::{AI_CRAWLERS, AiBlocked, AiCrawler, AiVerdict, inconsistency};

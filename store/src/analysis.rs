@@ -43,7 +43,7 @@
 //! marked stale, the ones produced again are kept with their ids (their `related` refreshed), and
 //! the rest are deleted. A finding a worker already reported with the same key is left alone.
 
-use super::{DbError, int, sql_err, to_json};
+use super::{DbError, int, sql_err};
 use rusqlite::{Connection, params};
 use shoal_shared::finding::Code;
 use shoal_shared::ids::{AuditId, SiteId};
@@ -52,8 +52,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 mod content;
+pub(crate) mod sink;
 pub use content::LimitsCache;
 use shoal_shared::content::ContentLimits;
+use sink::Sink;
 
 /// At most this many URLs in a finding's `related` list, so one finding stays small on a site
 /// where thousands of pages link to the same broken URL.
@@ -78,54 +80,6 @@ pub const RESOURCE_LINK_KINDS: [LinkKind; 8] = [
 /// Redirects are followed at most this far (the crawler itself stops after 10 hops).
 const MAX_FOLLOW: usize = 64;
 
-/// Where analysis findings go: upserted as `origin = 'analysis'`, clearing `stale`. The rule
-/// families kept in modules of their own (`crate::hreflang`, `crate::ai_crawlers`) write through it too.
-pub(crate) struct Sink<'a> {
-    pub(crate) conn: &'a Connection,
-    pub(crate) path: &'a Path,
-    pub(crate) site: i64,
-    /// `temp.site_links` holds this site's links (see [`Sink::links`]).
-    links_copied: std::cell::Cell<bool>,
-}
-
-impl Sink<'_> {
-    /// Copies the site's links into `temp.site_links` the first time a rule needs them. A rule
-    /// asks only when it has something to look up (a broken URL, a redirect, a sitemap entry, a
-    /// canonical): on a healthy site the copy, three B-tree inserts per link and as many deletes,
-    /// was most of the analysis.
-    fn links(&self) -> Result<(), DbError> {
-        if !self.links_copied.get() {
-            copy_site_links(self.conn, self.path, self.site)?;
-            self.links_copied.set(true);
-        }
-        Ok(())
-    }
-
-    /// Whether the site has a row for which `sql` (one `?1`, the site) finds one.
-    pub(crate) fn any(&self, sql: &str) -> Result<bool, DbError> {
-        self.conn
-            .prepare_cached(sql)
-            .and_then(|mut s| s.query_row([self.site], |r| r.get(0)))
-            .map_err(sql_err(self.path, "check what the analysis has to look at"))
-    }
-
-    pub(crate) fn emit(&self, code: Code, url: &str, detail: &str, related: &[&str]) -> Result<(), DbError> {
-        self.conn
-            .prepare_cached(
-                "INSERT INTO findings (site_id, code, severity, url, detail, related_json, origin, stale)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'analysis', 0)
-                 ON CONFLICT (site_id, code, url, detail) DO UPDATE
-                    SET related_json = excluded.related_json, stale = 0
-                    WHERE findings.origin = 'analysis'",
-            )
-            .and_then(|mut s| {
-                s.execute(params![self.site, code.as_str(), code.severity().as_str(), url, detail, to_json(related),])
-            })
-            .map(drop)
-            .map_err(sql_err(self.path, "store an analysis finding"))
-    }
-}
-
 /// Runs every site-level rule for one site; see the module documentation.
 pub(super) fn analyse_site(
     conn: &Connection,
@@ -134,8 +88,7 @@ pub(super) fn analyse_site(
     site: SiteId,
     limits: ContentLimits,
 ) -> Result<(), DbError> {
-    let sink = Sink { conn, path, site: int(site.0), links_copied: std::cell::Cell::new(false) };
-    create_site_links(conn, path)?;
+    let sink = Sink::new(conn, path, int(site.0))?;
     conn.prepare_cached("UPDATE findings SET stale = 1 WHERE site_id = ?1 AND origin = 'analysis'")
         .and_then(|mut s| s.execute([sink.site]))
         .map_err(sql_err(path, "mark earlier analysis findings"))?;
@@ -153,37 +106,9 @@ pub(super) fn analyse_site(
         .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")
         .and_then(|mut s| s.execute([sink.site]))
         .map_err(sql_err(path, "remove outdated analysis findings"))?;
-    if sink.links_copied.get() {
-        conn.prepare_cached("DELETE FROM temp.site_links")
-            .and_then(|mut s| s.execute([]))
-            .map_err(sql_err(path, "empty the site's link copy"))?;
-    }
+    sink.empty_links()?;
     tracing::debug!(audit = %audit, site = %site, removed, "site analysis done");
     Ok(())
-}
-
-/// `temp.site_links`, indexed by target and by kind: what the rules below look links up by. Filled
-/// for one site at a time ([`Sink::links`]), in memory or a temporary file, never written to the
-/// audit database or its log. Exists (empty) before any statement that names it is prepared.
-fn create_site_links(conn: &Connection, path: &Path) -> Result<(), DbError> {
-    conn.execute_batch(
-        "CREATE TEMP TABLE IF NOT EXISTS site_links (
-             from_url TEXT NOT NULL, to_url TEXT NOT NULL, kind TEXT NOT NULL, internal INTEGER NOT NULL);
-         CREATE INDEX IF NOT EXISTS temp.site_links_by_target ON site_links (to_url, internal);
-         CREATE INDEX IF NOT EXISTS temp.site_links_by_kind ON site_links (kind, to_url);",
-    )
-    .map_err(sql_err(path, "create the site's link copy"))
-}
-
-/// Copies the site's links into `temp.site_links`.
-fn copy_site_links(conn: &Connection, path: &Path, site: i64) -> Result<(), DbError> {
-    conn.prepare_cached(
-        "INSERT INTO temp.site_links (from_url, to_url, kind, internal)
-         SELECT from_url, to_url, kind, internal FROM main.links WHERE site_id = ?1",
-    )
-    .and_then(|mut s| s.execute([site]))
-    .map(drop)
-    .map_err(sql_err(path, "copy the site's links"))
 }
 
 /// A URL of the site that is broken: answered `>= 400` or not at all (columns of `pages p`).

@@ -18,7 +18,7 @@
 //! when two audits are compared (`Code::identity`). Bounded: a page's set is judged from at most
 //! [`MAX_SET`] rows, and every rule reads each row once.
 
-use super::analysis::Sink;
+use super::analysis::sink::Sink;
 use super::{DbError, int, sql_err};
 use rusqlite::{Connection, params};
 use shoal_shared::finding::Code;

@@ -2,9 +2,8 @@
 //! (`report/tests/it/report_html.rs`) and the coordinator's dashboard
 //! (`tests/tests/it/dashboard.rs`).
 //!
-//! One file for two crates: this library exports it for the end-to-end tests, and the report
-//! crate's tests, which cannot depend on this crate, include it by path (`#[path]`). So it uses
-//! the standard library only.
+//! In the leaf test-support crate, so the report crate's tests use it as a dev-dependency like
+//! the end-to-end tests do.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,14 +1,13 @@
-//! Loads the robots.txt conformance corpus, the project's own copy in `shared/tests/data/robots/`
+//! Loads the robots.txt conformance corpus, the project's own copy in `test-support/data/robots/`
 //! (see the README there). Shared by the library-level test (`shared/tests/it/robots_conformance.rs`)
 //! and the binary-level test (`shoal/tests/it/cli.rs`), so both read the same cases the same
-//! way. A missing corpus does not compile: these tests fail, never skip.
-
-#![allow(dead_code, reason = "each test binary uses a different subset of the loader")]
+//! way. A missing corpus does not compile: these tests fail, never skip. Needs no feature: the
+//! core crate's tests use it without the servers' runtime.
 
 use serde::Deserialize;
 
 /// Where the corpus is, inside the repository (for messages).
-pub const CORPUS: &str = "shared/tests/data/robots/cases.jsonl";
+pub const CORPUS: &str = "test-support/data/robots/cases.jsonl";
 /// The corpus itself, compiled into the test binary from beside this file: a missing file is a
 /// build error, so the tests fail, never skip.
 const CORPUS_TEXT: &str = include_str!("../data/robots/cases.jsonl");

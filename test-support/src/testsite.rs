@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
-//! use shoal_tests::testsite::{Route, Site, TestServer};
+//! use shoal_test_support::testsite::{Route, Site, TestServer};
 //! let server = TestServer::start(vec![
 //!     Site::new("a.test")
 //!         .robots_txt("User-agent: *\nDisallow: /private")

@@ -1,8 +1,7 @@
 //! What a server stuck on TLS 1.0 answers a modern ClientHello with: a TLS 1.0 ServerHello, made by
 //! hand (rustls servers cannot speak TLS 1.0). For the worker's TLS probe tests
-//! (`worker/tests/it/tls_probe.rs`, which include this file by path: the worker cannot depend on
-//! this crate) and the end-to-end finding tests' `old.test` (`tests/tests/it/finding_support/`).
-//! Standard library only.
+//! (`worker/tests/it/tls_probe.rs`) and the end-to-end finding tests' `old.test`
+//! (`tests/tests/it/finding_support/`). Standard library only.
 
 /// A minimal TLS 1.0 ServerHello record: TLS_RSA_WITH_AES_128_CBC_SHA, an empty session id, no
 /// compression.

@@ -2,7 +2,8 @@
 //! [`AuditDb::ai_crawlers`], per host and crawler, with the verdict over the pages crawled. A
 //! module and a template file of their own (`templates/report/ai_crawlers.html`).
 
-use super::{ReportError, render};
+use super::ReportError;
+use super::base::render;
 use askama::Template;
 use shoal_shared::ai_crawlers::AiVerdict;
 use shoal_store::{AuditDb, SiteSummary};

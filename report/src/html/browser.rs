@@ -3,7 +3,8 @@
 //! with the thresholds each measure is judged by. A module and a template file of their own
 //! (`templates/report/browser.html`), like the domain section.
 
-use super::{ReportError, render};
+use super::ReportError;
+use super::base::render;
 use askama::Template;
 use shoal_shared::browser::BrowserPage;
 use shoal_store::{AuditDb, SiteSummary};
@@ -119,12 +120,12 @@ fn shot(name: &'static str, label: &'static str, jpeg: &[u8]) -> Option<ShotView
     (!jpeg.is_empty()).then(|| ShotView {
         name,
         label,
-        data_url: format!("data:image/jpeg;base64,{}", super::base64(jpeg)),
+        data_url: format!("data:image/jpeg;base64,{}", super::csp::base64(jpeg)),
     })
 }
 
 fn view(p: BrowserPage) -> PageView {
-    let href = super::href(&p.url).map(str::to_owned);
+    let href = super::base::href(&p.url).map(str::to_owned);
     let vitals = vitals(&p);
     let shots = [shot("desktop", "Desktop 1366x768", &p.desktop_jpeg), shot("phone", "Phone 390x844", &p.phone_jpeg)]
         .into_iter()

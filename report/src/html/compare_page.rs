@@ -1,11 +1,12 @@
 //! The HTML twin of the comparison of two audits (`shoal report --compare OLD NEW --format html`)
 //! and the section a scheduled run's report opens with: what changed since the previous run.
 
+use super::base::{BUFFER, head, render, url_view};
+use super::csp;
 use super::site::change_lists;
 use super::view::{
     ChangesStart, CompareSummary, Foot, PrevView, ScheduleChanges, ScheduleDelta, SectionEnd, SitesDelta,
 };
-use super::{BUFFER, csp, head, render, url_view};
 use crate::branding::Branding;
 use crate::compare;
 use crate::{ReportError, generator, rfc3339};

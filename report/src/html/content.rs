@@ -3,7 +3,8 @@
 //! ([`AuditDb::content_summary`]). A module and a template file of their own
 //! (`templates/report/content.html`), like the browser section.
 
-use super::{ReportError, render};
+use super::ReportError;
+use super::base::render;
 use askama::Template;
 use shoal_store::{AuditDb, SiteSummary};
 use std::io::Write;

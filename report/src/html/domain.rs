@@ -3,9 +3,9 @@
 //! file of their own (`templates/report/domain.html`), so the section moves with the report's
 //! layout as one piece.
 
-use super::site::{finding_row, findings_table};
+use super::ReportError;
+use super::base::{finding_row, findings_table, render};
 use super::view::{FindingsStart, SectionEnd};
-use super::{ReportError, render};
 use askama::Template;
 use shoal_shared::domain::registrable_domain;
 use shoal_store::cursor::Reader;

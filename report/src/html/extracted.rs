@@ -2,8 +2,9 @@
 //! (`--extract`) found, one row per page and rule, streamed page by page. Only for audits that
 //! have rules. A module and a template file of their own (`templates/report/extracted.html`).
 
+use super::ReportError;
+use super::base::{anchor, render};
 use super::view::{SectionEnd, TableEnd};
-use super::{ReportError, anchor, render};
 use askama::Template;
 use shoal_shared::custom::CustomRules;
 use shoal_store::{AuditDb, AuditSummary, SiteSummary};

@@ -6,9 +6,9 @@
 //! (at most [`MAX_SITE_ROWS`]) and one per code, never a row per finding or per page, so its size
 //! grows with the number of sites only (about 120 bytes a site past the first 500).
 
+use super::base::render;
 use super::data::DataBlock;
 use super::links::Links;
-use super::render;
 use super::site::{band, family_label, family_options, points, sev_letter};
 use super::svg::{self, Bar, palette};
 use super::view_issues::{

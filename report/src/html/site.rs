@@ -6,17 +6,19 @@
 //! order with their findings from a second cursor. A site's report therefore grows with the site
 //! (about 2 KB per fetched URL, plus a row per finding), and memory does not.
 
+use super::base::{
+    anchor, finding_row, findings_table, href, human_bytes, related_views, render, status_text, url_view,
+};
 use super::links::{Links, Local};
 use super::svg::{self, Bar, palette};
 use super::view::{
-    ChangesStart, Chart, DetailsStart, FindingRowView, FindingsStart, LinkCounts, PageRowView, PagesStart, PrevView,
-    SectionEnd, TableEnd, UrlDetail, UrlFinding,
+    ChangesStart, Chart, DetailsStart, FindingsStart, LinkCounts, PageRowView, PagesStart, PrevView, SectionEnd,
+    TableEnd, UrlDetail, UrlFinding,
 };
 use super::view_issues::{
     ChartsView, FamilyOption, IssueEnd, IssueRow, IssueStart, IssuesEnd, IssuesStart, SiteEnd, SiteHealthView,
     TrendView,
 };
-use super::{anchor, href, human_bytes, related_views, render, severity_rank, status_text, url_view};
 use crate::ReportError;
 use crate::compare::{self, Change};
 use crate::issues::{IssueGroup, SiteHealth, families, family_bit};
@@ -424,49 +426,6 @@ pub(crate) fn count_links(links: &[LinkRow]) -> LinkCounts {
 /// [`LinkKind::is_navigation`] for a stored kind spelling.
 pub(crate) fn is_navigation(kind: &str) -> bool {
     kind == LinkKind::Anchor.as_str() || kind == LinkKind::Iframe.as_str() || kind == LinkKind::PageLink.as_str()
-}
-
-/// Writes a findings table: its start, the rows `rows` writes, its end.
-pub(crate) fn findings_table<W: Write>(
-    w: &mut W,
-    start: FindingsStart,
-    rows: impl FnOnce(&mut W) -> Result<(), ReportError>,
-) -> Result<(), ReportError> {
-    let (open_table, collapsed) = (start.count > 0, start.collapsed);
-    render(w, &start)?;
-    if open_table {
-        rows(w)?;
-    }
-    render(w, &TableEnd { open_table, collapsed })
-}
-
-/// One finding row; the URL links to its details section when `details_of` has that page.
-pub(crate) fn finding_row<W: Write>(
-    w: &mut W,
-    reader: &Reader,
-    f: &FindingRow,
-    details_of: Option<SiteId>,
-) -> Result<(), ReportError> {
-    let code = f.known_code();
-    let anchor = match details_of {
-        Some(site) if reader.has_page(site, &f.url)? => Some(anchor(site, &f.url)),
-        _ => None,
-    };
-    render(
-        w,
-        &FindingRowView {
-            severity: &f.severity,
-            rank: severity_rank(&f.severity),
-            code: &f.code,
-            family: code.map_or("unknown", |c| c.family()),
-            message: code.map_or("", |c| c.message()),
-            url: &f.url,
-            href: href(&f.url),
-            anchor,
-            detail: &f.detail,
-            related: related_views(&f.related),
-        },
-    )
 }
 
 /// The "Changes since the previous audit" section of a site, against `previous` (the schedule's

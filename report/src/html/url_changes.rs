@@ -3,7 +3,8 @@
 //! Shown wherever two sites are compared (the comparison page, a site's "Changes" section). Each
 //! list is streamed and shows at most [`MAX_URL_ROWS`] URLs; the JSON comparison has them all.
 
-use super::{ReportError, href, render};
+use super::ReportError;
+use super::base::{href, render};
 use askama::Template;
 use shoal_shared::ids::SiteId;
 use shoal_store::cursor::Reader;

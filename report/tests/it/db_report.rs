@@ -1,7 +1,7 @@
 //! JSON and CSV reports written from a real audit database.
 
-use crate::json_fields::PAGE_FIELDS;
 use serde_json::Value;
+use shoal_report::fixtures::json_fields::PAGE_FIELDS;
 use shoal_report::{self as report, ReportError};
 use shoal_shared::finding::{Code, Finding};
 use shoal_shared::ids::{AuditId, SiteId};

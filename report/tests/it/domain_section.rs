@@ -1,8 +1,8 @@
 //! Each site's "Domain and e-mail" section holds the findings of the DNS, mail and domain checks
 //! (and only them), escaped like every crawled text.
 
-use crate::html_fixture::{T0, between, html, u};
 use shoal_report as report;
+use shoal_report::fixtures::html::{T0, between, html, u};
 use shoal_shared::finding::{Code, Finding};
 use shoal_shared::ids::AuditId;
 use shoal_shared::record::Event;

@@ -3,9 +3,9 @@
 //! the per-site directory and its links, escaping of crawled text, the JSON documents, SARIF,
 //! JUnit, the CI gate, branding, and the pages opened in headless Chromium.
 
-use crate::batch_fixture::*;
-use crate::html_fixture::between;
 use serde_json::Value;
+use shoal_report::fixtures::batch::*;
+use shoal_report::fixtures::html::between;
 use shoal_report::gate::{Gate, evaluate};
 use shoal_report::{self as report, Branding, HtmlOptions, Links, Logo};
 use shoal_shared::finding::Severity;
@@ -13,7 +13,7 @@ use shoal_store::AuditDb;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::chromium;
+use shoal_test_support::chromium;
 
 fn overview(db: &AuditDb, audit: shoal_shared::ids::AuditId, links: Links, branding: &Branding) -> String {
     let mut out = Vec::new();

@@ -1,8 +1,8 @@
 //! Comparing two audits (`shoal report --compare OLD NEW`): exactly which findings are new, fixed and
 //! remaining per site, which sites were added or removed, as JSON, HTML and through the library.
 
-use crate::compare_fixture::*;
 use serde_json::Value;
+use shoal_report::fixtures::compare::*;
 use shoal_report::{self as report, Change};
 use std::collections::BTreeSet;
 

@@ -2,8 +2,8 @@
 //! crawled content, the Content-Security-Policy, the changes since the previous audit, a large audit
 //! streamed to a counting sink, and the report opened in headless Chromium.
 
-use crate::html_fixture::*;
 use shoal_report as report;
+use shoal_report::fixtures::html::*;
 use shoal_shared::finding::{Code, Finding};
 use shoal_shared::record::{Event, LinkKind};
 use shoal_shared::time::UnixMs;
@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::chromium::{chromium, run_chromium};
+use shoal_test_support::chromium::{chromium, run_chromium};
 
 #[test]
 fn html_report_has_every_section_and_one_svg_per_chart() {

@@ -24,3 +24,22 @@ fn findings_reference_lists_every_code_and_nothing_else() {
     }
     assert_eq!(documented.len(), Code::ALL.len());
 }
+
+/// The README says how many checks Shoal has ("findings from N checks"): N is the number of
+/// finding codes, so adding a code without updating the README fails here.
+#[test]
+fn the_readme_counts_every_check() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let readme = std::fs::read_to_string(path).expect("README.md exists");
+    let (_, after) = readme.split_once("findings from ").expect("the README says how many checks there are");
+    let count: usize = after
+        .split_once(" checks")
+        .and_then(|(n, _)| n.trim().parse().ok())
+        .expect("'findings from N checks' in the README");
+    assert_eq!(
+        count,
+        Code::ALL.len(),
+        "README.md: 'findings from {count} checks', but Code::ALL has {}",
+        Code::ALL.len()
+    );
+}

@@ -1,4 +1,4 @@
-//! The robots.txt conformance corpus (`shared/tests/data/robots/cases.jsonl`, the project's own
+//! The robots.txt conformance corpus (`test-support/data/robots/cases.jsonl`, the project's own
 //! copy; see the README beside it), run through exactly the API the crawler and `shoal robots` use:
 //! `ProductToken::from_agent`, `RobotsRules::parse`, `check_str`, `sitemaps` and `crawl_delay`.
 //!
@@ -10,9 +10,7 @@ use std::fmt::Write as _;
 
 use shoal_shared::robots::{ProductToken, RobotsRules};
 
-#[path = "../support/robots_corpus.rs"]
-mod robots_corpus;
-use robots_corpus::{CORPUS, CRAWLER_CASES, Case, NOT_CRAWLER, NOT_GOOGLE, load_corpus};
+use shoal_test_support::robots_corpus::{CORPUS, CRAWLER_CASES, Case, NOT_CRAWLER, NOT_GOOGLE, load_corpus};
 
 /// Runs the case through the library; `Err` describes every check that failed.
 fn run(case: &Case) -> Result<(), String> {

@@ -4,9 +4,7 @@
 use crate::support::{shoal, stderr};
 use std::path::PathBuf;
 
-#[path = "../../../shared/tests/support/robots_corpus.rs"]
-mod robots_corpus;
-use robots_corpus::{Case, load_corpus};
+use shoal_test_support::robots_corpus::{Case, load_corpus};
 
 #[test]
 fn help_explains_every_audit_option_with_its_default() {
@@ -145,7 +143,7 @@ fn robots_cli_prints_the_ai_crawlers_verdicts() {
     assert!(lines.contains(&"OAI-SearchBot allowed https://a.test/shop/kettle"), "{text}");
 }
 
-/// The 256 crawler-profile cases of the project's robots.txt corpus (`shared/tests/data/robots/`)
+/// The 256 crawler-profile cases of the project's robots.txt corpus (`test-support/data/robots/`)
 /// through the real binary, as a batch caller uses it: one `shoal robots` call per (body, agent)
 /// with all its URLs, verdict lines in order; then `--sitemaps` and `--crawl-delay` on the cases
 /// that state them. Fails (never skips) when the corpus is missing.

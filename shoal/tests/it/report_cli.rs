@@ -6,13 +6,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Output;
 
-#[path = "../../../report/tests/it/compare_fixture.rs"]
-mod compare_fixture;
-#[path = "../../../report/tests/it/html_fixture.rs"]
-mod html_fixture;
-
-use compare_fixture::{expected_new, keys, two_audits};
-use html_fixture::{CHARTS, one_audit};
+use shoal_report::fixtures::batch as batch_fixture;
+use shoal_report::fixtures::compare::{expected_new, keys, two_audits};
+use shoal_report::fixtures::html::{CHARTS, one_audit};
 
 /// Runs `shoal ARGS --db DB` (no `SHOAL_*` variable: see [`support::command`]).
 fn shoal(args: &[&str], db: &Path) -> Output {
@@ -65,9 +61,6 @@ fn shoal_report_writes_html_with_the_cli() {
     assert!(doc.starts_with("<!DOCTYPE html>") && doc.ends_with("</html>\n"));
     assert_eq!(doc.matches("<svg").count(), CHARTS.len());
 }
-
-#[path = "../../../report/tests/it/batch_fixture.rs"]
-mod batch_fixture;
 
 /// The exit status and standard error of `shoal report ARGS --db DB`.
 fn status(args: &[&str], db: &Path) -> (Option<i32>, String) {

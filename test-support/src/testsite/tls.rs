@@ -10,7 +10,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
-//! use shoal_tests::testsite::{PlainHttp, Site, TestCa, TestServer, TlsConfig};
+//! use shoal_test_support::testsite::{PlainHttp, Site, TestCa, TestServer, TlsConfig};
 //! let ca = TestCa::new("Shoal Test CA");
 //! let tls = TlsConfig::new(ca.leaf(&["a.test"]).build())
 //!     .host_cert("old.test", ca.leaf(&["old.test"]).expired().build())
@@ -51,7 +51,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
-use super::Route;
+use super::route::Route;
 
 /// How long a connection may take to send its first byte and finish the TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);

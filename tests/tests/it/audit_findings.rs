@@ -21,9 +21,7 @@ use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 /// The page fields of the JSON report, the list the report crate's own tests check.
-#[path = "../../../report/tests/it/json_fields.rs"]
-mod json_fields;
-use json_fields::PAGE_FIELDS;
+use shoal_report::fixtures::json_fields::PAGE_FIELDS;
 
 /// One row of the findings table.
 #[derive(Debug, Clone, PartialEq, Eq)]

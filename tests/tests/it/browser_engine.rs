@@ -1,5 +1,5 @@
 //! The browser engine (`worker/src/browser/`) in real headless Chromium against the test server's
-//! browser pages (`tests/src/testsite/browser.rs`): what it measures must be what the pages are
+//! browser pages (`test-support/src/testsite/browser.rs`): what it measures must be what the pages are
 //! built to show, and the server's log must agree with what it says was loaded. These tests fail,
 //! never skip, when Chromium is missing.
 

@@ -6,7 +6,7 @@ use chromiumoxide::Page;
 use serde::Deserialize;
 use shoal_shared::browser::AxeViolation;
 
-use super::page::eval;
+use super::js::eval;
 
 /// axe-core's minified source, compiled in (no npm at build or run time).
 const AXE_SOURCE: &str = include_str!("../../assets/axe-core/axe.min.js");

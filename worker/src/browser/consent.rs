@@ -15,7 +15,7 @@ use serde::Deserialize;
 use shoal_shared::browser::Consent;
 
 use super::intercept::{SharedNet, lock};
-use super::page::{eval, load};
+use super::js::{eval, load};
 
 /// How long the page may react to the Reject click before it is opened again.
 const AFTER_CLICK: Duration = Duration::from_millis(1_500);

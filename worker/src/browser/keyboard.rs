@@ -8,7 +8,7 @@ use chromiumoxide::cdp::browser_protocol::input::{DispatchKeyEventParams, Dispat
 use serde::Deserialize;
 use shoal_shared::browser::Keyboard;
 
-use super::page::eval;
+use super::js::eval;
 
 /// Tab presses at most.
 pub(crate) const MAX_TABS: u32 = 50;

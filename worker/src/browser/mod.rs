@@ -30,6 +30,7 @@
 mod axe;
 mod consent;
 mod intercept;
+mod js;
 mod keyboard;
 mod page;
 mod process;

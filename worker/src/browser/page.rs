@@ -20,13 +20,13 @@ use chromiumoxide::listeners::EventStream;
 use chromiumoxide::page::ScreenshotParams;
 use futures_util::StreamExt;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use shoal_shared::browser::{BrowserPage, Vitals};
 use shoal_shared::ids::{AuditId, SiteId};
 use tokio::task::JoinSet;
 use tracing::{debug, warn};
 
 use super::intercept::{self, SharedNet, lock};
+use super::js::{eval, load, short};
 use super::proxy::Gate;
 use super::{BrowserSettings, axe, consent, keyboard};
 
@@ -37,38 +37,8 @@ const DESKTOP: (i64, i64) = (1366, 768);
 const PHONE: (i64, i64) = (390, 844);
 /// JPEG quality of the screenshots.
 const JPEG_QUALITY: i64 = 70;
-/// After the load event: late shifts, late images, late trackers.
-const SETTLE: Duration = Duration::from_millis(1_000);
 /// Limit on the small DevTools steps around the page (context, tab, close).
 const STEP_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Evaluates `expression` in the page (promises awaited) and reads its JSON value as `T`.
-pub(crate) async fn eval<T: DeserializeOwned>(page: &Page, expression: &str) -> Result<T, String> {
-    let result = page.evaluate_expression(expression).await.map_err(|e| short(&e.to_string()))?;
-    match result.value() {
-        Some(v) => serde_json::from_value(v.clone()).map_err(|e| format!("unexpected answer from the page: {e}")),
-        None => serde_json::from_value(serde_json::Value::Null).map_err(|_| "the page returned no value".to_owned()),
-    }
-}
-
-fn short(s: &str) -> String {
-    s.chars().take(300).collect()
-}
-
-/// Opens `url` in `page` and waits for its load event and a short settling time.
-pub(crate) async fn load(page: &Page, url: &str) -> Result<(), String> {
-    page.goto(url).await.map_err(|e| format!("the page did not load: {}", short(&e.to_string())))?;
-    // goto returns at the load event; make sure, then give late work a moment.
-    for _ in 0..50 {
-        let state: String = eval(page, "document.readyState").await.unwrap_or_default();
-        if state == "complete" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    tokio::time::sleep(SETTLE).await;
-    Ok(())
-}
 
 #[derive(Debug, Deserialize)]
 struct JsVitals {

@@ -14,9 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-/// The TLS 1.0 ServerHello, shared with the end-to-end tests' server stuck on TLS 1.0.
-#[path = "../../../tests/src/tls10.rs"]
-mod tls10;
+use shoal_test_support::tls10;
 
 const DAY: i64 = 86_400;
 const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
