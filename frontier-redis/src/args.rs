@@ -11,7 +11,7 @@ use std::time::Duration;
 /// How a discovered task counts against the budgets, as the scripts read it: `p` page, `r`
 /// resource, `x` external check (a resource-budget check that may open a lane for its host), `s`
 /// sitemap (the sitemap budget).
-pub(crate) fn kind_code(kind: TaskKind) -> &'static str {
+pub fn kind_code(kind: TaskKind) -> &'static str {
     match kind {
         TaskKind::Page => "p",
         TaskKind::Resource { .. } => "r",

@@ -22,6 +22,8 @@ mod sent;
 mod status;
 mod stream;
 
+pub use args::kind_code;
+
 use answers::{epoch_of, first_word, int_at, parse_claim, parse_completed};
 use keys::{EVENTS_GROUP, Keys};
 use redis::aio::ConnectionManager;

@@ -47,13 +47,24 @@ struct Library {
     source: String,
 }
 
+/// What every step's body runs after, in the library's order: the `KEYS` and `ARGV` upvalues, the
+/// generated prelude ([`lua_prelude`]) and the shared functions of `lua/`. Public so that the
+/// differential test (`tests/it/differential.rs`) loads the very code the library does, with test
+/// entry points of its own after it, and holds the Lua mirrors of the pace, latency and budget
+/// rules to the Rust ones.
+#[must_use]
+pub fn shared_code() -> String {
+    let mut code = String::from("local KEYS, ARGV\n");
+    code.push_str(&lua_prelude());
+    code.push('\n');
+    code.push_str(COMMON);
+    code.push('\n');
+    code
+}
+
 impl Library {
     fn build() -> Library {
-        let mut code = String::from("local KEYS, ARGV\n");
-        code.push_str(&lua_prelude());
-        code.push('\n');
-        code.push_str(COMMON);
-        code.push('\n');
+        let mut code = shared_code();
         for (step, body) in STEPS {
             code.push_str(&format!("local function {step}_body()\n{body}\nend\n"));
         }

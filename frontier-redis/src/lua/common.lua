@@ -403,6 +403,22 @@ local function add_all(set, list)
   end
 end
 
+-- The budget a new task of `kind` (args.rs, kind_code: p page, r resource, x external check,
+-- s sitemap) at link `depth` is over, given the site's counts and limits: 'd' depth, 'p' pages,
+-- 'r' resource checks, 's' sitemaps; nil when it may be queued. Mirrors
+-- shoal_shared::frontier::budget::over_budget (the differential test holds them together).
+local function over_budget(kind, depth, pages, res, smf, smb, maxp, maxd, maxr, maxsf, maxsb)
+  if kind == 'p' then
+    if depth > maxd then return 'd' end
+    if pages >= maxp then return 'p' end
+  elseif kind == 'r' or kind == 'x' then
+    if res >= maxr then return 'r' end
+  elseif kind == 's' then
+    if smf >= maxsf or smb >= maxsb or pages >= maxp then return 's' end
+  end
+  return nil
+end
+
 -- Queues the discovered tasks of ARGV from position `base`, `span` arguments in runs (args.rs,
 -- TaskRuns): a run's head (host, kind, depth, prio, nb, rblob, how many tasks), then per task its
 -- seen keys and blob (fp, fp2, blob), of a site whose lanes are open, whose URLs are new to the audit (seen key `fp` not taken, nor `fp2`: a
@@ -482,18 +498,7 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
     local h = heads[o]
     local fp, fp2, kind = ARGV[j], ARGV[j + 1], h.kind
     if not (known[fp] or (fp2 ~= '' and known[fp2])) then
-      local code = nil
-      if kind == 'p' then
-        if h.depth > maxd then
-          code = 'd'
-        elseif pages >= maxp then
-          code = 'p'
-        end
-      elseif (kind == 'r' or kind == 'x') and res >= maxr then
-        code = 'r'
-      elseif kind == 's' and (smf >= maxsf or smb >= maxsb or pages >= maxp) then
-        code = 's'
-      end
+      local code = over_budget(kind, h.depth, pages, res, smf, smb, maxp, maxd, maxr, maxsf, maxsb)
       if code then
         over[code] = true
       else
