@@ -17,6 +17,7 @@ mod events;
 pub mod keys;
 mod pace;
 mod quarantine;
+pub mod rules;
 pub mod scripts;
 mod sent;
 mod status;

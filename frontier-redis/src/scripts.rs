@@ -38,6 +38,12 @@ const STEPS: &[(&str, &str)] = &[
     ("hold", include_str!("lua/hold.lua")),
 ];
 
+/// The Lua files' text, the shared ones and the steps' bodies (without the generated prelude).
+#[cfg(test)]
+pub(crate) fn lua_files() -> impl Iterator<Item = &'static str> {
+    std::iter::once(COMMON).chain(STEPS.iter().map(|(_, body)| *body))
+}
+
 /// The library's source and name, shared by every [`Function`] of it.
 #[derive(Debug)]
 struct Library {

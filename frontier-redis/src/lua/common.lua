@@ -148,7 +148,7 @@ local function recompute(host)
   local sig = redis.call('HMGET', hk, 'qg', 'll')
   gape = math.max(gape, num(sig[1], 0))
   if slow then
-    maxe = 1
+    maxe = SLOW_MAX_IN_FLIGHT
     gape = math.max(gape, SLOW_GAP)
   end
   maxe, gape = guarded(maxe, gape, num(sig[2], 0))
@@ -446,7 +446,7 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
   if s[1] == '1' or s[2] == '1' then return 0 end
   local maxp, maxd, maxr = num(s[3], nil), num(s[4], nil), num(s[5], nil)
   local pages, res, smf, smb = num(s[6], 0), num(s[7], 0), num(s[12], 0), num(s[13], 0)
-  local maxsf, maxsb = num(s[10], 20), num(s[11], 52428800)
+  local maxsf, maxsb = num(s[10], DEFAULT_MAX_SITEMAPS), num(s[11], DEFAULT_MAX_SITEMAP_BYTES)
   -- Each task is read where it is in ARGV (`open`: its first argument), not copied into a table;
   -- its run's head once per run (`heads`: kind, depth, prio, nb and lane, per task).
   local open, heads = {}, {}
@@ -461,13 +461,14 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
       if not robots and string.sub(rblob, 1, 1) == '-' then
         -- A check that is no HTTP request (DNS, a mail server): its lane opens with its robots
         -- state known (the rest of rblob), under the host's one pace.
-        open_known_lane(site, audit, host, string.sub(rblob, 2), num(s[8], 4), num(s[9], 300), now)
+        open_known_lane(site, audit, host, string.sub(rblob, 2), num(s[8], DEFAULT_IN_FLIGHT),
+          num(s[9], DEFAULT_GAP), now)
         robots = 'k'
         touched[lane] = true
       elseif not robots and rblob ~= '' then
         -- The first link of the site to this other host (or a check of it): open its lane,
         -- robots.txt first, under the host's one pace (the stricter of everyone's limits).
-        open_lane(site, audit, host, rblob, num(s[8], 4), num(s[9], 300))
+        open_lane(site, audit, host, rblob, num(s[8], DEFAULT_IN_FLIGHT), num(s[9], DEFAULT_GAP))
         robots = 'p'
         touched[lane] = true
       end
@@ -931,9 +932,9 @@ local function observe(k, samples, tag, f)
   -- The baseline after one more answer `s` (comparisons, not math.min/max: C functions reached
   -- through the globals, and this runs twice per answer).
   local function next_base(s)
-    local cap = floor(base * 5 / 4)
+    local cap = floor(base * GUARD_BASE_CAP_NUM / GUARD_BASE_CAP_DEN)
     if s > cap then s = cap end
-    local b = floor((base * 7 + s + 4) / 8)
+    local b = floor((base * GUARD_BASE_KEEP + s + GUARD_BASE_ROUND) / GUARD_BASE_WEIGHT)
     if b < 1 then return 1 end
     return b
   end
@@ -952,8 +953,8 @@ local function observe(k, samples, tag, f)
     -- the window as it was after sample i is needed only for a restore's report.
     for i = 1, ns do
       base = next_base(samples[i])
-      if since < 255 then since = since + 1 end
-      if calm < 255 then calm = calm + 1 end
+      if since < GUARD_COUNT_MAX then since = since + 1 end
+      if calm < GUARD_COUNT_MAX then calm = calm + 1 end
       if level > 0 and calm >= GUARD_RECOVER then
         level, since, calm = level - 1, 0, 0
         local w = window_after(i)
@@ -982,7 +983,7 @@ local function observe(k, samples, tag, f)
       for i = nt, 2, -1 do tags[i] = tags[i - 1] end
       tags[1] = tag
     end
-    since = math.min(since + 1, 255)
+    since = math.min(since + 1, GUARD_COUNT_MAX)
     if base == 0 then
       if n >= GUARD_MIN_SAMPLES then base = math.max(median(), 1) end
     else
@@ -992,9 +993,9 @@ local function observe(k, samples, tag, f)
         m = median()
         local rise = math.max(m - base, 0)
         trouble = m >= base * GUARD_RATIO and rise >= GUARD_MIN_RISE
-        is_calm = m * 2 < base * 3 or rise < GUARD_CALM_RISE
+        is_calm = m * GUARD_CALM_DEN < base * GUARD_CALM_NUM or rise < GUARD_CALM_RISE
       end
-      if is_calm then calm = math.min(calm + 1, 255) else calm = 0 end
+      if is_calm then calm = math.min(calm + 1, GUARD_COUNT_MAX) else calm = 0 end
       local moved = nil
       if trouble and tags then
         -- A server IP: the slow answers must come from two hosts.
@@ -1029,7 +1030,7 @@ local function observe(k, samples, tag, f)
       out[i] = I(recent[i])
     end
   end
-  -- Only what moved is written (the counters stop at 255, and the level and baseline of a server
+  -- Only what moved is written (the counters stop at GUARD_COUNT_MAX, and the level and baseline of a server
   -- answering evenly stay where they are).
   local fields = {'lr', table.concat(out, ',')}
   local function put(name, v, was)
