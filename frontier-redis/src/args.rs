@@ -66,7 +66,7 @@ impl RunHead {
 const HEAD_ARGS: usize = 7;
 const TASK_ARGS: usize = 3;
 
-/// Tasks as the scripts read them (offer_all in common.lua), in their order: runs of consecutive
+/// Tasks as the scripts read them (offer_all in lua/offer.lua), in their order: runs of consecutive
 /// tasks with the same [`RunHead`], each run its head (host, kind, depth, priority, not-before, lane
 /// opener, how many tasks) and then per task its seen keys and blob. A page's links share all of
 /// the head, so a link costs Redis three arguments instead of nine, and the script reads the

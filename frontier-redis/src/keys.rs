@@ -104,7 +104,7 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
 
 /// The fields of each hash that hold numbers: what the steps read as numbers (an unreadable one
 /// quarantines the unit that reads it), and what the quarantine's check (`diagnose` in
-/// `lua/common.lua`, which gets these as `SITE_NUMBERS` etc.) and the progress reads look at.
+/// `lua/quarantine.lua`, which gets these as `SITE_NUMBERS` etc.) and the progress reads look at.
 pub const SITE_NUMBERS: &[&str] = &[
     "audit",
     "queued",

@@ -38,7 +38,7 @@
 //! ends when the host does; an IP's outlives the IP's last request in flight (the next request
 //! must meet the same level) and ends [`crate::pace::HOST_LINGER`] after its last answer or
 //! slowed start, in both frontier back ends. Pure arithmetic, the time passed in; the Redis back end mirrors it in
-//! `frontier-redis/src/lua/common.lua` (`observe`, `apply_signals`), with the constants here
+//! `frontier-redis/src/lua/latency.lua` (`observe`, `apply_signals`), with the constants here
 //! generated into its prelude (`frontier-redis/src/keys.rs`, `lua_prelude`); the shared conformance
 //! suite checks both back ends, and frontier-redis's differential test holds the Lua to this code
 //! case by case.
