@@ -10,7 +10,8 @@
 //!
 //! The cases come from proptest, seeded: `SHOAL_DIFF_SEED` when set, else the clock. A failure
 //! names the seed and the smallest case proptest shrank it to; `SHOAL_DIFF_SEED=<seed> cargo test
-//! -p shoal-frontier-redis --test it differential` runs the same cases again.
+//! -p shoal-frontier-redis --test it differential` runs the same cases again. `SHOAL_DIFF_CASES`
+//! sets the number of cases per rule for a longer run.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
@@ -24,7 +25,7 @@ use std::cell::RefCell;
 use std::fmt::Debug;
 use std::time::Duration;
 
-/// Cases per rule (five rules: 10,000 cases in all).
+/// Cases per rule by default (five rules: 10,000 cases in all, about a second).
 const CASES: u32 = 2_000;
 const ENTRIES: &str = include_str!("differential.lua");
 const PREFIX: &str = "shoal:v1:{difftest}";
@@ -53,7 +54,7 @@ fn fcall<T: redis::FromRedisValue>(conn: &RefCell<redis::Connection>, name: &str
     redis::cmd("FCALL").arg(name).arg(1).arg(PREFIX).arg(args).query(&mut *conn.borrow_mut()).expect(name)
 }
 
-/// Runs `test` on `CASES` cases of `strategy`; a disagreement fails with the seed and the case.
+/// Runs `test` on [`CASES`] cases of `strategy`; a disagreement fails with the seed and the case.
 fn check<S: Strategy>(rule: &str, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>)
 where
     S::Value: Debug,
@@ -61,7 +62,8 @@ where
     let seed = seed();
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let config = Config { cases: CASES, failure_persistence: None, ..Config::default() };
+    let cases = std::env::var("SHOAL_DIFF_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(CASES);
+    let config = Config { cases, failure_persistence: None, ..Config::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
     if let Err(e) = runner.run(&strategy, test) {
         panic!(
