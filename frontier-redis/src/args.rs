@@ -11,7 +11,7 @@ use std::time::Duration;
 /// How a discovered task counts against the budgets, as the scripts read it: `p` page, `r`
 /// resource, `x` external check (a resource-budget check that may open a lane for its host), `s`
 /// sitemap (the sitemap budget).
-pub(crate) fn kind_code(kind: TaskKind) -> &'static str {
+pub fn kind_code(kind: TaskKind) -> &'static str {
     match kind {
         TaskKind::Page => "p",
         TaskKind::Resource { .. } => "r",
@@ -66,7 +66,7 @@ impl RunHead {
 const HEAD_ARGS: usize = 7;
 const TASK_ARGS: usize = 3;
 
-/// Tasks as the scripts read them (offer_all in common.lua), in their order: runs of consecutive
+/// Tasks as the scripts read them (offer_all in lua/offer.lua), in their order: runs of consecutive
 /// tasks with the same [`RunHead`], each run its head (host, kind, depth, priority, not-before, lane
 /// opener, how many tasks) and then per task its seen keys and blob. A page's links share all of
 /// the head, so a link costs Redis three arguments instead of nine, and the script reads the

@@ -104,7 +104,7 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
 
 /// The fields of each hash that hold numbers: what the steps read as numbers (an unreadable one
 /// quarantines the unit that reads it), and what the quarantine's check (`diagnose` in
-/// `lua/common.lua`, which gets these as `SITE_NUMBERS` etc.) and the progress reads look at.
+/// `lua/quarantine.lua`, which gets these as `SITE_NUMBERS` etc.) and the progress reads look at.
 pub const SITE_NUMBERS: &[&str] = &[
     "audit",
     "queued",
@@ -263,8 +263,8 @@ impl Keys {
 }
 
 /// Lua functions building every key of [`SCHEMA`] from the prefix `P` (each registered function
-/// sets it from `KEYS[1]`, see [`crate::scripts`]), plus the pace constants the scripts need, taken
-/// from the shared crate.
+/// sets it from `KEYS[1]`, see [`crate::scripts`]), plus the constants of the pace, latency and
+/// budget rules the scripts need, taken from the shared crate ([`crate::rules`]).
 #[must_use]
 pub fn lua_prelude() -> String {
     let mut s = String::from("local P\n");
@@ -276,13 +276,7 @@ pub fn lua_prelude() -> String {
         }
     }
     let ms = |d: std::time::Duration| d.as_millis();
-    s.push_str(&format!("local SLOW_GAP = {}\n", ms(shoal_shared::pace::SLOW_MODE_GAP)));
-    s.push_str(&format!("local LINGER = {}\n", ms(shoal_shared::pace::HOST_LINGER)));
-    s.push_str(&format!("local MIN_ADDRESS_TTL = {}\n", ms(shoal_shared::pace::MIN_ADDRESS_TTL)));
-    s.push_str(&format!("local ROBOTS_MAX_AGE = {}\n", ms(shoal_shared::robots::ROBOTS_MAX_AGE)));
-    s.push_str(&format!("local BROWSER_GAP = {}\n", ms(shoal_shared::frontier::BROWSER_MIN_GAP)));
-    s.push_str(&format!("local MAX_GAP = {}\n", ms(shoal_shared::pace::MAX_GAP)));
-    s.push_str(&format!("local MAX_RETRY_WAIT = {}\n", ms(shoal_shared::pace::MAX_RETRY_WAIT)));
+    s.push_str(&crate::rules::lua_constants());
     s.push_str(&format!("local HUNGRY_RECENT = {}\n", ms(HUNGRY_RECENT)));
     s.push_str(&format!("local HUNGRY_FORGET = {}\n", ms(HUNGRY_FORGET)));
     for (name, fields) in [
@@ -295,18 +289,6 @@ pub fn lua_prelude() -> String {
         s.push_str(&format!("local {name} = {{{}}}\n", list.join(", ")));
     }
     s.push_str(&format!("local QUARANTINE_SEP = '{QUARANTINE_SEP}'\n"));
-    {
-        use shoal_shared::latency as l;
-        s.push_str(&format!("local GUARD_WINDOW = {}\n", l::GUARD_WINDOW));
-        s.push_str(&format!("local GUARD_MIN_SAMPLES = {}\n", l::GUARD_MIN_SAMPLES));
-        s.push_str(&format!("local GUARD_RATIO = {}\n", l::GUARD_RATIO));
-        s.push_str(&format!("local GUARD_MIN_RISE = {}\n", ms(l::GUARD_MIN_RISE)));
-        s.push_str(&format!("local GUARD_CALM_RISE = {}\n", ms(l::GUARD_CALM_RISE)));
-        s.push_str(&format!("local GUARD_MAX_LEVEL = {}\n", l::GUARD_MAX_LEVEL));
-        s.push_str(&format!("local GUARD_SETTLE = {}\n", l::GUARD_SETTLE));
-        s.push_str(&format!("local GUARD_RECOVER = {}\n", l::GUARD_RECOVER));
-        s.push_str(&format!("local GUARD_FLOOR_GAP = {}\n", ms(l::GUARD_FLOOR_GAP)));
-    }
     s
 }
 

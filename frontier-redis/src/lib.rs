@@ -17,10 +17,13 @@ mod events;
 pub mod keys;
 mod pace;
 mod quarantine;
+pub mod rules;
 pub mod scripts;
 mod sent;
 mod status;
 mod stream;
+
+pub use args::kind_code;
 
 use answers::{epoch_of, first_word, int_at, parse_claim, parse_completed};
 use keys::{EVENTS_GROUP, Keys};
@@ -513,7 +516,7 @@ impl Frontier for RedisFrontier {
             let Some((pipe, mut c, paced, host_key)) = pipe else { return Ok(true) };
             let r: Vec<Value> = pipe.query_async(&mut c).await.map_err(store("check a batch's pace"))?;
             // A value that is no number reads as "not clear": the batch stops, and the host's
-            // next claim finds it (and quarantines its lane, lua/common.lua).
+            // next claim finds it (and quarantines its lane, lua/quarantine.lua).
             let host: Option<Vec<Option<u64>>> = r.first().and_then(|v| redis::from_redis_value(v.clone()).ok());
             let gap = host.as_ref().map_or(Some(u64::MAX), |h| Some(h.first().copied().flatten().unwrap_or(0)));
             let next = host.as_ref().and_then(|h| h.get(1).copied()).flatten().unwrap_or(0);

@@ -1,4 +1,4 @@
-//! The quarantine's records (`…:quarantine`, see `lua/common.lua` and docs/runbook.md): the sites
+//! The quarantine's records (`…:quarantine`, see `lua/quarantine.lua` and docs/runbook.md): the sites
 //! a step took out of the crawl because it could not read their state, for the coordinator, which
 //! fails their audits; and the count of unreadable events stream entries (`events.rs`).
 

@@ -1,12 +1,15 @@
 //! The Lua code that makes each multi-key frontier step atomic, as one Redis Functions library.
 //!
-//! The library is the generated key prelude ([`crate::keys::lua_prelude`]), the shared functions of
-//! `lua/common.lua`, then each step's body (`lua/claim.lua`, …) wrapped in a function and
-//! registered with `redis.register_function`. Why a library and not `EVALSHA`: an `EVALSHA` runs
-//! its whole script from the top on every call, so each call re-created the prelude's and
-//! `common.lua`'s ~45 closures before doing any work; that, with the garbage it leaves, was a large
-//! share of the Redis CPU every request cost (docs/redis.md). A library runs its top level once, at
-//! `FUNCTION LOAD`; a call only runs its step's body.
+//! The library is one loaded unit: the generated prelude ([`crate::keys::lua_prelude`]: key
+//! builders and the rules' constants), the shared functions of `lua/` in the order of `SHARED`
+//! (`common.lua`, `pace.lua`, `lanes.lua`, `offer.lua`, `quarantine.lua`, `lease.lua`,
+//! `latency.lua`: split by concern, each under the 800-line gate), then each step's body
+//! (`lua/claim.lua`, …) wrapped in a function and registered with `redis.register_function`. Why a
+//! library and not `EVALSHA`: an `EVALSHA` runs its whole script from the top on every call, so
+//! each call re-created the prelude's and the shared files' ~45 closures before doing any work;
+//! that, with the garbage it leaves, was a large share of the Redis CPU every request cost
+//! (docs/redis.md). A library runs its top level once, at `FUNCTION LOAD`; a call only runs its
+//! step's body.
 //!
 //! The bodies keep reading `KEYS` and `ARGV`: each registered function sets those two (and `P`,
 //! the key prefix in `KEYS[1]`) as upvalues before running its body. Redis runs one function at a
@@ -22,7 +25,18 @@ use redis::aio::ConnectionLike;
 use redis::{Cmd, FromRedisValue, RedisError, RedisResult, ToRedisArgs};
 use std::sync::Arc;
 
-const COMMON: &str = include_str!("lua/common.lua");
+/// The shared functions, in load order (a Lua local is visible only below its definition, so each
+/// file uses only what the files before it define): basics, the pace, lanes, offering tasks, the
+/// quarantine, leases, the latency guard.
+const SHARED: &[(&str, &str)] = &[
+    ("common", include_str!("lua/common.lua")),
+    ("pace", include_str!("lua/pace.lua")),
+    ("lanes", include_str!("lua/lanes.lua")),
+    ("offer", include_str!("lua/offer.lua")),
+    ("quarantine", include_str!("lua/quarantine.lua")),
+    ("lease", include_str!("lua/lease.lua")),
+    ("latency", include_str!("lua/latency.lua")),
+];
 
 /// The steps, each a body file of `lua/`, in registration order.
 const STEPS: &[(&str, &str)] = &[
@@ -38,6 +52,12 @@ const STEPS: &[(&str, &str)] = &[
     ("hold", include_str!("lua/hold.lua")),
 ];
 
+/// The Lua files' text, the shared ones and the steps' bodies (without the generated prelude).
+#[cfg(test)]
+pub(crate) fn lua_files() -> impl Iterator<Item = &'static str> {
+    SHARED.iter().chain(STEPS).map(|(_, text)| *text)
+}
+
 /// The library's source and name, shared by every [`Function`] of it.
 #[derive(Debug)]
 struct Library {
@@ -47,13 +67,26 @@ struct Library {
     source: String,
 }
 
+/// What every step's body runs after, in the library's order: the `KEYS` and `ARGV` upvalues, the
+/// generated prelude ([`lua_prelude`]) and the shared functions of `lua/`. Public so that the
+/// differential test (`tests/it/differential.rs`) loads the very code the library does, with test
+/// entry points of its own after it, and holds the Lua mirrors of the pace, latency and budget
+/// rules to the Rust ones.
+#[must_use]
+pub fn shared_code() -> String {
+    let mut code = String::from("local KEYS, ARGV\n");
+    code.push_str(&lua_prelude());
+    code.push('\n');
+    for (_, file) in SHARED {
+        code.push_str(file);
+        code.push('\n');
+    }
+    code
+}
+
 impl Library {
     fn build() -> Library {
-        let mut code = String::from("local KEYS, ARGV\n");
-        code.push_str(&lua_prelude());
-        code.push('\n');
-        code.push_str(COMMON);
-        code.push('\n');
+        let mut code = shared_code();
         for (step, body) in STEPS {
             code.push_str(&format!("local function {step}_body()\n{body}\nend\n"));
         }
@@ -225,5 +258,21 @@ mod tests {
             assert!(lib.source.contains(&format!("redis.register_function('{}_{step}',", lib.name)), "{step}");
         }
         assert_eq!(Library::build().name, lib.name, "the name is a function of the source");
+    }
+
+    /// A Lua file added to `lua/` (a split of a shared file, a new step) that the library does not
+    /// load would be dead code, and the functions it holds missing.
+    #[test]
+    fn the_library_loads_every_lua_file() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lua");
+        let listed: Vec<&str> = SHARED.iter().chain(STEPS).map(|(name, _)| *name).collect();
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).expect("src/lua") {
+            let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".lua") else { continue };
+            assert!(listed.contains(&stem), "lua/{name} is not in SHARED or STEPS");
+            files += 1;
+        }
+        assert_eq!(files, listed.len(), "every listed file exists once");
     }
 }

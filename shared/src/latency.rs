@@ -5,7 +5,8 @@
 //! [`GUARD_WINDOW`] samples. The rule, applied on every sample:
 //!
 //! - **Baseline**: the median of the host's first [`GUARD_MIN_SAMPLES`] samples, then an average
-//!   in which each new sample weighs 1/8 and counts at most 1.25 times the baseline: it follows a
+//!   in which each new sample weighs 1/8 ([`GUARD_BASE_WEIGHT`]) and counts at most 1.25 times the
+//!   baseline ([`GUARD_BASE_CAP`]): it follows a
 //!   faster host at once, but rises at most about 3 % per answer, so a host slowing down under our
 //!   load cannot raise its own bar as fast as its answers rise (a steady ramp of slower answers
 //!   would otherwise never look like trouble), while a host whose usual time is longer than its
@@ -16,7 +17,7 @@
 //!   [`GUARD_FLOOR_GAP`], at most [`crate::pace::MAX_GAP`]). After a change the guard waits
 //!   [`GUARD_SETTLE`] samples (answers to requests sent at the new pace) before it slows further.
 //! - **Restore** one level when the recent median has been *calm* (below 1.5 times the baseline,
-//!   or less than 250 ms above it) for [`GUARD_RECOVER`] samples in a row.
+//!   [`GUARD_CALM_RATIO`], or less than 250 ms above it) for [`GUARD_RECOVER`] samples in a row.
 //!
 //! The same rule runs a second time per **server IP**, on the answers of every host at that
 //! address: hundreds of small sites on one shared server each send too few answers for their own
@@ -37,8 +38,10 @@
 //! ends when the host does; an IP's outlives the IP's last request in flight (the next request
 //! must meet the same level) and ends [`crate::pace::HOST_LINGER`] after its last answer or
 //! slowed start, in both frontier back ends. Pure arithmetic, the time passed in; the Redis back end mirrors it in
-//! `frontier-redis/src/lua/common.lua` (`observe`, `apply_signals`), and the shared conformance
-//! suite checks both.
+//! `frontier-redis/src/lua/latency.lua` (`observe`, `apply_signals`), with the constants here
+//! generated into its prelude (`frontier-redis/src/keys.rs`, `lua_prelude`); the shared conformance
+//! suite checks both back ends, and frontier-redis's differential test holds the Lua to this code
+//! case by case.
 
 use crate::time::UnixMs;
 use serde::{Deserialize, Serialize};
@@ -64,6 +67,18 @@ pub const GUARD_RECOVER: u8 = 10;
 /// The gap a slowed host's gap is doubled from, when the user's gap is smaller (a gap of 0 would
 /// stay 0).
 pub const GUARD_FLOOR_GAP: Duration = Duration::from_millis(250);
+/// The baseline is an average in which each new sample weighs 1/`GUARD_BASE_WEIGHT` (rounded to
+/// the nearest millisecond) ...
+pub const GUARD_BASE_WEIGHT: u32 = 8;
+/// ... and counts at most this fraction of the baseline (numerator, denominator: 1.25), so the
+/// baseline rises at most about 3 % per answer.
+pub const GUARD_BASE_CAP: (u32, u32) = (5, 4);
+/// A recent median under this fraction of the baseline (numerator, denominator: 1.5), or less
+/// than [`GUARD_CALM_RISE`] above it, is calm.
+pub const GUARD_CALM_RATIO: (u32, u32) = (3, 2);
+/// Where the guard's counters ([`LatencyGuard::since_change`], [`LatencyGuard::calm`]) stop: they
+/// are bytes and saturate.
+pub const GUARD_COUNT_MAX: u8 = u8::MAX;
 
 /// One host's latency state: a baseline, the recent samples and the guard's level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -196,13 +211,16 @@ impl LatencyGuard {
             return None;
         }
         let base = u64::from(self.baseline_ms);
-        let counted = u64::from(sample_ms).min(base * 5 / 4);
-        self.baseline_ms = u32::try_from((base * 7 + counted + 4) / 8).unwrap_or(u32::MAX).max(1);
+        let (cap_num, cap_den) = (u64::from(GUARD_BASE_CAP.0), u64::from(GUARD_BASE_CAP.1));
+        let counted = u64::from(sample_ms).min(base * cap_num / cap_den);
+        let w = u64::from(GUARD_BASE_WEIGHT);
+        self.baseline_ms = u32::try_from((base * (w - 1) + counted + w / 2) / w).unwrap_or(u32::MAX).max(1);
         let base = u64::from(self.baseline_ms);
         let m64 = u64::from(m);
         let rise = m64.saturating_sub(base);
         let trouble = m64 >= base * u64::from(GUARD_RATIO) && rise >= millis(GUARD_MIN_RISE);
-        let calm = m64 * 2 < base * 3 || rise < millis(GUARD_CALM_RISE);
+        let (calm_num, calm_den) = (u64::from(GUARD_CALM_RATIO.0), u64::from(GUARD_CALM_RATIO.1));
+        let calm = m64 * calm_den < base * calm_num || rise < millis(GUARD_CALM_RISE);
         self.calm = if calm { self.calm.saturating_add(1) } else { 0 };
         let n = usize::from(self.len).min(GUARD_WINDOW);
         let moved = if trouble

@@ -1,7 +1,9 @@
 //! Politeness arithmetic: how many requests may be in flight to a host and when the next may start.
 //!
 //! Pure code with the time passed in; the frontier back ends only store this state and apply it
-//! atomically. Every rule of SPEC §4 that involves a number lives here.
+//! atomically. Every rule of SPEC §4 that involves a number lives here. The Redis back end's Lua
+//! mirror (`recompute` and `apply_signals` in `frontier-redis/src/lua/`) gets the constants from
+//! here, generated into its prelude, and a differential test holds it to this code.
 
 use crate::latency::{GuardChange, LatencyGuard, ServerSignals};
 use crate::time::UnixMs;
@@ -19,6 +21,8 @@ pub const DEFAULT_GAP: Duration = Duration::from_millis(300);
 pub const MAX_GAP: Duration = Duration::from_secs(60);
 /// The gap of a host in slow mode (after a 429).
 pub const SLOW_MODE_GAP: Duration = Duration::from_secs(3);
+/// The in-flight cap of a host in slow mode.
+pub const SLOW_MODE_MAX_IN_FLIGHT: u32 = 1;
 /// Default requests in flight to one server IP, across all its hosts.
 pub const DEFAULT_MAX_IN_FLIGHT_PER_IP: u16 = 8;
 /// How often a 429, 5xx-class answer or network failure is retried.
@@ -164,7 +168,7 @@ impl HostPace {
     /// the latency guard.
     #[must_use]
     pub fn max_in_flight(&self) -> u32 {
-        let mif = if self.slow { 1 } else { self.limits.max_in_flight() };
+        let mif = if self.slow { SLOW_MODE_MAX_IN_FLIGHT } else { self.limits.max_in_flight() };
         crate::latency::guarded(mif, Duration::ZERO, self.guard.level).0
     }
 

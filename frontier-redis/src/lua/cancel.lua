@@ -5,7 +5,7 @@
 -- twice changes nothing, so a site SSCAN returns twice costs only the time.
 local audit, cursor, step = ARGV[1], ARGV[2], ARGV[3]
 local page = redis.call('SSCAN', k_auditsites(audit), cursor, 'COUNT', step)
--- A site whose state cannot be read is quarantined instead (common.lua): forget drops it.
+-- A site whose state cannot be read is quarantined instead (quarantine.lua): forget drops it.
 local now = tonumber(ARGV[4]) or 0
 local function one(site)
   local sk = k_site(site)

@@ -49,7 +49,7 @@ local function unfed(answer)
   return answer
 end
 -- One lane, the first of `ready`: its lease, or nil when it was parked or rescheduled. Run under
--- pcall: a lane whose state cannot be read is quarantined and the claim goes on (common.lua).
+-- pcall: a lane whose state cannot be read is quarantined and the claim goes on (quarantine.lua).
 local function one(lane)
   local lk = k_lane(lane)
   local l = redis.call('HMGET', lk, 'host', 'robots', 'site', 'rt', 'rtnb', 'rat', 'rtpl')

@@ -8,7 +8,7 @@ local ids = redis.call('ZRANGE', k_bq(), 0, 99)
 if #ids == 0 then return {'idle'} end
 local earliest = nil -- the earliest start of a task only its host's clock holds back
 -- One task: its lease, or nil. Run under pcall: a task whose state cannot be read quarantines its
--- site (common.lua) and the claim goes on.
+-- site (quarantine.lua) and the claim goes on.
 local function one(id)
   local t = redis.call('HMGET', k_btask(id), 'lane', 'site', 'blob', 'nb')
   UNIT.site, UNIT.lane = t[2], t[1]

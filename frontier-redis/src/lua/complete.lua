@@ -13,7 +13,7 @@
 -- Returns {'stale'} | {'ok', enqueued}. A change of a latency guard is published with the events
 -- (fields `g` and `t`, see keys.rs), so the note for the report is as atomic as the change.
 -- Runs under pcall: a completion whose lease, site, lane or host cannot be read quarantines the
--- site (common.lua) and answers 'stale'; what it did not get to stays for reap.
+-- site (quarantine.lua) and answers 'stale'; what it did not get to stays for reap.
 local now = tonumber(ARGV[1])
 local function run()
 local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 21

@@ -7,7 +7,7 @@
 local audit, step = ARGV[1], tonumber(ARGV[2])
 local sites = redis.call('SRANDMEMBER', k_auditsites(audit), step)
 local remaining, removed = 0, 0
--- A quarantined site (common.lua) never ends: it goes with its lanes, its record and whatever of
+-- A quarantined site (quarantine.lua) never ends: it goes with its lanes, its record and whatever of
 -- it cannot be read; a lease of it still out finds nothing left when it comes back.
 local function drop_lanes(site)
   local lanes = redis.pcall('SMEMBERS', k_sitelanes(site))

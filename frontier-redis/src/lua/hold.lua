@@ -5,7 +5,7 @@
 local hk = k_host(ARGV[1])
 local nxt = redis.call('HGET', hk, 'next')
 if nxt then
-  -- A clock that cannot be read is set (the host's claim finds the rest; common.lua).
+  -- A clock that cannot be read is set (the host's claim finds the rest; quarantine.lua).
   local want = tonumber(ARGV[2]) + tonumber(ARGV[3])
   if want > num_or(nxt, 0) then redis.call('HSET', hk, 'next', I(want)) end
 end

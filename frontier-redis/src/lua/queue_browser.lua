@@ -1,7 +1,7 @@
 -- queue_browser: ARGV = site, n, then n x (host, task_blob), then now (ms; for a quarantine's record).
 -- Queues a site's browser tasks once its crawl ended (bphase 'a'), in lanes still open; a site not
 -- waiting for them is left as it is. The site is done once they are (at once with none).
--- Under pcall: a site whose state cannot be read is quarantined (common.lua), and the answer is
+-- Under pcall: a site whose state cannot be read is quarantined (quarantine.lua), and the answer is
 -- 'ok' all the same, so the coordinator's batch is acknowledged.
 local site, n = ARGV[1], tonumber(ARGV[2])
 local sk = k_site(site)

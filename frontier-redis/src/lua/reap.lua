@@ -2,7 +2,7 @@
 -- their lanes with one more expired lease counted (lexp), so a task that kills or hangs every worker
 -- that takes it is given up after MAX_LEASE_EXPIRIES; so do a batch's further tasks (the worker may
 -- have been working on any of them). Returns how many were reclaimed. Each lease runs under pcall:
--- one whose lease, site, lane or host cannot be read quarantines its site (common.lua) and is
+-- one whose lease, site, lane or host cannot be read quarantines its site (quarantine.lua) and is
 -- dropped, and the others are reclaimed all the same.
 local now, max, ipcap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local ids = redis.call('ZRANGEBYSCORE', k_leases(), '-inf', now, 'LIMIT', 0, max)

@@ -13,7 +13,7 @@ redis.call('HSET', sk, 'audit', audit, 'maxp', ARGV[3], 'maxd', ARGV[4], 'maxr',
   'pmax', ARGV[6], 'pgap', ARGV[7], 'maxsf', ARGV[13], 'maxsb', ARGV[14], 'lim_s', ARGV[15], 'smf', 0, 'smb', 0)
 redis.call('SADD', k_auditsites(audit), site)
 -- The rest under pcall: a host of the site whose pace cannot be read quarantines the new site
--- (common.lua) rather than failing the pipeline of seeds it came in, every other audit's with it.
+-- (quarantine.lua) rather than failing the pipeline of seeds it came in, every other audit's with it.
 local function run()
 local nh, ni, base = tonumber(ARGV[16]), tonumber(ARGV[17]), 18
 local tail = base + nh * 2 + ni -- then: browser pages, the CrawlDone event blob

@@ -2,6 +2,7 @@
 
 mod batches;
 mod conformance;
+mod differential;
 mod events;
 mod lifetimes;
 mod quarantine;

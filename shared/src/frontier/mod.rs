@@ -8,6 +8,7 @@
 //! of that host, whatever audit it belongs to) and per server IP; robots.txt is per lane, so each
 //! audit reads it afresh; the queue is per lane.
 
+pub mod budget;
 pub mod embedded;
 
 use crate::custom::CustomRules;

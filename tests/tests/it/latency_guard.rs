@@ -235,7 +235,7 @@ async fn audit_distributed(sites: Vec<Site>, names: &[String], ns: &str) -> Dist
 }
 
 /// The same guard in a distributed audit: a coordinator and a worker on a private redis-server
-/// (`apply_signals` in `lua/common.lua`, run by `complete`, keeps the state in the host's hash).
+/// (`apply_signals` in `lua/latency.lua`, run by `complete`, keeps the state in the host's hash).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn distributed_the_guard_holds_and_the_503_host_waits() {
     let _serial = SERIAL.lock().await;

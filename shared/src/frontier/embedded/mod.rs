@@ -549,23 +549,13 @@ impl State {
         {
             return false;
         }
-        let limits = &site.limits;
-        let over = match task.kind {
-            TaskKind::Page if task.depth > limits.max_depth => Some(Code::DepthLimitReached),
-            TaskKind::Page if site.pages_enqueued >= u64::from(limits.max_pages) => Some(Code::PageLimitReached),
-            _ if task.kind.is_check() && site.resources_enqueued >= u64::from(limits.max_resources) => {
-                Some(Code::ResourceLimitReached)
-            }
-            TaskKind::Sitemap { .. }
-                if site.sitemaps_enqueued >= u64::from(limits.max_sitemaps)
-                    || site.sitemap_bytes >= limits.max_sitemap_bytes
-                    || site.pages_enqueued >= u64::from(limits.max_pages) =>
-            {
-                Some(Code::SitemapLimitReached)
-            }
-            _ => None,
+        let counts = super::budget::BudgetCounts {
+            pages: site.pages_enqueued,
+            resources: site.resources_enqueued,
+            sitemaps: site.sitemaps_enqueued,
+            sitemap_bytes: site.sitemap_bytes,
         };
-        if let Some(code) = over {
+        if let Some(code) = super::budget::over_budget(task.kind, task.depth, &counts, &site.limits) {
             self.report_limit(task.site, code);
             return false;
         }

@@ -1,0 +1,104 @@
+-- Test-only entry points of the differential test (differential.rs), loaded after the library's
+-- own shared code (scripts::shared_code): each runs one production function on a case's inputs and
+-- returns its outputs as strings (a Lua number given to Redis as a number would be truncated to an
+-- integer, hiding a fraction). Registered as anonymous functions: the shared code's top level is
+-- close to Lua's limit of 200 locals.
+
+-- A number as text ('' for nil), exact for whole numbers (tostring of 600.0 is "600").
+local function txt(v)
+  if v == nil then return '' end
+  return tostring(v)
+end
+
+-- A guard's changes as {moved, level, recent median, baseline} texts.
+local function changes_txt(changes)
+  local out = {}
+  for i, c in ipairs(changes) do out[i] = {c[1], txt(c[2]), txt(c[3]), txt(c[4])} end
+  return out
+end
+
+-- The guard fields of hash `k`, '' for a missing one.
+local GUARD_FIELDS = {'lb', 'lr', 'll', 'lsc', 'lcm', 'lt'}
+local function guard_txt(k)
+  local v = redis.call('HMGET', k, unpack(GUARD_FIELDS))
+  for i = 1, #GUARD_FIELDS do v[i] = v[i] or '' end
+  return v
+end
+
+-- Writes the fields of GUARD_FIELDS given from args[from] on (an empty one is left out).
+local function put_guard(k, args, from)
+  for i, f in ipairs(GUARD_FIELDS) do
+    if args[from + i - 1] ~= '' then redis.call('HSET', k, f, args[from + i - 1]) end
+  end
+end
+
+-- args: maxe, gape, level, ip cap. Returns guarded's cap and gap, and the IP's cap and gap at that
+-- level as release (the cap) and grant (the gap) take them.
+redis.register_function('difftest_guarded', function(_, args)
+  local level = tonumber(args[3])
+  local maxe, gape = guarded(tonumber(args[1]), tonumber(args[2]), level)
+  local ipcap = guarded(tonumber(args[4]), 0, level)
+  local _, ipgap = guarded(1, 0, level)
+  return {txt(maxe), txt(gape), txt(ipcap), txt(ipgap)}
+end)
+
+-- args: kind, depth, pages, res, smf, smb, maxp, maxd, maxr, maxsf, maxsb. Returns the code or ''.
+redis.register_function('difftest_budget', function(_, args)
+  local n = {}
+  for i = 2, 11 do n[i] = tonumber(args[i]) end
+  return txt(over_budget(args[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], n[10], n[11]))
+end)
+
+-- keys[1]: the prefix. args: the guard's fields (GUARD_FIELDS), the answering host ('' for a
+-- host's own guard), then the samples. Returns the changes and the fields after.
+redis.register_function('difftest_observe', function(keys, args)
+  P = keys[1]
+  local k = P .. ':difftest:guard'
+  redis.call('DEL', k)
+  put_guard(k, args, 1)
+  local tag = args[7]
+  if tag == '' then tag = nil end
+  local samples, texts = {}, {}
+  for i = 8, #args do
+    samples[#samples + 1] = tonumber(args[i])
+    texts[#texts + 1] = args[i]
+  end
+  samples.texts = texts
+  local changes = observe(k, samples, tag, nil)
+  return {changes_txt(changes), guard_txt(k)}
+end)
+
+-- keys[1]: the prefix. args: the host's next, qg and guard fields (GUARD_FIELDS but lt), '1' when
+-- a live audit saw a 429, the number of lanes, each lane's in-flight cap and gap, then the
+-- signals (a sample, a quota, a hold: '' for none) and now. Runs recompute, then apply_signals.
+-- Returns recompute's gap ('' for an unused host) and the host's maxe and gape, then the signals'
+-- changes, and the host's next, qg, maxe, gape and guard fields after.
+redis.register_function('difftest_pace', function(keys, args)
+  P = keys[1]
+  local host = 'difftest.host'
+  local hk = k_host(host)
+  redis.call('DEL', hk, k_hmax(host), k_hgap(host), k_hslow(host), k_hostwait(host))
+  redis.call('HSET', hk, 'inf', '0', 'next', args[1])
+  if args[2] ~= '' then redis.call('HSET', hk, 'qg', args[2]) end
+  put_guard(hk, {args[3], args[4], args[5], args[6], args[7], ''}, 1)
+  if args[8] == '1' then redis.call('SADD', k_hslow(host), '1') end
+  local lanes = tonumber(args[9])
+  for i = 1, lanes do
+    local lane = 'lane' .. i
+    redis.call('ZADD', k_hmax(host), args[8 + 2 * i], lane)
+    redis.call('ZADD', k_hgap(host), args[9 + 2 * i], lane)
+  end
+  local j = 10 + 2 * lanes
+  local gape = recompute(host)
+  local before = redis.call('HMGET', hk, 'maxe', 'gape')
+  local samples, texts = {}, {}
+  if args[j] ~= '' then samples[1], texts[1] = tonumber(args[j]), args[j] end
+  samples.texts = texts
+  local changes = apply_signals(host, '', tonumber(args[j + 3]), samples, tonumber(args[j + 1]),
+    tonumber(args[j + 2]), nil)
+  local after = redis.call('HMGET', hk, 'next', 'qg', 'maxe', 'gape')
+  for i = 1, 4 do after[i] = after[i] or '' end
+  local guard = guard_txt(hk)
+  for i = 1, 5 do after[#after + 1] = guard[i] end
+  return {txt(gape), {before[1] or '', before[2] or ''}, changes_txt(changes), after}
+end)
