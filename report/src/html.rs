@@ -42,6 +42,7 @@ use askama::Template;
 pub use compare_page::write_compare_html;
 pub(crate) use csp::base64;
 use links::Links;
+use shoal_shared::finding::Severity;
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::time::UnixMs;
 use shoal_store::cursor::Reader;
@@ -357,18 +358,18 @@ fn human_bytes(n: u64) -> String {
 }
 
 fn status_text(p: &PageRow) -> String {
-    match (p.status, p.error.as_deref()) {
+    match (p.status, p.error) {
         (Some(s), _) => s.to_string(),
         (None, Some(e)) => format!("failed: {e}"),
         (None, None) => "failed".to_owned(),
     }
 }
 
-fn severity_rank(s: &str) -> u8 {
+fn severity_rank(s: Severity) -> u8 {
     match s {
-        "error" => 0,
-        "warning" => 1,
-        _ => 2,
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Notice => 2,
     }
 }
 
