@@ -73,7 +73,7 @@ pub enum EngineError {
     Writer(#[from] tokio::task::JoinError),
     /// The HTTP fetcher could not be built (for the in-process workers of `shoal audit`).
     #[error("cannot start the fetcher: {0}")]
-    Fetcher(String),
+    Fetcher(#[from] shoal_worker::fetch::FetcherError),
 }
 
 /// Told about what the engine applies, for a progress display. Both methods default to nothing.

@@ -5,7 +5,7 @@
 //! here, beside the loop it runs.
 
 use crate::crawl::{CrawlSettings, Crawler};
-use crate::fetch::{FetchSettings, Fetcher};
+use crate::fetch::{FetchSettings, Fetcher, FetcherError};
 use crate::run::{WorkerSettings, run};
 use shoal_frontier_redis::{RedisFrontier, redact};
 use shoal_shared::frontier::{FrontierError, FrontierSettings};
@@ -50,7 +50,7 @@ pub enum WorkerError {
     },
     /// The HTTP fetcher could not be built (DNS configuration, TLS roots).
     #[error("cannot start the fetcher: {0}")]
-    Fetcher(String),
+    Fetcher(#[from] FetcherError),
 }
 
 /// Runs a worker until `shutdown`, then drains its fetches in flight (see [`run`]).
@@ -64,7 +64,7 @@ pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Re
         tracing::warn!("no coordinator settings in Redis yet; using this worker's own per-IP cap and lease time");
     }
     let lease_ttl = frontier.settings().lease_ttl();
-    let fetcher = Fetcher::new(w.fetch.clone()).map_err(WorkerError::Fetcher)?;
+    let fetcher = Fetcher::new(w.fetch.clone())?;
     let mut crawler = Crawler::new(Arc::new(frontier), fetcher, w.crawl.clone());
     if w.browser {
         crawler = crawler.with_browser();
