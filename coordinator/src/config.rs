@@ -7,8 +7,8 @@
 use shoal_shared::content::{ContentLimits, MIN_NEAR_DUPLICATE_PERCENT};
 use shoal_shared::custom::{CustomRules, RuleError};
 use shoal_shared::frontier::FrontierSettings;
-use shoal_shared::pace::PaceLimits;
-use shoal_shared::scope_rules::ScopeRules;
+use shoal_shared::pace::{PaceError, PaceLimits};
+use shoal_shared::scope_rules::{RuleError as ScopeRuleError, ScopeRules};
 use shoal_shared::task::SiteLimits;
 use shoal_shared::wire::AuditOptions;
 use shoal_worker::crawl::CrawlSettings;
@@ -85,14 +85,13 @@ impl CrawlConfig {
     /// whole set), else the defaults', compiled as the workers will compile them.
     ///
     /// # Errors
-    /// What is wrong with the options, for a 400 answer.
-    pub fn narrow(&self, o: &AuditOptions) -> Result<AuditSettings, String> {
+    /// [`OptionError`] saying what is wrong with the options (a 400 answer).
+    pub fn narrow(&self, o: &AuditOptions) -> Result<AuditSettings, OptionError> {
         let d = &self.limits;
         let pace = PaceLimits::new(
             o.in_flight.unwrap_or(d.pace.max_in_flight()),
             o.gap_ms.map_or(d.pace.gap(), Duration::from_millis),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let limits = SiteLimits {
             max_pages: o.max_pages.unwrap_or(d.max_pages),
             max_depth: o.max_depth.unwrap_or(d.max_depth),
@@ -111,35 +110,61 @@ impl CrawlConfig {
             ..d.clone()
         };
         if limits.max_pages == 0 {
-            return Err("max_pages must be at least 1".into());
+            return Err(OptionError::NoPages);
         }
         let percent = limits.content.near_duplicate_percent;
         if !(MIN_NEAR_DUPLICATE_PERCENT..=100).contains(&percent) {
-            return Err(format!("near_duplicate_percent ({percent}) must be {MIN_NEAR_DUPLICATE_PERCENT}-100"));
+            return Err(OptionError::NearDuplicatePercent { percent });
         }
         if limits.browser_pages > MAX_BROWSER_PAGES {
-            return Err(format!("browser_pages must be 0-{MAX_BROWSER_PAGES}"));
+            return Err(OptionError::BrowserPages);
         }
         let custom = if o.extract.is_none() && o.search.is_none() {
             self.custom.clone()
         } else {
-            let rules = CustomRules::new(o.extract.clone().unwrap_or_default(), o.search.clone().unwrap_or_default())
-                .map_err(|e| format!("extract/search: {e}"))?;
-            check_custom(&rules).map_err(|e| format!("extract/search: {e}"))?;
+            let rules = CustomRules::new(o.extract.clone().unwrap_or_default(), o.search.clone().unwrap_or_default())?;
+            check_custom(&rules)?;
             rules
         };
         Ok(AuditSettings { limits, custom })
     }
 }
 
+/// What is wrong with an audit's options ([`CrawlConfig::narrow`]); its text is the 400 answer's.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionError {
+    /// `in_flight` or `gap_ms` out of range.
+    #[error(transparent)]
+    Pace(#[from] PaceError),
+    /// `max_pages` is 0.
+    #[error("max_pages must be at least 1")]
+    NoPages,
+    /// `near_duplicate_percent` out of range.
+    #[error("near_duplicate_percent ({percent}) must be {MIN_NEAR_DUPLICATE_PERCENT}-100")]
+    NearDuplicatePercent {
+        /// The value given.
+        percent: u8,
+    },
+    /// `browser_pages` over [`MAX_BROWSER_PAGES`].
+    #[error("browser_pages must be 0-{MAX_BROWSER_PAGES}")]
+    BrowserPages,
+    /// The extraction or search rules are too many, named twice, or cannot be compiled.
+    #[error("extract/search: {0}")]
+    Custom(#[from] RuleError),
+    /// An include, exclude or strip-query rule is wrong.
+    #[error(transparent)]
+    Scope(#[from] ScopeRuleError),
+}
+
 /// The audit's scope rules: a list the request gives replaces the default's list, the others
 /// stay.
-fn scope_rules(d: &SiteLimits, o: &AuditOptions) -> Result<ScopeRules, String> {
+fn scope_rules(d: &SiteLimits, o: &AuditOptions) -> Result<ScopeRules, ScopeRuleError> {
     if o.include.is_none() && o.exclude.is_none() && o.strip_query.is_none() {
         return Ok(d.scope.clone());
     }
     let include = o.include.as_deref().unwrap_or(d.scope.include());
     let exclude = o.exclude.as_deref().unwrap_or(d.scope.exclude());
     let strip = o.strip_query.as_deref().unwrap_or(d.scope.strip_query());
-    ScopeRules::new(include, exclude, strip).map_err(|e| e.to_string())
+    ScopeRules::new(include, exclude, strip)
 }

@@ -12,13 +12,14 @@
 
 mod quarantine;
 mod request;
+#[cfg(test)]
+mod tests;
 
 pub use quarantine::{QUARANTINE_READ, QUARANTINE_TIMEOUT, Verdict, judge};
 
 use crate::admission::Admission;
 use crate::aggregate::{EVENT_BATCH, lock};
 use crate::config::{AuditSettings, CrawlConfig};
-use shoal_shared::custom::CustomRules;
 use shoal_shared::frontier::{EventId, Frontier, FrontierError, SiteProgress};
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
 use shoal_shared::record::Event;
@@ -26,7 +27,7 @@ use shoal_shared::task::SiteLimits;
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::NormalizedUrl;
 use shoal_shared::wire::{AuditView, SitePage, SiteView, SubmitRequest};
-use shoal_store::{AuditDb, AuditStatus, AuditSummary, DbError};
+use shoal_store::{AuditDb, AuditStatus, AuditSummary, DbError, OPTIONS_VERSION, SiteStatus, StoredOptions};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -72,7 +73,7 @@ pub enum EngineError {
     Writer(#[from] tokio::task::JoinError),
     /// The HTTP fetcher could not be built (for the in-process workers of `shoal audit`).
     #[error("cannot start the fetcher: {0}")]
-    Fetcher(String),
+    Fetcher(#[from] shoal_worker::fetch::FetcherError),
 }
 
 /// Told about what the engine applies, for a progress display. Both methods default to nothing.
@@ -134,7 +135,7 @@ type Batch = (Vec<EventId>, Vec<Event>);
 fn view(a: &AuditSummary) -> AuditView {
     AuditView {
         id: a.id.0,
-        status: a.status.as_str().to_owned(),
+        status: a.status,
         reason: a.reason.clone(),
         created_at_ms: a.created_at.0,
         finished_at_ms: a.finished_at.map(|t| t.0),
@@ -164,7 +165,7 @@ impl<F: Frontier> Coordinator<F> {
         for a in db.audits()? {
             if a.status == AuditStatus::Running {
                 let pending: HashSet<SiteId> =
-                    db.site_counts(a.id)?.into_iter().filter(|s| s.status.as_str() != "done").map(|s| s.id).collect();
+                    db.site_counts(a.id)?.into_iter().filter(|s| s.status != SiteStatus::Done).map(|s| s.id).collect();
                 open.insert(a.id, pending);
             }
         }
@@ -276,22 +277,21 @@ impl<F: Frontier> Coordinator<F> {
             }
             let (options, sites) = {
                 let db = lock(&self.db);
-                let options = db.audit(audit)?.map(|a| a.options_json).unwrap_or_default();
-                (options, db.site_counts(audit)?)
+                (db.audit_options(audit), db.site_counts(audit)?)
             };
-            let options = serde_json::from_str::<serde_json::Value>(&options).ok();
-            let limits: SiteLimits = options
-                .as_ref()
-                .and_then(|v| serde_json::from_value(v.get("limits")?.clone()).ok())
-                .unwrap_or_else(|| self.defaults.limits.clone());
-            // An audit stored before custom rules existed has none.
-            let custom: CustomRules = options
-                .as_ref()
-                .and_then(|v| serde_json::from_value(v.get("custom")?.clone()).ok())
-                .unwrap_or_default();
+            // Why fail rather than resume with the defaults: the audit would go on with other
+            // limits and rules than it was started with, and its report would not say so.
+            let options = match options {
+                Ok(o) => o,
+                Err(DbError::UnreadableOptions { source, .. }) => {
+                    self.fail(audit, format!("its stored options could not be read: {source}")).await?;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             let mut config = self.defaults.clone();
-            config.limits = limits;
-            config.custom = custom;
+            config.limits = options.limits;
+            config.custom = options.custom;
             let pending: Vec<_> = sites.iter().filter(|s| pending.contains(&s.id)).collect();
             let ids: Vec<SiteId> = pending.iter().map(|s| s.id).collect();
             let progress = self.frontier.progress_many(&ids).await?;
@@ -370,22 +370,24 @@ impl<F: Frontier> Coordinator<F> {
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
         let AuditSettings { limits, custom } = settings;
         let mut config = self.defaults.clone();
-        let options = serde_json::json!({
-            "starts": starts.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "limits": &limits,
-            "custom": &custom,
-            "user_agent": config.fetch.user_agent,
-            "robots_token": config.crawl.token.as_str(),
-            "mode": self.mode,
-        });
+        let options = StoredOptions {
+            version: OPTIONS_VERSION,
+            starts: starts.iter().map(ToString::to_string).collect(),
+            limits: limits.clone(),
+            custom: custom.clone(),
+            user_agent: config.fetch.user_agent.clone(),
+            robots_token: config.crawl.token.as_str().to_owned(),
+            mode: Some(self.mode.to_owned()),
+        }
+        .to_json();
         config.limits = limits;
         config.custom = custom;
         let (audit, sites) = self
             .write(move |db| {
                 let now = UnixMs::from(std::time::SystemTime::now());
                 let audit = match run {
-                    None => Some(db.create_audit(&options.to_string(), now)?),
-                    Some(r) => db.start_scheduled_audit(r.schedule, &options.to_string(), now, r.next_run)?,
+                    None => Some(db.create_audit(&options, now)?),
+                    Some(r) => db.start_scheduled_audit(r.schedule, &options, now, r.next_run)?,
                 };
                 let Some(audit) = audit else { return Ok((None, Vec::new())) };
                 let ids = db.add_sites(audit, &starts.iter().map(NormalizedUrl::as_str).collect::<Vec<_>>())?;
@@ -442,7 +444,7 @@ impl<F: Frontier> Coordinator<F> {
             sites.truncate(limit);
             v.sites_next_after = sites.last().map(|s| s.id.0);
         }
-        let running: Vec<SiteId> = sites.iter().filter(|s| s.status.as_str() != "done").map(|s| s.id).collect();
+        let running: Vec<SiteId> = sites.iter().filter(|s| s.status != SiteStatus::Done).map(|s| s.id).collect();
         let mut progress: HashMap<SiteId, SiteProgress> = HashMap::with_capacity(running.len());
         for (id, p) in running.iter().zip(self.frontier.progress_many(&running).await?) {
             progress.insert(*id, p.unwrap_or_default());
@@ -452,7 +454,7 @@ impl<F: Frontier> Coordinator<F> {
             v.sites.push(SiteView {
                 id: s.id.0,
                 start_url: s.start_url.clone(),
-                status: s.status.as_str().to_owned(),
+                status: s.status,
                 pages: s.pages,
                 urls: s.urls,
                 findings: s.findings,
@@ -470,7 +472,7 @@ impl<F: Frontier> Coordinator<F> {
     /// [`EngineError::NotFound`], or the database or frontier failed.
     pub async fn cancel(&self, audit: AuditId) -> Result<AuditView, EngineError> {
         let v = self.status(audit).await?;
-        if v.status == "running" {
+        if v.status == AuditStatus::Running {
             self.frontier.cancel(audit).await?;
             self.end(audit, AuditStatus::Cancelled).await?;
             self.forget(audit).await;

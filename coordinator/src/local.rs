@@ -74,7 +74,7 @@ async fn run_audit_inner(
     db.sync_at_checkpoints_only()?;
     let frontier = Arc::new(EmbeddedFrontier::new(req.config.frontier));
     let engine = Arc::new(Coordinator::new(db, Arc::clone(&frontier), req.config.clone(), "embedded")?);
-    let fetcher = Fetcher::new(req.config.fetch.clone()).map_err(|e| EngineError::Fetcher(e.to_string()))?;
+    let fetcher = Fetcher::new(req.config.fetch.clone())?;
     let (audit, sites) = engine.start(req.starts, req.config.limits.clone()).await?;
     engine.observe(make_observer(&sites));
     tracing::info!(audit = %audit, sites = sites.len(), db = %req.db.display(), "audit started");

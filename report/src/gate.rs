@@ -52,12 +52,7 @@ impl GateResult {
 /// Parses a stored severity; `None` for anything else.
 #[must_use]
 pub fn parse_severity(s: &str) -> Option<Severity> {
-    match s {
-        "error" => Some(Severity::Error),
-        "warning" => Some(Severity::Warning),
-        "notice" => Some(Severity::Notice),
-        _ => None,
-    }
+    Severity::parse(s)
 }
 
 /// Evaluates `gate` on an audit, or on one site of it.
@@ -76,7 +71,7 @@ pub fn evaluate(db: &AuditDb, audit: AuditId, only: Option<SiteId>, gate: Gate) 
             let before = by_code.values().sum::<u64>();
             match base.get(&site.id) {
                 Some(prev) => changes_with(&reader, prev.site, site.id, |change, f| -> Result<(), DbError> {
-                    if change == Change::New && parse_severity(&f.severity).is_some_and(|s| gate.counts(s)) {
+                    if change == Change::New && gate.counts(f.severity) {
                         *by_code.entry(f.code).or_default() += 1;
                     }
                     Ok(())

@@ -175,11 +175,11 @@ impl<'a> PageJson<'a> {
             url: &p.url,
             final_url,
             status: p.status,
-            error: p.error.as_deref(),
+            error: p.error.map(|e| e.as_str()),
             depth: p.depth,
-            found_via: &p.found_via,
+            found_via: p.found_via.as_str(),
             found_from: p.found_from.as_deref(),
-            kind: &p.kind,
+            kind: p.kind.as_str(),
             content_type: p.content_type.as_deref(),
             title: p.title.as_deref(),
             meta_description: p.meta_description.as_deref(),
@@ -202,7 +202,7 @@ impl<'a> PageJson<'a> {
                 .iter()
                 .map(|l| LinkJson {
                     url: &l.to_url,
-                    kind: &l.kind,
+                    kind: l.kind.as_str(),
                     nofollow: l.nofollow,
                     internal: l.internal,
                     text: l.text.as_deref(),

@@ -24,7 +24,7 @@ impl<'a> FindingJson<'a> {
         let code = f.known_code();
         FindingJson {
             code: &f.code,
-            severity: &f.severity,
+            severity: f.severity.as_str(),
             family: code.map(|c| c.family()),
             message: code.map(|c| c.message()),
             url: &f.url,

@@ -11,7 +11,7 @@
 //! carry (crawled text may hold control characters), which no crate does for us.
 
 use crate::compare::{Change, changes_with};
-use crate::gate::{Gate, parse_severity};
+use crate::gate::Gate;
 use crate::issues::{IssueGroup, SiteHealth, audit_health, baselines};
 use crate::{ReportError, generator};
 use shoal_shared::ids::AuditId;
@@ -106,7 +106,7 @@ pub fn write_junit(db: &AuditDb, audit: AuditId, gate: Gate, out: &mut dyn Write
 fn new_codes(reader: &Reader, prev: &Previous, h: &SiteHealth) -> Result<HashMap<String, u64>, DbError> {
     let mut out: HashMap<String, u64> = HashMap::new();
     changes_with(reader, prev.site, h.site.id, |change, f| -> Result<(), DbError> {
-        if change == Change::New && parse_severity(&f.severity).is_some() {
+        if change == Change::New {
             *out.entry(f.code).or_default() += 1;
         }
         Ok(())

@@ -189,7 +189,7 @@ pub fn write_sarif(db: &AuditDb, audit: AuditId, out: &mut dyn Write) -> Result<
                 &ResultJson {
                     rule_id: &f.code,
                     rule_index,
-                    level: level(&f.severity),
+                    level: level(f.severity.as_str()),
                     message: Text { text: message },
                     locations: [Location {
                         physical_location: Physical { artifact_location: Artifact { uri: &f.url } },
@@ -227,7 +227,7 @@ mod tests {
     fn fingerprints_follow_the_identity_not_the_measurement() {
         let row = |code: &str, url: &str, detail: &str| FindingRow {
             code: code.to_owned(),
-            severity: "warning".to_owned(),
+            severity: Severity::Warning,
             url: url.to_owned(),
             detail: detail.to_owned(),
             related: Vec::new(),

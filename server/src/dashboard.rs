@@ -49,6 +49,7 @@ use shoal_coordinator::engine::EngineError;
 use shoal_report::{Branding, ReportError};
 use shoal_shared::frontier::Frontier;
 use shoal_shared::ids::AuditId;
+use shoal_shared::status::AuditStatus;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -438,7 +439,7 @@ async fn logout<F: Frontier>(
 async fn list<F: Frontier>(State(d): State<Dash<F>>, Extension(auth): Extension<Auth>) -> Response {
     match d.engine.list().await {
         Ok(audits) => {
-            let running = audits.iter().any(|a| a.status == "running");
+            let running = audits.iter().any(|a| a.status == AuditStatus::Running);
             let page = ListPage {
                 chrome: Chrome::new("Audits", auth.logout()).live(running),
                 audits: audits.iter().rev().map(AuditLine::from).collect(),
@@ -453,7 +454,7 @@ async fn list<F: Frontier>(State(d): State<Dash<F>>, Extension(auth): Extension<
 async fn schedules<F: Frontier>(State(d): State<Dash<F>>, Extension(auth): Extension<Auth>) -> Response {
     match shoal_coordinator::schedule::list(&d.engine).await {
         Ok(all) => {
-            let running = all.iter().any(|s| s.last_status.as_deref() == Some("running"));
+            let running = all.iter().any(|s| s.last_status == Some(AuditStatus::Running));
             let page = SchedulesPage {
                 chrome: Chrome::new("Schedules", auth.logout()).live(running),
                 schedules: all.iter().map(ScheduleLine::from).collect(),
@@ -473,7 +474,7 @@ async fn audit<F: Frontier>(
     match d.engine.status(AuditId(id)).await {
         Ok(v) => {
             let page = AuditPage {
-                chrome: Chrome::new(format!("Audit {}", v.id), auth.logout()).live(v.status == "running"),
+                chrome: Chrome::new(format!("Audit {}", v.id), auth.logout()).live(v.status == AuditStatus::Running),
                 audit: AuditLine::from(&v),
                 sites: v.sites.iter().map(SiteLine::from).collect(),
                 csrf: auth.csrf(),

@@ -32,6 +32,17 @@ impl Severity {
             Severity::Notice => "notice",
         }
     }
+
+    /// The severity spelled `s` (as [`Severity::as_str`] writes it), if there is one.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "error" => Some(Severity::Error),
+            "warning" => Some(Severity::Warning),
+            "notice" => Some(Severity::Notice),
+            _ => None,
+        }
+    }
 }
 
 macro_rules! codes {
@@ -566,6 +577,15 @@ mod tests {
         );
         let i = Code::HreflangInvalidCode;
         assert_ne!(i.identity(u, "en-UK: why"), i.identity(u, "en_US: why"));
+    }
+
+    #[test]
+    fn severities_parse_their_spelling() {
+        for s in [Severity::Error, Severity::Warning, Severity::Notice] {
+            assert_eq!(Severity::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(Severity::parse("Error"), None);
+        assert_eq!(Severity::parse("info"), None);
     }
 
     #[test]

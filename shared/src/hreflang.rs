@@ -87,6 +87,7 @@ fn is_alpha(s: &str, len: usize) -> bool {
 ///
 /// # Errors
 /// Why the value is not one search engines accept.
+/// (A `String`: it becomes a finding's detail for the site owner, and no caller branches on it.)
 pub fn parse(value: &str) -> Result<Hreflang, String> {
     let v = value.trim().to_ascii_lowercase();
     if v == "x-default" {

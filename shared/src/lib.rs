@@ -21,6 +21,7 @@ pub mod record;
 pub mod robots;
 pub mod scope_rules;
 pub mod starts;
+pub mod status;
 pub mod task;
 pub mod time;
 pub mod url;

@@ -66,6 +66,7 @@ macro_rules! spelled {
         }
     };
 }
+pub(crate) use spelled;
 
 /// What kind of URL a record is about: its task's kind, without the task's scheduling details
 /// (a sitemap's index depth). `pages.kind` in the audit database and `kind` in the reports.
@@ -310,6 +311,28 @@ impl LinkKind {
             LinkKind::Font => "font",
             LinkKind::CssImage => "css_image",
         }
+    }
+
+    /// The kind spelled `s` (as [`LinkKind::as_str`] writes it), if there is one.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<LinkKind> {
+        Some(match s {
+            "anchor" => LinkKind::Anchor,
+            "image" => LinkKind::Image,
+            "script" => LinkKind::Script,
+            "stylesheet" => LinkKind::Stylesheet,
+            "icon" => LinkKind::Icon,
+            "iframe" => LinkKind::Iframe,
+            "media" => LinkKind::Media,
+            "other_link" => LinkKind::OtherLink,
+            "sitemap_entry" => LinkKind::SitemapEntry,
+            "canonical" => LinkKind::Canonical,
+            "page_link" => LinkKind::PageLink,
+            "preload" => LinkKind::Preload,
+            "font" => LinkKind::Font,
+            "css_image" => LinkKind::CssImage,
+            _ => return None,
+        })
     }
 }
 
@@ -579,6 +602,51 @@ mod tests {
     #[test]
     fn fetch_failures_have_their_documented_spellings() {
         check_spellings(FetchFailure::ALL, FAILURES, FetchFailure::as_str, FetchFailure::parse);
+    }
+
+    #[test]
+    fn link_kinds_read_back_from_their_stored_spelling() {
+        const LINK_KINDS: &[(LinkKind, &str)] = &[
+            (LinkKind::Anchor, "anchor"),
+            (LinkKind::Image, "image"),
+            (LinkKind::Script, "script"),
+            (LinkKind::Stylesheet, "stylesheet"),
+            (LinkKind::Icon, "icon"),
+            (LinkKind::Iframe, "iframe"),
+            (LinkKind::Media, "media"),
+            (LinkKind::OtherLink, "other_link"),
+            (LinkKind::SitemapEntry, "sitemap_entry"),
+            (LinkKind::Canonical, "canonical"),
+            (LinkKind::PageLink, "page_link"),
+            (LinkKind::Preload, "preload"),
+            (LinkKind::Font, "font"),
+            (LinkKind::CssImage, "css_image"),
+        ];
+        // A new kind fails to compile here until the table above has it.
+        let position = |k: LinkKind| match k {
+            LinkKind::Anchor => 0,
+            LinkKind::Image => 1,
+            LinkKind::Script => 2,
+            LinkKind::Stylesheet => 3,
+            LinkKind::Icon => 4,
+            LinkKind::Iframe => 5,
+            LinkKind::Media => 6,
+            LinkKind::OtherLink => 7,
+            LinkKind::SitemapEntry => 8,
+            LinkKind::Canonical => 9,
+            LinkKind::PageLink => 10,
+            LinkKind::Preload => 11,
+            LinkKind::Font => 12,
+            LinkKind::CssImage => 13,
+        };
+        for (i, (kind, name)) in LINK_KINDS.iter().enumerate() {
+            assert_eq!(position(*kind), i);
+            assert_eq!(kind.as_str(), *name);
+            assert_eq!(LinkKind::parse(name), Some(*kind), "{name}");
+            assert_eq!(serde_json::to_value(kind).expect("encodes"), *name, "the wire spelling is the stored one");
+        }
+        assert_eq!(LinkKind::parse("Anchor"), None);
+        assert_eq!(LinkKind::parse("link"), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! silently stop arriving on the other. Plain data with serde, no behaviour.
 
 use crate::custom::{ExtractRule, SearchRule};
+use crate::status::{AuditStatus, SiteStatus};
 use serde::{Deserialize, Serialize};
 
 /// Per-audit options a client may set; everything else comes from the coordinator's defaults.
@@ -83,7 +84,7 @@ pub struct SiteView {
     /// Start URL.
     pub start_url: String,
     /// `running` or `done`.
-    pub status: String,
+    pub status: SiteStatus,
     /// Pages recorded.
     pub pages: u64,
     /// URLs recorded (all kinds).
@@ -102,7 +103,7 @@ pub struct AuditView {
     /// Audit id.
     pub id: u64,
     /// `running`, `done`, `cancelled`, `interrupted`, `failed`.
-    pub status: String,
+    pub status: AuditStatus,
     /// Why it failed (only with `failed`): what state of it could not be read (docs/runbook.md,
     /// "A bad entry is quarantined").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -196,7 +197,7 @@ pub struct ScheduleView {
     /// The latest run's audit id.
     pub last_audit: Option<u64>,
     /// The latest run's status (`running`, `done`, `cancelled`, `interrupted`).
-    pub last_status: Option<String>,
+    pub last_status: Option<AuditStatus>,
     /// When the latest run started.
     pub last_started_ms: Option<u64>,
     /// The start URLs (only in `GET /v1/schedules/{id}`).

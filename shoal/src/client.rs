@@ -5,6 +5,7 @@ use crate::cli::{ClientArgs, StatusArgs, SubmitArgs};
 use crate::{Exit, Failure};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use shoal_shared::status::AuditStatus;
 use shoal_shared::wire::{AuditView, SitePage, SubmitRequest};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -160,14 +161,14 @@ pub async fn submit(args: &SubmitArgs, shutdown: CancellationToken) -> Result<Ex
             Some(b) => b.set_message(line.clone()),
             None => tracing::info!(audit = id, "{line}"),
         }
-        if s.status != "running" {
+        if s.status != AuditStatus::Running {
             if let Some(b) = bar {
                 b.finish_with_message(line);
             }
             if let Some(reason) = &s.reason {
                 tracing::error!(audit = id, reason, "the audit failed");
             }
-            return Ok(if s.status == "done" { Exit::Ok } else { Exit::Internal });
+            return Ok(if s.status == AuditStatus::Done { Exit::Ok } else { Exit::Internal });
         }
         tokio::select! {
             () = tokio::time::sleep(POLL) => {}

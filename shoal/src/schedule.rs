@@ -58,7 +58,7 @@ async fn list(args: &ScheduleListArgs) -> Result<Exit, Failure> {
         return Ok(Exit::Ok);
     }
     for s in all {
-        let last = match (s.last_audit, s.last_status.as_deref()) {
+        let last = match (s.last_audit, s.last_status) {
             (Some(a), Some(st)) => format!("audit {a} {st}"),
             (Some(a), None) => format!("audit {a}"),
             (None, _) => "no run yet".to_owned(),

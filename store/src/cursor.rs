@@ -9,7 +9,7 @@
 //! and reads only long-standing columns of schema v1 (`db/schema.rs`). These queries could move into
 //! `db/read.rs` as methods; until then this is the one other place that reads the tables.
 
-use crate::{AuditDb, BUSY_TIMEOUT, DbError, FindingRow, SiteStatus, int, sql_err, uint};
+use crate::{AuditDb, BUSY_TIMEOUT, DbError, FindingRow, SiteStatus, int, sql_err, uint, unknown_value};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Rows, Statement, params};
 use shoal_shared::finding::Code;
 use shoal_shared::ids::{AuditId, SiteId};
@@ -173,11 +173,17 @@ impl Reader {
                 .optional()
             })
             .map_err(sql_err(path, op))?;
-        Ok(found.map(|(site, audit, status)| Previous {
-            audit: AuditId(uint(audit)),
-            site: SiteId(uint(site)),
-            status: SiteStatus::parse(&status).unwrap_or(SiteStatus::Running),
-        }))
+        found
+            .map(|(site, audit, status)| -> Result<Previous, DbError> {
+                let site = SiteId(uint(site));
+                Ok(Previous {
+                    audit: AuditId(uint(audit)),
+                    site,
+                    status: SiteStatus::parse(&status)
+                        .ok_or_else(|| unknown_value(path, "sites.status", format_args!("site {site}"), &status))?,
+                })
+            })
+            .transpose()
     }
 
     /// A statement listing a site's findings by URL (then severity, code, detail), for

@@ -31,6 +31,7 @@ mod content;
 pub mod cursor;
 mod hreflang;
 pub mod issues;
+pub mod options;
 mod read;
 mod schedule;
 pub mod schema;
@@ -38,6 +39,7 @@ pub mod url_changes;
 
 pub use content::{ContentCluster, ContentSummary};
 pub use issues::IssueCount;
+pub use options::{OPTIONS_VERSION, OptionsError, StoredOptions};
 pub use read::{FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
 pub use schedule::{NewSchedule, ScheduleRow, ScheduledRun};
 
@@ -123,6 +125,17 @@ pub enum DbError {
         /// What was wrong.
         detail: String,
     },
+    /// An audit's stored options ([`StoredOptions`]) cannot be read (edited by hand, or written
+    /// by a newer Shoal).
+    #[error("audit database {}: the options of audit {audit} cannot be read: {source}", path.display())]
+    UnreadableOptions {
+        /// The database file.
+        path: PathBuf,
+        /// The audit.
+        audit: AuditId,
+        /// Why.
+        source: OptionsError,
+    },
     /// No audit with this id.
     #[error("audit database {}: there is no audit {audit}", path.display())]
     UnknownAudit {
@@ -164,6 +177,13 @@ pub(crate) fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| String::from("[]"))
 }
 
+/// [`DbError::Corrupt`] for a stored spelling this build does not know (an enum's column edited
+/// by hand, or written by a newer Shoal): names the row and the value, since a silent default
+/// would misreport the row.
+pub(crate) fn unknown_value(path: &Path, what: &'static str, row: impl std::fmt::Display, value: &str) -> DbError {
+    DbError::Corrupt { path: path.to_owned(), what, detail: format!("{row}: unknown value {value:?}") }
+}
+
 /// Stores an unsigned number as an SQLite integer, saturating (no size or time comes near it).
 pub(crate) fn int(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -185,78 +205,9 @@ pub(crate) fn unbits(v: i64) -> u64 {
     u64::from_ne_bytes(v.to_ne_bytes())
 }
 
-/// Where an audit stands. Stored as its [`as_str`](AuditStatus::as_str) spelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AuditStatus {
-    /// Sites are being crawled.
-    Running,
-    /// Every site finished.
-    Done,
-    /// The user stopped it; what was crawled is kept.
-    Cancelled,
-    /// The process running it stopped (crash, shutdown deadline) before it finished.
-    Interrupted,
-    /// It could not go on: its state in the frontier could not be read (the audit's `reason`
-    /// says what). What was crawled is kept.
-    Failed,
-}
-
-impl AuditStatus {
-    /// The stable spelling, used in the database and the reports.
-    #[must_use]
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            AuditStatus::Running => "running",
-            AuditStatus::Done => "done",
-            AuditStatus::Cancelled => "cancelled",
-            AuditStatus::Interrupted => "interrupted",
-            AuditStatus::Failed => "failed",
-        }
-    }
-
-    /// Parses the stable spelling.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<AuditStatus> {
-        match s {
-            "running" => Some(AuditStatus::Running),
-            "done" => Some(AuditStatus::Done),
-            "cancelled" => Some(AuditStatus::Cancelled),
-            "interrupted" => Some(AuditStatus::Interrupted),
-            "failed" => Some(AuditStatus::Failed),
-            _ => None,
-        }
-    }
-}
-
-/// Where one site of an audit stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SiteStatus {
-    /// Still being crawled (or the audit stopped before it finished).
-    Running,
-    /// The frontier ran out of work for it and the site-level analysis ran.
-    Done,
-}
-
-impl SiteStatus {
-    /// The stable spelling, used in the database and the reports.
-    #[must_use]
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            SiteStatus::Running => "running",
-            SiteStatus::Done => "done",
-        }
-    }
-
-    /// Parses the stable spelling.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<SiteStatus> {
-        match s {
-            "running" => Some(SiteStatus::Running),
-            "done" => Some(SiteStatus::Done),
-            _ => None,
-        }
-    }
-}
+// The statuses live in `shared` so the API's views and the client hold the same enums the
+// database writes; re-exported here, where they are stored.
+pub use shoal_shared::status::{AuditStatus, SiteStatus};
 
 /// One audit with its totals, for listings (`shoal status`, `shoal report` without an id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -562,6 +513,25 @@ impl AuditDb {
     /// [`DbError::Sql`] or [`DbError::Corrupt`] on a read failure.
     pub fn audit(&self, audit: AuditId) -> Result<Option<AuditSummary>, DbError> {
         Ok(read::audits(&self.conn, &self.path, Some(audit))?.into_iter().next())
+    }
+
+    /// The options `audit` was started with, typed (what a resumed audit is crawled with).
+    ///
+    /// # Errors
+    /// [`DbError::UnknownAudit`], [`DbError::UnreadableOptions`] if the stored record does not
+    /// read (never the defaults in its place), [`DbError::Sql`] on a read failure.
+    pub fn audit_options(&self, audit: AuditId) -> Result<StoredOptions, DbError> {
+        let json: Option<String> = self
+            .conn
+            .query_row("SELECT options_json FROM audits WHERE id = ?1", [int(audit.0)], |r| r.get(0))
+            .optional()
+            .map_err(sql_err(&self.path, "read an audit's options"))?;
+        let json = json.ok_or_else(|| DbError::UnknownAudit { path: self.path.clone(), audit })?;
+        StoredOptions::parse(&json).map_err(|source| DbError::UnreadableOptions {
+            path: self.path.clone(),
+            audit,
+            source,
+        })
     }
 
     /// The most recently created audit: what `shoal report` shows when no id is given.

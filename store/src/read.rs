@@ -1,11 +1,12 @@
 //! Reading the audit database back: listings, per-site statistics, and row-by-row iteration for
 //! reports that must not hold a 100,000-page site in memory.
 
-use super::{AuditDb, AuditStatus, AuditSummary, DbError, SiteStatus, SiteSummary, int, sql_err, uint};
+use super::{AuditDb, AuditStatus, AuditSummary, DbError, SiteStatus, SiteSummary, int, sql_err, uint, unknown_value};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use shoal_shared::ai_crawlers::AiBlocked;
-use shoal_shared::finding::Code;
+use shoal_shared::finding::{Code, Severity};
 use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::record::{Discovery, FetchFailure, LinkKind, UrlKind};
 use shoal_shared::time::UnixMs;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,25 +15,25 @@ use std::path::Path;
 pub const FINAL_URL_MAX_HOPS: usize = 10;
 
 /// One stored page row: everything recorded about one fetched URL except its links (read those
-/// with [`AuditDb::links_from`] or [`AuditDb::for_each_link`]).
+/// with [`AuditDb::links_from`] or [`AuditDb::for_each_link`]). The fields a
+/// [`PageRecord`](shoal_shared::record::PageRecord) holds typed come back with the same types; an
+/// unknown stored spelling is [`DbError::Corrupt`] naming the row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageRow {
     /// The URL requested.
     pub url: String,
-    /// Task kind: `page`, `resource`, `robots`, `sitemap`, `external`, `probe_*` (the spelling of a
-    /// [`UrlKind`](shoal_shared::record::UrlKind)).
-    pub kind: String,
+    /// What kind of URL it is (stored as its spelling: `page`, `resource`, `robots`, …).
+    pub kind: UrlKind,
     /// HTTP status, if an answer came.
     pub status: Option<u16>,
-    /// Why no answer came (the spelling of a [`FetchFailure`](shoal_shared::record::FetchFailure)).
-    pub error: Option<String>,
+    /// Why no answer came, or why it is incomplete.
+    pub error: Option<FetchFailure>,
     /// For redirects, the resolved Location.
     pub redirect_to: Option<String>,
     /// Link depth from the start page.
     pub depth: u16,
-    /// `start`, `link`, `sitemap`, `redirect`, `standard` (the spelling of a
-    /// [`Discovery`](shoal_shared::record::Discovery)).
-    pub found_via: String,
+    /// How it was found.
+    pub found_via: Discovery,
     /// The page, sitemap or redirecting URL it was found from.
     pub found_from: Option<String>,
     /// Content-Type header.
@@ -89,8 +90,8 @@ pub struct LinkRow {
     pub from_url: String,
     /// Where it points.
     pub to_url: String,
-    /// [`LinkKind`](shoal_shared::record::LinkKind) spelling.
-    pub kind: String,
+    /// What kind of element it is on.
+    pub kind: LinkKind,
     /// Not followed because of `rel=nofollow` or a nofollow page.
     pub nofollow: bool,
     /// Within the site's scope.
@@ -99,14 +100,15 @@ pub struct LinkRow {
     pub text: Option<String>,
 }
 
-/// One stored finding. `code` and `severity` are strings because a file written by a newer Shoal
-/// may hold codes this build does not know; [`FindingRow::known_code`] parses it.
+/// One stored finding. `code` is a string because a file written by a newer Shoal may hold codes
+/// this build does not know (a report still shows them); [`FindingRow::known_code`] parses it.
+/// The severities are fixed (the column's CHECK allows three), so `severity` is typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FindingRow {
     /// Stable snake_case code.
     pub code: String,
-    /// `error`, `warning` or `notice`, as stored when the finding was made.
-    pub severity: String,
+    /// As stored when the finding was made.
+    pub severity: Severity,
     /// The URL it is about.
     pub url: String,
     /// Specifics.
@@ -158,7 +160,8 @@ pub struct SiteStats {
     pub severities: SeverityCounts,
     /// URLs by status class.
     pub status_classes: StatusClasses,
-    /// URLs by task kind (`page`, `resource`, …), sorted by kind.
+    /// URLs by kind, keyed by the [`UrlKind`] spelling (`page`, `resource`, …) so the map stays
+    /// sorted the way the JSON report lists it.
     pub kinds: BTreeMap<String, u64>,
     /// All fetched URLs of the site.
     pub urls: u64,
@@ -188,11 +191,13 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
     while let Some(r) = rows.next().map_err(sql_err(path, op))? {
         let get = |i: usize| r.get::<_, i64>(i).map(uint);
         let status: String = r.get(3).map_err(sql_err(path, op))?;
+        let id = AuditId(get(0).map_err(sql_err(path, op))?);
         out.push(AuditSummary {
-            id: AuditId(get(0).map_err(sql_err(path, op))?),
+            id,
             created_at: UnixMs(get(1).map_err(sql_err(path, op))?),
             finished_at: r.get::<_, Option<i64>>(2).map_err(sql_err(path, op))?.map(|v| UnixMs(uint(v))),
-            status: AuditStatus::parse(&status).ok_or_else(|| corrupt(path, "audits.status", status.clone()))?,
+            status: AuditStatus::parse(&status)
+                .ok_or_else(|| unknown_value(path, "audits.status", format_args!("audit {id}"), &status))?,
             options_json: r.get(4).map_err(sql_err(path, op))?,
             sites: get(5).map_err(sql_err(path, op))?,
             pages: get(6).map_err(sql_err(path, op))?,
@@ -209,11 +214,13 @@ fn site_from_row(r: &Row<'_>, path: &Path) -> Result<SiteSummary, DbError> {
     let op = "read sites";
     let get = |i: usize| r.get::<_, i64>(i).map(uint).map_err(sql_err(path, op));
     let status: String = r.get(3).map_err(sql_err(path, op))?;
+    let id = SiteId(get(0)?);
     Ok(SiteSummary {
-        id: SiteId(get(0)?),
+        id,
         audit: AuditId(get(1)?),
         start_url: r.get(2).map_err(sql_err(path, op))?,
-        status: SiteStatus::parse(&status).ok_or_else(|| corrupt(path, "sites.status", status.clone()))?,
+        status: SiteStatus::parse(&status)
+            .ok_or_else(|| unknown_value(path, "sites.status", format_args!("site {id}"), &status))?,
         pages: get(4)?,
         urls: get(5)?,
         findings: get(6)?,
@@ -265,6 +272,18 @@ const PAGE_COLUMNS: &str = "url, kind, status, error, redirect_to, depth, found_
     x_robots_tag_json, hreflang_json, headers_json, word_count, structured_types_json, rel_next, rel_prev,
     extracted_json, ai_blocked";
 
+/// A stored spelling read back as its enum: `parse` is the enum's own, `row` names the row for the
+/// error.
+pub(crate) fn spelled<T>(
+    path: &Path,
+    what: &'static str,
+    row: impl std::fmt::Display,
+    value: &str,
+    parse: impl FnOnce(&str) -> Option<T>,
+) -> Result<T, DbError> {
+    parse(value).ok_or_else(|| unknown_value(path, what, row, value))
+}
+
 fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
     let op = "read pages";
     let e = || sql_err(path, op);
@@ -272,14 +291,17 @@ fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
     let small = |v: Option<i64>, what: &'static str| {
         v.map(|v| u16::try_from(v).map_err(|_| corrupt(path, what, v.to_string()))).transpose()
     };
+    let url: String = r.get(0).map_err(e())?;
+    let error: Option<String> = r.get(3).map_err(e())?;
     Ok(PageRow {
-        url: r.get(0).map_err(e())?,
-        kind: r.get(1).map_err(e())?,
+        kind: spelled(path, "pages.kind", format_args!("page {url}"), &text(1)?, UrlKind::parse)?,
         status: small(r.get(2).map_err(e())?, "pages.status")?,
-        error: r.get(3).map_err(e())?,
+        error: error
+            .map(|v| spelled(path, "pages.error", format_args!("page {url}"), &v, FetchFailure::parse))
+            .transpose()?,
         redirect_to: r.get(4).map_err(e())?,
         depth: small(Some(r.get(5).map_err(e())?), "pages.depth")?.unwrap_or_default(),
-        found_via: r.get(6).map_err(e())?,
+        found_via: spelled(path, "pages.found_via", format_args!("page {url}"), &text(6)?, Discovery::parse)?,
         found_from: r.get(7).map_err(e())?,
         content_type: r.get(8).map_err(e())?,
         bytes: uint(r.get(9).map_err(e())?),
@@ -305,29 +327,37 @@ fn page_from_row(r: &Row<'_>, path: &Path) -> Result<PageRow, DbError> {
             .get::<_, Option<i64>>(25)
             .map_err(e())?
             .map(|bits| AiBlocked::from_bits(u32::try_from(bits).unwrap_or_default())),
+        url,
     })
 }
 
 /// A finding from the columns `code, severity, url, detail, related_json`.
 pub(crate) fn finding_from_row(r: &Row<'_>, path: &Path, op: &'static str) -> Result<FindingRow, DbError> {
     let related: String = r.get(4).map_err(sql_err(path, op))?;
+    let code: String = r.get(0).map_err(sql_err(path, op))?;
+    let url: String = r.get(2).map_err(sql_err(path, op))?;
+    let severity: String = r.get(1).map_err(sql_err(path, op))?;
     Ok(FindingRow {
-        code: r.get(0).map_err(sql_err(path, op))?,
-        severity: r.get(1).map_err(sql_err(path, op))?,
-        url: r.get(2).map_err(sql_err(path, op))?,
+        severity: spelled(path, "findings.severity", format_args!("{code} on {url}"), &severity, Severity::parse)?,
+        code,
+        url,
         detail: r.get(3).map_err(sql_err(path, op))?,
         related: json_list(path, "findings.related_json", &related)?,
     })
 }
 
-fn link_from_row(r: &Row<'_>) -> rusqlite::Result<LinkRow> {
+fn link_from_row(r: &Row<'_>, path: &Path, op: &'static str) -> Result<LinkRow, DbError> {
+    let e = || sql_err(path, op);
+    let from_url: String = r.get(0).map_err(e())?;
+    let to_url: String = r.get(1).map_err(e())?;
+    let kind: String = r.get(2).map_err(e())?;
     Ok(LinkRow {
-        from_url: r.get(0)?,
-        to_url: r.get(1)?,
-        kind: r.get(2)?,
-        nofollow: r.get(3)?,
-        internal: r.get(4)?,
-        text: r.get(5)?,
+        kind: spelled(path, "links.kind", format_args!("link {from_url} -> {to_url}"), &kind, LinkKind::parse)?,
+        from_url,
+        to_url,
+        nofollow: r.get(3).map_err(e())?,
+        internal: r.get(4).map_err(e())?,
+        text: r.get(5).map_err(e())?,
     })
 }
 
@@ -396,13 +426,21 @@ impl AuditDb {
     /// # Errors
     /// [`DbError::Sql`] on a read failure.
     pub fn links_from(&self, site: SiteId, from_url: &str) -> Result<Vec<LinkRow>, DbError> {
-        self.conn
+        let path = &self.path;
+        let op = "read a page's links";
+        let mut stmt = self
+            .conn
             .prepare_cached(
                 "SELECT from_url, to_url, kind, nofollow, internal, text FROM links
                  WHERE site_id = ?1 AND from_url = ?2 ORDER BY position",
             )
-            .and_then(|mut s| s.query_map(params![int(site.0), from_url], link_from_row).and_then(Iterator::collect))
-            .map_err(sql_err(&self.path, "read a page's links"))
+            .map_err(sql_err(path, op))?;
+        let mut rows = stmt.query(params![int(site.0), from_url]).map_err(sql_err(path, op))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(sql_err(path, op))? {
+            out.push(link_from_row(r, path, op)?);
+        }
+        Ok(out)
     }
 
     /// Calls `f` with every link of a site, ordered by source page then document order.
@@ -425,7 +463,7 @@ impl AuditDb {
             .map_err(sql_err(path, op))?;
         let mut rows = stmt.query([int(site.0)]).map_err(sql_err(path, op))?;
         while let Some(r) = rows.next().map_err(sql_err(path, op))? {
-            f(link_from_row(r).map_err(sql_err(path, op))?)?;
+            f(link_from_row(r, path, op)?)?;
         }
         Ok(())
     }
@@ -507,10 +545,10 @@ impl AuditDb {
         while let Some(r) = rows.next().map_err(sql_err(path, "count findings"))? {
             let name: String = r.get(0).map_err(sql_err(path, "count findings"))?;
             let n = uint(r.get(1).map_err(sql_err(path, "count findings"))?);
-            match name.as_str() {
-                "error" => stats.severities.errors += n,
-                "warning" => stats.severities.warnings += n,
-                _ => stats.severities.notices += n,
+            match spelled(path, "findings.severity", format_args!("site {site}"), &name, Severity::parse)? {
+                Severity::Error => stats.severities.errors += n,
+                Severity::Warning => stats.severities.warnings += n,
+                Severity::Notice => stats.severities.notices += n,
             }
         }
         let mut classes = self
@@ -545,7 +583,8 @@ impl AuditDb {
         while let Some(r) = rows.next().map_err(sql_err(path, "count kinds"))? {
             let kind: String = r.get(0).map_err(sql_err(path, "count kinds"))?;
             let n = uint(r.get(1).map_err(sql_err(path, "count kinds"))?);
-            stats.kinds.insert(kind, n);
+            let kind = spelled(path, "pages.kind", format_args!("site {site}"), &kind, UrlKind::parse)?;
+            stats.kinds.insert(kind.as_str().to_owned(), n);
         }
         Ok(stats)
     }

@@ -11,7 +11,7 @@
 //!   [`AuditDb::settle_schedule`] when its end has been handled, so a coordinator that dies in
 //!   between handles the end once more at restart, and never twice otherwise.
 
-use crate::{AuditDb, AuditStatus, DbError, SeverityCounts, int, sql_err, to_json, uint};
+use crate::{AuditDb, AuditStatus, DbError, SeverityCounts, int, sql_err, to_json, uint, unknown_value};
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 use shoal_shared::ids::{AuditId, ScheduleId};
 use shoal_shared::time::UnixMs;
@@ -214,7 +214,8 @@ impl AuditDb {
         while let Some(r) = rows.next().map_err(sql_err(path, op))? {
             let (schedule, status) = row(r).map_err(sql_err(path, op))?;
             if let (Some(s), None) = (status, schedule.last_status) {
-                return Err(DbError::Corrupt { path: path.clone(), what: "audits.status", detail: s });
+                let audit = schedule.last_audit.map_or_else(String::new, |a| a.to_string());
+                return Err(unknown_value(path, "audits.status", format_args!("audit {audit}"), &s));
             }
             out.push(schedule);
         }

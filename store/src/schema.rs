@@ -7,7 +7,7 @@
 //!
 //! | table | key | holds |
 //! |---|---|---|
-//! | `audits` | `id` | one row per audit: `created_at_ms`, `finished_at_ms`, `status` (`running`, `done`, `cancelled`, `interrupted`), `options_json` |
+//! | `audits` | `id` | one row per audit: `created_at_ms`, `finished_at_ms`, `status` (`running`, `done`, `cancelled`, `interrupted`, later `failed`), `options_json` (the coordinator's [`StoredOptions`](crate::StoredOptions)) |
 //! | `sites` | `id` (never reused) | `audit_id`, `start_url`, `status` (`running`, `done`), counters `pages` (kind `page`), `urls` (any kind), `findings`, `done_at_ms` |
 //! | `pages` | `(site_id, url)` | one row per fetched URL: what [`PageRecord`](shoal_shared::record::PageRecord) holds except its links; list fields as JSON text (`*_json`) |
 //! | `links` | — | one row per link on a page, `position` keeps document order; indexed by `(site_id, to_url)` for "who links here" and by `(site_id, from_url)` to replace a page's links |

@@ -251,9 +251,30 @@ pub struct Fetcher {
     settings: Arc<FetchSettings>,
 }
 
+/// Why a [`Fetcher`] could not be built: the machine's configuration, not a website.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetcherError {
+    /// The system's DNS configuration could not be read.
+    #[error("reading DNS configuration: {0}")]
+    DnsConfig(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The DNS resolver could not be built.
+    #[error("building DNS resolver: {0}")]
+    DnsResolver(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The extra CA certificates (`--ca-file`) could not be read.
+    #[error("reading CA certificates: {0}")]
+    CaCertificates(#[source] reqwest::Error),
+    /// The HTTP client could not be built (TLS roots).
+    #[error("building HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}
+
 impl Fetcher {
     /// Builds the client. Fails only if TLS or the system DNS configuration cannot be loaded.
-    pub fn new(settings: FetchSettings) -> Result<Fetcher, String> {
+    ///
+    /// # Errors
+    /// [`FetcherError`] naming what could not be loaded.
+    pub fn new(settings: FetchSettings) -> Result<Fetcher, FetcherError> {
         let dns = if settings.no_dns {
             None
         } else {
@@ -313,10 +334,10 @@ impl Fetcher {
 /// (each asked over UDP and TCP at its own port). Five seconds per try, two tries per question
 /// (hickory's `attempts` counts the retries: 2 made it three tries, 15 s per unanswered
 /// question and 30 s per unanswered address lookup, A then AAAA).
-fn build_resolver(servers: &[SocketAddr]) -> Result<TokioResolver, String> {
+fn build_resolver(servers: &[SocketAddr]) -> Result<TokioResolver, FetcherError> {
     use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfig};
     let mut b = if servers.is_empty() {
-        TokioResolver::builder_tokio().map_err(|e| format!("reading DNS configuration: {e}"))?
+        TokioResolver::builder_tokio().map_err(|e| FetcherError::DnsConfig(Box::new(e)))?
     } else {
         let name_servers = servers
             .iter()
@@ -339,15 +360,15 @@ fn build_resolver(servers: &[SocketAddr]) -> Result<TokioResolver, String> {
     };
     b.options_mut().timeout = Duration::from_secs(5);
     b.options_mut().attempts = 1;
-    b.build().map_err(|e| format!("building DNS resolver: {e}"))
+    b.build().map_err(|e| FetcherError::DnsResolver(Box::new(e)))
 }
 
 /// The one HTTP client configuration of a worker.
-fn build_client(settings: &FetchSettings, resolver: &Arc<GuardedResolver>) -> Result<reqwest::Client, String> {
+fn build_client(settings: &FetchSettings, resolver: &Arc<GuardedResolver>) -> Result<reqwest::Client, FetcherError> {
     crate::tls::install_crypto_provider();
     let mut builder = reqwest::Client::builder();
     if let Some(pem) = &settings.extra_roots_pem {
-        let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("reading CA certificates: {e}"))?;
+        let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(FetcherError::CaCertificates)?;
         builder = builder.tls_certs_merge(certs);
     }
     // Decompression is ours (`read_capped`), not reqwest's: reqwest removes Content-Encoding
@@ -373,7 +394,7 @@ fn build_client(settings: &FetchSettings, resolver: &Arc<GuardedResolver>) -> Re
         .http1_max_headers(MAX_RESPONSE_HEADERS)
         .dns_resolver(SharedResolver(Arc::clone(resolver)))
         .build()
-        .map_err(|e| format!("building HTTP client: {e}"))?;
+        .map_err(FetcherError::Client)?;
     Ok(client)
 }
 

@@ -6,7 +6,8 @@
 //! Every step is bounded in time (the step timeout) and every reply in size ([`MAX_REPLY_BYTES`],
 //! [`MAX_REPLY_LINES`]); a server that never answers, answers garbage or floods is an outcome
 //! ([`Conversation`]), never an error of Shoal's. The address connected to is the one the frontier
-//! paces the mail server under, which the caller has passed through the address guard.
+//! paces the mail server under, which the caller has passed through the address guard. (So the
+//! steps fail with a `String`: it is the outcome's text for the site owner, nothing branches on it.)
 
 use crate::tls::{self, Roots};
 use serde::{Deserialize, Serialize};

@@ -167,7 +167,7 @@ impl<F: Frontier> Coordinator<F> {
 
     /// Ends a running audit `failed` with `reason`: its queues are dropped, what was crawled is
     /// kept, and the frontier forgets it (its quarantined sites with it).
-    async fn fail(&self, audit: AuditId, reason: String) -> Result<(), EngineError> {
+    pub(super) async fn fail(&self, audit: AuditId, reason: String) -> Result<(), EngineError> {
         if let Err(e) = self.frontier.cancel(audit).await {
             tracing::warn!(audit = %audit, error = %e, "could not drop a failed audit's queues; forgetting it anyway");
         }

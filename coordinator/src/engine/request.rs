@@ -28,7 +28,7 @@ impl<F: Frontier> Coordinator<F> {
         if list.is_empty() {
             return Err(EngineError::BadRequest("no start URL: give at least one".into()));
         }
-        let settings = self.defaults.narrow(&req.options).map_err(EngineError::BadRequest)?;
+        let settings = self.defaults.narrow(&req.options).map_err(|e| EngineError::BadRequest(e.to_string()))?;
         Ok((list.into_urls(), settings))
     }
 }

@@ -67,7 +67,7 @@ fn view(row: &ScheduleRow, urls: Vec<String>) -> ScheduleView {
         created_at_ms: row.created_at.0,
         next_run_ms: (row.next_run.0 != u64::MAX).then_some(row.next_run.0),
         last_audit: row.last_audit.map(|a| a.0),
-        last_status: row.last_status.map(|s| s.as_str().to_owned()),
+        last_status: row.last_status,
         last_started_ms: row.last_started.map(|t| t.0),
         urls,
     }
@@ -179,7 +179,7 @@ pub fn run_summary(db: &AuditDb, schedule: &ScheduleRef, audit: AuditId) -> Resu
         event: notify::RUN_FINISHED,
         schedule: schedule.clone(),
         audit: audit.0,
-        status: a.status.as_str().to_owned(),
+        status: a.status,
         started_at: notify::time_text(a.created_at),
         finished_at: a.finished_at.map(notify::time_text),
         sites: a.sites,

@@ -10,6 +10,7 @@
 //! repeat.
 
 use serde::Serialize;
+use shoal_shared::status::AuditStatus;
 use shoal_shared::time::UnixMs;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -157,8 +158,8 @@ pub struct RunSummary {
     pub schedule: ScheduleRef,
     /// The run's audit id.
     pub audit: u64,
-    /// How it ended: `done`, `cancelled` or `interrupted`.
-    pub status: String,
+    /// How it ended: `done`, `cancelled`, `interrupted` or `failed` (its spelling in the body).
+    pub status: AuditStatus,
     /// When it started (RFC 3339, UTC).
     pub started_at: String,
     /// When it ended (RFC 3339, UTC), if the database says.

@@ -271,18 +271,44 @@ fn parse_span(text: &str) -> Result<Duration, SpanError> {
     secs.map(Duration::from_secs).ok_or(SpanError::Long)
 }
 
+/// Why the operator's minimum interval was refused, in words for the operator (it is a flag's and
+/// a config key's value, so `clap` and the config check print it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MinIntervalError {
+    /// Not `<n><unit>`.
+    #[error("{text:?}: write <n><unit> with a whole number and s, m, h, d or w, e.g. \"1h\"")]
+    NotASpan {
+        /// The value given.
+        text: String,
+    },
+    /// Zero.
+    #[error("{text:?}: the minimum interval must be at least 1s")]
+    Zero {
+        /// The value given.
+        text: String,
+    },
+    /// Longer than [`MAX_INTERVAL`].
+    #[error("{text:?}: at most 366 days")]
+    TooLong {
+        /// The value given.
+        text: String,
+    },
+}
+
 /// Reads the operator's minimum interval (`schedule_min_interval`): `<n><unit>` as in `every`,
 /// from [`LOWEST_MIN_INTERVAL`] to [`MAX_INTERVAL`].
 ///
 /// # Errors
-/// What is wrong, in words for the operator.
-pub fn parse_min_interval(text: &str) -> Result<Duration, String> {
-    parse_span(text).map_err(|e| match e {
-        SpanError::Bad => {
-            format!("{text:?}: write <n><unit> with a whole number and s, m, h, d or w, e.g. \"1h\"")
+/// [`MinIntervalError`] saying what is wrong.
+pub fn parse_min_interval(text: &str) -> Result<Duration, MinIntervalError> {
+    parse_span(text).map_err(|e| {
+        let text = text.to_owned();
+        match e {
+            SpanError::Bad => MinIntervalError::NotASpan { text },
+            SpanError::Zero => MinIntervalError::Zero { text },
+            SpanError::Long => MinIntervalError::TooLong { text },
         }
-        SpanError::Zero => format!("{text:?}: the minimum interval must be at least 1s"),
-        SpanError::Long => format!("{text:?}: at most 366 days"),
     })
 }
 
@@ -576,7 +602,7 @@ mod tests {
         assert_eq!(parse_min_interval(" 10m "), Ok(Duration::from_secs(600)));
         assert_eq!(parse_min_interval("2d"), Ok(Duration::from_secs(2 * 86_400)));
         for (bad, want) in [("0s", "at least 1s"), ("1y", "<n><unit>"), ("h", "<n><unit>"), ("400d", "366 days")] {
-            let e = parse_min_interval(bad).expect_err(bad);
+            let e = parse_min_interval(bad).expect_err(bad).to_string();
             assert!(e.contains(want), "{bad}: {e}");
         }
         let spans = [(1, "1s"), (90, "90s"), (3600, "1h"), (5400, "90m"), (86_400, "1d"), (604_800, "1w")];

@@ -8,6 +8,7 @@ use super::view::{BackLink, FindingRowView, FindingsStart, Head, TableEnd, UrlVi
 use crate::branding::Branding;
 use crate::{ReportError, generator, rfc3339};
 use askama::Template;
+use shoal_shared::finding::Severity;
 use shoal_shared::ids::SiteId;
 use shoal_shared::time::UnixMs;
 use shoal_store::cursor::Reader;
@@ -89,18 +90,18 @@ pub(super) fn human_bytes(n: u64) -> String {
 }
 
 pub(super) fn status_text(p: &PageRow) -> String {
-    match (p.status, p.error.as_deref()) {
+    match (p.status, p.error) {
         (Some(s), _) => s.to_string(),
         (None, Some(e)) => format!("failed: {e}"),
         (None, None) => "failed".to_owned(),
     }
 }
 
-pub(super) fn severity_rank(s: &str) -> u8 {
+pub(super) fn severity_rank(s: Severity) -> u8 {
     match s {
-        "error" => 0,
-        "warning" => 1,
-        _ => 2,
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Notice => 2,
     }
 }
 
@@ -133,8 +134,8 @@ pub(super) fn finding_row<W: Write>(
     render(
         w,
         &FindingRowView {
-            severity: &f.severity,
-            rank: severity_rank(&f.severity),
+            severity: f.severity.as_str(),
+            rank: severity_rank(f.severity),
             code: &f.code,
             family: code.map_or("unknown", |c| c.family()),
             message: code.map_or("", |c| c.message()),

@@ -7,7 +7,7 @@ use super::base::{anchor, render};
 use super::view::{SectionEnd, TableEnd};
 use askama::Template;
 use shoal_shared::custom::CustomRules;
-use shoal_store::{AuditDb, AuditSummary, SiteSummary};
+use shoal_store::{AuditDb, AuditSummary, DbError, OptionsError, SiteSummary};
 use std::io::Write;
 
 #[derive(Template, Debug)]
@@ -27,12 +27,23 @@ struct ExtractedRow<'a> {
     value: &'a str,
 }
 
-/// The audit's rules, from its stored options (none for an audit from before they existed).
-pub(crate) fn audit_rules(audit: &AuditSummary) -> CustomRules {
-    serde_json::from_str::<serde_json::Value>(&audit.options_json)
-        .ok()
-        .and_then(|v| serde_json::from_value(v.get("custom")?.clone()).ok())
-        .unwrap_or_default()
+/// The audit's rules, from its stored options: none for an audit from before they existed (its
+/// options have no `custom`).
+///
+/// # Errors
+/// [`DbError::UnreadableOptions`] when the options hold rules that do not read: a report without
+/// them would say the audit had none.
+pub(crate) fn audit_rules(db: &AuditDb, audit: &AuditSummary) -> Result<CustomRules, ReportError> {
+    // Only the rules: the other options are shown as stored, whatever version wrote them.
+    #[derive(serde::Deserialize)]
+    struct Rules {
+        #[serde(default)]
+        custom: CustomRules,
+    }
+    serde_json::from_str::<Rules>(&audit.options_json).map(|r| r.custom).map_err(|e| {
+        let source = OptionsError::Parse(e);
+        ReportError::Db(DbError::UnreadableOptions { path: db.path().to_owned(), audit: audit.id, source })
+    })
 }
 
 /// Writes the section of `site`, if its audit has extraction rules.
@@ -42,7 +53,7 @@ pub(super) fn write_extracted_section<W: Write>(
     audit: &AuditSummary,
     site: &SiteSummary,
 ) -> Result<(), ReportError> {
-    let rules = audit_rules(audit);
+    let rules = audit_rules(db, audit)?;
     if rules.extract().is_empty() {
         return Ok(());
     }

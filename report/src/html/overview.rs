@@ -20,7 +20,7 @@ use crate::issues::{CodeAcross, SiteHealth, by_errors, by_score, family, family_
 use crate::{ReportError, guidance, rfc3339};
 use shoal_shared::finding::Severity;
 use shoal_shared::ids::SiteId;
-use shoal_store::AuditSummary;
+use shoal_store::{AuditSummary, SiteStatus};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -241,7 +241,7 @@ fn site_row(h: &SiteHealth, links: Links) -> SiteRow<'_> {
     SiteRow {
         start_url: &h.site.start_url,
         link: links.site(&h.site),
-        running: h.site.status.as_str() == "running",
+        running: h.site.status == SiteStatus::Running,
         score: score_text(h),
         band: band(h.score.map(|s| s.get())),
         trend: h.trend().map_or_else(String::new, |t| format!("{t:+}")),

@@ -275,7 +275,7 @@ fn write_pages<W: Write>(
                 status: &status,
                 status_sort: p.status.map_or(0, i64::from),
                 depth: p.depth,
-                found_via: &p.found_via,
+                found_via: p.found_via.as_str(),
                 title: p.title.as_deref(),
                 response_ms: p.response_ms,
                 bytes: p.bytes,
@@ -370,9 +370,9 @@ fn url_detail<W: Write>(
             anchor: &a,
             url: &p.url,
             href: href(&p.url),
-            kind: &p.kind,
+            kind: p.kind.as_str(),
             status: &status,
-            found_via: &p.found_via,
+            found_via: p.found_via.as_str(),
             found_from: p.found_from.as_deref().map(url_view),
             depth: p.depth,
             redirect_to: p.redirect_to.as_deref().map(url_view),
@@ -393,7 +393,7 @@ fn url_detail<W: Write>(
             findings: findings
                 .iter()
                 .map(|f| UrlFinding {
-                    severity: f.severity.clone(),
+                    severity: f.severity.as_str(),
                     code: f.code.clone(),
                     message: f.known_code().map_or("", |c| c.message()),
                     detail: f.detail.clone(),
@@ -409,11 +409,11 @@ fn url_detail<W: Write>(
 pub(crate) fn count_links(links: &[LinkRow]) -> LinkCounts {
     let mut counts = LinkCounts::default();
     for l in links {
-        let slot = match (l.kind.as_str(), l.internal) {
-            (k, _) if k == LinkKind::Canonical.as_str() => continue,
-            (k, _) if k == LinkKind::SitemapEntry.as_str() => &mut counts.sitemap_entries,
-            (k, true) if is_navigation(k) => &mut counts.internal,
-            (k, false) if is_navigation(k) => &mut counts.external,
+        let slot = match (l.kind, l.internal) {
+            (LinkKind::Canonical, _) => continue,
+            (LinkKind::SitemapEntry, _) => &mut counts.sitemap_entries,
+            (k, true) if k.is_navigation() => &mut counts.internal,
+            (k, false) if k.is_navigation() => &mut counts.external,
             _ => &mut counts.resources,
         };
         *slot += 1;
@@ -421,11 +421,6 @@ pub(crate) fn count_links(links: &[LinkRow]) -> LinkCounts {
         counts.nofollow += u64::from(l.nofollow);
     }
     counts
-}
-
-/// [`LinkKind::is_navigation`] for a stored kind spelling.
-pub(crate) fn is_navigation(kind: &str) -> bool {
-    kind == LinkKind::Anchor.as_str() || kind == LinkKind::Iframe.as_str() || kind == LinkKind::PageLink.as_str()
 }
 
 /// The "Changes since the previous audit" section of a site, against `previous` (the schedule's
@@ -526,17 +521,18 @@ mod tests {
             LinkKind::PageLink,
             LinkKind::Preload,
         ];
-        for k in all {
-            assert_eq!(is_navigation(k.as_str()), k.is_navigation(), "{k:?}");
-        }
         let row = |kind: LinkKind, internal: bool, nofollow: bool| LinkRow {
             from_url: "https://a.test/".to_owned(),
             to_url: "https://a.test/x".to_owned(),
-            kind: kind.as_str().to_owned(),
+            kind,
             nofollow,
             internal,
             text: None,
         };
+        for k in all {
+            let internal = count_links(&[row(k, true, false)]).internal;
+            assert_eq!(internal == 1, k.is_navigation(), "{k:?}");
+        }
         let c = count_links(&[
             row(LinkKind::Anchor, true, false),
             row(LinkKind::Anchor, false, true),

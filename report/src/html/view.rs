@@ -143,7 +143,7 @@ pub(super) struct LinkCounts {
 /// A finding listed under its URL's details.
 #[derive(Debug)]
 pub(super) struct UrlFinding {
-    pub(super) severity: String,
+    pub(super) severity: &'static str,
     pub(super) code: String,
     pub(super) message: &'static str,
     pub(super) detail: String,

@@ -6,6 +6,7 @@
 
 use askama::Template;
 use shoal_report::{generator, rfc3339};
+use shoal_shared::status::{AuditStatus, SiteStatus};
 use shoal_shared::time::UnixMs;
 use shoal_shared::wire::{AuditView, ScheduleView, SiteView};
 
@@ -51,7 +52,7 @@ impl Chrome {
 #[derive(Debug)]
 pub(super) struct AuditLine {
     pub(super) id: u64,
-    pub(super) status: String,
+    pub(super) status: AuditStatus,
     pub(super) sites_done: u64,
     pub(super) sites_total: u64,
     pub(super) pages: u64,
@@ -60,11 +61,18 @@ pub(super) struct AuditLine {
     pub(super) finished: Option<String>,
 }
 
+impl AuditLine {
+    /// Whether it is still running (what offers the cancel button).
+    pub(super) fn is_running(&self) -> bool {
+        self.status == AuditStatus::Running
+    }
+}
+
 impl From<&AuditView> for AuditLine {
     fn from(a: &AuditView) -> AuditLine {
         AuditLine {
             id: a.id,
-            status: a.status.clone(),
+            status: a.status,
             sites_done: a.sites_done,
             sites_total: a.sites_total,
             pages: a.pages,
@@ -81,7 +89,7 @@ pub(super) struct SiteLine {
     pub(super) id: u64,
     pub(super) start_url: String,
     pub(super) href: Option<String>,
-    pub(super) status: String,
+    pub(super) status: SiteStatus,
     pub(super) pages: u64,
     pub(super) urls: u64,
     pub(super) queued: u64,
@@ -94,12 +102,12 @@ pub(super) struct SiteLine {
 impl From<&SiteView> for SiteLine {
     fn from(s: &SiteView) -> SiteLine {
         let (progress_value, progress_max) =
-            if s.status == "running" { (s.urls, (s.urls + s.queued + s.leased).max(1)) } else { (1, 1) };
+            if s.status == SiteStatus::Running { (s.urls, (s.urls + s.queued + s.leased).max(1)) } else { (1, 1) };
         SiteLine {
             id: s.id,
             start_url: s.start_url.clone(),
             href: href(&s.start_url),
-            status: s.status.clone(),
+            status: s.status,
             pages: s.pages,
             urls: s.urls,
             queued: s.queued,
@@ -135,7 +143,7 @@ pub(super) struct ScheduleLine {
     pub(super) time_zone: String,
     pub(super) sites: u64,
     pub(super) last_audit: Option<u64>,
-    pub(super) last_status: Option<String>,
+    pub(super) last_status: Option<AuditStatus>,
     pub(super) last_started: Option<String>,
     pub(super) next_run: Option<String>,
 }
@@ -149,7 +157,7 @@ impl From<&ScheduleView> for ScheduleLine {
             time_zone: s.time_zone.clone(),
             sites: s.sites,
             last_audit: s.last_audit,
-            last_status: s.last_status.clone(),
+            last_status: s.last_status,
             last_started: s.last_started_ms.map(|t| rfc3339(UnixMs(t))),
             next_run: s.next_run_ms.map(|t| rfc3339(UnixMs(t))),
         }
@@ -203,7 +211,7 @@ mod tests {
         SiteView {
             id: 7,
             start_url: start_url.to_owned(),
-            status: "running".into(),
+            status: SiteStatus::Running,
             pages: 3,
             urls: 4,
             findings: 1,
@@ -227,7 +235,7 @@ mod tests {
             chrome: Chrome::new("Audit <1>", Some("c\"srf".into())).live(true),
             audit: AuditLine {
                 id: 1,
-                status: "running".into(),
+                status: AuditStatus::Running,
                 sites_done: 0,
                 sites_total: 1,
                 pages: 3,
@@ -268,7 +276,7 @@ mod tests {
             created_at_ms: 0,
             next_run_ms: Some(1_761_541_200_000),
             last_audit: Some(9),
-            last_status: Some("done".into()),
+            last_status: Some(AuditStatus::Done),
             last_started_ms: Some(1_760_936_400_000),
             urls: Vec::new(),
         };

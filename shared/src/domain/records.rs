@@ -55,6 +55,7 @@ impl Dmarc {
     ///
     /// # Errors
     /// What receivers would reject, as text.
+    /// (A `String`: it becomes a finding's detail for the site owner, and no caller branches on it.)
     pub fn parse(txt: &str) -> Result<Dmarc, String> {
         if !is_dmarc(txt) {
             return Err("does not start with v=DMARC1".into());
@@ -94,6 +95,7 @@ pub fn is_mta_sts(txt: &str) -> bool {
 ///
 /// # Errors
 /// What senders would reject.
+/// (A `String`: it becomes a finding's detail for the site owner, and no caller branches on it.)
 pub fn check_mta_sts_record(txt: &str) -> Result<(), String> {
     if !is_mta_sts(txt) {
         return Err("does not start with v=STSv1".into());
@@ -133,6 +135,7 @@ impl StsPolicy {
     ///
     /// # Errors
     /// What senders would reject.
+    /// (A `String`: it becomes a finding's detail for the site owner, and no caller branches on it.)
     pub fn parse(text: &str) -> Result<StsPolicy, String> {
         let (mut version, mut mode, mut max_age, mut mx) = (None, None, None, Vec::new());
         for line in text.lines().map(|l| l.trim_end_matches('\r')).filter(|l| !l.trim().is_empty()) {
@@ -195,6 +198,7 @@ pub fn is_tls_rpt(txt: &str) -> bool {
 ///
 /// # Errors
 /// What senders would reject.
+/// (A `String`: it becomes a finding's detail for the site owner, and no caller branches on it.)
 pub fn check_tls_rpt(txt: &str) -> Result<(), String> {
     if !is_tls_rpt(txt) {
         return Err("does not start with v=TLSRPTv1".into());

@@ -10,7 +10,7 @@ use shoal_frontier_redis::{RedisFrontier, redact};
 use shoal_shared::frontier::{FrontierError, FrontierSettings};
 use shoal_shared::ids::WorkerId;
 use shoal_worker::crawl::{CrawlSettings, Crawler};
-use shoal_worker::fetch::{FetchSettings, Fetcher};
+use shoal_worker::fetch::{FetchSettings, Fetcher, FetcherError};
 use shoal_worker::run::{WorkerSettings, run_with_browser};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -52,7 +52,7 @@ pub enum WorkerError {
     },
     /// The HTTP fetcher could not be built (DNS configuration, TLS roots).
     #[error("cannot start the fetcher: {0}")]
-    Fetcher(String),
+    Fetcher(#[from] FetcherError),
 }
 
 /// Runs a worker until `shutdown`, then drains its fetches in flight (see [`shoal_worker::run::run`]).
@@ -66,7 +66,7 @@ pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Re
         tracing::warn!("no coordinator settings in Redis yet; using this worker's own per-IP cap and lease time");
     }
     let lease_ttl = frontier.settings().lease_ttl();
-    let fetcher = Fetcher::new(w.fetch.clone()).map_err(WorkerError::Fetcher)?;
+    let fetcher = Fetcher::new(w.fetch.clone())?;
     let mut crawler = Crawler::new(Arc::new(frontier), fetcher, w.crawl.clone());
     if w.browser {
         crawler = crawler.with_browser();

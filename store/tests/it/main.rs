@@ -6,3 +6,4 @@ mod hreflang;
 mod issue37;
 mod issues;
 mod schedules;
+mod typed_reads;

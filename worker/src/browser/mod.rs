@@ -26,6 +26,10 @@
 //! nothing, and a tab opened anyway is closed), prerendering off, forms never submitted (the
 //! probe cancels every submit), nothing typed (the only key is Tab, the only click the consent
 //! banner's Reject).
+//!
+//! Why the steps of a page (`page.rs`, `intercept.rs`, `consent.rs`, `keyboard.rs`) fail with a
+//! `String`: the text is the page's `error` ("not measured: …") or a measurement's note, read by
+//! the site owner in the report; no caller branches on it.
 
 mod axe;
 mod consent;

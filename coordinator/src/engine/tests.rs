@@ -1,0 +1,62 @@
+//! The engine reading back what it stored: an audit resumes with the options it was started with,
+//! or ends `failed` when they cannot be read.
+
+use super::*;
+use shoal_shared::frontier::embedded::EmbeddedFrontier;
+
+/// A database holding one running audit of one site whose options are `options_json`.
+fn database(options_json: &str) -> (tempfile::TempDir, AuditDb, AuditId, SiteId) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut db = AuditDb::open(&dir.path().join("audit.db")).expect("db");
+    let audit = db.create_audit(options_json, UnixMs(1)).expect("audit");
+    let site = db.add_site(audit, "http://a.test/").expect("site");
+    (dir, db, audit, site)
+}
+
+#[tokio::test]
+async fn an_audit_whose_options_cannot_be_read_fails_on_resume_instead_of_using_the_defaults() {
+    // Valid JSON, but not options: before, this resumed with the default limits.
+    let (_dir, db, audit, site) = database(r#"{"limits":{"max_pages":"many"}}"#);
+    let frontier = Arc::new(EmbeddedFrontier::new(Default::default()));
+    let engine = Coordinator::new(db, Arc::clone(&frontier), CrawlConfig::default(), "embedded").expect("engine");
+    engine.recover().await.expect("recovery goes on with the other audits");
+    let a = engine.read(move |db| db.audit(audit)).await.expect("read").expect("the audit");
+    assert_eq!(a.status, AuditStatus::Failed);
+    let reason = a.reason.unwrap_or_default();
+    assert!(reason.contains("stored options could not be read"), "{reason}");
+    assert!(engine.is_finished(audit));
+    assert_eq!(frontier.progress_many(&[site]).await.expect("progress"), vec![None], "nothing was seeded");
+}
+
+#[tokio::test]
+async fn options_stored_before_the_version_field_still_resume() {
+    // What `start_run` wrote before options had a version (keys sorted by serde_json's `json!`).
+    let limits = serde_json::to_string(&SiteLimits::default()).expect("json");
+    let old = format!(
+        r#"{{"custom":{{"extract":[],"search":[]}},"limits":{limits},"mode":"embedded","robots_token":"ShoalBot","starts":["http://a.test/"],"user_agent":"ShoalBot/1"}}"#
+    );
+    let (_dir, db, audit, site) = database(&old);
+    let frontier = Arc::new(EmbeddedFrontier::new(Default::default()));
+    let engine = Coordinator::new(db, Arc::clone(&frontier), CrawlConfig::default(), "embedded").expect("engine");
+    engine.recover().await.expect("recovers");
+    let a = engine.read(move |db| db.audit(audit)).await.expect("read").expect("the audit");
+    assert_eq!((a.status, a.reason), (AuditStatus::Running, None));
+    assert!(frontier.progress_many(&[site]).await.expect("progress")[0].is_some(), "the site was seeded again");
+}
+
+#[tokio::test]
+async fn an_audit_stores_versioned_options_it_can_read_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = AuditDb::open(&dir.path().join("audit.db")).expect("db");
+    let frontier = Arc::new(EmbeddedFrontier::new(Default::default()));
+    let engine = Coordinator::new(db, frontier, CrawlConfig::default(), "embedded").expect("engine");
+    let limits = SiteLimits { max_pages: 7, ..SiteLimits::default() };
+    let start = NormalizedUrl::parse("http://a.test/").expect("url");
+    let (audit, _) = engine.start(vec![start], limits.clone()).await.expect("start");
+    let options = engine.read(move |db| db.audit_options(audit)).await.expect("the options read back");
+    assert_eq!(
+        (options.version, &options.limits, options.mode.as_deref()),
+        (OPTIONS_VERSION, &limits, Some("embedded"))
+    );
+    assert_eq!(options.starts, ["http://a.test/"]);
+}
