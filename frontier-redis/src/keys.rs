@@ -277,6 +277,7 @@ pub fn lua_prelude() -> String {
     }
     let ms = |d: std::time::Duration| d.as_millis();
     s.push_str(&crate::rules::lua_constants());
+    s.push_str(&crate::params::lua_params());
     s.push_str(&format!("local HUNGRY_RECENT = {}\n", ms(HUNGRY_RECENT)));
     s.push_str(&format!("local HUNGRY_FORGET = {}\n", ms(HUNGRY_FORGET)));
     for (name, fields) in [

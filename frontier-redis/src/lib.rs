@@ -16,6 +16,7 @@ mod browser;
 mod events;
 pub mod keys;
 mod pace;
+pub mod params;
 mod quarantine;
 pub mod rules;
 pub mod scripts;
@@ -307,11 +308,13 @@ impl RedisFrontier {
         let mut c = self.conn.clone();
         let r: Vec<Value> = step
             .call(self.keys.prefix())
-            .arg(now.0)
-            .arg(&worker.0)
-            .arg(self.settings.lease_ttl_ms)
-            .arg(self.settings.max_in_flight_per_ip)
-            .arg(self.settings.lease_batch)
+            .named(&params::CLAIM)
+            .set("now", now.0)
+            .set("worker", &worker.0)
+            .set("ttl", self.settings.lease_ttl_ms)
+            .set("ip_cap", self.settings.max_in_flight_per_ip)
+            .set("batch", self.settings.lease_batch)
+            .done()
             .invoke_async(&mut c)
             .await
             .map_err(store(op))?;
@@ -387,7 +390,11 @@ impl RedisFrontier {
         now: UnixMs,
     ) -> Result<(Completed, Claim), FrontierError> {
         let (mut inv, out) = self.completion_call(&self.scripts.complete_claim, lease, c, now);
-        inv.arg(&worker.0).arg(self.settings.lease_ttl_ms).arg(self.settings.lease_batch);
+        inv.named(&params::CLAIM_AFTER_COMPLETE)
+            .set("worker", &worker.0)
+            .set("ttl", self.settings.lease_ttl_ms)
+            .set("batch", self.settings.lease_batch)
+            .done();
         let mut conn = self.conn.clone();
         let (done, next): (Vec<Value>, Vec<Value>) =
             inv.invoke_async(&mut conn).await.map_err(store("complete and claim"))?;

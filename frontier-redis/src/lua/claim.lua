@@ -1,11 +1,14 @@
--- claim: ARGV = now, worker, lease_ttl_ms, ip_cap, batch (tasks per lease at most; '' is 1)
+-- claim: ARGV = A_CLAIM (params.rs: now, worker, ttl the lease time in ms, ip_cap, batch: tasks per
+-- lease at most, '' is 1)
 -- Returns {'lease', id, blob, host, ip, started, deadline, gap_ms, resolve, expired, robots_at,
 --   epoch (see common.lua), further blobs...} | {'wait', at} | {'idle'}. A lease carries further tasks of its lane (up to
 -- batch - 1) only on a host with no gap in force whose address is known and current, on an IP
 -- that is not slowed, and only tasks whose leases never expired: the worker fetches them one
 -- after another under the lease's one slot of the host and the IP.
-local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local batch = math.max(num(ARGV[5] ~= '' and ARGV[5] or nil, 1), 1)
+local now, worker = tonumber(ARGV[A_CLAIM.now]), ARGV[A_CLAIM.worker]
+local ttl, ipcap = tonumber(ARGV[A_CLAIM.ttl]), tonumber(ARGV[A_CLAIM.ip_cap])
+local batch = ARGV[A_CLAIM.batch]
+batch = math.max(num(batch ~= '' and batch or nil, 1), 1)
 -- Fair shares between workers: a worker that holds more leases than another that asked lately and
 -- found nothing leaves the slot to it (a worker whose completions claim its next lease in the
 -- same step would otherwise keep every slot of a busy IP, and a worker added to the fleet would

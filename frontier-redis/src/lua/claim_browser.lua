@@ -1,9 +1,10 @@
--- claim_browser: ARGV = now, worker, lease_ttl_ms, ip_cap
+-- claim_browser: ARGV = A_CLAIM (params.rs: claim's; batch is not read)
 -- Leases the oldest browser task whose host is free: no browser lease of the host out (page loads
 -- are serialised), a slot of the host and of its IP (as lowered by the IP's latency guard) free,
 -- its next start come. The host's next start moves max(gap, BROWSER_GAP) ahead.
 -- Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
-local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local now, worker = tonumber(ARGV[A_CLAIM.now]), ARGV[A_CLAIM.worker]
+local ttl, ipcap = tonumber(ARGV[A_CLAIM.ttl]), tonumber(ARGV[A_CLAIM.ip_cap])
 local ids = redis.call('ZRANGE', k_bq(), 0, 99)
 if #ids == 0 then return {'idle'} end
 local earliest = nil -- the earliest start of a task only its host's clock holds back
