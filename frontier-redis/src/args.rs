@@ -64,10 +64,6 @@ impl RunHead {
     }
 }
 
-/// Arguments a run's head takes, and each of its tasks.
-const HEAD_ARGS: usize = 7;
-const TASK_ARGS: usize = 3;
-
 /// Tasks as the scripts read them (offer_all in lua/offer.lua), in their order: runs of consecutive
 /// tasks with the same [`RunHead`], each run its head (host, kind, depth, priority, not-before, lane
 /// opener, how many tasks) and then per task its seen keys and blob. A page's links share all of
@@ -95,23 +91,27 @@ impl<'t> TaskRuns<'t> {
 
     /// How many arguments [`TaskRuns::push`] adds: the scripts find what follows by it.
     pub(crate) fn span(&self) -> usize {
-        self.runs.iter().map(|(_, ts)| HEAD_ARGS + TASK_ARGS * ts.len()).sum()
+        self.runs.iter().map(|(_, ts)| params::RUN_HEAD.names.len() + params::RUN_TASK.names.len() * ts.len()).sum()
     }
 
     pub(crate) fn push(&self, inv: &mut Call) {
         for (h, ts) in &self.runs {
-            inv.arg(h.host.as_str())
-                .arg(h.kind)
-                .arg(h.depth)
-                .arg(h.priority)
-                .arg(h.not_before)
-                .arg(h.opener.as_slice())
-                .arg(ts.len());
+            inv.named(&params::RUN_HEAD)
+                .set("host", h.host.as_str())
+                .set("kind", h.kind)
+                .set("depth", h.depth)
+                .set("prio", h.priority)
+                .set("not_before", h.not_before)
+                .set("opener", h.opener.as_slice())
+                .set("count", ts.len())
+                .done();
             for t in *ts {
                 let keys = t.seen_keys();
-                inv.arg(keys.own.to_be_bytes().as_slice())
-                    .arg(keys.blocked_by.map(|b| b.to_be_bytes().to_vec()).unwrap_or_default())
-                    .arg(encode(t));
+                inv.named(&params::RUN_TASK)
+                    .set("fp", keys.own.to_be_bytes().as_slice())
+                    .set("fp2", keys.blocked_by.map(|b| b.to_be_bytes().to_vec()).unwrap_or_default())
+                    .set("blob", encode(t))
+                    .done();
             }
         }
     }
@@ -186,10 +186,14 @@ pub(crate) fn completion(
     let outcomes: String = more.iter().map(|f| if matches!(f, FollowUp::Done { .. }) { 'd' } else { 'r' }).collect();
     let times: Vec<String> =
         more.iter().map(|f| f.response_ms().map_or_else(|| "-".to_owned(), |ms| ms.to_string())).collect();
-    inv.arg(more.len()).arg(outcomes).arg(times.join(","));
+    inv.named(&params::FURTHER).set("n", more.len()).set("outcomes", outcomes).set("times", times.join(",")).done();
     for f in more {
         if let FollowUp::Requeue { task, .. } = f {
-            inv.arg(encode(task)).arg(task.priority.0).arg(task.not_before.0);
+            inv.named(&params::REQUEUE)
+                .set("blob", encode(task))
+                .set("prio", task.priority.0)
+                .set("not_before", task.not_before.0)
+                .done();
         }
     }
 }
@@ -210,7 +214,7 @@ mod tests {
         let runs = TaskRuns::of(&tasks);
         let sizes: Vec<usize> = runs.runs.iter().map(|(_, ts)| ts.len()).collect();
         assert_eq!(sizes, [2, 1, 1, 1], "a run ends where the head changes, and order is kept");
-        assert_eq!(runs.span(), 4 * HEAD_ARGS + 5 * TASK_ARGS);
+        assert_eq!(runs.span(), 4 * 7 + 5 * 3, "a head is 7 arguments, a task 3");
         assert_eq!(TaskRuns::of(&[]).span(), 0);
     }
 }

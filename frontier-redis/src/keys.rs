@@ -129,6 +129,13 @@ pub const SITE_NUMBERS: &[&str] = &[
 pub const LANE_NUMBERS: &[&str] = &["rtnb", "rat", "pgap"];
 /// See [`SITE_NUMBERS`]: a host's pace (`lr`, a list, is read leniently).
 pub const HOST_NUMBERS: &[&str] = &["inf", "maxe", "gape", "next", "ipx", "qg", "lb", "ll", "lsc", "lcm"];
+/// The fields of a lease hash that `release` (lua/lease.lua) reads, which the Lua gets as
+/// `LEASE_FIELDS` and reads by name (`L.lane`): the task's blob, its lane, host, IP ('' when not
+/// known at the grant), robots flag, priority, site, start, `browser` (a browser task), `x` (its
+/// leases expired before), `n` further tasks and the `worker`, and `mz` (its further tasks are in
+/// `leasem`). `grant` writes them, with `deadline`.
+pub const LEASE_FIELDS: &[&str] =
+    &["blob", "lane", "host", "ip", "robots", "prio", "site", "started", "browser", "x", "n", "worker", "mz"];
 /// See [`SITE_NUMBERS`]: a lease's.
 pub const LEASE_NUMBERS: &[&str] = &["prio", "started", "deadline", "n", "x"];
 
@@ -285,6 +292,7 @@ pub fn lua_prelude() -> String {
         ("LANE_NUMBERS", LANE_NUMBERS),
         ("HOST_NUMBERS", HOST_NUMBERS),
         ("LEASE_NUMBERS", LEASE_NUMBERS),
+        ("LEASE_FIELDS", LEASE_FIELDS),
     ] {
         let list: Vec<String> = fields.iter().map(|f| format!("'{f}'")).collect();
         s.push_str(&format!("local {name} = {{{}}}\n", list.join(", ")));
@@ -327,5 +335,20 @@ mod tests {
         assert!(lua.contains("local GUARD_MIN_RISE = 500"));
         assert!(lua.contains("local GUARD_FLOOR_GAP = 250"));
         assert!(lua.contains("local HOST_NUMBERS = {'inf', 'maxe', "), "{lua}");
+    }
+
+    /// A lease field that `release` reads but no Lua code uses by name (`L.x`) is read for
+    /// nothing, or used by another way (a position) that this list no longer describes.
+    #[test]
+    fn every_lease_field_is_used_by_name() {
+        let code: String = crate::scripts::lua_files().collect();
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        for f in LEASE_FIELDS {
+            let name = format!("L.{f}");
+            let used = code
+                .match_indices(&name)
+                .any(|(i, _)| !code[..i].ends_with(ident) && !code[i + name.len()..].starts_with(ident));
+            assert!(used, "{name} is read from the lease but never used");
+        }
     }
 }

@@ -88,21 +88,23 @@ end
 -- `fair` whether every slot it freed on the IP went to a lane of an idle host (wake_ip).
 local function release(id, now, ipcap, site_later, more_from)
   local lk = k_lease(id)
-  local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser', 'x',
-    'n', 'worker', 'mz')
-  if not L[1] then return nil end
-  UNIT.site, UNIT.lane = L[7], L[2]
+  local r = redis.call('HMGET', lk, unpack(LEASE_FIELDS))
+  -- Its fields by name (keys.rs, LEASE_FIELDS); false for one the lease lacks.
+  local L = {}
+  for i, f in ipairs(LEASE_FIELDS) do L[f] = r[i] end
+  if not L.blob then return nil end
+  UNIT.site, UNIT.lane = L.site, L.lane
   -- Everything read as a number first (the lease's and its host's), so one that cannot be read
   -- fails the release before anything is written: the lease stays for its unit's quarantine.
-  local nm = num(L[11], 0)
-  local hk = k_host(L[3])
+  local nm = num(L.n, 0)
+  local hk = k_host(L.host)
   local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr', 'blease', 'gape', 'next')
   local h_inf, h_maxe, h_gape, h_next = num(h[1], nil), num(h[2], 1), num(h[5], 0), num(h[6], 0)
-  if L[12] and bump_worker(L[12], '-1') <= 0 then redis.call('HDEL', k_wl(), L[12]) end
+  if L.worker and bump_worker(L.worker, '-1') <= 0 then redis.call('HDEL', k_wl(), L.worker) end
   L.more = {}
   more_from = more_from or 1
   for i = 1, math.min(more_from - 1, nm) do L.more[i] = false end
-  if nm >= more_from and L[13] then
+  if nm >= more_from and L.mz then
     -- Those from `more_from` on, in their order (their scores are the queue's).
     local m = redis.call('ZRANGE', k_leasem(id), I(more_from - 1), '-1', 'WITHSCORES')
     for i = more_from, nm do
@@ -129,7 +131,7 @@ local function release(id, now, ipcap, site_later, more_from)
       end
     end
   end
-  if L[13] then redis.call('DEL', lk, k_leasem(id)) else redis.call('DEL', lk) end
+  if L.mz then redis.call('DEL', lk, k_leasem(id)) else redis.call('DEL', lk) end
   redis.call('ZREM', k_leases(), id)
   local host_room = 0
   if h[4] == tostring(id) then
@@ -148,28 +150,28 @@ local function release(id, now, ipcap, site_later, more_from)
     end
     if not h[3] then host_room = h_maxe - inf end
   end
-  if not site_later and redis.call('EXISTS', k_site(L[7])) == 1 then
-    redis.call('HINCRBY', k_site(L[7]), 'leased', '-' .. I(1 + nm))
+  if not site_later and redis.call('EXISTS', k_site(L.site)) == 1 then
+    redis.call('HINCRBY', k_site(L.site), 'leased', '-' .. I(1 + nm))
   end
-  wake(k_hostwait(L[3]), now, host_room)
-  if L[4] ~= '' then
-    local n = bump(k_ipf(L[4]), -1, 1)
+  wake(k_hostwait(L.host), now, host_room)
+  if L.ip ~= '' then
+    local n = bump(k_ipf(L.ip), -1, 1)
     if n <= 0 then
-      redis.call('DEL', k_ipf(L[4]))
+      redis.call('DEL', k_ipf(L.ip))
       n = 0
     end
     -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
     -- It is every host's at the address: a field that cannot be read resets it, never blames.
-    local g = redis.pcall('HMGET', k_ipg(L[4]), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
+    local g = redis.pcall('HMGET', k_ipg(L.ip), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
     if g.err then g = {'-'} end
     if (g[1] and not tonumber(g[1])) or (g[2] and not tonumber(g[2])) or (g[4] and not tonumber(g[4]))
         or (g[5] and not tonumber(g[5])) then
-      redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L[4])
-      redis.call('DEL', k_ipg(L[4]))
+      redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L.ip)
+      redis.call('DEL', k_ipg(L.ip))
       g = {false, false, false, false, false, false}
     end
     L.ipg = {g[2], g[3], g[1], g[4], g[5], g[6]}
-    L.fair = wake_ip(L[4], now, guarded(ipcap, 0, num(g[1], 0)) - n)
+    L.fair = wake_ip(L.ip, now, guarded(ipcap, 0, num(g[1], 0)) - n)
   end
   L.inf = host_inf
   return L
