@@ -26,7 +26,7 @@
 //! | `…:auditsites:{audit}` | set | seed | the audit's sites |
 //! | `…:ahosts:{audit}` | set | seed, complete | the hosts the audit has lanes on (a fresh address lookup when it joins one; its slow mode ends with it) |
 //! | `…:seen:{audit}` | set | seed, complete | 8-byte xxh3 fingerprints of every URL queued in the audit |
-//! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline, and `x` when the task's leases expired before (its completion clears the count in `lexp`); for a batch `n` further tasks and `mz`, set when they are in `leasem` (leases of earlier layouts, still read: `mp` their blobs and queue scores as MessagePack values, or `m1`..`mn` and `q1`..`qn`) |
+//! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline, and `x` when the task's leases expired before (its completion clears the count in `lexp`); for a batch `n` further tasks and `mz`, set when they are in `leasem` (always, since [`FRONTIER_SCHEMA`] 2: a batch lease without it is of schema 1, whose `mp` or `m1`.. fields are not read, and the step fails saying so). `release` reads the fields of [`LEASE_FIELDS`] |
 //! | `…:leasem:{id}` | zset | claim | a batch lease's further tasks with their queue scores, copied from the lane's queue by `ZRANGESTORE` (no Lua string made of them); deleted with the lease |
 //! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
 //! | `…:wl` | hash | claim, complete, reap | leases each worker holds (field: the worker; deleted at 0) |
@@ -50,6 +50,14 @@ use shoal_shared::url::HostKey;
 
 /// Schema version, part of every key.
 pub const VERSION: &str = "v1";
+
+/// The frontier schema: the layout of what the keys of [`VERSION`] hold, counted up when a
+/// release stops reading a layout an earlier one wrote (a rolling upgrade from such a release is
+/// not safe; docs/runbook.md, "Upgrading", says what to do). 2: a batch lease's further tasks are
+/// in `leasem` only (the lease's `mz`); schema 1 also kept them in the lease hash (`mp`, or
+/// `m1`.. and `q1`..), and a step that meets such a lease fails saying so (`old_schema` in
+/// lua/common.lua) instead of reading it.
+pub const FRONTIER_SCHEMA: u32 = 2;
 
 /// The consumer group that reads the events stream.
 pub const EVENTS_GROUP: &str = "coordinator";
@@ -285,6 +293,7 @@ pub fn lua_prelude() -> String {
     let ms = |d: std::time::Duration| d.as_millis();
     s.push_str(&crate::rules::lua_constants());
     s.push_str(&crate::params::lua_params());
+    s.push_str(&format!("local FRONTIER_SCHEMA = {FRONTIER_SCHEMA}\n"));
     s.push_str(&format!("local HUNGRY_RECENT = {}\n", ms(HUNGRY_RECENT)));
     s.push_str(&format!("local HUNGRY_FORGET = {}\n", ms(HUNGRY_FORGET)));
     for (name, fields) in [

@@ -135,7 +135,7 @@ fn complete_claim_body() -> String {
         })
         .collect();
     format!(
-        "local function complete_claim_body()\nlocal args = ARGV\nlocal done = complete_body()\nARGV = {{{}}}\nreturn {{done, claim_body()}}\nend\n",
+        "local function complete_claim_body()\nlocal args = ARGV\nlocal done = complete_body()\nif done.err then return done end\nARGV = {{{}}}\nreturn {{done, claim_body()}}\nend\n",
         claim.join(", ")
     )
 }

@@ -185,5 +185,7 @@ end
 UNIT.site, UNIT.lane = nil, nil
 local ok, answer = pcall(run)
 if ok then return answer end
+local schema = schema_error(answer)
+if schema then return schema end
 blame(UNIT.site, UNIT.lane, ARGV[A_COMPLETE.lease], answer, now)
 return {'stale'}

@@ -97,6 +97,14 @@ local function release(id, now, ipcap, site_later, more_from)
   -- Everything read as a number first (the lease's and its host's), so one that cannot be read
   -- fails the release before anything is written: the lease stays for its unit's quarantine.
   local nm = num(L.n, 0)
+  -- A batch lease whose further tasks are not in `leasem` (no `mz`) was granted before frontier
+  -- schema 2, which kept them in the lease hash (`mp`, or `m1`.. and `q1`..): not read any more.
+  -- Said so before anything is written, so the lease stays as it is for an older version to
+  -- release (docs/runbook.md, "Upgrading").
+  if nm > 0 and not L.mz then
+    old_schema('lease ' .. id .. ' is a batch lease of frontier schema 1 (its further tasks in the lease hash, '
+      .. '`mp` or `m1`..), which this version does not read')
+  end
   local hk = k_host(L.host)
   local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr', 'blease', 'gape', 'next')
   local h_inf, h_maxe, h_gape, h_next = num(h[1], nil), num(h[2], 1), num(h[5], 0), num(h[6], 0)
@@ -110,25 +118,6 @@ local function release(id, now, ipcap, site_later, more_from)
     for i = more_from, nm do
       local j = 2 * (i - more_from)
       L.more[i] = {m[j + 1], math.floor(tonumber(m[j + 2]) / PRIO)}
-    end
-  elseif nm >= more_from then
-    -- A lease granted by an earlier version.
-    local mp = redis.call('HGET', lk, 'mp')
-    if mp then
-      local m = {cmsgpack.unpack(mp)}
-      for i = more_from, nm do L.more[i] = {m[2 * i - 1], math.floor(tonumber(m[2 * i]) / PRIO)} end
-    else
-      -- A lease granted by an earlier version: a field per blob and priority.
-      local names = {}
-      for i = more_from, nm do
-        names[#names + 1] = 'm' .. i
-        names[#names + 1] = 'q' .. i
-      end
-      local m = redis.call('HMGET', lk, unpack(names))
-      for i = more_from, nm do
-        local j = 2 * (i - more_from)
-        L.more[i] = {m[j + 1], m[j + 2]}
-      end
     end
   end
   if L.mz then redis.call('DEL', lk, k_leasem(id)) else redis.call('DEL', lk) end

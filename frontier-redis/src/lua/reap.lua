@@ -35,6 +35,8 @@ end
 for _, id in ipairs(ids) do
   UNIT.site, UNIT.lane = nil, nil
   local ok, err = pcall(one, id)
+  local schema = not ok and schema_error(err)
+  if schema then return schema end
   if not ok then
     local lease = redis.pcall('HMGET', k_lease(id), 'site', 'lane')
     if lease.err then lease = {} end
