@@ -144,8 +144,19 @@ pub const HOST_NUMBERS: &[&str] = &["inf", "maxe", "gape", "next", "ipx", "qg", 
 /// `leasem`). `grant` writes them, with `deadline`.
 pub const LEASE_FIELDS: &[&str] =
     &["blob", "lane", "host", "ip", "robots", "prio", "site", "started", "browser", "x", "n", "worker", "mz"];
+/// The fields of a latency guard (a host's hash, or an IP's `ipg`) as `observe` (lua/latency.lua)
+/// gets them from its callers, then `next` and `gape` (the host's, for `apply_signals`, which reads
+/// them with the guard in one `HMGET`): `release` and `apply_signals` read them with
+/// `unpack(GUARD_FIELDS)` and every reader takes them by name, `f[F_GUARD.ll]`.
+pub const GUARD_FIELDS: &[&str] = &["lb", "lr", "ll", "lsc", "lcm", "lt", "next", "gape"];
+/// The fields of a host's hash that `claim` and `claim_browser` read and hand to `grant`
+/// (lua/lease.lua), which takes them by name (`h[F_HOST_GRANT.ip]`).
+pub const HOST_GRANT_FIELDS: &[&str] = &["inf", "maxe", "gape", "next", "ip", "ipx", "ipr", "blease"];
 /// See [`SITE_NUMBERS`]: a lease's.
 pub const LEASE_NUMBERS: &[&str] = &["prio", "started", "deadline", "n", "x"];
+
+/// The hash reads passed from one Lua function to another, as the prelude's position tables.
+const RECORDS: &[(&str, &[&str])] = &[("F_GUARD", GUARD_FIELDS), ("F_HOST_GRANT", HOST_GRANT_FIELDS)];
 
 /// Separates a quarantine record's time from its reason (`…:quarantine` values).
 pub const QUARANTINE_SEP: char = ' ';
@@ -302,9 +313,16 @@ pub fn lua_prelude() -> String {
         ("HOST_NUMBERS", HOST_NUMBERS),
         ("LEASE_NUMBERS", LEASE_NUMBERS),
         ("LEASE_FIELDS", LEASE_FIELDS),
+        ("GUARD_FIELDS", GUARD_FIELDS),
+        ("HOST_GRANT_FIELDS", HOST_GRANT_FIELDS),
     ] {
         let list: Vec<String> = fields.iter().map(|f| format!("'{f}'")).collect();
         s.push_str(&format!("local {name} = {{{}}}\n", list.join(", ")));
+    }
+    // Their positions in an HMGET's answer, by name.
+    for (name, fields) in RECORDS {
+        let at: Vec<String> = fields.iter().enumerate().map(|(i, f)| format!("{f} = {}", i + 1)).collect();
+        s.push_str(&format!("local {name} = {{{}}}\n", at.join(", ")));
     }
     s.push_str(&format!("local QUARANTINE_SEP = '{QUARANTINE_SEP}'\n"));
     s
@@ -346,10 +364,11 @@ mod tests {
         assert!(lua.contains("local HOST_NUMBERS = {'inf', 'maxe', "), "{lua}");
     }
 
-    /// A lease field that `release` reads but no Lua code uses by name (`L.x`) is read for
-    /// nothing, or used by another way (a position) that this list no longer describes.
+    /// A lease field that `release` reads but no Lua code uses by name (`L.x`), or a field of a
+    /// record handed between functions (`F_GUARD.ll`), is read for nothing, or used by another way
+    /// (a position) that its list no longer describes.
     #[test]
-    fn every_lease_field_is_used_by_name() {
+    fn every_lease_and_record_field_is_used_by_name() {
         let code: String = crate::scripts::lua_files().collect();
         let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
         for f in LEASE_FIELDS {
@@ -358,6 +377,15 @@ mod tests {
                 .match_indices(&name)
                 .any(|(i, _)| !code[..i].ends_with(ident) && !code[i + name.len()..].starts_with(ident));
             assert!(used, "{name} is read from the lease but never used");
+        }
+        for (table, fields) in RECORDS {
+            for f in *fields {
+                let name = format!("{table}.{f}");
+                let used = code
+                    .match_indices(&name)
+                    .any(|(i, _)| !code[..i].ends_with(ident) && !code[i + name.len()..].starts_with(ident));
+                assert!(used, "{name} is read but never used");
+            }
         }
     }
 }

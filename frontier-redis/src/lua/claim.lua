@@ -67,12 +67,14 @@ local function one(lane)
     redis.call('ZREM', k_ready(), lane)
   else
     local hk = k_host(host)
-    local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip', 'ipx', 'ipr')
-    local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
+    local h = redis.call('HMGET', hk, unpack(HOST_GRANT_FIELDS))
+    local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
+    local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
     local blob, is_robots, prio, next_due, more = nil, '0', 0, nil, false
     -- Tasks this lease may take: more than one only at no gap and with no lookup due.
     local want = 1
-    if batch > 1 and gape == 0 and h[6] and num(h[6], 0) > now then want = batch end
+    local ipx = h[F_HOST_GRANT.ipx]
+    if batch > 1 and gape == 0 and ipx and num(ipx, 0) > now then want = batch end
     local r = nil
     if robots == 'p' then
       is_robots = '1'
@@ -98,7 +100,7 @@ local function one(lane)
       else
         redis.call('ZREM', k_ready(), lane)
       end
-    elseif inf >= maxe or h[7] then
+    elseif inf >= maxe or h[F_HOST_GRANT.ipr] then
       -- Full, or its address is being looked up: the completion of a lease on the host wakes it.
       redis.call('ZREM', k_ready(), lane)
       redis.call('SADD', k_hostwait(host), lane)

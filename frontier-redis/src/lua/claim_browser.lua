@@ -28,9 +28,10 @@ local function one(id)
     end
   else
     local hk = k_host(host)
-    local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip', 'ipx', 'ipr', 'blease')
-    local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
-    local free = not h[8] and not h[7] and inf < maxe
+    local h = redis.call('HMGET', hk, unpack(HOST_GRANT_FIELDS))
+    local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
+    local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
+    local free = not h[F_HOST_GRANT.blease] and not h[F_HOST_GRANT.ipr] and inf < maxe
     local ipl = 0
     if free and ip then
       ipl = ip_pace(ip)

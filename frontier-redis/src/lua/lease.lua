@@ -2,7 +2,7 @@
 -- Loaded after quarantine.lua (scripts.rs, SHARED).
 
 -- Grants a lease of `blob` on `lane` (claim and claim_browser): a slot of the host (`hk`, whose
--- fields `h` the caller read as inf, maxe, gape, next, ip, ipx, ipr), the host's next start
+-- fields `h` the caller read as HOST_GRANT_FIELDS), the host's next start
 -- `next_start`, a slot of its IP, the address lookup when it is due, the lease record (`extra`:
 -- more field/value pairs) and the site's counters. `further` (may be nil): more tasks of the lane
 -- for the same lease, their blobs from index 2 of a list (ZRANGE's answer, whose first is the
@@ -13,8 +13,8 @@
 -- expired before, and the further tasks taken: a list of blobs, the index of its first, and their
 -- number.
 local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra, ipl, further, id)
-  local ip = h[5]
-  local inf, ipx = num(h[1], 0), num(h[6], nil)
+  local ip = h[F_HOST_GRANT.ip]
+  local inf, ipx = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.ipx], nil)
   -- How often the task's leases expired before (and the further tasks'); `x` on the lease tells
   -- its completion to clear it.
   local expired, taken, from = 0, further, 2
@@ -151,16 +151,16 @@ local function release(id, now, ipcap, site_later, more_from)
     end
     -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
     -- It is every host's at the address: a field that cannot be read resets it, never blames.
-    local g = redis.pcall('HMGET', k_ipg(L.ip), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
-    if g.err then g = {'-'} end
-    if (g[1] and not tonumber(g[1])) or (g[2] and not tonumber(g[2])) or (g[4] and not tonumber(g[4]))
-        or (g[5] and not tonumber(g[5])) then
+    local g = redis.pcall('HMGET', k_ipg(L.ip), unpack(GUARD_FIELDS))
+    local ll, lb, lsc, lcm = g[F_GUARD.ll], g[F_GUARD.lb], g[F_GUARD.lsc], g[F_GUARD.lcm]
+    if g.err or (ll and not tonumber(ll)) or (lb and not tonumber(lb)) or (lsc and not tonumber(lsc))
+        or (lcm and not tonumber(lcm)) then
       redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L.ip)
       redis.call('DEL', k_ipg(L.ip))
-      g = {false, false, false, false, false, false}
+      g = {}
     end
-    L.ipg = {g[2], g[3], g[1], g[4], g[5], g[6]}
-    L.fair = wake_ip(L.ip, now, guarded(ipcap, 0, num(g[1], 0)) - n)
+    L.ipg = g
+    L.fair = wake_ip(L.ip, now, guarded(ipcap, 0, num(g[F_GUARD.ll], 0)) - n)
   end
   L.inf = host_inf
   return L
