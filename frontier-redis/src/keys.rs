@@ -369,7 +369,12 @@ mod tests {
     /// (a position) that its list no longer describes.
     #[test]
     fn every_lease_and_record_field_is_used_by_name() {
-        let code: String = crate::scripts::lua_files().collect();
+        // Without comments: a name in a comment is no use of it.
+        let code: String = crate::scripts::lua_files()
+            .flat_map(str::lines)
+            .map(|line| line.split("--").next().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
         let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
         for f in LEASE_FIELDS {
             let name = format!("L.{f}");
