@@ -1,7 +1,9 @@
-//! The arguments the scripts read for tasks and completions (their order is each script's
-//! header comment).
+//! The arguments the scripts read for tasks and completions: a completion's declared ones by name
+//! ([`params::COMPLETE`]), then the tasks in runs, the events and the further tasks (whose layout
+//! is complete.lua's header comment).
 
 use crate::encode;
+use crate::params;
 use crate::scripts::Call;
 use shoal_shared::frontier::{Completion, FollowUp, LaneRobots, Lease, Resolution, RobotsOutcome};
 use shoal_shared::task::{Task, TaskKind};
@@ -62,10 +64,6 @@ impl RunHead {
     }
 }
 
-/// Arguments a run's head takes, and each of its tasks.
-const HEAD_ARGS: usize = 7;
-const TASK_ARGS: usize = 3;
-
 /// Tasks as the scripts read them (offer_all in lua/offer.lua), in their order: runs of consecutive
 /// tasks with the same [`RunHead`], each run its head (host, kind, depth, priority, not-before, lane
 /// opener, how many tasks) and then per task its seen keys and blob. A page's links share all of
@@ -93,23 +91,27 @@ impl<'t> TaskRuns<'t> {
 
     /// How many arguments [`TaskRuns::push`] adds: the scripts find what follows by it.
     pub(crate) fn span(&self) -> usize {
-        self.runs.iter().map(|(_, ts)| HEAD_ARGS + TASK_ARGS * ts.len()).sum()
+        self.runs.iter().map(|(_, ts)| params::RUN_HEAD.names.len() + params::RUN_TASK.names.len() * ts.len()).sum()
     }
 
     pub(crate) fn push(&self, inv: &mut Call) {
         for (h, ts) in &self.runs {
-            inv.arg(h.host.as_str())
-                .arg(h.kind)
-                .arg(h.depth)
-                .arg(h.priority)
-                .arg(h.not_before)
-                .arg(h.opener.as_slice())
-                .arg(ts.len());
+            inv.named(&params::RUN_HEAD)
+                .set("host", h.host.as_str())
+                .set("kind", h.kind)
+                .set("depth", h.depth)
+                .set("prio", h.priority)
+                .set("not_before", h.not_before)
+                .set("opener", h.opener.as_slice())
+                .set("count", ts.len())
+                .done();
             for t in *ts {
                 let keys = t.seen_keys();
-                inv.arg(keys.own.to_be_bytes().as_slice())
-                    .arg(keys.blocked_by.map(|b| b.to_be_bytes().to_vec()).unwrap_or_default())
-                    .arg(encode(t));
+                inv.named(&params::RUN_TASK)
+                    .set("fp", keys.own.to_be_bytes().as_slice())
+                    .set("fp2", keys.blocked_by.map(|b| b.to_be_bytes().to_vec()).unwrap_or_default())
+                    .set("blob", encode(t))
+                    .done();
             }
         }
     }
@@ -125,19 +127,20 @@ pub(crate) fn completion(
     ip_cap: u16,
     now: UnixMs,
 ) {
-    inv.arg(now.0).arg(lease.id.0);
+    let mut a = inv.named(&params::COMPLETE);
+    a.set("now", now.0).set("lease", lease.id.0);
     match c.resolved {
-        None => inv.arg("").arg(0),
-        Some(Resolution::Failed) => inv.arg("f").arg(0),
+        None => a.set("resolved", "").set("resolved_ttl", 0),
+        Some(Resolution::Failed) => a.set("resolved", "f").set("resolved_ttl", 0),
         Some(Resolution::Address { ip, ttl_ms }) => {
             let ttl = shoal_shared::pace::address_ttl(Duration::from_millis(ttl_ms));
-            inv.arg(ip.to_string()).arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
+            a.set("resolved", ip.to_string()).set("resolved_ttl", u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
         }
     };
-    inv.arg(if c.rate_limited { "1" } else { "0" });
+    a.set("rate_limited", if c.rate_limited { "1" } else { "0" });
     match &c.robots {
         None => {
-            inv.arg("").arg("").arg("");
+            a.set("robots_state", "").set("robots_blob", "").set("crawl_delay", "");
         }
         Some(outcome) => {
             let state = match outcome {
@@ -148,28 +151,31 @@ pub(crate) fn completion(
                 RobotsOutcome::Rules { crawl_delay_ms: Some(d), .. } => d.to_string(),
                 _ => String::new(),
             };
-            inv.arg(state).arg(encode(&LaneRobots::Known(outcome.clone()))).arg(delay);
+            a.set("robots_state", state)
+                .set("robots_blob", encode(&LaneRobots::Known(outcome.clone())))
+                .set("crawl_delay", delay);
         }
     }
-    inv.arg(c.robots_fetched_at.map(|t| t.0.to_string()).unwrap_or_default());
-    inv.arg(c.sitemap_bytes);
+    a.set("robots_fetched_at", c.robots_fetched_at.map(|t| t.0.to_string()).unwrap_or_default());
+    a.set("sitemap_bytes", c.sitemap_bytes);
     match &c.requeue {
         None => {
-            inv.arg("").arg("0").arg(0).arg(0);
+            a.set("requeue_blob", "").set("requeue_is_robots", "0").set("requeue_prio", 0).set("requeue_not_before", 0);
         }
         Some(t) => {
-            inv.arg(encode(t))
-                .arg(if t.kind == TaskKind::Robots { "1" } else { "0" })
-                .arg(t.priority.0)
-                .arg(t.not_before.0);
+            a.set("requeue_blob", encode(t))
+                .set("requeue_is_robots", if t.kind == TaskKind::Robots { "1" } else { "0" })
+                .set("requeue_prio", t.priority.0)
+                .set("requeue_not_before", t.not_before.0);
         }
     }
     let runs = TaskRuns::of(discovered);
-    inv.arg(runs.span()).arg(usize::from(!c.events.is_empty())).arg(ip_cap);
+    a.set("discovered_span", runs.span()).set("n_events", usize::from(!c.events.is_empty())).set("ip_cap", ip_cap);
     let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
-    inv.arg(opt(c.signals.response_ms.map(u64::from)))
-        .arg(opt(c.signals.quota_gap_ms.map(u64::from)))
-        .arg(opt(c.signals.hold_until.map(|t| t.0)));
+    a.set("response_ms", opt(c.signals.response_ms.map(u64::from)))
+        .set("quota_gap_ms", opt(c.signals.quota_gap_ms.map(u64::from)))
+        .set("hold_until", opt(c.signals.hold_until.map(|t| t.0)));
+    let inv = a.done();
     runs.push(inv);
     if !c.events.is_empty() {
         inv.arg(crate::stream::pack_events(&c.events));
@@ -180,10 +186,14 @@ pub(crate) fn completion(
     let outcomes: String = more.iter().map(|f| if matches!(f, FollowUp::Done { .. }) { 'd' } else { 'r' }).collect();
     let times: Vec<String> =
         more.iter().map(|f| f.response_ms().map_or_else(|| "-".to_owned(), |ms| ms.to_string())).collect();
-    inv.arg(more.len()).arg(outcomes).arg(times.join(","));
+    inv.named(&params::FURTHER).set("n", more.len()).set("outcomes", outcomes).set("times", times.join(",")).done();
     for f in more {
         if let FollowUp::Requeue { task, .. } = f {
-            inv.arg(encode(task)).arg(task.priority.0).arg(task.not_before.0);
+            inv.named(&params::REQUEUE)
+                .set("blob", encode(task))
+                .set("prio", task.priority.0)
+                .set("not_before", task.not_before.0)
+                .done();
         }
     }
 }
@@ -204,7 +214,7 @@ mod tests {
         let runs = TaskRuns::of(&tasks);
         let sizes: Vec<usize> = runs.runs.iter().map(|(_, ts)| ts.len()).collect();
         assert_eq!(sizes, [2, 1, 1, 1], "a run ends where the head changes, and order is kept");
-        assert_eq!(runs.span(), 4 * HEAD_ARGS + 5 * TASK_ARGS);
+        assert_eq!(runs.span(), 4 * 7 + 5 * 3, "a head is 7 arguments, a task 3");
         assert_eq!(TaskRuns::of(&[]).span(), 0);
     }
 }

@@ -4,6 +4,7 @@
 //! [`BROWSER_MIN_GAP`](shoal_shared::frontier::BROWSER_MIN_GAP) apart, through the host's pace.
 
 use super::{RedisFrontier, encode, store};
+use crate::params;
 use redis::Value;
 use shoal_shared::frontier::{Claim, FrontierError};
 use shoal_shared::ids::{SiteId, WorkerId};
@@ -23,11 +24,11 @@ impl RedisFrontier {
     ) -> Result<(), FrontierError> {
         let tasks: Vec<&Task> = tasks.iter().filter(|t| t.site == site && t.kind.is_browser()).collect();
         let mut inv = self.scripts.queue_browser.call(self.keys.prefix());
-        inv.arg(site.0).arg(tasks.len());
+        inv.named(&params::QUEUE_BROWSER).set("site", site.0).set("n", tasks.len()).done();
         for t in tasks {
-            inv.arg(t.url.host_key().as_str()).arg(encode(t));
+            inv.named(&params::BROWSER_TASK).set("host", t.url.host_key().as_str()).set("blob", encode(t)).done();
         }
-        inv.arg(now.0);
+        inv.named(&params::TAIL_NOW).set("now", now.0).done();
         let mut c = self.conn.clone();
         let _: Vec<Value> = inv.invoke_async(&mut c).await.map_err(store("queue_browser"))?;
         Ok(())

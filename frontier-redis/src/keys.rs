@@ -26,7 +26,7 @@
 //! | `…:auditsites:{audit}` | set | seed | the audit's sites |
 //! | `…:ahosts:{audit}` | set | seed, complete | the hosts the audit has lanes on (a fresh address lookup when it joins one; its slow mode ends with it) |
 //! | `…:seen:{audit}` | set | seed, complete | 8-byte xxh3 fingerprints of every URL queued in the audit |
-//! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline, and `x` when the task's leases expired before (its completion clears the count in `lexp`); for a batch `n` further tasks and `mz`, set when they are in `leasem` (leases of earlier layouts, still read: `mp` their blobs and queue scores as MessagePack values, or `m1`..`mn` and `q1`..`qn`) |
+//! | `…:lease:{id}` | hash | claim | a lease: task blob, lane, host, ip, robots flag, priority, site, worker, start, deadline, and `x` when the task's leases expired before (its completion clears the count in `lexp`); for a batch `n` further tasks and `mz`, set when they are in `leasem` (always, since [`FRONTIER_SCHEMA`] 2: a batch lease without it is of schema 1, whose `mp` or `m1`.. fields are not read, and the step fails saying so). `release` reads the fields of [`LEASE_FIELDS`] |
 //! | `…:leasem:{id}` | zset | claim | a batch lease's further tasks with their queue scores, copied from the lane's queue by `ZRANGESTORE` (no Lua string made of them); deleted with the lease |
 //! | `…:leases` | zset | claim, complete, reap | lease ids by deadline (ms) |
 //! | `…:wl` | hash | claim, complete, reap | leases each worker holds (field: the worker; deleted at 0) |
@@ -50,6 +50,14 @@ use shoal_shared::url::HostKey;
 
 /// Schema version, part of every key.
 pub const VERSION: &str = "v1";
+
+/// The frontier schema: the layout of what the keys of [`VERSION`] hold, counted up when a
+/// release stops reading a layout an earlier one wrote (a rolling upgrade from such a release is
+/// not safe; docs/runbook.md, "Upgrading", says what to do). 2: a batch lease's further tasks are
+/// in `leasem` only (the lease's `mz`); schema 1 also kept them in the lease hash (`mp`, or
+/// `m1`.. and `q1`..), and a step that meets such a lease fails saying so (`old_schema` in
+/// lua/common.lua) instead of reading it.
+pub const FRONTIER_SCHEMA: u32 = 2;
 
 /// The consumer group that reads the events stream.
 pub const EVENTS_GROUP: &str = "coordinator";
@@ -129,8 +137,26 @@ pub const SITE_NUMBERS: &[&str] = &[
 pub const LANE_NUMBERS: &[&str] = &["rtnb", "rat", "pgap"];
 /// See [`SITE_NUMBERS`]: a host's pace (`lr`, a list, is read leniently).
 pub const HOST_NUMBERS: &[&str] = &["inf", "maxe", "gape", "next", "ipx", "qg", "lb", "ll", "lsc", "lcm"];
+/// The fields of a lease hash that `release` (lua/lease.lua) reads, which the Lua gets as
+/// `LEASE_FIELDS` and reads by name (`L.lane`): the task's blob, its lane, host, IP ('' when not
+/// known at the grant), robots flag, priority, site, start, `browser` (a browser task), `x` (its
+/// leases expired before), `n` further tasks and the `worker`, and `mz` (its further tasks are in
+/// `leasem`). `grant` writes them, with `deadline`.
+pub const LEASE_FIELDS: &[&str] =
+    &["blob", "lane", "host", "ip", "robots", "prio", "site", "started", "browser", "x", "n", "worker", "mz"];
+/// The fields of a latency guard (a host's hash, or an IP's `ipg`) as `observe` (lua/latency.lua)
+/// gets them from its callers, then `next` and `gape` (the host's, for `apply_signals`, which reads
+/// them with the guard in one `HMGET`): `release` and `apply_signals` read them with
+/// `unpack(GUARD_FIELDS)` and every reader takes them by name, `f[F_GUARD.ll]`.
+pub const GUARD_FIELDS: &[&str] = &["lb", "lr", "ll", "lsc", "lcm", "lt", "next", "gape"];
+/// The fields of a host's hash that `claim` and `claim_browser` read and hand to `grant`
+/// (lua/lease.lua), which takes them by name (`h[F_HOST_GRANT.ip]`).
+pub const HOST_GRANT_FIELDS: &[&str] = &["inf", "maxe", "gape", "next", "ip", "ipx", "ipr", "blease"];
 /// See [`SITE_NUMBERS`]: a lease's.
 pub const LEASE_NUMBERS: &[&str] = &["prio", "started", "deadline", "n", "x"];
+
+/// The hash reads passed from one Lua function to another, as the prelude's position tables.
+const RECORDS: &[(&str, &[&str])] = &[("F_GUARD", GUARD_FIELDS), ("F_HOST_GRANT", HOST_GRANT_FIELDS)];
 
 /// Separates a quarantine record's time from its reason (`…:quarantine` values).
 pub const QUARANTINE_SEP: char = ' ';
@@ -277,6 +303,8 @@ pub fn lua_prelude() -> String {
     }
     let ms = |d: std::time::Duration| d.as_millis();
     s.push_str(&crate::rules::lua_constants());
+    s.push_str(&crate::params::lua_params());
+    s.push_str(&format!("local FRONTIER_SCHEMA = {FRONTIER_SCHEMA}\n"));
     s.push_str(&format!("local HUNGRY_RECENT = {}\n", ms(HUNGRY_RECENT)));
     s.push_str(&format!("local HUNGRY_FORGET = {}\n", ms(HUNGRY_FORGET)));
     for (name, fields) in [
@@ -284,9 +312,17 @@ pub fn lua_prelude() -> String {
         ("LANE_NUMBERS", LANE_NUMBERS),
         ("HOST_NUMBERS", HOST_NUMBERS),
         ("LEASE_NUMBERS", LEASE_NUMBERS),
+        ("LEASE_FIELDS", LEASE_FIELDS),
+        ("GUARD_FIELDS", GUARD_FIELDS),
+        ("HOST_GRANT_FIELDS", HOST_GRANT_FIELDS),
     ] {
         let list: Vec<String> = fields.iter().map(|f| format!("'{f}'")).collect();
         s.push_str(&format!("local {name} = {{{}}}\n", list.join(", ")));
+    }
+    // Their positions in an HMGET's answer, by name.
+    for (name, fields) in RECORDS {
+        let at: Vec<String> = fields.iter().enumerate().map(|(i, f)| format!("{f} = {}", i + 1)).collect();
+        s.push_str(&format!("local {name} = {{{}}}\n", at.join(", ")));
     }
     s.push_str(&format!("local QUARANTINE_SEP = '{QUARANTINE_SEP}'\n"));
     s
@@ -326,5 +362,35 @@ mod tests {
         assert!(lua.contains("local GUARD_MIN_RISE = 500"));
         assert!(lua.contains("local GUARD_FLOOR_GAP = 250"));
         assert!(lua.contains("local HOST_NUMBERS = {'inf', 'maxe', "), "{lua}");
+    }
+
+    /// A lease field that `release` reads but no Lua code uses by name (`L.x`), or a field of a
+    /// record handed between functions (`F_GUARD.ll`), is read for nothing, or used by another way
+    /// (a position) that its list no longer describes.
+    #[test]
+    fn every_lease_and_record_field_is_used_by_name() {
+        // Without comments: a name in a comment is no use of it.
+        let code: String = crate::scripts::lua_files()
+            .flat_map(str::lines)
+            .map(|line| line.split("--").next().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        for f in LEASE_FIELDS {
+            let name = format!("L.{f}");
+            let used = code
+                .match_indices(&name)
+                .any(|(i, _)| !code[..i].ends_with(ident) && !code[i + name.len()..].starts_with(ident));
+            assert!(used, "{name} is read from the lease but never used");
+        }
+        for (table, fields) in RECORDS {
+            for f in *fields {
+                let name = format!("{table}.{f}");
+                let used = code
+                    .match_indices(&name)
+                    .any(|(i, _)| !code[..i].ends_with(ident) && !code[i + name.len()..].starts_with(ident));
+                assert!(used, "{name} is read but never used");
+            }
+        }
     }
 }

@@ -16,6 +16,7 @@ mod browser;
 mod events;
 pub mod keys;
 mod pace;
+pub mod params;
 mod quarantine;
 pub mod rules;
 pub mod scripts;
@@ -227,30 +228,38 @@ impl RedisFrontier {
         let initial: Vec<&Task> = seed.initial.iter().collect();
         let runs = args::TaskRuns::of(&initial);
         let mut inv = self.scripts.seed.call(self.keys.prefix());
-        inv.arg(seed.site.0)
-            .arg(seed.audit.0)
-            .arg(seed.limits.max_pages)
-            .arg(seed.limits.max_depth)
-            .arg(seed.limits.max_resources)
-            .arg(seed.limits.pace.max_in_flight())
-            .arg(u64::try_from(seed.limits.pace.gap().as_millis()).unwrap_or(u64::MAX))
-            .arg(encode(&info))
-            .arg(encode(&Event::SiteDone { audit: seed.audit, site: seed.site }))
-            .arg(lim(Code::DepthLimitReached))
-            .arg(lim(Code::PageLimitReached))
-            .arg(lim(Code::ResourceLimitReached))
-            .arg(seed.limits.max_sitemaps)
-            .arg(seed.limits.max_sitemap_bytes)
-            .arg(lim(Code::SitemapLimitReached))
-            .arg(hosts.len())
-            .arg(runs.span());
+        inv.named(&params::SEED)
+            .set("site", seed.site.0)
+            .set("audit", seed.audit.0)
+            .set("max_pages", seed.limits.max_pages)
+            .set("max_depth", seed.limits.max_depth)
+            .set("max_resources", seed.limits.max_resources)
+            .set("max_in_flight", seed.limits.pace.max_in_flight())
+            .set("gap", u64::try_from(seed.limits.pace.gap().as_millis()).unwrap_or(u64::MAX))
+            .set("info", encode(&info))
+            .set("done_blob", encode(&Event::SiteDone { audit: seed.audit, site: seed.site }))
+            .set("lim_d", lim(Code::DepthLimitReached))
+            .set("lim_p", lim(Code::PageLimitReached))
+            .set("lim_r", lim(Code::ResourceLimitReached))
+            .set("max_sitemaps", seed.limits.max_sitemaps)
+            .set("max_sitemap_bytes", seed.limits.max_sitemap_bytes)
+            .set("lim_s", lim(Code::SitemapLimitReached))
+            .set("n_hosts", hosts.len())
+            .set("initial_span", runs.span())
+            .done();
         for host in &hosts {
             let robots = robots_task(seed, host);
-            inv.arg(host.as_str()).arg(robots.map(|t| encode(&t)).unwrap_or_default());
+            inv.named(&params::SEED_HOST)
+                .set("host", host.as_str())
+                .set("robots", robots.map(|t| encode(&t)).unwrap_or_default())
+                .done();
         }
         runs.push(&mut inv);
-        inv.arg(seed.limits.browser_pages).arg(encode(&Event::CrawlDone { audit: seed.audit, site: seed.site }));
-        inv.arg(UnixMs::from(std::time::SystemTime::now()).0);
+        inv.named(&params::SEED_TAIL)
+            .set("browser_pages", seed.limits.browser_pages)
+            .set("crawl_done", encode(&Event::CrawlDone { audit: seed.audit, site: seed.site }))
+            .set("now", UnixMs::from(std::time::SystemTime::now()).0)
+            .done();
         inv
     }
 
@@ -307,11 +316,13 @@ impl RedisFrontier {
         let mut c = self.conn.clone();
         let r: Vec<Value> = step
             .call(self.keys.prefix())
-            .arg(now.0)
-            .arg(&worker.0)
-            .arg(self.settings.lease_ttl_ms)
-            .arg(self.settings.max_in_flight_per_ip)
-            .arg(self.settings.lease_batch)
+            .named(&params::CLAIM)
+            .set("now", now.0)
+            .set("worker", &worker.0)
+            .set("ttl", self.settings.lease_ttl_ms)
+            .set("ip_cap", self.settings.max_in_flight_per_ip)
+            .set("batch", self.settings.lease_batch)
+            .done()
             .invoke_async(&mut c)
             .await
             .map_err(store(op))?;
@@ -387,7 +398,11 @@ impl RedisFrontier {
         now: UnixMs,
     ) -> Result<(Completed, Claim), FrontierError> {
         let (mut inv, out) = self.completion_call(&self.scripts.complete_claim, lease, c, now);
-        inv.arg(&worker.0).arg(self.settings.lease_ttl_ms).arg(self.settings.lease_batch);
+        inv.named(&params::CLAIM_AFTER_COMPLETE)
+            .set("worker", &worker.0)
+            .set("ttl", self.settings.lease_ttl_ms)
+            .set("batch", self.settings.lease_batch)
+            .done();
         let mut conn = self.conn.clone();
         let (done, next): (Vec<Value>, Vec<Value>) =
             inv.invoke_async(&mut conn).await.map_err(store("complete and claim"))?;
@@ -459,7 +474,11 @@ impl Frontier for RedisFrontier {
         let mut c = self.conn.clone();
         let inv = {
             let mut i = self.scripts.reap.call(self.keys.prefix());
-            i.arg(now.0).arg(REAP_BATCH).arg(self.settings.max_in_flight_per_ip);
+            i.named(&params::REAP)
+                .set("now", now.0)
+                .set("max", REAP_BATCH)
+                .set("ip_cap", self.settings.max_in_flight_per_ip)
+                .done();
             i
         };
         async move {
@@ -537,7 +556,11 @@ impl Frontier for RedisFrontier {
 
     fn hold_back(&self, lease: &Lease, until: UnixMs) -> impl Future<Output = Result<(), FrontierError>> + Send {
         let mut inv = self.scripts.hold.call(self.keys.prefix());
-        inv.arg(lease.host.as_str()).arg(until.0).arg(lease.gap_ms);
+        inv.named(&params::HOLD)
+            .set("host", lease.host.as_str())
+            .set("until_ms", until.0)
+            .set("gap", lease.gap_ms)
+            .done();
         let mut c = self.conn.clone();
         async move {
             let _: i64 = inv.invoke_async(&mut c).await.map_err(store("hold back"))?;
@@ -554,7 +577,11 @@ impl Frontier for RedisFrontier {
         let mut c = self.conn.clone();
         let inv = {
             let mut i = self.scripts.renew.call(self.keys.prefix());
-            i.arg(now.0).arg(self.settings.lease_ttl_ms).arg(&worker.0);
+            i.named(&params::RENEW)
+                .set("now", now.0)
+                .set("ttl", self.settings.lease_ttl_ms)
+                .set("worker", &worker.0)
+                .done();
             for id in leases {
                 i.arg(id.0);
             }
@@ -610,7 +637,7 @@ impl Frontier for RedisFrontier {
         let mut c = self.conn.clone();
         let inv = {
             let mut i = self.scripts.forget.call(self.keys.prefix());
-            i.arg(audit.0).arg(FORGET_STEP);
+            i.named(&params::FORGET).set("audit", audit.0).set("step", FORGET_STEP).done();
             i
         };
         async move {
@@ -680,7 +707,12 @@ impl Frontier for RedisFrontier {
             let mut cursor = String::from("0");
             for _ in 0..CANCEL_CALLS {
                 let mut inv = scripts.cancel.call(&prefix);
-                inv.arg(audit.0).arg(&cursor).arg(FORGET_STEP).arg(UnixMs::from(std::time::SystemTime::now()).0);
+                inv.named(&params::CANCEL)
+                    .set("audit", audit.0)
+                    .set("cursor", &cursor)
+                    .set("step", FORGET_STEP)
+                    .set("now", UnixMs::from(std::time::SystemTime::now()).0)
+                    .done();
                 cursor = inv.invoke_async(&mut c).await.map_err(store("cancel"))?;
                 if cursor == "0" {
                     return Ok(());

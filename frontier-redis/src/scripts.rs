@@ -21,6 +21,7 @@
 //! `EVALSHA` falls back to `EVAL`: nothing needs loading up front. Needs Redis 7.0 or newer.
 
 use crate::keys::lua_prelude;
+use crate::params::{self, Params};
 use redis::aio::ConnectionLike;
 use redis::{Cmd, FromRedisValue, RedisError, RedisResult, ToRedisArgs};
 use std::sync::Arc;
@@ -55,7 +56,13 @@ const STEPS: &[(&str, &str)] = &[
 /// The Lua files' text, the shared ones and the steps' bodies (without the generated prelude).
 #[cfg(test)]
 pub(crate) fn lua_files() -> impl Iterator<Item = &'static str> {
-    SHARED.iter().chain(STEPS).map(|(_, text)| *text)
+    lua_sources().map(|(_, text)| text)
+}
+
+/// [`lua_files`] with their names (`claim` for `lua/claim.lua`).
+#[cfg(test)]
+pub(crate) fn lua_sources() -> impl Iterator<Item = (&'static str, &'static str)> {
+    SHARED.iter().chain(STEPS).copied()
 }
 
 /// The library's source and name, shared by every [`Function`] of it.
@@ -93,14 +100,7 @@ impl Library {
         // A completion and the claim of the worker's next task in one call (one round trip, one
         // FCALL's fixed cost, instead of two): complete's arguments, then the worker and the
         // lease time; the claim takes complete's time and per-IP cap.
-        code.push_str(
-            "local function complete_claim_body()\n\
-             local args = ARGV\n\
-             local done = complete_body()\n\
-             ARGV = {args[1], args[#args - 2], args[#args - 1], args[17], args[#args]}\n\
-             return {done, claim_body()}\n\
-             end\n",
-        );
+        code.push_str(&complete_claim_body());
         let name = format!("shoal_{:016x}", fnv1a(code.as_bytes()));
         for step in STEPS.iter().map(|(step, _)| *step).chain(["complete_claim"]) {
             code.push_str(&format!(
@@ -116,6 +116,28 @@ impl Library {
         let _: String = redis::cmd("FUNCTION").arg("LOAD").arg("REPLACE").arg(&self.source).query_async(conn).await?;
         Ok(())
     }
+}
+
+/// `complete_claim`'s body: `complete`, then `claim` with its arguments taken by name from the
+/// completion's ([`params::COMPLETE`]) or from the last of the call
+/// ([`params::CLAIM_AFTER_COMPLETE`]).
+///
+/// # Panics
+/// When claim declares an argument neither of those has (every test of the library finds it).
+fn complete_claim_body() -> String {
+    let claim: Vec<String> = params::CLAIM
+        .names
+        .iter()
+        .map(|n| {
+            params::lua_from_end(&params::CLAIM_AFTER_COMPLETE, "args", n)
+                .or_else(|| params::COMPLETE.names.contains(n).then(|| format!("args[{}.{n}]", params::COMPLETE.lua)))
+                .unwrap_or_else(|| panic!("complete_claim has no argument {n} for claim"))
+        })
+        .collect();
+    format!(
+        "local function complete_claim_body()\nlocal args = ARGV\nlocal done = complete_body()\nif done.err then return done end\nARGV = {{{}}}\nreturn {{done, claim_body()}}\nend\n",
+        claim.join(", ")
+    )
 }
 
 /// FNV-1a, 64 bits: a stable name for a version of the library (not a security boundary; the
@@ -155,7 +177,13 @@ pub struct Call {
 }
 
 impl Call {
-    /// Appends an argument (`ARGV[n]` in the body).
+    /// The arguments `p` declares, set by name (see [`Named`]); [`Named::done`]
+    /// appends them and gives the call back for the rest.
+    pub fn named(&mut self, p: &'static Params) -> Named<'_> {
+        Named::new(self, p)
+    }
+
+    /// Appends an argument (`ARGV[n]` in the body): what follows a function's declared ones.
     pub fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Call {
         self.cmd.arg(arg);
         self
@@ -188,6 +216,46 @@ impl Call {
     /// Loads the library.
     pub async fn load<C: ConnectionLike>(&self, conn: &mut C) -> RedisResult<()> {
         self.library.load(conn).await
+    }
+}
+
+/// A call's declared arguments being set by name; [`Named::done`] appends them in their order.
+#[derive(Debug)]
+pub struct Named<'c> {
+    call: &'c mut Call,
+    params: &'static Params,
+    values: Vec<Option<Vec<u8>>>,
+}
+
+impl<'c> Named<'c> {
+    fn new(call: &'c mut Call, params: &'static Params) -> Named<'c> {
+        Named { call, params, values: vec![None; params.names.len()] }
+    }
+
+    /// Sets argument `name` to `value` (one Redis argument).
+    ///
+    /// # Panics
+    /// When `params` declares no `name`, or `value` is not one argument: a mistake in this crate's
+    /// code, which every test of the step finds.
+    pub fn set<T: ToRedisArgs>(&mut self, name: &str, value: T) -> &mut Named<'c> {
+        let i = self.params.position(name).unwrap_or_else(|| panic!("{} declares no argument {name}", self.params.lua));
+        let mut v = value.to_redis_args();
+        assert!(v.len() == 1, "{}.{name} is one argument, not {}", self.params.lua, v.len());
+        self.values[i - 1] = v.pop();
+        self
+    }
+
+    /// Appends the arguments, in their declared order, and gives the call back for what follows
+    /// them.
+    ///
+    /// # Panics
+    /// When an argument was not set (see [`Named::set`]).
+    pub fn done(&mut self) -> &mut Call {
+        for (name, v) in self.params.names.iter().zip(&mut self.values) {
+            let v = v.take().unwrap_or_else(|| panic!("{}.{name} was not set", self.params.lua));
+            self.call.arg(v);
+        }
+        self.call
     }
 }
 
@@ -249,6 +317,17 @@ impl Default for Scripts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn complete_claim_hands_claim_its_arguments_by_name() {
+        let body = complete_claim_body();
+        assert!(
+            body.contains(
+                "ARGV = {args[A_COMPLETE.now], args[#args - 2], args[#args - 1], args[A_COMPLETE.ip_cap], args[#args]}"
+            ),
+            "{body}"
+        );
+    }
 
     #[test]
     fn every_step_is_registered_under_the_versioned_name() {

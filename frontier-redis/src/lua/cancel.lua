@@ -1,12 +1,12 @@
--- cancel: ARGV = audit, cursor, step, now (ms; for a quarantine's record). Drops every queued task of the audit's sites; leased ones
+-- cancel: ARGV = A_CANCEL (params.rs: audit, cursor, step, now: ms, for a quarantine's record). Drops every queued task of the audit's sites; leased ones
 -- finish and discover nothing more. One call handles about `step` sites from an SSCAN cursor
 -- (start at '0') and answers the next cursor, '0' when every site has been seen: a 100,000-site
 -- audit cancelled in one call held Redis for 1.4 s, answering no other client. Cancelling a site
 -- twice changes nothing, so a site SSCAN returns twice costs only the time.
-local audit, cursor, step = ARGV[1], ARGV[2], ARGV[3]
+local audit, cursor, step = ARGV[A_CANCEL.audit], ARGV[A_CANCEL.cursor], ARGV[A_CANCEL.step]
 local page = redis.call('SSCAN', k_auditsites(audit), cursor, 'COUNT', step)
 -- A site whose state cannot be read is quarantined instead (quarantine.lua): forget drops it.
-local now = tonumber(ARGV[4]) or 0
+local now = tonumber(ARGV[A_CANCEL.now]) or 0
 local function one(site)
   local sk = k_site(site)
   redis.call('HSET', sk, 'cancelled', '1')

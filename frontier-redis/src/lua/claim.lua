@@ -1,11 +1,14 @@
--- claim: ARGV = now, worker, lease_ttl_ms, ip_cap, batch (tasks per lease at most; '' is 1)
+-- claim: ARGV = A_CLAIM (params.rs: now, worker, ttl the lease time in ms, ip_cap, batch: tasks per
+-- lease at most, '' is 1)
 -- Returns {'lease', id, blob, host, ip, started, deadline, gap_ms, resolve, expired, robots_at,
 --   epoch (see common.lua), further blobs...} | {'wait', at} | {'idle'}. A lease carries further tasks of its lane (up to
 -- batch - 1) only on a host with no gap in force whose address is known and current, on an IP
 -- that is not slowed, and only tasks whose leases never expired: the worker fetches them one
 -- after another under the lease's one slot of the host and the IP.
-local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local batch = math.max(num(ARGV[5] ~= '' and ARGV[5] or nil, 1), 1)
+local now, worker = tonumber(ARGV[A_CLAIM.now]), ARGV[A_CLAIM.worker]
+local ttl, ipcap = tonumber(ARGV[A_CLAIM.ttl]), tonumber(ARGV[A_CLAIM.ip_cap])
+local batch = ARGV[A_CLAIM.batch]
+batch = math.max(num(batch ~= '' and batch or nil, 1), 1)
 -- Fair shares between workers: a worker that holds more leases than another that asked lately and
 -- found nothing leaves the slot to it (a worker whose completions claim its next lease in the
 -- same step would otherwise keep every slot of a busy IP, and a worker added to the fleet would
@@ -64,12 +67,14 @@ local function one(lane)
     redis.call('ZREM', k_ready(), lane)
   else
     local hk = k_host(host)
-    local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip', 'ipx', 'ipr')
-    local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
+    local h = redis.call('HMGET', hk, unpack(HOST_GRANT_FIELDS))
+    local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
+    local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
     local blob, is_robots, prio, next_due, more = nil, '0', 0, nil, false
     -- Tasks this lease may take: more than one only at no gap and with no lookup due.
     local want = 1
-    if batch > 1 and gape == 0 and h[6] and num(h[6], 0) > now then want = batch end
+    local ipx = h[F_HOST_GRANT.ipx]
+    if batch > 1 and gape == 0 and ipx and num(ipx, 0) > now then want = batch end
     local r = nil
     if robots == 'p' then
       is_robots = '1'
@@ -95,7 +100,7 @@ local function one(lane)
       else
         redis.call('ZREM', k_ready(), lane)
       end
-    elseif inf >= maxe or h[7] then
+    elseif inf >= maxe or h[F_HOST_GRANT.ipr] then
       -- Full, or its address is being looked up: the completion of a lease on the host wakes it.
       redis.call('ZREM', k_ready(), lane)
       redis.call('SADD', k_hostwait(host), lane)

@@ -1,9 +1,10 @@
--- claim_browser: ARGV = now, worker, lease_ttl_ms, ip_cap
+-- claim_browser: ARGV = A_CLAIM (params.rs: claim's; batch is not read)
 -- Leases the oldest browser task whose host is free: no browser lease of the host out (page loads
 -- are serialised), a slot of the host and of its IP (as lowered by the IP's latency guard) free,
 -- its next start come. The host's next start moves max(gap, BROWSER_GAP) ahead.
 -- Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
-local now, worker, ttl, ipcap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local now, worker = tonumber(ARGV[A_CLAIM.now]), ARGV[A_CLAIM.worker]
+local ttl, ipcap = tonumber(ARGV[A_CLAIM.ttl]), tonumber(ARGV[A_CLAIM.ip_cap])
 local ids = redis.call('ZRANGE', k_bq(), 0, 99)
 if #ids == 0 then return {'idle'} end
 local earliest = nil -- the earliest start of a task only its host's clock holds back
@@ -27,9 +28,10 @@ local function one(id)
     end
   else
     local hk = k_host(host)
-    local h = redis.call('HMGET', hk, 'inf', 'maxe', 'gape', 'next', 'ip', 'ipx', 'ipr', 'blease')
-    local inf, maxe, gape, nxt, ip = num(h[1], 0), num(h[2], 1), num(h[3], 0), num(h[4], 0), h[5]
-    local free = not h[8] and not h[7] and inf < maxe
+    local h = redis.call('HMGET', hk, unpack(HOST_GRANT_FIELDS))
+    local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
+    local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
+    local free = not h[F_HOST_GRANT.blease] and not h[F_HOST_GRANT.ipr] and inf < maxe
     local ipl = 0
     if free and ip then
       ipl = ip_pace(ip)

@@ -74,6 +74,21 @@ local function bump_worker(w, by)
   return n
 end
 
+-- A stored record of a layout this version no longer reads (keys.rs, FRONTIER_SCHEMA): the step
+-- stops with an error that says so and names the upgrade step, rather than guess at the record
+-- or quarantine its site (nothing is wrong with the site). Raised as a table, which the steps'
+-- pcalls hand on as Redis' error reply (schema_error) instead of blaming a unit.
+local function old_schema(what)
+  error({schema = 'SCHEMA shoal frontier schema ' .. FRONTIER_SCHEMA .. ': ' .. what .. '; before upgrading from a '
+    .. 'version of an earlier frontier schema, let its leases end (docs/runbook.md, "Upgrading")'}, 0)
+end
+
+-- The error reply for an error old_schema raised, nil for any other.
+local function schema_error(err)
+  if type(err) == 'table' and err.schema then return redis.error_reply(err.schema) end
+  return nil
+end
+
 local function publish(blob)
   if blob and blob ~= '' then
     redis.call('XADD', k_events(), '*', 'e', blob)

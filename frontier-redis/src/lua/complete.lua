@@ -1,34 +1,37 @@
--- complete: ARGV = now, lease_id, resolved ('' | 'f' failed | the address), resolved_ttl_ms (clamped),
---   rate_limited, robots_state ('' | 'k' | 'c'), robots_blob, crawl_delay_ms (''),
---   robots_fetched_at ('' = the lease's start), sitemap_bytes, requeue_blob (''), requeue_is_robots, requeue_prio,
---   requeue_not_before, discovered_span, n_events (1 with events, 0 without), ip_cap,
---   what the answer told about its server (issue 17): response_ms (''), quota_gap_ms (''), hold_until (''),
---   then the discovered tasks, discovered_span arguments in runs (offer_all, args.rs TaskRuns),
+-- complete: ARGV = A_COMPLETE (params.rs: now, lease, resolved ('' | 'f' failed | the address),
+--   resolved_ttl (ms, clamped), rate_limited, robots_state ('' | 'k' | 'c'), robots_blob, crawl_delay
+--   (ms, ''), robots_fetched_at ('' = the lease's start), sitemap_bytes, requeue_blob (''),
+--   requeue_is_robots, requeue_prio, requeue_not_before, discovered_span, n_events (1 with events, 0
+--   without), ip_cap, and what the answer told about its server (issue 17): response_ms (''),
+--   quota_gap_ms (''), hold_until ('')); from A_COMPLETE_REST on:
+--   the discovered tasks, discovered_span arguments in runs (offer_all, args.rs TaskRuns),
 --   then, with events, all of them in one argument, each behind its length (stream.rs),
---   then n_further, their outcomes (one letter each: 'd' done | 'r' requeue), their response_ms
---   joined by ',' ('-' for none), and per 'r' in order (requeue blob, prio, not_before): what became
---   of the lease's further tasks in order (see grant), in four arguments and three per requeue
---   rather than five per task; those past n_further were not started and go back to their queue
---   as they were.
+--   then A_FURTHER: n (how many further tasks the worker started), their outcomes (one letter each:
+--   'd' done | 'r' requeue), their response_ms joined by ',' ('-' for none), and A_REQUEUE per 'r'
+--   in order (blob, prio, not_before): what became of the lease's further tasks in order (see
+--   grant), in three arguments and three per requeue rather than five per task; those past n were
+--   not started and go back to their queue as they were.
 -- Returns {'stale'} | {'ok', enqueued}. A change of a latency guard is published with the events
 -- (fields `g` and `t`, see keys.rs), so the note for the report is as atomic as the change.
 -- Runs under pcall: a completion whose lease, site, lane or host cannot be read quarantines the
 -- site (quarantine.lua) and answers 'stale'; what it did not get to stays for reap.
-local now = tonumber(ARGV[1])
+local now = tonumber(ARGV[A_COMPLETE.now])
 local function run()
-local n, m, base = tonumber(ARGV[15]), tonumber(ARGV[16]), 21
+local n, m = tonumber(ARGV[A_COMPLETE.discovered_span]), tonumber(ARGV[A_COMPLETE.n_events])
+local base = A_COMPLETE_REST
 local fb = base + n + m
 -- Only the further tasks the worker did not start go back as they were: only their blobs are read.
-local L = release(ARGV[2], now, tonumber(ARGV[17]), true, num(ARGV[fb], 0) + 1)
+local L = release(ARGV[A_COMPLETE.lease], now, tonumber(ARGV[A_COMPLETE.ip_cap]), true, num(ARGV[fb + A_FURTHER.n], 0) + 1)
 if not L then return {'stale'} end
-local lane, host, site, started = L[2], L[3], L[7], num(L[8], nil)
-local nf = math.min(num(ARGV[fb], 0), #L.more)
+local lane, host, site, started = L.lane, L.host, L.site, num(L.started, nil)
+local nf = math.min(num(ARGV[fb + A_FURTHER.n], 0), #L.more)
 -- The response times of the answers, in their order: the leased task's, then the further ones'.
 local samples, texts = {}, {}
-if ARGV[18] ~= '' then samples[1], texts[1] = tonumber(ARGV[18]), ARGV[18] end
+local response_ms = ARGV[A_COMPLETE.response_ms]
+if response_ms ~= '' then samples[1], texts[1] = tonumber(response_ms), response_ms end
 if nf > 0 then
   local i = 0
-  for ms in string.gmatch(ARGV[fb + 2], '[^,]+') do
+  for ms in string.gmatch(ARGV[fb + A_FURTHER.times], '[^,]+') do
     i = i + 1
     if i > nf then break end
     if ms ~= '-' then
@@ -39,12 +42,13 @@ if nf > 0 then
 end
 samples.texts = texts
 local notes, exists = nil, nil
-if #samples > 0 or ARGV[19] ~= '' or ARGV[20] ~= '' then
+if #samples > 0 or ARGV[A_COMPLETE.quota_gap_ms] ~= '' or ARGV[A_COMPLETE.hold_until] ~= '' then
   -- Before the lanes below are scheduled, so they see the host's new next start.
   local changes
-  changes, exists = apply_signals(host, L[4], now, samples, tonumber(ARGV[19]), tonumber(ARGV[20]), L.ipg)
+  changes, exists = apply_signals(host, L.ip, now, samples, tonumber(ARGV[A_COMPLETE.quota_gap_ms]),
+    tonumber(ARGV[A_COMPLETE.hold_until]), L.ipg)
   if #changes > 0 then
-    notes = {'t', L[1]}
+    notes = {'t', L.blob}
     for _, c in ipairs(changes) do
       notes[#notes + 1] = 'g'
       notes[#notes + 1] = table.concat({c[1], c[2], c[3], c[4], now, c[5]}, ',')
@@ -61,40 +65,40 @@ local audit = sf[1]
 local dq = 0
 local hk = k_host(host)
 -- Only a task whose leases expired before has a count to clear (written before the lease was).
-if L[10] then redis.call('HDEL', k_lexp(lane), L[1]) end
+if L.x then redis.call('HDEL', k_lexp(lane), L.blob) end
 if exists == nil then exists = redis.call('EXISTS', hk) == 1 end
-if exists and ARGV[3] == 'f' then
+if exists and ARGV[A_COMPLETE.resolved] == 'f' then
   if redis.call('HGET', hk, 'ip') then redis.call('HSET', hk, 'ipx', now + MIN_ADDRESS_TTL) end
-elseif exists and ARGV[3] ~= '' then
-  redis.call('HSET', hk, 'ip', ARGV[3], 'ipx', now + tonumber(ARGV[4]))
+elseif exists and ARGV[A_COMPLETE.resolved] ~= '' then
+  redis.call('HSET', hk, 'ip', ARGV[A_COMPLETE.resolved], 'ipx', now + tonumber(ARGV[A_COMPLETE.resolved_ttl]))
 end
-if ARGV[5] == '1' and exists and audit then
+if ARGV[A_COMPLETE.rate_limited] == '1' and exists and audit then
   redis.call('SADD', k_hslow(host), audit)
   local gape = recompute(host)
   if gape then
     redis.call('HSET', hk, 'next', math.max(num(redis.call('HGET', hk, 'next'), 0), now + gape))
   end
 end
-local rstate = ARGV[6]
+local rstate = ARGV[A_COMPLETE.robots_state]
 if rstate ~= '' and redis.call('EXISTS', k_lane(lane)) == 1 then
-  redis.call('SET', k_robots(lane), ARGV[7])
+  redis.call('SET', k_robots(lane), ARGV[A_COMPLETE.robots_blob])
   local fetched = started
-  if ARGV[9] ~= '' then fetched = tonumber(ARGV[9]) end
+  if ARGV[A_COMPLETE.robots_fetched_at] ~= '' then fetched = tonumber(ARGV[A_COMPLETE.robots_fetched_at]) end
   redis.call('HSET', k_lane(lane), 'robots', rstate, 'rat', fetched)
   if rstate == 'c' then
     dq = dq - drop_lane(lane)
     leave_host(lane, host)
-  elseif ARGV[8] ~= '' then
+  elseif ARGV[A_COMPLETE.crawl_delay] ~= '' then
     local pgap = num(redis.call('HGET', k_lane(lane), 'pgap'), 0)
-    redis.call('ZADD', k_hgap(host), math.max(pgap, tonumber(ARGV[8])), lane)
+    redis.call('ZADD', k_hgap(host), math.max(pgap, tonumber(ARGV[A_COMPLETE.crawl_delay])), lane)
     local gape = recompute(host)
     if gape then
       redis.call('HSET', hk, 'next', math.max(num(redis.call('HGET', hk, 'next'), 0), started + gape))
     end
   end
 end
-if tonumber(ARGV[10]) > 0 and audit then
-  sf[14] = I(redis.call('HINCRBY', sk, 'smb', ARGV[10]))
+if tonumber(ARGV[A_COMPLETE.sitemap_bytes]) > 0 and audit then
+  sf[14] = I(redis.call('HINCRBY', sk, 'smb', ARGV[A_COMPLETE.sitemap_bytes]))
 end
 -- A site gone meanwhile (its audit ended and was forgotten) takes nothing more.
 local cancelled = sf[2] == '1' or not audit
@@ -102,12 +106,14 @@ local cancelled = sf[2] == '1' or not audit
 local ls = redis.call('HMGET', k_lane(lane), 'robots', 'rt', 'rtnb')
 local lane_state = ls[1]
 local requeued, completed = 0, 0
-if ARGV[11] ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or ARGV[12] == '1') then
-  if L[9] == '1' then
-    bpush(lane, site, ARGV[11], ARGV[14])
+local rq_blob, rq_robots = ARGV[A_COMPLETE.requeue_blob], ARGV[A_COMPLETE.requeue_is_robots]
+if rq_blob ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or rq_robots == '1') then
+  if L.browser == '1' then
+    bpush(lane, site, ARGV[A_COMPLETE.requeue_blob], ARGV[A_COMPLETE.requeue_not_before])
   else
-    push(lane, ARGV[11], ARGV[12], ARGV[13], ARGV[14], now)
-    if ARGV[12] == '1' then ls[2], ls[3] = ARGV[11], ARGV[14] end
+    local rq_nb = ARGV[A_COMPLETE.requeue_not_before]
+    push(lane, rq_blob, rq_robots, ARGV[A_COMPLETE.requeue_prio], rq_nb, now)
+    if rq_robots == '1' then ls[2], ls[3] = rq_blob, rq_nb end
   end
   requeued = 1
 else
@@ -116,18 +122,19 @@ end
 -- The further tasks: done, queued again as the worker asks, or (not started) back as they were.
 -- Nothing is queued again for a cancelled audit or a lane that ended.
 local live = not cancelled and lane_state and lane_state ~= 'c'
-local outcomes, r = ARGV[fb + 1], fb + 3
+local outcomes, r = ARGV[fb + A_FURTHER.outcomes], fb + A_FURTHER_SPAN
 for i, t in ipairs(L.more) do
   local done = i <= nf and string.byte(outcomes, i) == 100 -- 'd'
+  local rq = nil
   if not done and i <= nf then
-    -- A requeue: its three arguments, in the order of the requeues.
-    r = r + 3
+    -- A requeue: its arguments (A_REQUEUE), in the order of the requeues.
+    rq, r = r, r + A_REQUEUE_SPAN
   end
   if not live or done then
     completed = completed + 1
   else
     if i <= nf then
-      push(lane, ARGV[r - 3], '0', ARGV[r - 2], ARGV[r - 1], now)
+      push(lane, ARGV[rq + A_REQUEUE.blob], '0', ARGV[rq + A_REQUEUE.prio], ARGV[rq + A_REQUEUE.not_before], now)
     else
       push(lane, t[1], '0', t[2], '0', now)
     end
@@ -152,9 +159,9 @@ for t, _ in pairs(touched) do schedule(t, now) end
 local s = lane_state and lane_score(lane, now, {host, lane_state, ls[2], ls[3]})
 if not s then
   redis.call('ZREM', k_ready(), lane)
-elseif s <= now and L.fair and redis.call('EXISTS', k_ipq(L[4])) == 1 then
+elseif s <= now and L.fair and redis.call('EXISTS', k_ipq(L.ip)) == 1 then
   redis.call('ZREM', k_ready(), lane)
-  park_ip(L[4], lane, L.inf)
+  park_ip(L.ip, lane, L.inf)
 else
   redis.call('ZADD', k_ready(), I(s), lane)
 end
@@ -178,5 +185,7 @@ end
 UNIT.site, UNIT.lane = nil, nil
 local ok, answer = pcall(run)
 if ok then return answer end
-blame(UNIT.site, UNIT.lane, ARGV[2], answer, now)
+local schema = schema_error(answer)
+if schema then return schema end
+blame(UNIT.site, UNIT.lane, ARGV[A_COMPLETE.lease], answer, now)
 return {'stale'}

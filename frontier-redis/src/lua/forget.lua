@@ -1,10 +1,10 @@
--- forget: ARGV = audit, step. Drops an ended audit's records: its sites that are done (a site still
+-- forget: ARGV = A_FORGET (params.rs: audit, step). Drops an ended audit's records: its sites that are done (a site still
 -- running, a cancelled audit's leases out, keeps everything), and once none is left its seen set,
 -- its host list, the slow mode its 429s put hosts in and its own result-cache entries. At most
 -- `step` sites, then hosts, then cache keys a call: an audit of 100,000 sites took one call of
 -- 1.7 s, during which Redis answered no other client. Returns {gone, progress}: gone 1 when
 -- nothing of the audit is left, progress 1 when this call removed something (call again).
-local audit, step = ARGV[1], tonumber(ARGV[2])
+local audit, step = ARGV[A_FORGET.audit], tonumber(ARGV[A_FORGET.step])
 local sites = redis.call('SRANDMEMBER', k_auditsites(audit), step)
 local remaining, removed = 0, 0
 -- A quarantined site (quarantine.lua) never ends: it goes with its lanes, its record and whatever of

@@ -12,13 +12,14 @@
 -- milliseconds, as `I` writes them), stored as they are. Returns the changes, each {moved ('s'
 -- slowed, 'r' restored), level, recent median ms, baseline ms}.
 local function observe(k, samples, tag, f)
-  f = f or redis.call('HMGET', k, 'lb', 'lr', 'll', 'lsc', 'lcm', 'lt')
+  f = f or redis.call('HMGET', k, unpack(GUARD_FIELDS))
   local samples_in = samples
-  local base, level, since, calm = num(f[1], 0), num(f[3], 0), num(f[4], 0), num(f[5], 0)
+  local base, level = num(f[F_GUARD.lb], 0), num(f[F_GUARD.ll], 0)
+  local since, calm = num(f[F_GUARD.lsc], 0), num(f[F_GUARD.lcm], 0)
   -- The samples as numbers for the median, and as the strings they were stored as, so writing
   -- them back formats only the new ones (see I).
   local recent, texts = {}, {}
-  for v in string.gmatch(f[2] or '', '%d+') do
+  for v in string.gmatch(f[F_GUARD.lr] or '', '%d+') do
     if #recent < GUARD_WINDOW then
       recent[#recent + 1] = tonumber(v)
       texts[#texts + 1] = v
@@ -27,7 +28,7 @@ local function observe(k, samples, tag, f)
   local tags = nil
   if tag then
     tags = {}
-    for v in string.gmatch(f[6] or '', '[^,]+') do
+    for v in string.gmatch(f[F_GUARD.lt] or '', '[^,]+') do
       if #tags < GUARD_WINDOW then tags[#tags + 1] = v end
     end
   end
@@ -171,10 +172,10 @@ local function observe(k, samples, tag, f)
       fields[#fields + 1] = I(v)
     end
   end
-  put('lb', base, f[1])
-  put('ll', level, f[3])
-  put('lsc', since, f[4])
-  put('lcm', calm, f[5])
+  put('lb', base, f[F_GUARD.lb])
+  put('ll', level, f[F_GUARD.ll])
+  put('lsc', since, f[F_GUARD.lsc])
+  put('lcm', calm, f[F_GUARD.lcm])
   if tags then
     fields[#fields + 1] = 'lt'
     fields[#fields + 1] = table.concat(tags, ',')
@@ -194,13 +195,13 @@ local function apply_signals(host, ip, now, samples, quota, hold, ipf)
   local changes = {}
   local hk = k_host(host)
   -- One read for the host's existence (`next` is set when it is made), its gap and its guard.
-  local hf = redis.call('HMGET', hk, 'next', 'gape', 'lb', 'lr', 'll', 'lsc', 'lcm')
-  local exists = hf[1] ~= false
+  local hf = redis.call('HMGET', hk, unpack(GUARD_FIELDS))
+  local exists = hf[F_GUARD.next] ~= false
   if exists then
-    local before = num(hf[2], 0)
+    local before = num(hf[F_GUARD.gape], 0)
     local relevel = false
     if #samples > 0 then
-      changes = observe(hk, samples, nil, {hf[3], hf[4], hf[5], hf[6], hf[7]})
+      changes = observe(hk, samples, nil, hf)
       for _, c in ipairs(changes) do c[5] = '' end
       relevel = #changes > 0
     end

@@ -2,7 +2,7 @@
 -- Loaded after quarantine.lua (scripts.rs, SHARED).
 
 -- Grants a lease of `blob` on `lane` (claim and claim_browser): a slot of the host (`hk`, whose
--- fields `h` the caller read as inf, maxe, gape, next, ip, ipx, ipr), the host's next start
+-- fields `h` the caller read as HOST_GRANT_FIELDS), the host's next start
 -- `next_start`, a slot of its IP, the address lookup when it is due, the lease record (`extra`:
 -- more field/value pairs) and the site's counters. `further` (may be nil): more tasks of the lane
 -- for the same lease, their blobs from index 2 of a list (ZRANGE's answer, whose first is the
@@ -13,8 +13,8 @@
 -- expired before, and the further tasks taken: a list of blobs, the index of its first, and their
 -- number.
 local function grant(lane, host, hk, h, blob, site, worker, now, ttl, next_start, is_robots, prio, extra, ipl, further, id)
-  local ip = h[5]
-  local inf, ipx = num(h[1], 0), num(h[6], nil)
+  local ip = h[F_HOST_GRANT.ip]
+  local inf, ipx = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.ipx], nil)
   -- How often the task's leases expired before (and the further tasks'); `x` on the lease tells
   -- its completion to clear it.
   local expired, taken, from = 0, further, 2
@@ -88,48 +88,39 @@ end
 -- `fair` whether every slot it freed on the IP went to a lane of an idle host (wake_ip).
 local function release(id, now, ipcap, site_later, more_from)
   local lk = k_lease(id)
-  local L = redis.call('HMGET', lk, 'blob', 'lane', 'host', 'ip', 'robots', 'prio', 'site', 'started', 'browser', 'x',
-    'n', 'worker', 'mz')
-  if not L[1] then return nil end
-  UNIT.site, UNIT.lane = L[7], L[2]
+  local r = redis.call('HMGET', lk, unpack(LEASE_FIELDS))
+  -- Its fields by name (keys.rs, LEASE_FIELDS); false for one the lease lacks.
+  local L = {}
+  for i, f in ipairs(LEASE_FIELDS) do L[f] = r[i] end
+  if not L.blob then return nil end
+  UNIT.site, UNIT.lane = L.site, L.lane
   -- Everything read as a number first (the lease's and its host's), so one that cannot be read
   -- fails the release before anything is written: the lease stays for its unit's quarantine.
-  local nm = num(L[11], 0)
-  local hk = k_host(L[3])
+  local nm = num(L.n, 0)
+  -- A batch lease whose further tasks are not in `leasem` (no `mz`) was granted before frontier
+  -- schema 2, which kept them in the lease hash (`mp`, or `m1`.. and `q1`..): not read any more.
+  -- Said so before anything is written, so the lease stays as it is for an older version to
+  -- release (docs/runbook.md, "Upgrading").
+  if nm > 0 and not L.mz then
+    old_schema('lease ' .. id .. ' is a batch lease of frontier schema 1 (its further tasks in the lease hash, '
+      .. '`mp` or `m1`..), which this version does not read')
+  end
+  local hk = k_host(L.host)
   local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr', 'blease', 'gape', 'next')
   local h_inf, h_maxe, h_gape, h_next = num(h[1], nil), num(h[2], 1), num(h[5], 0), num(h[6], 0)
-  if L[12] and bump_worker(L[12], '-1') <= 0 then redis.call('HDEL', k_wl(), L[12]) end
+  if L.worker and bump_worker(L.worker, '-1') <= 0 then redis.call('HDEL', k_wl(), L.worker) end
   L.more = {}
   more_from = more_from or 1
   for i = 1, math.min(more_from - 1, nm) do L.more[i] = false end
-  if nm >= more_from and L[13] then
+  if nm >= more_from and L.mz then
     -- Those from `more_from` on, in their order (their scores are the queue's).
     local m = redis.call('ZRANGE', k_leasem(id), I(more_from - 1), '-1', 'WITHSCORES')
     for i = more_from, nm do
       local j = 2 * (i - more_from)
       L.more[i] = {m[j + 1], math.floor(tonumber(m[j + 2]) / PRIO)}
     end
-  elseif nm >= more_from then
-    -- A lease granted by an earlier version.
-    local mp = redis.call('HGET', lk, 'mp')
-    if mp then
-      local m = {cmsgpack.unpack(mp)}
-      for i = more_from, nm do L.more[i] = {m[2 * i - 1], math.floor(tonumber(m[2 * i]) / PRIO)} end
-    else
-      -- A lease granted by an earlier version: a field per blob and priority.
-      local names = {}
-      for i = more_from, nm do
-        names[#names + 1] = 'm' .. i
-        names[#names + 1] = 'q' .. i
-      end
-      local m = redis.call('HMGET', lk, unpack(names))
-      for i = more_from, nm do
-        local j = 2 * (i - more_from)
-        L.more[i] = {m[j + 1], m[j + 2]}
-      end
-    end
   end
-  if L[13] then redis.call('DEL', lk, k_leasem(id)) else redis.call('DEL', lk) end
+  if L.mz then redis.call('DEL', lk, k_leasem(id)) else redis.call('DEL', lk) end
   redis.call('ZREM', k_leases(), id)
   local host_room = 0
   if h[4] == tostring(id) then
@@ -148,28 +139,28 @@ local function release(id, now, ipcap, site_later, more_from)
     end
     if not h[3] then host_room = h_maxe - inf end
   end
-  if not site_later and redis.call('EXISTS', k_site(L[7])) == 1 then
-    redis.call('HINCRBY', k_site(L[7]), 'leased', '-' .. I(1 + nm))
+  if not site_later and redis.call('EXISTS', k_site(L.site)) == 1 then
+    redis.call('HINCRBY', k_site(L.site), 'leased', '-' .. I(1 + nm))
   end
-  wake(k_hostwait(L[3]), now, host_room)
-  if L[4] ~= '' then
-    local n = bump(k_ipf(L[4]), -1, 1)
+  wake(k_hostwait(L.host), now, host_room)
+  if L.ip ~= '' then
+    local n = bump(k_ipf(L.ip), -1, 1)
     if n <= 0 then
-      redis.call('DEL', k_ipf(L[4]))
+      redis.call('DEL', k_ipf(L.ip))
       n = 0
     end
     -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
     -- It is every host's at the address: a field that cannot be read resets it, never blames.
-    local g = redis.pcall('HMGET', k_ipg(L[4]), 'll', 'lb', 'lr', 'lsc', 'lcm', 'lt')
-    if g.err then g = {'-'} end
-    if (g[1] and not tonumber(g[1])) or (g[2] and not tonumber(g[2])) or (g[4] and not tonumber(g[4]))
-        or (g[5] and not tonumber(g[5])) then
-      redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L[4])
-      redis.call('DEL', k_ipg(L[4]))
-      g = {false, false, false, false, false, false}
+    local g = redis.pcall('HMGET', k_ipg(L.ip), unpack(GUARD_FIELDS))
+    local ll, lb, lsc, lcm = g[F_GUARD.ll], g[F_GUARD.lb], g[F_GUARD.lsc], g[F_GUARD.lcm]
+    if g.err or (ll and not tonumber(ll)) or (lb and not tonumber(lb)) or (lsc and not tonumber(lsc))
+        or (lcm and not tonumber(lcm)) then
+      redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L.ip)
+      redis.call('DEL', k_ipg(L.ip))
+      g = {}
     end
-    L.ipg = {g[2], g[3], g[1], g[4], g[5], g[6]}
-    L.fair = wake_ip(L[4], now, guarded(ipcap, 0, num(g[1], 0)) - n)
+    L.ipg = g
+    L.fair = wake_ip(L.ip, now, guarded(ipcap, 0, num(g[F_GUARD.ll], 0)) - n)
   end
   L.inf = host_inf
   return L

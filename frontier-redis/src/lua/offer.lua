@@ -43,8 +43,8 @@ local function over_budget(kind, depth, pages, res, smf, smb, maxp, maxd, maxr, 
 end
 
 -- Queues the discovered tasks of ARGV from position `base`, `span` arguments in runs (args.rs,
--- TaskRuns): a run's head (host, kind, depth, prio, nb, rblob, how many tasks), then per task its
--- seen keys and blob (fp, fp2, blob), of a site whose lanes are open, whose URLs are new to the audit (seen key `fp` not taken, nor `fp2`: a
+-- TaskRuns): a run's head (A_RUN_HEAD: host, kind, depth, prio, not_before, opener, how many
+-- tasks), then per task A_RUN_TASK (its seen keys fp and fp2, its blob), of a site whose lanes are open, whose URLs are new to the audit (seen key `fp` not taken, nor `fp2`: a
 -- resource check is kept out by the URL's page key) and within the budgets, in order; mirrors the
 -- embedded frontier's offer. The site's hash, each lane's state and the seen set are read once
 -- for the whole batch and written once, so a page's fifty links cost a handful of commands, not
@@ -76,7 +76,7 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
   states = states or {}
   local j, last = base, base + span
   while j < last do
-    local host, rblob, cnt = ARGV[j], ARGV[j + 5], tonumber(ARGV[j + 6])
+    local host, rblob, cnt = ARGV[j + A_RUN_HEAD.host], ARGV[j + A_RUN_HEAD.opener], tonumber(ARGV[j + A_RUN_HEAD.count])
     local lane = site .. '|' .. host
     local robots = states[lane]
     if robots == nil then
@@ -98,19 +98,21 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
       states[lane] = robots
     end
     if robots and robots ~= 'c' then
-      local head = {kind = ARGV[j + 1], depth = tonumber(ARGV[j + 2]), prio = tonumber(ARGV[j + 3]),
-        nb = tonumber(ARGV[j + 4]), lane = lane}
-      for k = j + 7, j + 4 + cnt * 3, 3 do
+      local head = {kind = ARGV[j + A_RUN_HEAD.kind], depth = tonumber(ARGV[j + A_RUN_HEAD.depth]),
+        prio = tonumber(ARGV[j + A_RUN_HEAD.prio]), nb = tonumber(ARGV[j + A_RUN_HEAD.not_before]), lane = lane}
+      local first = j + A_RUN_HEAD_SPAN
+      for k = first, first + (cnt - 1) * A_RUN_TASK_SPAN, A_RUN_TASK_SPAN do
         open[#open + 1] = k
         heads[#open] = head
       end
     end
-    j = j + 7 + cnt * 3
+    j = j + A_RUN_HEAD_SPAN + cnt * A_RUN_TASK_SPAN
   end
   local keys = {}
   for _, k in ipairs(open) do
-    keys[#keys + 1] = ARGV[k]
-    if ARGV[k + 1] ~= '' then keys[#keys + 1] = ARGV[k + 1] end
+    keys[#keys + 1] = ARGV[k + A_RUN_TASK.fp]
+    local fp2 = ARGV[k + A_RUN_TASK.fp2]
+    if fp2 ~= '' then keys[#keys + 1] = fp2 end
   end
   local seen = k_seen(audit)
   local known = members_of(seen, keys)
@@ -120,7 +122,7 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
   local seq = bump(k_seq(), I(#open), 0) - #open
   for o, j in ipairs(open) do
     local h = heads[o]
-    local fp, fp2, kind = ARGV[j], ARGV[j + 1], h.kind
+    local fp, fp2, kind = ARGV[j + A_RUN_TASK.fp], ARGV[j + A_RUN_TASK.fp2], h.kind
     if not (known[fp] or (fp2 ~= '' and known[fp2])) then
       local code = over_budget(kind, h.depth, pages, res, smf, smb, maxp, maxd, maxr, maxsf, maxsb)
       if code then
@@ -139,14 +141,14 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
         -- Gathered per queue, so each gets one ZADD below (a lane's ready queue's key made once).
         local lane, nb, q, score, member = h.lane, h.nb, nil, nil, nil
         if nb > now then
-          q, score, member = queue_entry(lane, ARGV[j + 2], h.prio, nb, now, seq)
+          q, score, member = queue_entry(lane, ARGV[j + A_RUN_TASK.blob], h.prio, nb, now, seq)
         else
           q = ready[lane]
           if not q then
             q = k_lq(lane)
             ready[lane] = q
           end
-          score, member = I(h.prio * PRIO + seq), ARGV[j + 2]
+          score, member = I(h.prio * PRIO + seq), ARGV[j + A_RUN_TASK.blob]
         end
         local pairs_of = adds[q]
         if not pairs_of then

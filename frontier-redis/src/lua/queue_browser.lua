@@ -1,24 +1,27 @@
--- queue_browser: ARGV = site, n, then n x (host, task_blob), then now (ms; for a quarantine's record).
+-- queue_browser: ARGV = A_QUEUE_BROWSER (params.rs: site, n), then n x A_BROWSER_TASK (host, blob), then
+-- A_TAIL_NOW (now, ms: for a quarantine's record).
 -- Queues a site's browser tasks once its crawl ended (bphase 'a'), in lanes still open; a site not
 -- waiting for them is left as it is. The site is done once they are (at once with none).
 -- Under pcall: a site whose state cannot be read is quarantined (quarantine.lua), and the answer is
 -- 'ok' all the same, so the coordinator's batch is acknowledged.
-local site, n = ARGV[1], tonumber(ARGV[2])
+local site, n = ARGV[A_QUEUE_BROWSER.site], tonumber(ARGV[A_QUEUE_BROWSER.n])
 local sk = k_site(site)
 local function run()
 local s = redis.call('HMGET', sk, 'done', 'cancelled', 'bphase')
 if s[1] == '1' or s[2] == '1' or s[3] ~= 'a' then return end
 redis.call('HSET', sk, 'bphase', 'q')
 for i = 0, n - 1 do
-  local lane = site .. '|' .. ARGV[3 + i * 2]
+  local at = A_QUEUE_BROWSER_REST + i * A_BROWSER_TASK_SPAN
+  local lane = site .. '|' .. ARGV[at + A_BROWSER_TASK.host]
   local state = redis.call('HGET', k_lane(lane), 'robots')
   if state and state ~= 'c' then
-    bpush(lane, site, ARGV[4 + i * 2], 0)
+    bpush(lane, site, ARGV[at + A_BROWSER_TASK.blob], 0)
     redis.call('HINCRBY', sk, 'queued', 1)
   end
 end
 check_done(site)
 end
 local ok, err = pcall(run)
-if not ok then blame(site, nil, nil, err, tonumber(ARGV[3 + n * 2]) or 0) end
+local tail = A_QUEUE_BROWSER_REST + n * A_BROWSER_TASK_SPAN
+if not ok then blame(site, nil, nil, err, tonumber(ARGV[tail + A_TAIL_NOW.now]) or 0) end
 return {'ok'}

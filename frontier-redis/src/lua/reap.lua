@@ -1,10 +1,10 @@
--- reap: ARGV = now, max, ip_cap. Leases past their deadline give back their slots; their tasks return to
+-- reap: ARGV = A_REAP (params.rs: now, max, ip_cap). Leases past their deadline give back their slots; their tasks return to
 -- their lanes with one more expired lease counted (lexp), so a task that kills or hangs every worker
 -- that takes it is given up after MAX_LEASE_EXPIRIES; so do a batch's further tasks (the worker may
 -- have been working on any of them). Returns how many were reclaimed. Each lease runs under pcall:
 -- one whose lease, site, lane or host cannot be read quarantines its site (quarantine.lua) and is
 -- dropped, and the others are reclaimed all the same.
-local now, max, ipcap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local now, max, ipcap = tonumber(ARGV[A_REAP.now]), tonumber(ARGV[A_REAP.max]), tonumber(ARGV[A_REAP.ip_cap])
 local ids = redis.call('ZRANGEBYSCORE', k_leases(), '-inf', now, 'LIMIT', 0, max)
 local function one(id)
   local L = release(id, now, ipcap)
@@ -13,7 +13,7 @@ local function one(id)
     redis.call('ZREM', k_leases(), id)
     return
   end
-  local lane, site = L[2], L[7]
+  local lane, site = L.lane, L.site
   local sk = k_site(site)
   -- A site forgotten meanwhile (its audit ended) takes nothing back.
   if redis.call('EXISTS', sk) == 0 then return end
@@ -22,8 +22,8 @@ local function one(id)
     redis.call('HINCRBY', sk, 'completed', tasks)
     check_done(site)
   else
-    redis.call('HINCRBY', k_lexp(lane), L[1], 1)
-    if L[9] == '1' then bpush(lane, site, L[1], 0) else push(lane, L[1], L[5], L[6], 0, now) end
+    redis.call('HINCRBY', k_lexp(lane), L.blob, 1)
+    if L.browser == '1' then bpush(lane, site, L.blob, 0) else push(lane, L.blob, L.robots, L.prio, 0, now) end
     for _, t in ipairs(L.more) do
       redis.call('HINCRBY', k_lexp(lane), t[1], 1)
       push(lane, t[1], '0', t[2], 0, now)
@@ -35,6 +35,8 @@ end
 for _, id in ipairs(ids) do
   UNIT.site, UNIT.lane = nil, nil
   local ok, err = pcall(one, id)
+  local schema = not ok and schema_error(err)
+  if schema then return schema end
   if not ok then
     local lease = redis.pcall('HMGET', k_lease(id), 'site', 'lane')
     if lease.err then lease = {} end

@@ -1,6 +1,6 @@
 //! How a lease of several tasks is kept in Redis (the lease hash's `n` and `mz`, its further tasks
 //! in `leasem`): what its further tasks were when they go back to the queue, and leases of the
-//! layouts before.
+//! layouts before, which are refused (frontier schema 2).
 
 use redis::AsyncCommands;
 use shoal_frontier_redis::RedisFrontier;
@@ -74,12 +74,13 @@ fn mp_str(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-/// A batch granted by an earlier version still gives every task back when it expires: workers
-/// are upgraded one by one while such leases are out, and the coordinator of the new version
-/// reaps them.
-async fn an_earlier_batch_is_given_back_whole(layout: EarlierLayout) {
+/// A batch lease of frontier schema 1 (its further tasks in the lease hash) is no longer read:
+/// the reaper (the coordinator) and a completion (a worker) fail with an error that names the
+/// schema and the upgrade step, and leave the lease, its site and its counts as they were (no
+/// guess at the tasks, no quarantine: nothing is wrong with the site).
+async fn an_earlier_batch_is_refused_saying_why(layout: EarlierLayout) {
     let pages = (1..=3).map(|i| with_priority(&i.to_string(), 1)).collect();
-    let (_server, f, l, _) = first_batch(&format!("legacy-{layout:?}"), pages).await;
+    let (_server, f, l, t) = first_batch(&format!("legacy-{layout:?}"), pages).await;
     assert_eq!(paths(&l), ["/1", "/2", "/3"], "one lease of the three pages");
     // The lease rewritten as the earlier version wrote it.
     let mut c = f.connection();
@@ -106,28 +107,32 @@ async fn an_earlier_batch_is_given_back_whole(layout: EarlierLayout) {
             }
         }
     }
-    assert_eq!(f.reap(l.deadline.plus(Duration::from_millis(1))).await.expect("reap"), 1);
+    let before: std::collections::HashMap<String, Vec<u8>> = c.hgetall(&key).await.expect("the lease");
+    let says_why = |e: shoal_shared::frontier::FrontierError| {
+        let text = e.to_string();
+        let id = format!("lease {} is a batch lease of frontier schema 1", l.id.0);
+        assert!(text.contains("shoal frontier schema 2") && text.contains(&id), "{text}");
+        assert!(text.contains(r#"docs/runbook.md, "Upgrading""#), "names the upgrade step: {text}");
+    };
+    says_why(f.reap(l.deadline.plus(Duration::from_millis(1))).await.expect_err("the reaper refuses it"));
+    says_why(f.complete(&l, Completion::default(), t).await.expect_err("the completion refuses it"));
+    let e = f.complete_and_claim(&l, &Completion::default(), &worker(), t).await.expect_err("so does complete_claim");
+    says_why(e);
+    let after: std::collections::HashMap<String, Vec<u8>> = c.hgetall(&key).await.expect("the lease");
+    assert_eq!(after, before, "the lease is left as it was");
     let p = f.progress(SiteId(1)).await.expect("progress").expect("site");
-    assert_eq!((p.queued, p.leased), (3, 0), "every task of the batch is queued again: {p:?}");
-    let later = l.deadline.plus(Duration::from_millis(2));
-    let mut got = Vec::new();
-    while let Claim::Leased(x) = f.claim(&worker(), later).await.expect("claim") {
-        got.extend(paths(&x));
-        f.complete(&x, Completion::default(), later).await.expect("complete");
-    }
-    got.sort();
-    assert_eq!(got, ["/1", "/2", "/3"]);
-    assert!(f.progress(SiteId(1)).await.expect("progress").expect("site").done);
+    assert_eq!((p.queued, p.leased, p.done), (0, 3, false), "the site's counts are untouched: {p:?}");
+    assert!(f.quarantine(10).await.expect("quarantine").sites.is_empty(), "the site is not quarantined");
 }
 
 #[tokio::test]
-async fn a_batch_granted_with_its_tasks_packed_in_the_lease_is_given_back_whole() {
-    an_earlier_batch_is_given_back_whole(EarlierLayout::Packed).await;
+async fn a_batch_granted_with_its_tasks_packed_in_the_lease_is_refused_saying_why() {
+    an_earlier_batch_is_refused_saying_why(EarlierLayout::Packed).await;
 }
 
 #[tokio::test]
-async fn a_batch_granted_with_a_field_per_task_is_given_back_whole() {
-    an_earlier_batch_is_given_back_whole(EarlierLayout::Fields).await;
+async fn a_batch_granted_with_a_field_per_task_is_refused_saying_why() {
+    an_earlier_batch_is_refused_saying_why(EarlierLayout::Fields).await;
 }
 
 /// Further tasks of a batch that its worker never started go back to the queue with their
