@@ -142,6 +142,26 @@ fn mix(mut x: u64) -> u64 {
 /// Words longer than this are cut before hashing (a URL or a base64 blob in the text).
 const MAX_WORD_BYTES: usize = 64;
 
+/// [`ASCII_CLASS`] of a byte that is neither whitespace nor a letter or digit.
+const SKIP: u8 = 0;
+/// [`ASCII_CLASS`] of ASCII whitespace (what `split_ascii_whitespace` splits at).
+const SPACE: u8 = 1;
+/// Per byte of ASCII text: [`SPACE`], [`SKIP`], or a letter's or digit's lower-case form.
+static ASCII_CLASS: [u8; 256] = {
+    let mut t = [SKIP; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_whitespace() {
+            t[b] = SPACE;
+        } else if c.is_ascii_alphanumeric() {
+            t[b] = c.to_ascii_lowercase();
+        }
+        b += 1;
+    }
+    t
+};
+
 /// A normalised word's hash, fed a byte at a time: bytes are gathered eight to a `u64` and
 /// folded by a multiply and a rotation, and [`mix`] finishes it. Both the ASCII path and the
 /// Unicode path feed it, so a word hashes the same whichever path normalised it.
@@ -177,9 +197,7 @@ impl Fingerprinter {
     /// Adds every word of `text` (whitespace separates words).
     pub fn push_text(&mut self, text: &str) {
         if text.is_ascii() {
-            for word in text.split_ascii_whitespace() {
-                self.push_ascii_word(word.as_bytes());
-            }
+            self.push_ascii_text(text.as_bytes());
         } else {
             for word in text.split_whitespace() {
                 self.push_word(word);
@@ -223,10 +241,37 @@ impl Fingerprinter {
         }
     }
 
+    /// ASCII text in one pass over its bytes, each read once through [`ASCII_CLASS`]: whitespace
+    /// ends a word, letters and digits go into its hash lower-cased, anything else is skipped. The
+    /// same words as splitting at ASCII whitespace and calling [`Self::push_ascii_word`] on each,
+    /// without the splitting pass (a page's text is most of what the fingerprint reads).
+    fn push_ascii_text(&mut self, text: &[u8]) {
+        let mut h = WordHash::default();
+        for &b in text {
+            match ASCII_CLASS[usize::from(b)] {
+                SKIP => {}
+                SPACE => {
+                    if let Some(word) = std::mem::take(&mut h).finish() {
+                        self.add_word(word);
+                    }
+                }
+                lower => {
+                    // Past MAX_WORD_BYTES the byte is dropped, as push_ascii_word does.
+                    h.push(lower);
+                }
+            }
+        }
+        if let Some(word) = h.finish() {
+            self.add_word(word);
+        }
+    }
+
     /// A normalised word, by its hash.
     fn add_word(&mut self, h: u64) {
         self.words = self.words.saturating_add(1);
-        self.exact = mix(self.exact.rotate_left(17) ^ h);
+        // A multiply folds the sequence (an odd factor is a bijection, and `h` is mixed already);
+        // `finish` mixes the result once.
+        self.exact = (self.exact.rotate_left(17) ^ h).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         self.window = [self.window[1], self.window[2], h];
         if self.words >= 3 {
             let [a, b, c] = self.window;
@@ -254,15 +299,20 @@ impl Fingerprinter {
             let [_, a, b] = self.window;
             self.vote(mix(a.rotate_left(21) ^ b));
         }
-        // A bit is set when more than half the shingles set it.
-        // No count exceeds the number of shingles, so planes above its length are all zero.
+        // A bit is set when more than half the shingles set it: when its count is above
+        // floor(shingles / 2). The 64 counts are compared with that number at once, bit-sliced,
+        // from the most significant plane down: `above` holds the bits already known greater,
+        // `equal` those equal so far. No count exceeds the number of shingles, so planes above
+        // its length are all zero.
+        let half = self.shingles / 2;
         let used = (u32::BITS - self.shingles.leading_zeros()) as usize;
-        let planes = &self.planes[..used.min(self.planes.len())];
-        let mut simhash = 0u64;
-        for bit in 0..64 {
-            let count = planes.iter().enumerate().fold(0u64, |n, (i, p)| n | ((p >> bit) & 1) << i);
-            simhash |= u64::from(count * 2 > u64::from(self.shingles)) << bit;
+        let (mut above, mut equal) = (0u64, u64::MAX);
+        for (i, plane) in self.planes[..used.min(self.planes.len())].iter().enumerate().rev() {
+            let digit = if half >> i & 1 == 1 { u64::MAX } else { 0 };
+            above |= equal & plane & !digit;
+            equal &= !(plane ^ digit);
         }
+        let simhash = above;
         TextFingerprint { words: self.words, hash: mix(self.exact ^ u64::from(self.words)), simhash }
     }
 }
@@ -516,6 +566,30 @@ mod tests {
             }
             let want = votes.iter().enumerate().fold(0u64, |a, (bit, v)| a | u64::from(*v > 0) << bit);
             assert_eq!(f.finish().simhash, want, "{n} shingles");
+        }
+    }
+
+    #[test]
+    fn one_pass_over_ascii_text_reads_the_words_of_splitting_it() {
+        let texts = [
+            "",
+            "  ",
+            "one",
+            "Two words",
+            " lead\ttab\nnewline\r\x0cfeed  trail ",
+            "a-b c_d (e) !!! ... 42x",
+            &format!("{} end", "y".repeat(200)),
+            "The quick brown fox jumps over the lazy dog, again and again and again.",
+        ];
+        for text in texts {
+            let mut split = Fingerprinter::default();
+            for word in text.split_ascii_whitespace() {
+                split.push_ascii_word(word.as_bytes());
+            }
+            let mut one = Fingerprinter::default();
+            one.push_ascii_text(text.as_bytes());
+            let (a, b) = (split.finish(), one.finish());
+            assert_eq!((a.words, a.hash, a.simhash), (b.words, b.hash, b.simhash), "{text:?}");
         }
     }
 
