@@ -231,7 +231,7 @@ impl Roots {
         if store.is_empty() {
             return Err(RootsError::Empty);
         }
-        Roots::from_store(store).map_err(|reason| RootsError::BadCertificate { index: 0, reason })
+        Roots::from_store(store).map_err(|e| RootsError::BadCertificate { index: 0, reason: e.to_string() })
     }
 
     /// How many trust anchors there are.
@@ -246,12 +246,10 @@ impl Roots {
         self.len() == 0
     }
 
-    fn from_store(store: rustls::RootCertStore) -> Result<Roots, String> {
+    fn from_store(store: rustls::RootCertStore) -> Result<Roots, rustls::client::VerifierBuilderError> {
         let anchors = store.len();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(store), Arc::clone(&provider))
-            .build()
-            .map_err(|e| e.to_string())?;
+        let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(store), Arc::clone(&provider)).build()?;
         Ok(Roots { verifier, provider, anchors })
     }
 }

@@ -167,7 +167,7 @@ impl Browser {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => {
                 tokio::join!(proxy.shutdown(), closed.shutdown());
-                return Err(fail(e));
+                return Err(fail(e.to_string()));
             }
             Err(e) => {
                 tokio::join!(proxy.shutdown(), closed.shutdown());

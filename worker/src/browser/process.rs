@@ -57,6 +57,37 @@ pub(crate) struct Chromium {
     profile: Profile,
 }
 
+/// Why Chromium could not be started.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    /// Its profile folder or the folder's lock file could not be made.
+    #[error("{what}: {source}")]
+    Profile {
+        /// Which step.
+        what: &'static str,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The supervising shell could not be started.
+    #[error("starting /bin/sh to supervise Chromium: {0}")]
+    Supervisor(#[source] std::io::Error),
+    /// Chromium ended before it opened its DevTools port; `log` is the end of what it wrote.
+    #[error("Chromium exited at start: {log}")]
+    Exited {
+        /// The end of Chromium's output.
+        log: String,
+    },
+    /// Chromium did not open its DevTools port in time.
+    #[error("Chromium did not open its DevTools port within {} s: {log}", limit.as_secs())]
+    NoDevTools {
+        /// How long it had.
+        limit: Duration,
+        /// The end of Chromium's output.
+        log: String,
+    },
+}
+
 /// A profile folder and the lock that says its worker lives.
 #[derive(Debug)]
 struct Profile {
@@ -65,13 +96,13 @@ struct Profile {
 }
 
 impl Profile {
-    fn create() -> Result<Profile, String> {
-        let dir = tempfile::Builder::new()
-            .prefix(PROFILE_PREFIX)
-            .tempdir()
-            .map_err(|e| format!("temporary profile folder: {e}"))?;
-        let lock = File::create(dir.path().join(LOCK_FILE)).map_err(|e| format!("profile lock file: {e}"))?;
-        lock.try_lock().map_err(|e| format!("locking the new profile folder: {e}"))?;
+    fn create() -> Result<Profile, StartError> {
+        let step = |what| move |source| StartError::Profile { what, source };
+        let dir =
+            tempfile::Builder::new().prefix(PROFILE_PREFIX).tempdir().map_err(step("temporary profile folder"))?;
+        let lock = File::create(dir.path().join(LOCK_FILE)).map_err(step("profile lock file"))?;
+        lock.try_lock()
+            .map_err(|e| StartError::Profile { what: "locking the new profile folder", source: e.into() })?;
         Ok(Profile { dir, _lock: lock })
     }
 }
@@ -79,7 +110,7 @@ impl Profile {
 impl Chromium {
     /// Starts `chromium` with `args` (and `--user-data-dir`, `--remote-debugging-port=0`) under
     /// the supervisor, and waits up to `limit` for its DevTools address.
-    pub(crate) fn start(chromium: &Path, args: &[String], limit: Duration) -> Result<(Chromium, String), String> {
+    pub(crate) fn start(chromium: &Path, args: &[String], limit: Duration) -> Result<(Chromium, String), StartError> {
         let swept = sweep(&std::env::temp_dir());
         if swept > 0 {
             info!(folders = swept, "removed the profile folders of browsers whose worker had died");
@@ -100,7 +131,7 @@ impl Chromium {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("starting /bin/sh to supervise Chromium: {e}"))?;
+            .map_err(StartError::Supervisor)?;
         let pipe = supervisor.stdin.take();
         let pgid = i32::try_from(supervisor.id()).unwrap_or(i32::MAX);
         let mut this = Chromium { supervisor, pipe, pgid, profile };
@@ -114,7 +145,7 @@ impl Chromium {
     }
 
     /// Waits for Chromium's `DevToolsActivePort` file: its port and browser path.
-    fn devtools_url(&mut self, limit: Duration) -> Result<String, String> {
+    fn devtools_url(&mut self, limit: Duration) -> Result<String, StartError> {
         let file = self.profile.dir.path().join("DevToolsActivePort");
         let deadline = Instant::now() + limit;
         // The supervisor forks Chromium a moment after it starts: the group is only "empty again"
@@ -131,14 +162,10 @@ impl Chromium {
             if (seen && members <= 1) || matches!(self.supervisor.try_wait(), Ok(Some(_))) {
                 // Chromium's exit can precede its last write to the log by a moment.
                 std::thread::sleep(Duration::from_millis(100));
-                return Err(format!("Chromium exited at start: {}", self.log_tail()));
+                return Err(StartError::Exited { log: self.log_tail() });
             }
             if Instant::now() >= deadline {
-                return Err(format!(
-                    "Chromium did not open its DevTools port within {} s: {}",
-                    limit.as_secs(),
-                    self.log_tail()
-                ));
+                return Err(StartError::NoDevTools { limit, log: self.log_tail() });
             }
             std::thread::sleep(Duration::from_millis(50));
         }

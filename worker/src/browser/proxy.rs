@@ -77,7 +77,9 @@ impl Gate {
     }
 
     /// The one address a connection to `host:port` may use; `Err` says why none. `host` is a
-    /// name or an IP literal (IPv6 in brackets), as in a URL.
+    /// name or an IP literal (IPv6 in brackets), as in a URL. The reason is a string because it is
+    /// all a refusal is: recorded as the page's refused target and shown in its finding, never
+    /// matched on.
     pub(crate) async fn admit(&self, host: &str, port: u16) -> Result<SocketAddr, String> {
         let Gate::Guarded { fetcher, refuse } = self else {
             return Err("Chromium's own connections (outside the checked page) are not made".to_owned());
