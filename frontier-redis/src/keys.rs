@@ -147,7 +147,7 @@ pub const LEASE_FIELDS: &[&str] =
 /// The fields of a latency guard (a host's hash, or an IP's `ipg`) as `observe` (lua/latency.lua)
 /// gets them from its callers, then `next` and `gape` (the host's, for `apply_signals`, which reads
 /// them with the guard in one `HMGET`): `release` and `apply_signals` read them with
-/// `unpack(GUARD_FIELDS)` and every reader takes them by name, `f[F_GUARD.ll]`.
+/// `unpack(F_GUARD)` and every reader takes them by name, `f[F_GUARD.ll]`.
 pub const GUARD_FIELDS: &[&str] = &["lb", "lr", "ll", "lsc", "lcm", "lt", "next", "gape"];
 /// The fields of a host's hash that `claim` and `claim_browser` read and hand to `grant`
 /// (lua/lease.lua), which takes them by name (`h[F_HOST_GRANT.ip]`).
@@ -155,8 +155,60 @@ pub const HOST_GRANT_FIELDS: &[&str] = &["inf", "maxe", "gape", "next", "ip", "i
 /// See [`SITE_NUMBERS`]: a lease's.
 pub const LEASE_NUMBERS: &[&str] = &["prio", "started", "deadline", "n", "x"];
 
-/// The hash reads passed from one Lua function to another, as the prelude's position tables.
-const RECORDS: &[(&str, &[&str])] = &[("F_GUARD", GUARD_FIELDS), ("F_HOST_GRANT", HOST_GRANT_FIELDS)];
+/// The fields of a host's hash that `release` (lua/lease.lua) reads to free the lease's slots.
+pub const HOST_RELEASE_FIELDS: &[&str] = &["inf", "maxe", "ipr", "blease", "gape", "next"];
+/// The fields of a lane's hash that `claim` (lua/claim.lua) reads of a ready lane.
+pub const LANE_CLAIM_FIELDS: &[&str] = &["host", "robots", "site", "rt", "rtnb", "rat", "rtpl"];
+/// The fields of a lane's hash that `claim_browser` (lua/claim_browser.lua) reads.
+pub const LANE_BROWSER_FIELDS: &[&str] = &["host", "rat", "robots"];
+/// The fields of a queued browser task (`btask`) that `claim_browser` reads.
+pub const BTASK_FIELDS: &[&str] = &["lane", "site", "blob", "nb"];
+/// The fields of a lane's hash that `lane_score` (lua/lanes.lua) reads, or its caller hands it.
+pub const LANE_SCORE_FIELDS: &[&str] = &["host", "robots", "rt", "rtnb"];
+/// The fields of a lane's hash that `complete` reads once for its requeue and its scheduling.
+pub const LANE_STATE_FIELDS: &[&str] = &["robots", "rt", "rtnb"];
+/// The fields of a site's hash that `check_done` (lua/lanes.lua) reads, or its caller hands it.
+pub const SITE_DONE_FIELDS: &[&str] = &["queued", "leased", "done", "bp", "bphase", "cancelled"];
+/// The fields of a site's hash that `offer_all` (lua/offer.lua) reads, or its caller hands it.
+pub const OFFER_FIELDS: &[&str] =
+    &["cancelled", "done", "maxp", "maxd", "maxr", "pages", "res", "pmax", "pgap", "maxsf", "maxsb", "smf", "smb"];
+/// What `complete` reads of its site in one step after [`OFFER_FIELDS`] (so the answer is also
+/// `offer_all`'s): its audit, counts and browser phase (not `queued`: it learns that from adding
+/// to it).
+pub const COMPLETE_SITE_FIELDS: &[&str] = &["audit", "leased", "completed", "bp", "bphase"];
+/// The fields of a site's hash that `queue_browser` reads.
+pub const SITE_BROWSER_FIELDS: &[&str] = &["done", "cancelled", "bphase"];
+/// The fields of a lease that `reap` reads to blame a failed step on its site and lane.
+pub const LEASE_BLAME_FIELDS: &[&str] = &["site", "lane"];
+/// The fields of a server IP's guard (`ipg`) that `ip_pace` (lua/pace.lua) reads.
+pub const IP_PACE_FIELDS: &[&str] = &["ll", "next"];
+/// The fields of a host's hash that `recompute` (lua/pace.lua) reads: quota gap and guard level.
+pub const HOST_SIGNAL_FIELDS: &[&str] = &["qg", "ll"];
+/// The fields of a host's guard that `apply_signals` (lua/latency.lua) reports on a first quota.
+pub const HOST_LEVEL_FIELDS: &[&str] = &["ll", "lb"];
+
+/// Every hash read whose answer Lua indexes, as one table of the prelude, `F_<NAME>`: its array
+/// part the `HMGET`'s names (`after`'s then the record's own: `unpack(F_<NAME>)`), its named part
+/// their positions in the answer (`h[F_<NAME>.inf]`): (name, after, fields). A record after another is one read that is both, its answer handed
+/// to the other's reader as it is.
+const RECORDS: &[(&str, &[&str], &[&str])] = &[
+    ("GUARD", &[], GUARD_FIELDS),
+    ("HOST_GRANT", &[], HOST_GRANT_FIELDS),
+    ("HOST_RELEASE", &[], HOST_RELEASE_FIELDS),
+    ("LANE_CLAIM", &[], LANE_CLAIM_FIELDS),
+    ("LANE_BROWSER", &[], LANE_BROWSER_FIELDS),
+    ("BTASK", &[], BTASK_FIELDS),
+    ("LANE_SCORE", &[], LANE_SCORE_FIELDS),
+    ("LANE_STATE", &[], LANE_STATE_FIELDS),
+    ("SITE_DONE", &[], SITE_DONE_FIELDS),
+    ("OFFER", &[], OFFER_FIELDS),
+    ("COMPLETE_SITE", OFFER_FIELDS, COMPLETE_SITE_FIELDS),
+    ("SITE_BROWSER", &[], SITE_BROWSER_FIELDS),
+    ("LEASE_BLAME", &[], LEASE_BLAME_FIELDS),
+    ("IP_PACE", &[], IP_PACE_FIELDS),
+    ("HOST_SIGNAL", &[], HOST_SIGNAL_FIELDS),
+    ("HOST_LEVEL", &[], HOST_LEVEL_FIELDS),
+];
 
 /// Separates a quarantine record's time from its reason (`…:quarantine` values).
 pub const QUARANTINE_SEP: char = ' ';
@@ -313,16 +365,16 @@ pub fn lua_prelude() -> String {
         ("HOST_NUMBERS", HOST_NUMBERS),
         ("LEASE_NUMBERS", LEASE_NUMBERS),
         ("LEASE_FIELDS", LEASE_FIELDS),
-        ("GUARD_FIELDS", GUARD_FIELDS),
-        ("HOST_GRANT_FIELDS", HOST_GRANT_FIELDS),
     ] {
         let list: Vec<String> = fields.iter().map(|f| format!("'{f}'")).collect();
         s.push_str(&format!("local {name} = {{{}}}\n", list.join(", ")));
     }
-    // Their positions in an HMGET's answer, by name.
-    for (name, fields) in RECORDS {
-        let at: Vec<String> = fields.iter().enumerate().map(|(i, f)| format!("{f} = {}", i + 1)).collect();
-        s.push_str(&format!("local {name} = {{{}}}\n", at.join(", ")));
+    // The records, one table each (a Lua function has at most 200 locals): the HMGET's field
+    // names in order (`unpack(F_GUARD)`), then its own fields' positions in the answer, by name.
+    for (name, after, fields) in RECORDS {
+        let list = after.iter().chain(*fields).map(|f| format!("'{f}'"));
+        let at = fields.iter().enumerate().map(|(i, f)| format!("{f} = {}", after.len() + i + 1));
+        s.push_str(&format!("local F_{name} = {{{}}}\n", list.chain(at).collect::<Vec<_>>().join(", ")));
     }
     s.push_str(&format!("local QUARANTINE_SEP = '{QUARANTINE_SEP}'\n"));
     s
@@ -364,6 +416,49 @@ mod tests {
         assert!(lua.contains("local HOST_NUMBERS = {'inf', 'maxe', "), "{lua}");
     }
 
+    /// A record's list and position table agree, a record after another numbers its own fields
+    /// after the other's, and each is one HMGET's: no field twice.
+    #[test]
+    fn the_record_tables_are_the_declarations() {
+        let lua = lua_prelude();
+        let release = "local F_HOST_RELEASE = {'inf', 'maxe', 'ipr', 'blease', 'gape', 'next', \
+                       inf = 1, maxe = 2, ipr = 3, blease = 4, gape = 5, next = 6}\n";
+        assert!(lua.contains(release), "{lua}");
+        assert!(lua.contains("local F_COMPLETE_SITE = {'cancelled', 'done', "), "{lua}");
+        assert!(lua.contains("'bphase', audit = 14, leased = 15, "), "{lua}");
+        for (name, after, fields) in RECORDS {
+            let all: Vec<&str> = after.iter().chain(*fields).copied().collect();
+            let unique: std::collections::HashSet<_> = all.iter().collect();
+            assert_eq!(unique.len(), all.len(), "{name} names a field twice");
+        }
+        // check_done is handed a completion's site read: each of its fields is in it (`queued`:
+        // the completion's HINCRBY answers it).
+        for f in SITE_DONE_FIELDS {
+            let read = OFFER_FIELDS.contains(f) || COMPLETE_SITE_FIELDS.contains(f) || *f == "queued";
+            assert!(read, "complete reads no {f} of its site for check_done");
+        }
+    }
+
+    /// A record table Lua names but the prelude lacks is nil: `unpack(F_LEASE)` asks for no field
+    /// at all (the registration compiles, the read fails or answers nothing).
+    #[test]
+    fn every_record_table_the_lua_names_is_declared() {
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        for text in crate::scripts::lua_files() {
+            for line in text.lines() {
+                let code = line.split("--").next().unwrap_or_default();
+                for (at, _) in code.match_indices("F_") {
+                    if code[..at].ends_with(ident) {
+                        continue;
+                    }
+                    let rest = &code[at + 2..];
+                    let name = &rest[..rest.find(|c: char| !ident(c)).unwrap_or(rest.len())];
+                    assert!(RECORDS.iter().any(|(n, _, _)| *n == name), "F_{name} is no record: {line}");
+                }
+            }
+        }
+    }
+
     /// A lease field that `release` reads but no Lua code uses by name (`L.x`), or a field of a
     /// record handed between functions (`F_GUARD.ll`), is read for nothing, or used by another way
     /// (a position) that its list no longer describes.
@@ -383,9 +478,9 @@ mod tests {
                 .any(|(i, _)| !code[..i].ends_with(ident) && !code[i + name.len()..].starts_with(ident));
             assert!(used, "{name} is read from the lease but never used");
         }
-        for (table, fields) in RECORDS {
+        for (table, _, fields) in RECORDS {
             for f in *fields {
-                let name = format!("{table}.{f}");
+                let name = format!("F_{table}.{f}");
                 let used = code
                     .match_indices(&name)
                     .any(|(i, _)| !code[..i].ends_with(ident) && !code[i + name.len()..].starts_with(ident));

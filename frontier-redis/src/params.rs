@@ -280,6 +280,72 @@ mod tests {
         assert!(numbered_reads("ARGV[k + A_RUN_TASK.fp2]").is_empty(), "a digit of a name is no number");
     }
 
+    /// The Lua variables that may be indexed by a written number, per file: arrays whose positions
+    /// are no hash field's (a hash read is indexed by its record's names, keys.rs `RECORDS`).
+    const ARRAY_POSITIONS: &[(&str, &str, &str)] = &[
+        ("cancel", "page", "SSCAN's answer: the next cursor, then the members"),
+        ("claim", "held", "an HMGET of the worker's count then the others', whose names are built at run time"),
+        ("claim", "r", "ZRANGE WITHSCORES: member, score"),
+        ("claim", "d", "ZRANGE WITHSCORES: member, score"),
+        ("claim", "c", "ZRANGE WITHSCORES: member, score"),
+        ("lanes", "d", "ZRANGE WITHSCORES: member, score"),
+        ("pace", "m", "ZRANGE WITHSCORES: member, score"),
+        ("pace", "top", "ZRANGE WITHSCORES: member, score"),
+        ("complete", "samples", "a list of response times, the completion's own first"),
+        ("complete", "texts", "the samples as their arguments' text, in the same order"),
+        ("complete", "c", "a guard change as latency.lua's observe makes it: a list of its parts"),
+        ("complete", "t", "a further task of the lease, {blob, prio} (lease.lua)"),
+        ("complete", "f", "an HSET's argument list being built: name, value, name, value"),
+        ("latency", "recent", "a guard's window of samples, newest first"),
+        ("latency", "tags", "the samples' hosts, in the window's order"),
+        ("latency", "c", "a guard change: a list of its parts, the IP's last"),
+        ("latency", "changes", "the list of guard changes"),
+        ("lease", "counts", "an HMGET of the expiry counts of the task and its further tasks, by blob"),
+        ("quarantine", "lanes", "the list of lanes to quarantine"),
+        ("reap", "t", "a further task of the lease, {blob, prio} (lease.lua)"),
+    ];
+
+    /// The variables of a line of Lua (comments left out) indexed by a written number, `h[3]`:
+    /// `[` right after a name, digits, `]` (a table constructor's `{[1] = x}` is no index).
+    fn numbered_indexes(line: &str) -> Vec<&str> {
+        let code = line.split("--").next().unwrap_or_default();
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let mut found = Vec::new();
+        for (at, _) in code.match_indices('[') {
+            let inside = &code[at + 1..];
+            let digits = inside.find(|c: char| !c.is_ascii_digit()).unwrap_or(inside.len());
+            if digits == 0 || !inside[digits..].starts_with(']') {
+                continue;
+            }
+            let name_at = code[..at].trim_end_matches(ident).len();
+            if name_at < at {
+                found.push(&code[name_at..at]);
+            }
+        }
+        found
+    }
+
+    /// No hash read's answer is indexed by a written number: only the declared arrays are.
+    #[test]
+    fn no_lua_file_indexes_a_hash_read_by_a_written_number() {
+        let mut used = vec![false; ARRAY_POSITIONS.len()];
+        for (file, text) in crate::scripts::lua_sources() {
+            for (i, line) in text.lines().enumerate() {
+                for var in numbered_indexes(line) {
+                    let allowed = ARRAY_POSITIONS.iter().position(|(f, v, _)| *f == file && *v == var);
+                    assert!(allowed.is_some(), "lua/{file}.lua:{}: {var}[..] by a number: {line}", i + 1);
+                    used[allowed.unwrap_or_default()] = true;
+                }
+            }
+        }
+        for ((file, var, _), used) in ARRAY_POSITIONS.iter().zip(used) {
+            assert!(used, "lua/{file}.lua indexes no {var} by a number: drop it from ARRAY_POSITIONS");
+        }
+        assert_eq!(numbered_indexes("if h[4] == x then l[12], s[2] = 1 end"), ["h", "l", "s"]);
+        assert_eq!(numbered_indexes("local sf = {[1] = a, [F_X.b] = c} -- h[2]"), Vec::<&str>::new());
+        assert_eq!(numbered_indexes("x = fp2[k] + g[F_IP_PACE.ll]"), Vec::<&str>::new());
+    }
+
     #[test]
     fn the_prelude_tables_are_the_declarations() {
         let lua = lua_params();

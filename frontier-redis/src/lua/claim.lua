@@ -55,19 +55,19 @@ end
 -- pcall: a lane whose state cannot be read is quarantined and the claim goes on (quarantine.lua).
 local function one(lane)
   local lk = k_lane(lane)
-  local l = redis.call('HMGET', lk, 'host', 'robots', 'site', 'rt', 'rtnb', 'rat', 'rtpl')
-  local host, robots, site = l[1], l[2], l[3]
-  if robots == 'k' and l[7] and num(l[6], 0) + ROBOTS_MAX_AGE <= now then
+  local l = redis.call('HMGET', lk, unpack(F_LANE_CLAIM))
+  local host, robots, site = l[F_LANE_CLAIM.host], l[F_LANE_CLAIM.robots], l[F_LANE_CLAIM.site]
+  if robots == 'k' and l[F_LANE_CLAIM.rtpl] and num(l[F_LANE_CLAIM.rat], 0) + ROBOTS_MAX_AGE <= now then
     -- The lane's rules are a day old and it has work: robots.txt again before anything else.
-    redis.call('HSET', lk, 'robots', 'p', 'rt', l[7], 'rtnb', 0)
+    redis.call('HSET', lk, 'robots', 'p', 'rt', l[F_LANE_CLAIM.rtpl], 'rtnb', 0)
     redis.call('HINCRBY', k_site(site), 'queued', 1)
-    robots, l[4], l[5] = 'p', l[7], '0'
+    robots, l[F_LANE_CLAIM.rt], l[F_LANE_CLAIM.rtnb] = 'p', l[F_LANE_CLAIM.rtpl], '0'
   end
   if not host then
     redis.call('ZREM', k_ready(), lane)
   else
     local hk = k_host(host)
-    local h = redis.call('HMGET', hk, unpack(HOST_GRANT_FIELDS))
+    local h = redis.call('HMGET', hk, unpack(F_HOST_GRANT))
     local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
     local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
     local blob, is_robots, prio, next_due, more = nil, '0', 0, nil, false
@@ -78,8 +78,9 @@ local function one(lane)
     local r = nil
     if robots == 'p' then
       is_robots = '1'
-      if l[4] then
-        if num(l[5], 0) > now then next_due = num(l[5], 0) else blob = l[4] end
+      if l[F_LANE_CLAIM.rt] then
+        local nb = num(l[F_LANE_CLAIM.rtnb], 0)
+        if nb > now then next_due = nb else blob = l[F_LANE_CLAIM.rt] end
       end
     elseif robots == 'k' then
       promote(lane, now)
@@ -158,7 +159,7 @@ local function one(lane)
           more = true
         end
         local robots_at = 0
-        if is_robots == '0' then robots_at = num(l[6], 0) end
+        if is_robots == '0' then robots_at = num(l[F_LANE_CLAIM.rat], 0) end
         -- lane_score's answer from what this claim knows, without reading the lane and host again:
         -- a robots.txt lease leaves its lane nothing until its answer, a lane with rules has its
         -- next task due, and the host's next start is the one grant just set.

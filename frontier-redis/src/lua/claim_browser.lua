@@ -11,12 +11,12 @@ local earliest = nil -- the earliest start of a task only its host's clock holds
 -- One task: its lease, or nil. Run under pcall: a task whose state cannot be read quarantines its
 -- site (quarantine.lua) and the claim goes on.
 local function one(id)
-  local t = redis.call('HMGET', k_btask(id), 'lane', 'site', 'blob', 'nb')
-  UNIT.site, UNIT.lane = t[2], t[1]
-  local lane, site, blob, nb = t[1], t[2], t[3], num(t[4], 0)
-  local l = lane and redis.call('HMGET', k_lane(lane), 'host', 'rat', 'robots') or {}
-  local host = l[1]
-  if not host or l[3] == 'c' then
+  local t = redis.call('HMGET', k_btask(id), unpack(F_BTASK))
+  UNIT.site, UNIT.lane = t[F_BTASK.site], t[F_BTASK.lane]
+  local lane, site, blob, nb = t[F_BTASK.lane], t[F_BTASK.site], t[F_BTASK.blob], num(t[F_BTASK.nb], 0)
+  local l = lane and redis.call('HMGET', k_lane(lane), unpack(F_LANE_BROWSER)) or {}
+  local host = l[F_LANE_BROWSER.host]
+  if not host or l[F_LANE_BROWSER.robots] == 'c' then
     -- Its lane is gone or closed: nothing to load, the task counts as done.
     redis.call('ZREM', k_bq(), id)
     redis.call('DEL', k_btask(id))
@@ -28,7 +28,7 @@ local function one(id)
     end
   else
     local hk = k_host(host)
-    local h = redis.call('HMGET', hk, unpack(HOST_GRANT_FIELDS))
+    local h = redis.call('HMGET', hk, unpack(F_HOST_GRANT))
     local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
     local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
     local free = not h[F_HOST_GRANT.blease] and not h[F_HOST_GRANT.ipr] and inf < maxe
@@ -48,7 +48,8 @@ local function one(id)
         local lid, resolve, deadline, expired =
           grant(lane, host, hk, h, blob, site, worker, now, ttl, now + math.max(gape, BROWSER_GAP), '0', 1, {'browser', '1'}, ipl)
         redis.call('HSET', hk, 'blease', lid)
-        return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, num(l[2], 0), epoch(now)}
+        local rat = num(l[F_LANE_BROWSER.rat], 0)
+        return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, rat, epoch(now)}
       end
     end
   end

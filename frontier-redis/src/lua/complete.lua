@@ -56,12 +56,12 @@ if #samples > 0 or ARGV[A_COMPLETE.quota_gap_ms] ~= '' or ARGV[A_COMPLETE.hold_u
   end
 end
 local sk = k_site(site)
--- The site's audit, whether it was cancelled (nothing below cancels it), what offer_all reads of it
--- and its counts, in one read (COMPLETE_SITE_FIELDS). The counts are written once, at the end:
--- `leased` and `completed` as they are then, `queued` by what it gained (open_lane adds to it
--- too), and check_done is told them.
-local sf = redis.call('HMGET', sk, unpack(COMPLETE_SITE_FIELDS))
-local audit = sf[1]
+-- What offer_all reads of the site (whether it was cancelled: nothing below cancels it), its audit
+-- and its counts, in one read (F_COMPLETE_SITE: F_OFFER's fields first, so the answer is
+-- offer_all's too). The counts are written once, at the end: `leased` and `completed` as they are
+-- then, `queued` by what it gained (open_lane adds to it too), and check_done is told them.
+local sf = redis.call('HMGET', sk, unpack(F_COMPLETE_SITE))
+local audit = sf[F_COMPLETE_SITE.audit]
 local dq = 0
 local hk = k_host(host)
 -- Only a task whose leases expired before has a count to clear (written before the lease was).
@@ -98,13 +98,13 @@ if rstate ~= '' and redis.call('EXISTS', k_lane(lane)) == 1 then
   end
 end
 if tonumber(ARGV[A_COMPLETE.sitemap_bytes]) > 0 and audit then
-  sf[14] = I(redis.call('HINCRBY', sk, 'smb', ARGV[A_COMPLETE.sitemap_bytes]))
+  sf[F_OFFER.smb] = I(redis.call('HINCRBY', sk, 'smb', ARGV[A_COMPLETE.sitemap_bytes]))
 end
 -- A site gone meanwhile (its audit ended and was forgotten) takes nothing more.
-local cancelled = sf[2] == '1' or not audit
+local cancelled = sf[F_OFFER.cancelled] == '1' or not audit
 -- The lane's state, read once for the requeue below and for its scheduling at the end.
-local ls = redis.call('HMGET', k_lane(lane), 'robots', 'rt', 'rtnb')
-local lane_state = ls[1]
+local ls = redis.call('HMGET', k_lane(lane), unpack(F_LANE_STATE))
+local lane_state = ls[F_LANE_STATE.robots]
 local requeued, completed = 0, 0
 local rq_blob, rq_robots = ARGV[A_COMPLETE.requeue_blob], ARGV[A_COMPLETE.requeue_is_robots]
 if rq_blob ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or rq_robots == '1') then
@@ -113,7 +113,7 @@ if rq_blob ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or rq_r
   else
     local rq_nb = ARGV[A_COMPLETE.requeue_not_before]
     push(lane, rq_blob, rq_robots, ARGV[A_COMPLETE.requeue_prio], rq_nb, now)
-    if rq_robots == '1' then ls[2], ls[3] = rq_blob, rq_nb end
+    if rq_robots == '1' then ls[F_LANE_STATE.rt], ls[F_LANE_STATE.rtnb] = rq_blob, rq_nb end
   end
   requeued = 1
 else
@@ -147,16 +147,19 @@ touched[lane] = true
 if not cancelled then
   -- The site's fields as read above (only `smb` changed since, and is kept up to date), and
   -- this lane's state.
-  local s = {}
-  for i = 1, #OFFER_FIELDS do s[i] = sf[i + 1] end
-  enqueued = offer_all(site, audit, base, n, now, touched, s, {[lane] = lane_state or false}, counts)
+  enqueued = offer_all(site, audit, base, n, now, touched, sf, {[lane] = lane_state or false}, counts)
 end
 touched[lane] = nil
 for t, _ in pairs(touched) do schedule(t, now) end
 -- The lease's own lane: when every slot it freed on its IP went to a lane of an idle host and
 -- other lanes still wait for the IP, it has had its turn and waits behind them instead of taking
 -- a slot back.
-local s = lane_state and lane_score(lane, now, {host, lane_state, ls[2], ls[3]})
+local s = lane_state and lane_score(lane, now, {
+  [F_LANE_SCORE.host] = host,
+  [F_LANE_SCORE.robots] = lane_state,
+  [F_LANE_SCORE.rt] = ls[F_LANE_STATE.rt],
+  [F_LANE_SCORE.rtnb] = ls[F_LANE_STATE.rtnb],
+})
 if not s then
   redis.call('ZREM', k_ready(), lane)
 elseif s <= now and L.fair and redis.call('EXISTS', k_ipq(L.ip)) == 1 then
@@ -168,15 +171,22 @@ end
 -- The events: one packed argument, or none (m is 1 or 0).
 publish_all(m > 0 and ARGV[base + n] or '', notes)
 if audit then
-  local leased = num(sf[16], 0) - 1 - #L.more
-  local f = {'leased', I(leased), 'completed', I(num(sf[17], 0) + completed)}
+  local leased = num(sf[F_COMPLETE_SITE.leased], 0) - 1 - #L.more
+  local f = {'leased', I(leased), 'completed', I(num(sf[F_COMPLETE_SITE.completed], 0) + completed)}
   if counts.pages then
     f[5], f[6], f[7], f[8], f[9], f[10] = 'pages', I(counts.pages), 'res', I(counts.res), 'smf', I(counts.smf)
     dq = dq + counts.queued
   end
   redis.call('HSET', sk, unpack(f))
   local queued = redis.call('HINCRBY', sk, 'queued', I(dq))
-  check_done(site, {queued, leased, sf[3], sf[18], sf[19], sf[2]})
+  check_done(site, {
+    [F_SITE_DONE.queued] = queued,
+    [F_SITE_DONE.leased] = leased,
+    [F_SITE_DONE.done] = sf[F_OFFER.done],
+    [F_SITE_DONE.bp] = sf[F_COMPLETE_SITE.bp],
+    [F_SITE_DONE.bphase] = sf[F_COMPLETE_SITE.bphase],
+    [F_SITE_DONE.cancelled] = sf[F_OFFER.cancelled],
+  })
 elseif redis.call('EXISTS', sk) == 1 then
   check_done(site)
 end

@@ -30,11 +30,11 @@ end
 -- are checked by claim, which parks the lane); nil when it has nothing to claim. `l`: the lane's
 -- host, robots, rt and rtnb when the caller has read them.
 local function lane_score(lane, now, l)
-  l = l or redis.call('HMGET', k_lane(lane), 'host', 'robots', 'rt', 'rtnb')
-  if not l[1] then return nil end
-  local due = lane_due(lane, l[2], l[3], l[4])
+  l = l or redis.call('HMGET', k_lane(lane), unpack(F_LANE_SCORE))
+  if not l[F_LANE_SCORE.host] then return nil end
+  local due = lane_due(lane, l[F_LANE_SCORE.robots], l[F_LANE_SCORE.rt], l[F_LANE_SCORE.rtnb])
   if not due then return nil end
-  return math.max(due, num_or(redis.call('HGET', k_host(l[1]), 'next'), 0))
+  return math.max(due, num_or(redis.call('HGET', k_host(l[F_LANE_SCORE.host]), 'next'), 0))
 end
 
 -- Puts the lane into `ready` at its score, or takes it out when it has nothing to claim. Returns
@@ -156,12 +156,13 @@ end
 -- has them.
 local function check_done(site, known)
   local sk = k_site(site)
-  local s = known or redis.call('HMGET', sk, 'queued', 'leased', 'done', 'bp', 'bphase', 'cancelled')
-  if s[3] == '1' or num(s[1], 0) > 0 or num(s[2], 0) > 0 then return end
+  local s = known or redis.call('HMGET', sk, unpack(F_SITE_DONE))
+  if s[F_SITE_DONE.done] == '1' then return end
+  if num(s[F_SITE_DONE.queued], 0) > 0 or num(s[F_SITE_DONE.leased], 0) > 0 then return end
   -- Browser pages asked for: the crawl's end is published (the coordinator queues them), and the
   -- site waits for them (bphase: a awaiting, q queued).
-  if num(s[4], 0) > 0 and s[6] ~= '1' and s[5] ~= 'q' then
-    if not s[5] then
+  if num(s[F_SITE_DONE.bp], 0) > 0 and s[F_SITE_DONE.cancelled] ~= '1' and s[F_SITE_DONE.bphase] ~= 'q' then
+    if not s[F_SITE_DONE.bphase] then
       redis.call('HSET', sk, 'bphase', 'a')
       publish(redis.call('HGET', sk, 'cdblob'))
     end

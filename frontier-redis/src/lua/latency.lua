@@ -12,7 +12,7 @@
 -- milliseconds, as `I` writes them), stored as they are. Returns the changes, each {moved ('s'
 -- slowed, 'r' restored), level, recent median ms, baseline ms}.
 local function observe(k, samples, tag, f)
-  f = f or redis.call('HMGET', k, unpack(GUARD_FIELDS))
+  f = f or redis.call('HMGET', k, unpack(F_GUARD))
   local samples_in = samples
   local base, level = num(f[F_GUARD.lb], 0), num(f[F_GUARD.ll], 0)
   local since, calm = num(f[F_GUARD.lsc], 0), num(f[F_GUARD.lcm], 0)
@@ -195,7 +195,7 @@ local function apply_signals(host, ip, now, samples, quota, hold, ipf)
   local changes = {}
   local hk = k_host(host)
   -- One read for the host's existence (`next` is set when it is made), its gap and its guard.
-  local hf = redis.call('HMGET', hk, unpack(GUARD_FIELDS))
+  local hf = redis.call('HMGET', hk, unpack(F_GUARD))
   local exists = hf[F_GUARD.next] ~= false
   if exists then
     local before = num(hf[F_GUARD.gape], 0)
@@ -211,8 +211,8 @@ local function apply_signals(host, ip, now, samples, quota, hold, ipf)
         redis.call('HSET', hk, 'qg', quota)
         relevel = true
         if was == 0 and quota > 0 and #changes == 0 then
-          local g = redis.call('HMGET', hk, 'll', 'lb')
-          changes[1] = {'q', num(g[1], 0), quota, num(g[2], 0), ''}
+          local g = redis.call('HMGET', hk, unpack(F_HOST_LEVEL))
+          changes[1] = {'q', num(g[F_HOST_LEVEL.ll], 0), quota, num(g[F_HOST_LEVEL.lb], 0), ''}
         end
       end
     end

@@ -2,7 +2,7 @@
 -- Loaded after quarantine.lua (scripts.rs, SHARED).
 
 -- Grants a lease of `blob` on `lane` (claim and claim_browser): a slot of the host (`hk`, whose
--- fields `h` the caller read as HOST_GRANT_FIELDS), the host's next start
+-- fields `h` the caller read as F_HOST_GRANT), the host's next start
 -- `next_start`, a slot of its IP, the address lookup when it is due, the lease record (`extra`:
 -- more field/value pairs) and the site's counters. `further` (may be nil): more tasks of the lane
 -- for the same lease, their blobs from index 2 of a list (ZRANGE's answer, whose first is the
@@ -106,8 +106,9 @@ local function release(id, now, ipcap, site_later, more_from)
       .. '`mp` or `m1`..), which this version does not read')
   end
   local hk = k_host(L.host)
-  local h = redis.call('HMGET', hk, 'inf', 'maxe', 'ipr', 'blease', 'gape', 'next')
-  local h_inf, h_maxe, h_gape, h_next = num(h[1], nil), num(h[2], 1), num(h[5], 0), num(h[6], 0)
+  local h = redis.call('HMGET', hk, unpack(F_HOST_RELEASE))
+  local h_inf, h_maxe, h_gape, h_next = num(h[F_HOST_RELEASE.inf], nil), num(h[F_HOST_RELEASE.maxe], 1),
+    num(h[F_HOST_RELEASE.gape], 0), num(h[F_HOST_RELEASE.next], 0)
   if L.worker and bump_worker(L.worker, '-1') <= 0 then redis.call('HDEL', k_wl(), L.worker) end
   L.more = {}
   more_from = more_from or 1
@@ -123,7 +124,7 @@ local function release(id, now, ipcap, site_later, more_from)
   if L.mz then redis.call('DEL', lk, k_leasem(id)) else redis.call('DEL', lk) end
   redis.call('ZREM', k_leases(), id)
   local host_room = 0
-  if h[4] == tostring(id) then
+  if h[F_HOST_RELEASE.blease] == tostring(id) then
     -- The host's page load ended: the next one starts max(gap, BROWSER_GAP) after this end.
     redis.call('HDEL', hk, 'blease')
     redis.call('HSET', hk, 'next', math.max(h_next, now + math.max(h_gape, BROWSER_GAP)))
@@ -133,11 +134,11 @@ local function release(id, now, ipcap, site_later, more_from)
     local inf = math.max(h_inf - 1, 0)
     host_inf = inf
     redis.call('HSET', hk, 'inf', I(inf))
-    if h[3] == tostring(id) then
+    if h[F_HOST_RELEASE.ipr] == tostring(id) then
       redis.call('HDEL', hk, 'ipr')
-      h[3] = false
+      h[F_HOST_RELEASE.ipr] = false
     end
-    if not h[3] then host_room = h_maxe - inf end
+    if not h[F_HOST_RELEASE.ipr] then host_room = h_maxe - inf end
   end
   if not site_later and redis.call('EXISTS', k_site(L.site)) == 1 then
     redis.call('HINCRBY', k_site(L.site), 'leased', '-' .. I(1 + nm))
@@ -151,7 +152,7 @@ local function release(id, now, ipcap, site_later, more_from)
     end
     -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
     -- It is every host's at the address: a field that cannot be read resets it, never blames.
-    local g = redis.pcall('HMGET', k_ipg(L.ip), unpack(GUARD_FIELDS))
+    local g = redis.pcall('HMGET', k_ipg(L.ip), unpack(F_GUARD))
     local ll, lb, lsc, lcm = g[F_GUARD.ll], g[F_GUARD.lb], g[F_GUARD.lsc], g[F_GUARD.lcm]
     if g.err or (ll and not tonumber(ll)) or (lb and not tonumber(lb)) or (lsc and not tonumber(lsc))
         or (lcm and not tonumber(lcm)) then

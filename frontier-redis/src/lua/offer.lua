@@ -50,26 +50,20 @@ end
 -- for the whole batch and written once, so a page's fifty links cost a handful of commands, not
 -- fifty times as many. Budget overruns publish the site's pre-encoded limit finding once. Records
 -- the lanes it queued into in `touched`; returns how many were queued. `s` (may be nil): the site's
--- fields of OFFER_FIELDS, when the caller read them with its own; `states` (may be nil): lanes
+-- fields of F_OFFER, when the caller read them with its own; `states` (may be nil): lanes
 -- whose robots state the caller knows (false: no such lane); `counts` (may be nil): a table that
 -- gets the site's new `pages`, `res`, `smf` and the `queued` it added, for the caller to write
 -- with its own counts (nothing else here writes them but open_lane, which adds to `queued`).
-local OFFER_FIELDS = {'cancelled', 'done', 'maxp', 'maxd', 'maxr', 'pages', 'res', 'pmax', 'pgap', 'maxsf', 'maxsb',
-  'smf', 'smb'}
--- What a completion reads of its site in one step: its audit, OFFER_FIELDS (from index 2), then
--- its counts and browser phase (from index 15: queued, leased, completed, bp, bphase).
-local COMPLETE_SITE_FIELDS = {'audit'}
-for i = 1, #OFFER_FIELDS do COMPLETE_SITE_FIELDS[i + 1] = OFFER_FIELDS[i] end
-COMPLETE_SITE_FIELDS[15], COMPLETE_SITE_FIELDS[16], COMPLETE_SITE_FIELDS[17] = 'queued', 'leased', 'completed'
-COMPLETE_SITE_FIELDS[18], COMPLETE_SITE_FIELDS[19] = 'bp', 'bphase'
 local function offer_all(site, audit, base, span, now, touched, s, states, counts)
   if span == 0 then return 0 end
   local sk = k_site(site)
-  s = s or redis.call('HMGET', sk, unpack(OFFER_FIELDS))
-  if s[1] == '1' or s[2] == '1' then return 0 end
-  local maxp, maxd, maxr = num(s[3], nil), num(s[4], nil), num(s[5], nil)
-  local pages, res, smf, smb = num(s[6], 0), num(s[7], 0), num(s[12], 0), num(s[13], 0)
-  local maxsf, maxsb = num(s[10], DEFAULT_MAX_SITEMAPS), num(s[11], DEFAULT_MAX_SITEMAP_BYTES)
+  s = s or redis.call('HMGET', sk, unpack(F_OFFER))
+  if s[F_OFFER.cancelled] == '1' or s[F_OFFER.done] == '1' then return 0 end
+  local maxp, maxd, maxr = num(s[F_OFFER.maxp], nil), num(s[F_OFFER.maxd], nil), num(s[F_OFFER.maxr], nil)
+  local pages, res = num(s[F_OFFER.pages], 0), num(s[F_OFFER.res], 0)
+  local smf, smb = num(s[F_OFFER.smf], 0), num(s[F_OFFER.smb], 0)
+  local maxsf = num(s[F_OFFER.maxsf], DEFAULT_MAX_SITEMAPS)
+  local maxsb = num(s[F_OFFER.maxsb], DEFAULT_MAX_SITEMAP_BYTES)
   -- Each task is read where it is in ARGV (`open`: its first argument), not copied into a table;
   -- its run's head once per run (`heads`: kind, depth, prio, nb and lane, per task).
   local open, heads = {}, {}
@@ -84,14 +78,15 @@ local function offer_all(site, audit, base, span, now, touched, s, states, count
       if not robots and string.sub(rblob, 1, 1) == '-' then
         -- A check that is no HTTP request (DNS, a mail server): its lane opens with its robots
         -- state known (the rest of rblob), under the host's one pace.
-        open_known_lane(site, audit, host, string.sub(rblob, 2), num(s[8], DEFAULT_IN_FLIGHT),
-          num(s[9], DEFAULT_GAP), now)
+        open_known_lane(site, audit, host, string.sub(rblob, 2), num(s[F_OFFER.pmax], DEFAULT_IN_FLIGHT),
+          num(s[F_OFFER.pgap], DEFAULT_GAP), now)
         robots = 'k'
         touched[lane] = true
       elseif not robots and rblob ~= '' then
         -- The first link of the site to this other host (or a check of it): open its lane,
         -- robots.txt first, under the host's one pace (the stricter of everyone's limits).
-        open_lane(site, audit, host, rblob, num(s[8], DEFAULT_IN_FLIGHT), num(s[9], DEFAULT_GAP))
+        open_lane(site, audit, host, rblob, num(s[F_OFFER.pmax], DEFAULT_IN_FLIGHT),
+          num(s[F_OFFER.pgap], DEFAULT_GAP))
         robots = 'p'
         touched[lane] = true
       end

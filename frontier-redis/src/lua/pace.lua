@@ -14,10 +14,11 @@ end
 -- A server IP's guard: its level and the earliest next start to it (0, 0 without an address).
 local function ip_pace(ip)
   if not ip or ip == '' then return 0, 0 end
-  local g = redis.pcall('HMGET', k_ipg(ip), 'll', 'next')
-  if g.err then g = {'-', false} end
-  local ll, nx = num_or(g[1], nil), num_or(g[2], nil)
-  if (g[1] and not ll) or (g[2] and not nx) then
+  local g = redis.pcall('HMGET', k_ipg(ip), unpack(F_IP_PACE))
+  if g.err then g = {[F_IP_PACE.ll] = '-', [F_IP_PACE.next] = false} end
+  local gl, gn = g[F_IP_PACE.ll], g[F_IP_PACE.next]
+  local ll, nx = num_or(gl, nil), num_or(gn, nil)
+  if (gl and not ll) or (gn and not nx) then
     -- A server IP's guard is every host's at the address, no audit's: reset, never blamed.
     redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. ip)
     redis.call('DEL', k_ipg(ip))
@@ -56,15 +57,15 @@ local function recompute(host)
     return nil
   end
   redis.call('PERSIST', hk)
-  local g = redis.call('ZRANGE', k_hgap(host), -1, -1, 'WITHSCORES')
-  local maxe, gape = tonumber(m[2]), num(g[2], 0)
-  local sig = redis.call('HMGET', hk, 'qg', 'll')
-  gape = math.max(gape, num(sig[1], 0))
+  local top = redis.call('ZRANGE', k_hgap(host), -1, -1, 'WITHSCORES')
+  local maxe, gape = tonumber(m[2]), num(top[2], 0)
+  local sig = redis.call('HMGET', hk, unpack(F_HOST_SIGNAL))
+  gape = math.max(gape, num(sig[F_HOST_SIGNAL.qg], 0))
   if slow then
     maxe = SLOW_MAX_IN_FLIGHT
     gape = math.max(gape, SLOW_GAP)
   end
-  maxe, gape = guarded(maxe, gape, num(sig[2], 0))
+  maxe, gape = guarded(maxe, gape, num(sig[F_HOST_SIGNAL.ll], 0))
   redis.call('HSET', hk, 'maxe', maxe, 'gape', gape)
   return gape
 end

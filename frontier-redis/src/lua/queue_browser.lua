@@ -7,8 +7,9 @@
 local site, n = ARGV[A_QUEUE_BROWSER.site], tonumber(ARGV[A_QUEUE_BROWSER.n])
 local sk = k_site(site)
 local function run()
-local s = redis.call('HMGET', sk, 'done', 'cancelled', 'bphase')
-if s[1] == '1' or s[2] == '1' or s[3] ~= 'a' then return end
+local s = redis.call('HMGET', sk, unpack(F_SITE_BROWSER))
+if s[F_SITE_BROWSER.done] == '1' or s[F_SITE_BROWSER.cancelled] == '1' then return end
+if s[F_SITE_BROWSER.bphase] ~= 'a' then return end
 redis.call('HSET', sk, 'bphase', 'q')
 for i = 0, n - 1 do
   local at = A_QUEUE_BROWSER_REST + i * A_BROWSER_TASK_SPAN

@@ -38,9 +38,9 @@ for _, id in ipairs(ids) do
   local schema = not ok and schema_error(err)
   if schema then return schema end
   if not ok then
-    local lease = redis.pcall('HMGET', k_lease(id), 'site', 'lane')
+    local lease = redis.pcall('HMGET', k_lease(id), unpack(F_LEASE_BLAME))
     if lease.err then lease = {} end
-    blame(UNIT.site or lease[1], UNIT.lane or lease[2], id, err, now)
+    blame(UNIT.site or lease[F_LEASE_BLAME.site], UNIT.lane or lease[F_LEASE_BLAME.lane], id, err, now)
     -- Its site is quarantined: the lease goes, with its slots when they can be freed now (blame
     -- repaired the host), else as it is.
     if not pcall(release, id, now, ipcap) then
