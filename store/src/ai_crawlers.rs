@@ -18,7 +18,6 @@ use rusqlite::Connection;
 use shoal_shared::ai_crawlers::{AI_CRAWLERS, AiBlocked, AiCrawler, AiVerdict, inconsistency};
 use shoal_shared::finding::Code;
 use shoal_shared::ids::SiteId;
-use shoal_shared::url::NormalizedUrl;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -52,6 +51,15 @@ struct HostSum {
     start: Option<AiBlocked>,
 }
 
+/// The scheme and the host key (`host[:port]`, [`shoal_shared::url::HostKey`]) of a stored page
+/// URL, read off its text: stored URLs are normalized (no user info, the host lower-cased, a default
+/// port left out), so the authority is the host key, without parsing every page's URL again.
+fn scheme_and_host(url: &str) -> Option<(&str, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let host = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    (!host.is_empty() && !host.contains('@')).then_some((scheme, host))
+}
+
 /// The site's table: hosts in order (the start page's host first), crawlers in table order.
 pub(crate) fn table(conn: &Connection, path: &Path, site: SiteId) -> Result<Vec<AiCrawlerRow>, DbError> {
     let op = "read the AI crawler verdicts";
@@ -67,20 +75,20 @@ pub(crate) fn table(conn: &Connection, path: &Path, site: SiteId) -> Result<Vec<
         let url: String = r.get(0).map_err(sql_err(path, op))?;
         let bits: i64 = r.get(1).map_err(sql_err(path, op))?;
         let start: bool = r.get(2).map_err(sql_err(path, op))?;
-        let Ok(parsed) = NormalizedUrl::parse(&url) else { continue };
+        let Some((scheme, host)) = scheme_and_host(&url) else { continue };
         let blocked = AiBlocked::from_bits(u32::try_from(bits).unwrap_or_default());
-        let sum = hosts.entry(parsed.host_key().to_string()).or_insert_with(|| HostSum {
-            scheme: parsed.as_url().scheme().to_owned(),
-            blocked: vec![0; AI_CRAWLERS.len()],
-            ..HostSum::default()
-        });
+        if !hosts.contains_key(host) {
+            let sum = HostSum { scheme: scheme.to_owned(), blocked: vec![0; AI_CRAWLERS.len()], ..HostSum::default() };
+            hosts.insert(host.to_owned(), sum);
+        }
+        let Some(sum) = hosts.get_mut(host) else { continue };
         sum.pages += 1;
         for (i, n) in sum.blocked.iter_mut().enumerate() {
             *n += u64::from(blocked.is_blocked(i));
         }
         if start {
             sum.is_start = true;
-            sum.scheme = parsed.as_url().scheme().to_owned();
+            scheme.clone_into(&mut sum.scheme);
             sum.start = Some(blocked);
         }
     }
@@ -129,5 +137,30 @@ impl AuditDb {
     /// [`DbError::Sql`] on a read failure.
     pub fn ai_crawlers(&self, site: SiteId) -> Result<Vec<AiCrawlerRow>, DbError> {
         table(&self.conn, &self.path, site)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scheme_and_host;
+    use shoal_shared::url::NormalizedUrl;
+
+    /// The host read off a stored URL's text is the host key a parse gives.
+    #[test]
+    fn the_host_of_a_stored_url_is_its_host_key() {
+        for raw in [
+            "https://Shop.Example.test/a/b?c=1#x",
+            "http://example.test:8080/",
+            "https://example.test:443/x",
+            "http://[::1]:3000/p",
+            "http://127.0.0.1/",
+            "https://xn--bcher-kva.example/?q",
+        ] {
+            let url = NormalizedUrl::parse(raw).expect("a valid URL");
+            let (scheme, host) = scheme_and_host(url.as_str()).expect("a host");
+            assert_eq!(host, url.host_key().to_string(), "{raw}");
+            assert_eq!(scheme, url.as_url().scheme(), "{raw}");
+        }
+        assert_eq!(scheme_and_host("not a url"), None);
     }
 }
