@@ -1,5 +1,6 @@
 //! The arguments of each Redis function, declared once: the Rust side builds a call's argument
-//! list by name ([`crate::scripts::Named`], through [`crate::scripts::Call::named`]), and the Lua prelude
+//! list by name, in the declared order, each name checked against the declaration as it is set
+//! ([`crate::scripts::Named`], through [`crate::scripts::Call::named`]), and the Lua prelude
 //! ([`crate::keys::lua_prelude`]) gets, per function, a table of the same names to their
 //! positions (`local A_CLAIM = {now = 1, worker = 2, ...}`), so a body reads `ARGV[A_CLAIM.now]`
 //! and neither side writes a position by hand. Reordering, adding or renaming an argument is one

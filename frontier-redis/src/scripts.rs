@@ -177,8 +177,8 @@ pub struct Call {
 }
 
 impl Call {
-    /// The arguments `p` declares, set by name (see [`Named`]); [`Named::done`]
-    /// appends them and gives the call back for the rest.
+    /// The arguments `p` declares, set by name in their order (see [`Named`]); [`Named::done`]
+    /// gives the call back for the rest.
     pub fn named(&mut self, p: &'static Params) -> Named<'_> {
         Named::new(self, p)
     }
@@ -219,42 +219,52 @@ impl Call {
     }
 }
 
-/// A call's declared arguments being set by name; [`Named::done`] appends them in their order.
+/// A call's declared arguments, set by name in their declared order and appended to the call as
+/// they come (no buffer, no allocation: a completion sets three per discovered link); the name
+/// each value is set under is checked against the declaration, so the order lives in one place.
 #[derive(Debug)]
 pub struct Named<'c> {
     call: &'c mut Call,
     params: &'static Params,
-    values: Vec<Option<Vec<u8>>>,
+    /// How many of the declared arguments are set.
+    next: usize,
 }
 
 impl<'c> Named<'c> {
     fn new(call: &'c mut Call, params: &'static Params) -> Named<'c> {
-        Named { call, params, values: vec![None; params.names.len()] }
+        Named { call, params, next: 0 }
     }
 
-    /// Sets argument `name` to `value` (one Redis argument).
+    /// Sets the next declared argument, which must be `name`, to `value`.
     ///
     /// # Panics
-    /// When `params` declares no `name`, or `value` is not one argument: a mistake in this crate's
-    /// code, which every test of the step finds.
+    /// When `name` is not the next argument `params` declares: a mistake in this crate's code,
+    /// which every test of the step finds.
     pub fn set<T: ToRedisArgs>(&mut self, name: &str, value: T) -> &mut Named<'c> {
-        let i = self.params.position(name).unwrap_or_else(|| panic!("{} declares no argument {name}", self.params.lua));
-        let mut v = value.to_redis_args();
-        assert!(v.len() == 1, "{}.{name} is one argument, not {}", self.params.lua, v.len());
-        self.values[i - 1] = v.pop();
+        let expected = self.params.names.get(self.next).copied();
+        assert!(
+            expected == Some(name),
+            "{}.{name} set where the declaration has {}",
+            self.params.lua,
+            expected.unwrap_or("no more arguments")
+        );
+        assert!(value.num_of_args() == 1, "{}.{name} is one argument, not {}", self.params.lua, value.num_of_args());
+        self.call.arg(value);
+        self.next += 1;
         self
     }
 
-    /// Appends the arguments, in their declared order, and gives the call back for what follows
-    /// them.
+    /// Gives the call back for what follows the declared arguments.
     ///
     /// # Panics
     /// When an argument was not set (see [`Named::set`]).
     pub fn done(&mut self) -> &mut Call {
-        for (name, v) in self.params.names.iter().zip(&mut self.values) {
-            let v = v.take().unwrap_or_else(|| panic!("{}.{name} was not set", self.params.lua));
-            self.call.arg(v);
-        }
+        assert!(
+            self.next == self.params.names.len(),
+            "{}.{} was not set",
+            self.params.lua,
+            self.params.names.get(self.next).copied().unwrap_or_default()
+        );
         self.call
     }
 }
