@@ -11,8 +11,7 @@ use serde::{Deserialize, Serialize};
 pub const SOFT_404_PROBE_PREFIX: &str = "/shoal-soft-404-check-";
 
 /// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
     /// Broken for visitors or search engines: fix first.
     Error,
@@ -22,28 +21,11 @@ pub enum Severity {
     Notice,
 }
 
-impl Severity {
-    /// The stable spelling.
-    #[must_use]
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Notice => "notice",
-        }
-    }
-
-    /// The severity spelled `s` (as [`Severity::as_str`] writes it), if there is one.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Severity> {
-        match s {
-            "error" => Some(Severity::Error),
-            "warning" => Some(Severity::Warning),
-            "notice" => Some(Severity::Notice),
-            _ => None,
-        }
-    }
-}
+crate::spelled::spelled!(Severity, "a severity: `error`, `warning` or `notice`", {
+    Error => "error",
+    Warning => "warning",
+    Notice => "notice",
+});
 
 macro_rules! codes {
     ($( $(#[$m:meta])* $variant:ident = $name:literal, $sev:ident, $family:literal, $msg:literal; )*) => {

@@ -20,6 +20,7 @@ pub mod ratelimit;
 pub mod record;
 pub mod robots;
 pub mod scope_rules;
+mod spelled;
 pub mod starts;
 pub mod status;
 pub mod task;

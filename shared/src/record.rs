@@ -4,69 +4,9 @@ use crate::finding::Finding;
 use crate::ids::{AuditId, SiteId};
 use crate::task::{FoundVia, ProbeKind, TaskKind};
 use crate::time::UnixMs;
-use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
-use std::fmt;
+use serde::{Deserialize, Serialize};
 
-/// Gives an enum its stable spellings: `ALL`, `as_str`, `parse`, `Display`, and serde as the
-/// spelling itself (a string in JSON and in rmp-serde alike; an unknown spelling is a
-/// deserialisation error naming the known ones).
-macro_rules! spelled {
-    ($ty:ident, $what:literal, { $( $variant:ident $( ( $($inner:tt)+ ) )? => $name:literal, )+ }) => {
-        impl $ty {
-            /// Every value, in documentation order.
-            pub const ALL: &'static [$ty] = &[$( $ty::$variant $( ( $($inner)+ ) )?, )+];
-
-            /// Every spelling, in the order of [`Self::ALL`].
-            const NAMES: &'static [&'static str] = &[$( $name, )+];
-
-            /// The stable spelling, as stored in the audit database and written in reports.
-            #[must_use]
-            pub fn as_str(&self) -> &'static str {
-                match self {
-                    $( $ty::$variant $( ( $($inner)+ ) )? => $name, )+
-                }
-            }
-
-            /// The value spelled `s`, if there is one.
-            #[must_use]
-            pub fn parse(s: &str) -> Option<$ty> {
-                match s {
-                    $( $name => Some($ty::$variant $( ( $($inner)+ ) )?), )+
-                    _ => None,
-                }
-            }
-        }
-
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl Serialize for $ty {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<$ty, D::Error> {
-                struct Spelling;
-                impl de::Visitor<'_> for Spelling {
-                    type Value = $ty;
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        f.write_str($what)
-                    }
-                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$ty, E> {
-                        $ty::parse(s).ok_or_else(|| E::unknown_variant(s, $ty::NAMES))
-                    }
-                }
-                deserializer.deserialize_str(Spelling)
-            }
-        }
-    };
-}
-pub(crate) use spelled;
+use crate::spelled::spelled;
 
 /// What kind of URL a record is about: its task's kind, without the task's scheduling details
 /// (a sitemap's index depth). `pages.kind` in the audit database and `kind` in the reports.
@@ -239,8 +179,7 @@ spelled!(FetchFailure, "a fetch failure such as `timeout` or `dns`", {
 });
 
 /// Where a link points, as recorded (not all are followed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LinkKind {
     /// `<a href>`, `<area href>`.
     Anchor,
@@ -291,50 +230,24 @@ impl LinkKind {
     pub fn is_requested(&self) -> bool {
         !matches!(self, LinkKind::OtherLink)
     }
-
-    /// The stable spelling.
-    #[must_use]
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            LinkKind::Anchor => "anchor",
-            LinkKind::Image => "image",
-            LinkKind::Script => "script",
-            LinkKind::Stylesheet => "stylesheet",
-            LinkKind::Icon => "icon",
-            LinkKind::Iframe => "iframe",
-            LinkKind::Media => "media",
-            LinkKind::OtherLink => "other_link",
-            LinkKind::SitemapEntry => "sitemap_entry",
-            LinkKind::Canonical => "canonical",
-            LinkKind::PageLink => "page_link",
-            LinkKind::Preload => "preload",
-            LinkKind::Font => "font",
-            LinkKind::CssImage => "css_image",
-        }
-    }
-
-    /// The kind spelled `s` (as [`LinkKind::as_str`] writes it), if there is one.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<LinkKind> {
-        Some(match s {
-            "anchor" => LinkKind::Anchor,
-            "image" => LinkKind::Image,
-            "script" => LinkKind::Script,
-            "stylesheet" => LinkKind::Stylesheet,
-            "icon" => LinkKind::Icon,
-            "iframe" => LinkKind::Iframe,
-            "media" => LinkKind::Media,
-            "other_link" => LinkKind::OtherLink,
-            "sitemap_entry" => LinkKind::SitemapEntry,
-            "canonical" => LinkKind::Canonical,
-            "page_link" => LinkKind::PageLink,
-            "preload" => LinkKind::Preload,
-            "font" => LinkKind::Font,
-            "css_image" => LinkKind::CssImage,
-            _ => return None,
-        })
-    }
 }
+
+spelled!(LinkKind, "a link kind such as `anchor` or `image`", {
+    Anchor => "anchor",
+    Image => "image",
+    Script => "script",
+    Stylesheet => "stylesheet",
+    Icon => "icon",
+    Iframe => "iframe",
+    Media => "media",
+    OtherLink => "other_link",
+    SitemapEntry => "sitemap_entry",
+    Canonical => "canonical",
+    PageLink => "page_link",
+    Preload => "preload",
+    Font => "font",
+    CssImage => "css_image",
+});
 
 /// A link found on a page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -566,7 +479,7 @@ mod tests {
     /// encoding, always as the bare spelling.
     fn check_spellings<T>(all: &[T], table: &[(T, &str)], as_str: fn(&T) -> &'static str, parse: fn(&str) -> Option<T>)
     where
-        T: Copy + PartialEq + fmt::Debug + fmt::Display + Serialize + for<'de> Deserialize<'de>,
+        T: Copy + PartialEq + std::fmt::Debug + std::fmt::Display + Serialize + for<'de> Deserialize<'de>,
     {
         assert_eq!(all.len(), table.len(), "every value is in the documented table");
         for (value, name) in table {

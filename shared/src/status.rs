@@ -2,9 +2,7 @@
 //! the API, the dashboard and the reports as the same enums (an unknown stored spelling is a read
 //! error, never a silent default).
 
-use crate::record::spelled;
-use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
-use std::fmt;
+use crate::spelled::spelled;
 
 /// Where an audit stands. Stored and reported as its [`as_str`](AuditStatus::as_str) spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
