@@ -1,5 +1,5 @@
 //! Which sites of the running audits are in the frontier: at most a fixed number at once
-//! ([`CrawlConfig::max_active_sites`]); the others wait in the coordinator's memory, in id order,
+//! ([`EngineConfig::max_active_sites`](crate::config::EngineConfig::max_active_sites)); the others wait in the coordinator's memory, in id order,
 //! and are seeded as sites end, taking turns between audits.
 //!
 //! Why: a seeded site costs the frontier its records (about 8 KB in Redis) and the seed script's
@@ -15,7 +15,7 @@
 //!
 //! [`Coordinator::recover`]: crate::engine::Coordinator::recover
 
-use crate::config::CrawlConfig;
+use crate::config::AuditSettings;
 use crate::seed::site_seed;
 use shoal_shared::frontier::SiteSeed;
 use shoal_shared::ids::{AuditId, SiteId};
@@ -30,7 +30,7 @@ pub use crate::config::DEFAULT_MAX_ACTIVE_SITES;
 /// One running audit's share: its settings, the sites still waiting, how many are in the frontier.
 #[derive(Debug)]
 struct AuditShare {
-    config: Arc<CrawlConfig>,
+    config: Arc<AuditSettings>,
     waiting: VecDeque<(SiteId, NormalizedUrl)>,
     active: usize,
 }
@@ -71,7 +71,7 @@ impl Admission {
 
     /// Adds sites that wait for a place (in the order given), and `active` of the audit's sites
     /// that are in the frontier already (after a restart).
-    pub fn add(&self, audit: AuditId, config: Arc<CrawlConfig>, sites: Vec<(SiteId, NormalizedUrl)>, active: usize) {
+    pub fn add(&self, audit: AuditId, config: Arc<AuditSettings>, sites: Vec<(SiteId, NormalizedUrl)>, active: usize) {
         let mut st = self.lock();
         st.active += active;
         let share =
@@ -192,7 +192,7 @@ mod tests {
     #[test]
     fn the_window_fills_in_turn_and_refills_as_sites_end() {
         let a = Admission::new(4);
-        let config = Arc::new(CrawlConfig::default());
+        let config = Arc::new(AuditSettings::default());
         a.add(AuditId(1), Arc::clone(&config), sites(1, 5), 0);
         let t = a.take();
         assert_eq!(taken_sites(&t), vec![1001, 1002, 1003, 1004]);
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn a_failed_seed_waits_again_and_an_ended_audit_frees_its_places() {
         let a = Admission::new(3);
-        let config = Arc::new(CrawlConfig::default());
+        let config = Arc::new(AuditSettings::default());
         a.add(AuditId(1), Arc::clone(&config), sites(1, 4), 0);
         let t = a.take();
         a.failed(t);

@@ -1,8 +1,10 @@
-//! The typed crawl configuration every role runs from.
+//! The coordinator's configuration: the audit defaults an API request narrows, and the engine's
+//! own settings.
 //!
 //! Built once, by the `shoal` binary, from flags, `SHOAL_*` variables, the config file and defaults
-//! (one validation for every command and for `shoal config check`); the engine and the workers only
-//! ever see this validated form, so an out-of-range value cannot reach them.
+//! (one validation for every command and for `shoal config check`), beside the workers' part
+//! ([`shoal_worker::config::WorkerConfig`]); the engine only ever sees this validated form, so an
+//! out-of-range value cannot reach it.
 
 use shoal_shared::content::{ContentLimits, MIN_NEAR_DUPLICATE_PERCENT};
 use shoal_shared::custom::{CustomRules, RuleError};
@@ -11,8 +13,7 @@ use shoal_shared::pace::{PaceError, PaceLimits};
 use shoal_shared::scope_rules::{RuleError as ScopeRuleError, ScopeRules};
 use shoal_shared::task::SiteLimits;
 use shoal_shared::wire::AuditOptions;
-use shoal_worker::crawl::CrawlSettings;
-use shoal_worker::fetch::FetchSettings;
+use shoal_worker::config::Identity;
 use std::time::Duration;
 
 /// Pages per site the browser check opens at most (`--browser-pages`, the API's `browser_pages`).
@@ -28,57 +29,54 @@ pub fn check_custom(rules: &CustomRules) -> Result<(), RuleError> {
     shoal_worker::custom::compile(rules).map(drop)
 }
 
-/// What one audit runs with besides the coordinator's settings: its limits and its rules, from
-/// the defaults narrowed by a request's options ([`crate::Coordinator::check`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What one audit runs with besides the coordinator's settings: its limits and its rules. The
+/// engine's defaults ([`EngineConfig::defaults`]) narrowed by a request's options
+/// ([`AuditSettings::narrow`]), or what a running audit was started with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AuditSettings {
     /// Per-site limits and pace.
     pub limits: SiteLimits,
-    /// Extraction and search rules.
+    /// Extraction and search rules, checked: each compiles in the worker ([`check_custom`]).
     pub custom: CustomRules,
 }
 
-/// Everything a crawl needs, validated.
+/// The coordinator engine's settings ([`crate::Coordinator::new`]).
 #[derive(Debug, Clone)]
-pub struct CrawlConfig {
-    /// Per-site limits and pace (the defaults of an audit; the API may narrow them per audit).
-    pub limits: SiteLimits,
-    /// The extraction and search rules of an audit (`--extract`, `--search`; the API's options
-    /// replace them per audit), checked: each compiles in the worker ([`check_custom`]).
-    pub custom: CustomRules,
-    /// Fetcher settings.
-    pub fetch: FetchSettings,
-    /// Extraction and robots settings.
-    pub crawl: CrawlSettings,
+pub struct EngineConfig {
+    /// The defaults of an audit (`--max-pages`, `--extract`, ...; the API may narrow them per
+    /// audit).
+    pub defaults: AuditSettings,
     /// Frontier-wide settings.
     pub frontier: FrontierSettings,
+    /// How the workers name Shoal to sites, recorded with each audit's options. The binary takes it
+    /// from the same validated flags as the workers' settings
+    /// ([`shoal_worker::config::WorkerConfig::identity`]).
+    pub identity: Identity,
     /// Sites in the frontier at once, over all running audits; the others wait their turn
     /// ([`crate::admission`]).
     pub max_active_sites: usize,
     /// How often a schedule may run at most (`shoal coordinator --schedule-min-interval`): the
     /// operator's, never an API caller's ([`crate::schedule::when`]).
-    pub schedule_min_interval: std::time::Duration,
+    pub schedule_min_interval: Duration,
 }
 
 /// Sites in the frontier at once unless configured (`--active-sites`): what admission keeps
 /// active (`crate::admission`).
 pub const DEFAULT_MAX_ACTIVE_SITES: usize = 2_000;
 
-impl Default for CrawlConfig {
+impl Default for EngineConfig {
     fn default() -> Self {
-        CrawlConfig {
-            limits: SiteLimits::default(),
-            custom: CustomRules::default(),
-            fetch: FetchSettings::default(),
-            crawl: CrawlSettings::default(),
+        EngineConfig {
+            defaults: AuditSettings::default(),
             frontier: FrontierSettings::default(),
+            identity: Identity::default(),
             max_active_sites: DEFAULT_MAX_ACTIVE_SITES,
             schedule_min_interval: crate::schedule::when::DEFAULT_MIN_INTERVAL,
         }
     }
 }
 
-impl CrawlConfig {
+impl AuditSettings {
     /// An audit's settings: these defaults narrowed by a request's options. The limits take each
     /// option given (a scope-rule list the request gives replaces the default's list, the others
     /// stay); the rules are the request's when it gives either list (then they are the audit's
@@ -130,7 +128,7 @@ impl CrawlConfig {
     }
 }
 
-/// What is wrong with an audit's options ([`CrawlConfig::narrow`]); its text is the 400 answer's.
+/// What is wrong with an audit's options ([`AuditSettings::narrow`]); its text is the 400 answer's.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum OptionError {

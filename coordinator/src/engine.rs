@@ -19,7 +19,7 @@ pub use quarantine::{QUARANTINE_READ, QUARANTINE_TIMEOUT, Verdict, judge};
 
 use crate::admission::Admission;
 use crate::aggregate::{EVENT_BATCH, lock};
-use crate::config::{AuditSettings, CrawlConfig};
+use crate::config::{AuditSettings, EngineConfig};
 use shoal_shared::frontier::{EventId, Frontier, FrontierError, SiteProgress};
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId};
 use shoal_shared::record::Event;
@@ -104,7 +104,7 @@ pub struct Coordinator<F> {
     /// lets them read beside it); `None` for an in-memory database, which has no second view.
     reader: Option<Arc<Mutex<AuditDb>>>,
     frontier: Arc<F>,
-    defaults: CrawlConfig,
+    config: EngineConfig,
     /// How audits record where they ran (`"embedded"` or `"distributed"`).
     mode: &'static str,
     /// Which running sites are in the frontier and which wait for a place.
@@ -158,7 +158,7 @@ impl<F: Frontier> Coordinator<F> {
     pub fn new(
         db: AuditDb,
         frontier: Arc<F>,
-        defaults: CrawlConfig,
+        config: EngineConfig,
         mode: &'static str,
     ) -> Result<Coordinator<F>, EngineError> {
         let mut open = HashMap::new();
@@ -169,7 +169,7 @@ impl<F: Frontier> Coordinator<F> {
                 open.insert(a.id, pending);
             }
         }
-        let defaults_active = defaults.max_active_sites;
+        let max_active = config.max_active_sites;
         let reader = if db.path() == std::path::Path::new(":memory:") {
             None
         } else {
@@ -179,10 +179,10 @@ impl<F: Frontier> Coordinator<F> {
             db: Arc::new(Mutex::new(db)),
             reader,
             frontier,
-            defaults,
+            config,
             mode,
             open: Mutex::new(open),
-            admission: Admission::new(defaults_active),
+            admission: Admission::new(max_active),
             changed: tokio::sync::Notify::new(),
             schedule_wake: tokio::sync::Notify::new(),
             forgetting: Mutex::new(HashSet::new()),
@@ -241,10 +241,10 @@ impl<F: Frontier> Coordinator<F> {
         &self.frontier
     }
 
-    /// The default crawl settings.
+    /// The engine's settings, with the defaults of an audit.
     #[must_use]
-    pub fn defaults(&self) -> &CrawlConfig {
-        &self.defaults
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
     }
 
     /// Runs `f` on the database writer in a blocking task.
@@ -289,9 +289,7 @@ impl<F: Frontier> Coordinator<F> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            let mut config = self.defaults.clone();
-            config.limits = options.limits;
-            config.custom = options.custom;
+            let config = AuditSettings { limits: options.limits, custom: options.custom };
             let pending: Vec<_> = sites.iter().filter(|s| pending.contains(&s.id)).collect();
             let ids: Vec<SiteId> = pending.iter().map(|s| s.id).collect();
             let progress = self.frontier.progress_many(&ids).await?;
@@ -352,7 +350,7 @@ impl<F: Frontier> Coordinator<F> {
         starts: Vec<NormalizedUrl>,
         limits: SiteLimits,
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
-        self.start_run(starts, AuditSettings { limits, custom: self.defaults.custom.clone() }, None).await
+        self.start_run(starts, AuditSettings { limits, custom: self.config.defaults.custom.clone() }, None).await
     }
 
     /// [`Coordinator::start`], for a run of a schedule when `run` is given: the audit is created,
@@ -368,20 +366,17 @@ impl<F: Frontier> Coordinator<F> {
         settings: AuditSettings,
         run: Option<ScheduledStart>,
     ) -> Result<(AuditId, Vec<(SiteId, NormalizedUrl)>), EngineError> {
-        let AuditSettings { limits, custom } = settings;
-        let mut config = self.defaults.clone();
+        let identity = &self.config.identity;
         let options = StoredOptions {
             version: OPTIONS_VERSION,
             starts: starts.iter().map(ToString::to_string).collect(),
-            limits: limits.clone(),
-            custom: custom.clone(),
-            user_agent: config.fetch.user_agent.clone(),
-            robots_token: config.crawl.token.as_str().to_owned(),
+            limits: settings.limits.clone(),
+            custom: settings.custom.clone(),
+            user_agent: identity.user_agent.clone(),
+            robots_token: identity.robots_token.clone(),
             mode: Some(self.mode.to_owned()),
         }
         .to_json();
-        config.limits = limits;
-        config.custom = custom;
         let (audit, sites) = self
             .write(move |db| {
                 let now = UnixMs::from(std::time::SystemTime::now());
@@ -397,7 +392,7 @@ impl<F: Frontier> Coordinator<F> {
         // Only a scheduled start finds nothing to link to (its schedule was removed meanwhile).
         let audit = audit.ok_or_else(|| EngineError::NoSchedule(run.map(|r| r.schedule).unwrap_or_default()))?;
         lock_open(&self.open).insert(audit, sites.iter().map(|(s, _)| *s).collect());
-        self.admission.add(audit, Arc::new(config), sites.clone(), 0);
+        self.admission.add(audit, Arc::new(settings), sites.clone(), 0);
         self.admit().await?;
         tracing::info!(audit = %audit, sites = sites.len(), mode = self.mode, "audit started");
         Ok((audit, sites))

@@ -14,5 +14,5 @@ pub mod local;
 pub mod schedule;
 pub mod seed;
 
-pub use config::{AuditSettings, CrawlConfig};
+pub use config::{AuditSettings, EngineConfig};
 pub use engine::{Coordinator, EngineError, Observer};

@@ -5,13 +5,14 @@
 //! the same pages and findings. Every task started here is owned by one [`JoinSet`]: an early
 //! return aborts them all.
 
-use crate::config::CrawlConfig;
+use crate::config::EngineConfig;
 use crate::engine::{Coordinator, EngineError, Observer};
 use shoal_shared::frontier::Frontier;
 use shoal_shared::frontier::embedded::EmbeddedFrontier;
 use shoal_shared::ids::{AuditId, SiteId, WorkerId};
 use shoal_shared::url::NormalizedUrl;
 use shoal_store::{AuditDb, AuditStatus};
+use shoal_worker::config::WorkerConfig;
 use shoal_worker::crawl::Crawler;
 use shoal_worker::fetch::Fetcher;
 use shoal_worker::run::WorkerSettings;
@@ -28,8 +29,10 @@ pub struct AuditRequest {
     pub starts: Vec<NormalizedUrl>,
     /// The audit database.
     pub db: PathBuf,
-    /// Crawl settings.
-    pub config: CrawlConfig,
+    /// The engine's settings and the audit's defaults.
+    pub engine: EngineConfig,
+    /// The in-process workers' settings.
+    pub worker: WorkerConfig,
     /// Fetches in flight at most.
     pub concurrency: usize,
 }
@@ -72,15 +75,15 @@ async fn run_audit_inner(
 ) -> Result<AuditOutcome, EngineError> {
     let db = AuditDb::open(&req.db)?;
     db.sync_at_checkpoints_only()?;
-    let frontier = Arc::new(EmbeddedFrontier::new(req.config.frontier));
-    let engine = Arc::new(Coordinator::new(db, Arc::clone(&frontier), req.config.clone(), "embedded")?);
-    let fetcher = Fetcher::new(req.config.fetch.clone())?;
-    let (audit, sites) = engine.start(req.starts, req.config.limits.clone()).await?;
+    let frontier = Arc::new(EmbeddedFrontier::new(req.engine.frontier));
+    let engine = Arc::new(Coordinator::new(db, Arc::clone(&frontier), req.engine.clone(), "embedded")?);
+    let fetcher = Fetcher::new(req.worker.fetch.clone())?;
+    let (audit, sites) = engine.start(req.starts, req.engine.defaults.limits.clone()).await?;
     engine.observe(make_observer(&sites));
     tracing::info!(audit = %audit, sites = sites.len(), db = %req.db.display(), "audit started");
-    let mut crawler = Crawler::new(Arc::clone(&frontier), fetcher, req.config.crawl.clone());
+    let mut crawler = Crawler::new(Arc::clone(&frontier), fetcher, req.worker.crawl.clone());
     // --browser-pages: an in-process browser worker beside the crawl workers.
-    let browser = req.config.limits.browser_pages > 0;
+    let browser = req.engine.defaults.limits.browser_pages > 0;
     if browser {
         crawler = crawler.with_browser();
     }
@@ -91,7 +94,7 @@ async fn run_audit_inner(
     let mut tasks = JoinSet::new();
     {
         let stop = stop_workers.clone();
-        let settings = WorkerSettings::new(WorkerId("local".into()), req.concurrency, req.config.frontier.lease_ttl());
+        let settings = WorkerSettings::new(WorkerId("local".into()), req.concurrency, req.engine.frontier.lease_ttl());
         tasks.spawn(async move {
             if let Err(e) = run_with_browser(crawler, settings, browser, stop).await {
                 tracing::error!(error = %e, "worker stopped with an error");

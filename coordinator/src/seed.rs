@@ -1,6 +1,6 @@
 //! What an audit queues for a site before anything is fetched.
 
-use crate::config::CrawlConfig;
+use crate::config::AuditSettings;
 use shoal_shared::frontier::SiteSeed;
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::task::{FoundVia, ProbeKind, Task, TaskKind};
@@ -11,7 +11,7 @@ use shoal_shared::url::NormalizedUrl;
 /// `http://` form of the start page), all behind the robots.txt of its hosts; and the DNS check
 /// of its domain (SPEC §9), in a lane of its own.
 #[must_use]
-pub fn site_seed(audit: AuditId, site: SiteId, start: &NormalizedUrl, config: &CrawlConfig) -> SiteSeed {
+pub fn site_seed(audit: AuditId, site: SiteId, start: &NormalizedUrl, config: &AuditSettings) -> SiteSeed {
     let mut initial = vec![Task::new(audit, site, start.clone(), TaskKind::Page, 0, FoundVia::Start)];
     // Random enough that no site has it, stable for one site so a replayed seed is the same.
     let token = xxhash_rust::xxh3::xxh3_64(format!("{audit}/{site}/{start}").as_bytes());

@@ -200,33 +200,33 @@ impl BotPage {
     /// The page for a crawl configuration.
     #[must_use]
     pub fn from_config(config: &CrawlConfig, operator: Operator) -> BotPage {
-        let pace = config.limits.pace;
+        let pace = config.engine.defaults.limits.pace;
         let mut slow = HostPace::new(pace);
         slow.enter_slow_mode(UnixMs(0));
-        let token = config.crawl.token.as_str().to_owned();
+        let token = config.worker.crawl.token.as_str().to_owned();
         BotPage {
             version: env!("CARGO_PKG_VERSION"),
-            server_pattern: server_pattern(&config.fetch.user_agent, &token),
-            user_agent: config.fetch.user_agent.clone(),
+            server_pattern: server_pattern(&config.worker.fetch.user_agent, &token),
+            user_agent: config.worker.fetch.user_agent.clone(),
             token,
             operator,
             in_flight: pace.max_in_flight(),
             gap: duration(pace.gap()),
-            ip_in_flight: config.frontier.max_in_flight_per_ip,
-            timeout: duration(config.fetch.timeout),
-            max_pages: config.limits.max_pages,
-            max_depth: config.limits.max_depth,
-            max_resources: config.limits.max_resources,
-            max_body: bytes(config.fetch.max_body),
-            max_links: config.crawl.extract.max_links,
-            follow_nofollow: config.limits.follow_nofollow,
-            check_external: config.crawl.check_external,
-            external_cache: duration(config.crawl.external_cache_ttl),
+            ip_in_flight: config.engine.frontier.max_in_flight_per_ip,
+            timeout: duration(config.worker.fetch.timeout),
+            max_pages: config.engine.defaults.limits.max_pages,
+            max_depth: config.engine.defaults.limits.max_depth,
+            max_resources: config.engine.defaults.limits.max_resources,
+            max_body: bytes(config.worker.fetch.max_body),
+            max_links: config.worker.crawl.extract.max_links,
+            follow_nofollow: config.engine.defaults.limits.follow_nofollow,
+            check_external: config.worker.crawl.check_external,
+            external_cache: duration(config.worker.crawl.external_cache_ttl),
             robots_max: bytes(ROBOTS_MAX_BYTES),
             robots_redirects: MAX_ROBOTS_REDIRECTS,
             max_redirects: MAX_REDIRECTS,
-            sitemap_max: bytes(config.crawl.sitemap.max_bytes),
-            sitemap_urls: config.crawl.sitemap.max_urls,
+            sitemap_max: bytes(config.worker.crawl.sitemap.max_bytes),
+            sitemap_urls: config.worker.crawl.sitemap.max_urls,
             sitemap_depth: MAX_SITEMAP_INDEX_DEPTH,
             max_retries: MAX_RETRIES,
             backoff: backoff_schedule().into_iter().map(duration).collect(),
@@ -287,10 +287,10 @@ pub struct GuardPage {
 impl GuardPage {
     fn from_config(config: &CrawlConfig) -> GuardPage {
         use shoal_shared::latency as l;
-        let pace = config.limits.pace;
+        let pace = config.engine.defaults.limits.pace;
         let (step_in_flight, step_gap) = l::guarded(pace.max_in_flight(), pace.gap(), 1);
         GuardPage {
-            on: config.crawl.latency_guard,
+            on: config.worker.crawl.latency_guard,
             window: l::GUARD_WINDOW,
             ratio: l::GUARD_RATIO,
             min_rise: duration(l::GUARD_MIN_RISE),
@@ -299,7 +299,7 @@ impl GuardPage {
             max_level: l::GUARD_MAX_LEVEL,
             max_factor: 1 << l::GUARD_MAX_LEVEL,
             recover: l::GUARD_RECOVER,
-            ip_step_in_flight: l::ip_cap(config.frontier.max_in_flight_per_ip, 1),
+            ip_step_in_flight: l::ip_cap(config.engine.frontier.max_in_flight_per_ip, 1),
             ip_step_gap: duration(l::ip_gap(1)),
             ip_max_gap: duration(l::ip_gap(l::GUARD_MAX_LEVEL)),
         }
@@ -332,7 +332,7 @@ fn backoff_schedule() -> Vec<Duration> {
 /// The standard probes every site gets, as [`site_seed`] makes them.
 fn standard_probes(config: &CrawlConfig) -> Vec<Probe> {
     let Ok(start) = NormalizedUrl::parse(EXAMPLE_START) else { return Vec::new() };
-    let seed = site_seed(AuditId(0), SiteId(0), &start, config);
+    let seed = site_seed(AuditId(0), SiteId(0), &start, &config.engine.defaults);
     seed.initial
         .iter()
         .filter_map(|task| {

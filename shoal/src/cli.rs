@@ -7,7 +7,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod report;
 pub use report::{BrandingArgs, FailOn, ReportArgs, ReportFormat};
-pub use shoal_coordinator::CrawlConfig;
 
 mod browser;
 mod content;
@@ -25,6 +24,7 @@ pub use options::AuditOptionArgs;
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
 pub use scope::ScopeArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
+use shoal_coordinator::{AuditSettings, EngineConfig};
 use shoal_shared::frontier::{DEFAULT_LEASE_BATCH, FrontierSettings};
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
 use shoal_shared::robots::ProductToken;
@@ -34,6 +34,7 @@ use shoal_shared::task::{
     SiteLimits,
 };
 use shoal_shared::url::NormalizedUrl;
+use shoal_worker::config::WorkerConfig;
 use shoal_worker::crawl::CrawlSettings;
 use shoal_worker::extract::ExtractCaps;
 use shoal_worker::fetch::{DEFAULT_MAX_BODY, FetchSettings};
@@ -533,6 +534,18 @@ impl CrawlArgs {
     }
 }
 
+/// Everything a crawling command runs with, validated from its crawl flags: the workers' part and
+/// the coordinator engine's part, each declared in the crate that uses it. `shoal audit` runs
+/// both; `shoal worker` the first; `shoal coordinator` the second.
+#[derive(Debug, Clone)]
+pub struct CrawlConfig {
+    /// The fetcher's and the crawler's settings.
+    pub worker: WorkerConfig,
+    /// The engine's settings and the defaults of an audit; its `identity` is the worker part's
+    /// ([`WorkerConfig::identity`]), set here, once.
+    pub engine: EngineConfig,
+}
+
 /// The one validation from raw crawl options (flags over `SHOAL_*` over the config file over
 /// defaults) to the typed settings, used by every command and by `shoal config check`.
 impl TryFrom<&CrawlArgs> for CrawlConfig {
@@ -651,16 +664,16 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
         if this.active_sites == 0 {
             return Err(ConfigError::Invalid("--active-sites must be at least 1".into()));
         }
-        Ok(CrawlConfig {
-            limits,
-            custom,
-            fetch,
-            crawl,
+        let worker = WorkerConfig { fetch, crawl };
+        let engine = EngineConfig {
+            defaults: AuditSettings { limits, custom },
             frontier,
+            identity: worker.identity(),
             max_active_sites: this.active_sites,
             // A coordinator's own setting, not a crawl flag: `shoal coordinator` sets it.
             schedule_min_interval: shoal_coordinator::schedule::when::DEFAULT_MIN_INTERVAL,
-        })
+        };
+        Ok(CrawlConfig { worker, engine })
     }
 }
 

@@ -225,6 +225,8 @@ impl ConfigFile {
     }
 }
 
+/// `Err` is the problem's message: it becomes a [`Problem`] with its line, and nothing else
+/// reads it (so a string, not an error type).
 fn check_top_key(catalogue: &Catalogue, key: &str, value: &FileValue) -> Result<(), String> {
     let mut keys: Vec<&Key> = catalogue.global(key).into_iter().collect();
     keys.extend(catalogue.commands_with(key).into_iter().filter_map(|c| catalogue.own(c, key)));
@@ -234,6 +236,7 @@ fn check_top_key(catalogue: &Catalogue, key: &str, value: &FileValue) -> Result<
     keys.into_iter().try_for_each(|k| k.flag_values(value).map(drop).map_err(|e| format!("`{key}`: {e}")))
 }
 
+/// `Err` is the problem's message, as for [`check_top_key`].
 fn check_section_key(catalogue: &Catalogue, section: &str, key: &str, value: &FileValue) -> Result<(), String> {
     if matches!(value, FileValue::Other("a table")) {
         return Err(format!("[{section}] `{key}`: sections do not nest; keys are the long flags of one command"));

@@ -86,7 +86,8 @@ pub enum ListError {
 
 /// Calls `each(line_number, entry)` for every line of `input` that is not blank or a `#` comment,
 /// trimmed, in order, reading no more than one buffer and one line ahead. Stops at the first error,
-/// `each`'s included (returned as [`ListError::Refused`] with the line number).
+/// `each`'s included (returned as [`ListError::Refused`] with the line number; `each`'s error is
+/// only text put beside that number, so a string).
 ///
 /// # Errors
 /// See [`ListError`].

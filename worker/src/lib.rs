@@ -6,6 +6,7 @@
 pub mod browser;
 pub mod charset;
 pub mod checks;
+pub mod config;
 pub mod crawl;
 pub mod css;
 pub mod custom;

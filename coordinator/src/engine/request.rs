@@ -1,7 +1,7 @@
 //! Checking a request (a submit, or a schedule's list and options): its start URLs, and the
 //! audit's settings, the coordinator's defaults narrowed by the request's options (pace, budgets,
 //! scope rules, content thresholds, extraction and search rules) by
-//! [`CrawlConfig::narrow`](crate::config::CrawlConfig::narrow).
+//! [`AuditSettings::narrow`](crate::config::AuditSettings::narrow).
 
 use super::{Coordinator, EngineError};
 use crate::config::AuditSettings;
@@ -28,7 +28,7 @@ impl<F: Frontier> Coordinator<F> {
         if list.is_empty() {
             return Err(EngineError::BadRequest("no start URL: give at least one".into()));
         }
-        let settings = self.defaults.narrow(&req.options).map_err(|e| EngineError::BadRequest(e.to_string()))?;
+        let settings = self.config.defaults.narrow(&req.options).map_err(|e| EngineError::BadRequest(e.to_string()))?;
         Ok((list.into_urls(), settings))
     }
 }

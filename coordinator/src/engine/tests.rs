@@ -18,7 +18,7 @@ async fn an_audit_whose_options_cannot_be_read_fails_on_resume_instead_of_using_
     // Valid JSON, but not options: before, this resumed with the default limits.
     let (_dir, db, audit, site) = database(r#"{"limits":{"max_pages":"many"}}"#);
     let frontier = Arc::new(EmbeddedFrontier::new(Default::default()));
-    let engine = Coordinator::new(db, Arc::clone(&frontier), CrawlConfig::default(), "embedded").expect("engine");
+    let engine = Coordinator::new(db, Arc::clone(&frontier), EngineConfig::default(), "embedded").expect("engine");
     engine.recover().await.expect("recovery goes on with the other audits");
     let a = engine.read(move |db| db.audit(audit)).await.expect("read").expect("the audit");
     assert_eq!(a.status, AuditStatus::Failed);
@@ -37,7 +37,7 @@ async fn options_stored_before_the_version_field_still_resume() {
     );
     let (_dir, db, audit, site) = database(&old);
     let frontier = Arc::new(EmbeddedFrontier::new(Default::default()));
-    let engine = Coordinator::new(db, Arc::clone(&frontier), CrawlConfig::default(), "embedded").expect("engine");
+    let engine = Coordinator::new(db, Arc::clone(&frontier), EngineConfig::default(), "embedded").expect("engine");
     engine.recover().await.expect("recovers");
     let a = engine.read(move |db| db.audit(audit)).await.expect("read").expect("the audit");
     assert_eq!((a.status, a.reason), (AuditStatus::Running, None));
@@ -49,7 +49,7 @@ async fn an_audit_stores_versioned_options_it_can_read_back() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = AuditDb::open(&dir.path().join("audit.db")).expect("db");
     let frontier = Arc::new(EmbeddedFrontier::new(Default::default()));
-    let engine = Coordinator::new(db, frontier, CrawlConfig::default(), "embedded").expect("engine");
+    let engine = Coordinator::new(db, frontier, EngineConfig::default(), "embedded").expect("engine");
     let limits = SiteLimits { max_pages: 7, ..SiteLimits::default() };
     let start = NormalizedUrl::parse("http://a.test/").expect("url");
     let (audit, _) = engine.start(vec![start], limits.clone()).await.expect("start");

@@ -90,7 +90,7 @@ pub async fn add<F: Frontier>(
     let time_zone = req.time_zone.as_deref().map_or(DEFAULT_TIME_ZONE, str::trim).to_owned();
     let spec = req.when.trim().to_owned();
     let when = When::parse(&spec, &time_zone).map_err(bad)?;
-    when.check_min(&spec, engine.defaults().schedule_min_interval, now).map_err(bad)?;
+    when.check_min(&spec, engine.config().schedule_min_interval, now).map_err(bad)?;
     let options_json = serde_json::to_string(&req.options).map_err(bad)?;
     let (urls, _) = engine.check(&SubmitRequest { urls: req.urls, options: req.options })?;
     let new = NewSchedule { name, urls: urls.iter().map(ToString::to_string).collect(), options_json, spec, time_zone };
@@ -284,7 +284,7 @@ impl<F: Frontier> Scheduler<F> {
     ) -> Result<Pass, EngineError> {
         let (ended, due) =
             self.engine.read(move |db| Ok((db.ended_schedule_runs(BATCH)?, db.due_schedules(now, BATCH)?))).await?;
-        let min = self.engine.defaults().schedule_min_interval;
+        let min = self.engine.config().schedule_min_interval;
         let mut pass = Pass {
             rows_read: ended.len() + due.len(),
             more: ended.len() >= BATCH || due.len() >= BATCH,

@@ -42,20 +42,20 @@ impl BeyondHttp {
     /// From the crawl's own settings.
     #[must_use]
     pub fn from_config(config: &CrawlConfig) -> BeyondHttp {
-        let servers = &config.fetch.dns_servers;
+        let servers = &config.worker.fetch.dns_servers;
         let resolver = if servers.is_empty() {
             "the resolver configured on the machine running the check".to_owned()
         } else {
             servers.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
         };
-        let rdap = match &config.crawl.rdap_url {
+        let rdap = match &config.worker.crawl.rdap_url {
             Some(base) => format!("the RDAP service at {base}"),
             None => {
                 format!("the registry's RDAP service, as the IANA bootstrap file {} names it", rdap::IANA_DNS_BOOTSTRAP)
             }
         };
         BeyondHttp {
-            enabled: config.limits.dns_checks,
+            enabled: config.engine.defaults.limits.dns_checks,
             resolver,
             spf_records: shoal_worker::dns::MAX_SPF_RECORDS,
             name_servers: shoal_worker::dns::NS_HOSTS_LOOKED_UP,
@@ -63,10 +63,10 @@ impl BeyondHttp {
             check_time_s: shoal_shared::domain::DNS_CHECK_TIME.as_secs(),
             dkim_selectors: DKIM_SELECTORS.join(", "),
             mta_sts_path: MTA_STS_PATH,
-            smtp: config.limits.smtp,
+            smtp: config.engine.defaults.limits.smtp,
             mail_servers: MAIL_SERVERS_CHECKED,
-            smtp_port: config.crawl.smtp_port,
-            helo_name: config.crawl.helo_name.clone(),
+            smtp_port: config.worker.crawl.smtp_port,
+            helo_name: config.worker.crawl.helo_name.clone(),
             rdap,
         }
     }

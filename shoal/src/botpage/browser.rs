@@ -21,9 +21,9 @@ impl BrowserCheck {
     #[must_use]
     pub fn from_config(config: &CrawlConfig) -> BrowserCheck {
         BrowserCheck {
-            pages: config.limits.browser_pages,
-            gap: super::duration(config.limits.pace.gap().max(BROWSER_MIN_GAP)),
-            timeout: super::duration(config.crawl.browser_timeout),
+            pages: config.engine.defaults.limits.browser_pages,
+            gap: super::duration(config.engine.defaults.limits.pace.gap().max(BROWSER_MIN_GAP)),
+            timeout: super::duration(config.worker.crawl.browser_timeout),
         }
     }
 }

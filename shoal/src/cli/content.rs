@@ -32,7 +32,7 @@ impl ContentArgs {
     /// # Errors
     /// [`ConfigError::Invalid`] naming the flag and what is wrong.
     pub fn validate(&self) -> Result<ContentLimits, ConfigError> {
-        check_percent(self.near_duplicate_percent).map_err(ConfigError::Invalid)?;
+        check_percent(self.near_duplicate_percent)?;
         Ok(ContentLimits {
             thin_page_words: self.thin_page_words,
             near_duplicate_percent: self.near_duplicate_percent,
@@ -44,11 +44,13 @@ impl ContentArgs {
 /// Checks a near-duplicate threshold (the flag's and the API's rule).
 ///
 /// # Errors
-/// What is wrong, naming the flag.
-pub fn check_percent(percent: u8) -> Result<(), String> {
+/// [`ConfigError::Invalid`] saying what is wrong, naming the flag.
+pub fn check_percent(percent: u8) -> Result<(), ConfigError> {
     if (MIN_NEAR_DUPLICATE_PERCENT..=100).contains(&percent) {
         Ok(())
     } else {
-        Err(format!("--near-duplicate-percent ({percent}) must be {MIN_NEAR_DUPLICATE_PERCENT}-100"))
+        Err(ConfigError::Invalid(format!(
+            "--near-duplicate-percent ({percent}) must be {MIN_NEAR_DUPLICATE_PERCENT}-100"
+        )))
     }
 }

@@ -1,7 +1,7 @@
 //! The per-audit options of `shoal submit` and `shoal schedule add`: what a client may set for one
 //! audit (budgets, pace, the browser check, scope rules, content thresholds, extraction and search
 //! rules), sent as the API's [`AuditOptions`]; the coordinator narrows its defaults by them
-//! (`CrawlConfig::narrow`), so they are checked there, once for every client.
+//! (`AuditSettings::narrow`), so they are checked there, once for every client.
 
 use clap::Args;
 use shoal_shared::custom::{ExtractRule, SearchRule};

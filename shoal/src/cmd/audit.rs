@@ -13,10 +13,16 @@ use tokio_util::sync::CancellationToken;
 /// # Errors
 /// Bad settings or start URLs (3), the audit database (4), anything else (1).
 pub async fn run(args: &AuditArgs, log_format: LogFormat, shutdown: CancellationToken) -> Result<Exit, Failure> {
-    let config = shoal_coordinator::CrawlConfig::try_from(&args.crawl)?;
+    let config = crate::cli::CrawlConfig::try_from(&args.crawl)?;
     let branding = crate::cmd::report::load_branding(&args.branding)?;
     let starts = crate::cli::start_urls(&args.urls, args.file.as_ref())?;
-    let req = AuditRequest { starts, db: args.db.clone(), config, concurrency: args.concurrency.max(1) };
+    let req = AuditRequest {
+        starts,
+        db: args.db.clone(),
+        engine: config.engine,
+        worker: config.worker,
+        concurrency: args.concurrency.max(1),
+    };
     let show_progress = !args.no_progress;
     let observer: shoal_coordinator::local::MakeObserver = Box::new(move |sites| {
         let names = sites.iter().map(|(id, url)| (*id, url.to_string())).collect();

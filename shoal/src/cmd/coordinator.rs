@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 /// # Errors
 /// Bad settings (3), the audit database (4), Redis or the listener (1).
 pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<Exit, Failure> {
-    let mut crawl = shoal_coordinator::CrawlConfig::try_from(&args.crawl)?;
-    crawl.schedule_min_interval = args.schedule_min_interval;
+    let mut engine = crate::cli::CrawlConfig::try_from(&args.crawl)?.engine;
+    engine.schedule_min_interval = args.schedule_min_interval;
     // Refuse to start with a token too short to keep the API and the dashboard closed.
     crate::cli::check_token(&args.token)?;
     let branding = crate::cmd::report::load_branding(&args.branding)?;
@@ -28,11 +28,11 @@ pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<
         None => None,
     };
     let db = AuditDb::open(&args.db)?;
-    let frontier = RedisFrontier::connect(&args.redis.redis, &args.redis.namespace, crawl.frontier, "coordinator")
+    let frontier = RedisFrontier::connect(&args.redis.redis, &args.redis.namespace, engine.frontier, "coordinator")
         .await
         .with_context(|| format!("connecting to Redis at {}", shoal_frontier_redis::redact(&args.redis.redis)))?;
     frontier.publish_settings().await?;
-    let engine = Arc::new(Coordinator::new(db, Arc::new(frontier), crawl, "distributed")?);
+    let engine = Arc::new(Coordinator::new(db, Arc::new(frontier), engine, "distributed")?);
     engine.recover().await?;
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("listening on {}", args.listen))?;

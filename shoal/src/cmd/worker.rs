@@ -9,8 +9,9 @@ use crate::{Exit, Failure};
 use shoal_frontier_redis::{RedisFrontier, redact};
 use shoal_shared::frontier::{FrontierError, FrontierSettings};
 use shoal_shared::ids::WorkerId;
-use shoal_worker::crawl::{CrawlSettings, Crawler};
-use shoal_worker::fetch::{FetchSettings, Fetcher, FetcherError};
+use shoal_worker::config::WorkerConfig;
+use shoal_worker::crawl::Crawler;
+use shoal_worker::fetch::{Fetcher, FetcherError};
 use shoal_worker::run::{WorkerSettings, run_with_browser};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -26,10 +27,8 @@ pub struct RedisWorker {
     pub id: String,
     /// Fetches in flight at most.
     pub concurrency: usize,
-    /// Fetcher settings.
-    pub fetch: FetchSettings,
-    /// Extraction and robots settings.
-    pub crawl: CrawlSettings,
+    /// Fetcher and crawler settings.
+    pub config: WorkerConfig,
     /// The per-IP cap and lease time to use until the coordinator's are read from Redis.
     pub frontier: FrontierSettings,
     /// Also run browser tasks (`--browser`): a second claim loop, one page at a time, that only
@@ -66,8 +65,8 @@ pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Re
         tracing::warn!("no coordinator settings in Redis yet; using this worker's own per-IP cap and lease time");
     }
     let lease_ttl = frontier.settings().lease_ttl();
-    let fetcher = Fetcher::new(w.fetch.clone())?;
-    let mut crawler = Crawler::new(Arc::new(frontier), fetcher, w.crawl.clone());
+    let fetcher = Fetcher::new(w.config.fetch.clone())?;
+    let mut crawler = Crawler::new(Arc::new(frontier), fetcher, w.config.crawl.clone());
     if w.browser {
         crawler = crawler.with_browser();
     }
@@ -84,7 +83,7 @@ pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Re
 /// # Errors
 /// Bad settings (3), Redis or the fetcher (1).
 pub async fn run(args: &WorkerArgs, shutdown: CancellationToken) -> Result<Exit, Failure> {
-    let config = shoal_coordinator::CrawlConfig::try_from(&args.crawl)?;
+    let config = crate::cli::CrawlConfig::try_from(&args.crawl)?;
     let id = args.id.clone().unwrap_or_else(|| {
         let host =
             std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_owned()).unwrap_or_else(|_| "worker".into());
@@ -95,9 +94,8 @@ pub async fn run(args: &WorkerArgs, shutdown: CancellationToken) -> Result<Exit,
         namespace: args.redis.namespace.clone(),
         id,
         concurrency: args.concurrency,
-        fetch: config.fetch,
-        crawl: config.crawl,
-        frontier: config.frontier,
+        config: config.worker,
+        frontier: config.engine.frontier,
         browser: args.browser,
     };
     let metrics = super::MetricsEndpoint::start(args.metrics_listen, shutdown.child_token());

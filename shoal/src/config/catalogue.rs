@@ -136,7 +136,7 @@ impl Key {
     }
 
     /// Runs the flag's own value parser on `value`, so a file value is refused exactly when the
-    /// flag would refuse it.
+    /// flag would refuse it. `Err` is clap's message with the allowed values: a problem's text.
     pub(super) fn parse_with_flag_parser(&self, value: &str) -> Result<(), String> {
         if self.kind == ValueKind::Switch {
             return Ok(());

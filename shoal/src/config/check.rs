@@ -91,7 +91,8 @@ fn input_failure(message: String) -> Failure {
     Failure { exit: Exit::Input, error: anyhow::Error::msg(message) }
 }
 
-/// Validates the typed settings the way the command itself does before it starts.
+/// Validates the typed settings the way the command itself does before it starts. `Err` is the
+/// message `shoal config check` prints (the errors of several types meet here, only as text).
 fn validate(cli: &Cli) -> Result<(), String> {
     let token = |t: &str| crate::cli::check_token(t).map_err(|e| e.to_string());
     match &cli.command {

@@ -109,7 +109,7 @@ fn the_page_lists_what_site_seed_requests() {
     let Command::Audit(a) = loaded.cli.command else { panic!("audit expected") };
     let cfg = a.crawl.validate().expect("defaults are valid");
     let start = NormalizedUrl::parse("https://shop.example/").expect("url");
-    let seed = site_seed(AuditId(1), SiteId(1), &start, &cfg);
+    let seed = site_seed(AuditId(1), SiteId(1), &start, &cfg.engine.defaults);
     // Every seeded probe has a line on the page; the seeded DNS check its section.
     let probes = seed.initial.iter().filter(|t| matches!(t.kind, TaskKind::Probe(_))).count();
     assert_eq!(p.probes.len(), probes);

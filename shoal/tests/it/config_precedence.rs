@@ -108,7 +108,7 @@ fn booleans_and_lists_from_the_file() {
     assert!(w.crawl.allow_private && !w.crawl.no_external);
     assert_eq!(w.crawl.resolve, ["a.test=127.0.0.1", "b.test=::1"]);
     let config = w.crawl.validate().expect("valid settings");
-    assert_eq!(config.fetch.resolve.len(), 2);
+    assert_eq!(config.worker.fetch.resolve.len(), 2);
 }
 
 #[test]
@@ -232,8 +232,8 @@ fn no_flag_key_or_variable_turns_fault_injection_on() {
             Command::Coordinator(c) => &c.crawl,
             _ => panic!("a crawling command"),
         };
-        let config = shoal_coordinator::CrawlConfig::try_from(crawl).expect("valid");
-        assert!(!config.crawl.inject_faults, "{args:?}");
+        let config = shoal::cli::CrawlConfig::try_from(crawl).expect("valid");
+        assert!(!config.worker.crawl.inject_faults, "{args:?}");
     }
 }
 
@@ -251,8 +251,8 @@ fn scope_rules_come_from_the_file_as_lists() {
     let loaded = load(&["shoal", "--config", f, "audit", "https://a.test/"]);
     let Command::Audit(a) = &loaded.cli.command else { panic!("audit expected") };
     let config = a.crawl.validate().expect("valid rules");
-    assert_eq!(config.limits.scope.exclude(), ["/cart", "/p/[0-9]{1,3},x"]);
-    assert_eq!(config.limits.scope.include(), ["/shop/"]);
-    assert_eq!(config.limits.scope.strip_query(), ["utm_*", "sid"]);
+    assert_eq!(config.engine.defaults.limits.scope.exclude(), ["/cart", "/p/[0-9]{1,3},x"]);
+    assert_eq!(config.engine.defaults.limits.scope.include(), ["/shop/"]);
+    assert_eq!(config.engine.defaults.limits.scope.strip_query(), ["utm_*", "sid"]);
     assert!(matches!(source(&loaded, "exclude"), Source::File { section: "crawl", .. }));
 }

@@ -62,7 +62,7 @@ async fn claims_wait_while_the_database_lags() {
 /// read: nothing is lost, nothing is written twice.
 #[tokio::test]
 async fn a_batch_the_database_could_not_write_is_written_later() {
-    use shoal_coordinator::{Coordinator, CrawlConfig};
+    use shoal_coordinator::{Coordinator, EngineConfig};
     use shoal_shared::finding::{Code, Finding};
     use shoal_shared::frontier::{Claim, Completion, Frontier, RobotsOutcome};
     use shoal_shared::ids::WorkerId;
@@ -75,7 +75,7 @@ async fn a_batch_the_database_could_not_write_is_written_later() {
     let path = dir.path().join("audit.db");
     let frontier = Arc::new(EmbeddedFrontier::new(Default::default()));
     let db = shoal_store::AuditDb::open(&path).expect("db");
-    let engine = Coordinator::new(db, Arc::clone(&frontier), CrawlConfig::default(), "embedded").expect("engine");
+    let engine = Coordinator::new(db, Arc::clone(&frontier), EngineConfig::default(), "embedded").expect("engine");
     let start = NormalizedUrl::parse("http://a.test/").expect("url");
     let (audit, sites) = engine.start(vec![start], SiteLimits::default()).await.expect("start");
     let site = sites[0].0;

@@ -7,7 +7,7 @@ use crate::db;
 use crate::distributed::SERIAL;
 use crate::procs::{self, Coordinator, Proc};
 use serde_json::json;
-use shoal_coordinator::{Coordinator as Engine, CrawlConfig};
+use shoal_coordinator::{AuditSettings, Coordinator as Engine, EngineConfig};
 use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::frontier::embedded::EmbeddedFrontier;
 use shoal_shared::ids::WorkerId;
@@ -143,13 +143,11 @@ async fn a_task_that_never_ends_is_dropped_and_given_up() {
     };
     let pace = shoal_shared::pace::PaceLimits::new(4, Duration::ZERO).expect("valid pace");
     let limits = SiteLimits { pace, ..SiteLimits::default() };
-    let config = CrawlConfig {
-        limits: limits.clone(),
-        fetch: fetch.clone(),
-        crawl: CrawlSettings::default(),
+    let config = EngineConfig {
+        defaults: AuditSettings { limits: limits.clone(), ..AuditSettings::default() },
         frontier: frontier_settings,
         max_active_sites: shoal_coordinator::admission::DEFAULT_MAX_ACTIVE_SITES,
-        ..CrawlConfig::default()
+        ..EngineConfig::default()
     };
     let frontier = Arc::new(EmbeddedFrontier::new(frontier_settings));
     let engine = Arc::new(

@@ -228,17 +228,16 @@ fn fault_worker_process() {
     let args: Vec<String> = serde_json::from_str(&json).expect("the worker's arguments");
     let cli = shoal::cli::Cli::try_parse_from(std::iter::once("shoal".to_owned()).chain(args)).expect("parse");
     let shoal::cli::Command::Worker(w) = cli.command else { panic!("not `shoal worker` arguments") };
-    let config = shoal_coordinator::CrawlConfig::try_from(&w.crawl).expect("valid worker settings");
-    let mut crawl = config.crawl;
-    crawl.inject_faults = true;
+    let config = shoal::cli::CrawlConfig::try_from(&w.crawl).expect("valid worker settings");
+    let mut worker_config = config.worker;
+    worker_config.crawl.inject_faults = true;
     let worker = shoal::cmd::worker::RedisWorker {
         redis: w.redis.redis.clone(),
         namespace: w.redis.namespace.clone(),
         id: w.id.clone().expect("an --id"),
         concurrency: w.concurrency,
-        fetch: config.fetch,
-        crawl,
-        frontier: config.frontier,
+        config: worker_config,
+        frontier: config.engine.frontier,
         browser: false,
     };
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();

@@ -5,7 +5,7 @@
 //! often than the coordinator's minimum is refused, and the operator's setting lowers it.
 
 use shoal_coordinator::schedule::{self, Scheduler, when::Step};
-use shoal_coordinator::{Coordinator as Engine, CrawlConfig, EngineError};
+use shoal_coordinator::{Coordinator as Engine, EngineConfig, EngineError};
 use shoal_shared::frontier::embedded::EmbeddedFrontier;
 use shoal_shared::ids::{AuditId, ScheduleId};
 use shoal_shared::time::UnixMs;
@@ -25,7 +25,7 @@ const HOUR_MS: u64 = 3_600_000;
 const REACT: Duration = Duration::from_secs(10);
 
 fn engine(db: &Path, min: Option<Duration>) -> Arc<Coordinator> {
-    let mut config = CrawlConfig::default();
+    let mut config = EngineConfig::default();
     if let Some(min) = min {
         config.schedule_min_interval = min;
     }

@@ -45,10 +45,16 @@ pub async fn audit_with_faults(hosts: &[&str], starts: &[String], extra: &[&str]
     let (args, db, dir) = audit_args(hosts, starts, extra);
     let cli = Cli::try_parse_from(&args).expect("arguments parse");
     let shoal::cli::Command::Audit(a) = cli.command else { panic!("not `shoal audit` arguments") };
-    let mut config = shoal_coordinator::CrawlConfig::try_from(&a.crawl).expect("valid settings");
-    config.crawl.inject_faults = true;
+    let mut config = shoal::cli::CrawlConfig::try_from(&a.crawl).expect("valid settings");
+    config.worker.crawl.inject_faults = true;
     let starts = shoal::cli::start_urls(&a.urls, a.file.as_ref()).expect("start URLs");
-    let req = AuditRequest { starts, db: a.db.clone(), config, concurrency: a.concurrency.max(1) };
+    let req = AuditRequest {
+        starts,
+        db: a.db.clone(),
+        engine: config.engine,
+        worker: config.worker,
+        concurrency: a.concurrency.max(1),
+    };
     let observer: MakeObserver = Box::new(|_| Arc::new(Quiet));
     let outcome = tokio::time::timeout(AUDIT_DEADLINE, run_local(req, observer, CancellationToken::new()))
         .await
