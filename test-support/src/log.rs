@@ -157,7 +157,10 @@ impl RequestLog {
             let start = ms_since(origin, r.start);
             let end = r.end.map_or_else(|| "open".to_owned(), |e| format!("{:.1}", ms_since(origin, e)));
             let status = r.status.map_or_else(|| "---".to_owned(), |s| s.to_string());
-            let _ = writeln!(out, "{start:>9.1} .. {end:>9} ms  {status} {} {} {}", r.method, r.host, r.path);
+            // Who sent it: a worker names itself at the end of its user agent ("...; w2)").
+            let by =
+                r.header("user-agent").and_then(|ua| ua.rsplit_once("; ")).map_or("", |(_, w)| w.trim_end_matches(')'));
+            let _ = writeln!(out, "{start:>9.1} .. {end:>9} ms  {status} {} {} {}  {by}", r.method, r.host, r.path);
         }
         out
     }
