@@ -554,17 +554,23 @@ impl Frontier for RedisFrontier {
         }
     }
 
-    fn hold_back(&self, lease: &Lease, until: UnixMs) -> impl Future<Output = Result<(), FrontierError>> + Send {
-        let mut inv = self.scripts.hold.call(self.keys.prefix());
-        inv.named(&params::HOLD)
+    fn depart(
+        &self,
+        lease: &Lease,
+        slot: UnixMs,
+        at: UnixMs,
+    ) -> impl Future<Output = Result<UnixMs, FrontierError>> + Send {
+        let mut inv = self.scripts.depart.call(self.keys.prefix());
+        inv.named(&params::DEPART)
             .set("host", lease.host.as_str())
-            .set("until_ms", until.0)
+            .set("slot", slot.0)
+            .set("at", at.0)
             .set("gap", lease.gap_ms)
             .done();
         let mut c = self.conn.clone();
         async move {
-            let _: i64 = inv.invoke_async(&mut c).await.map_err(store("hold back"))?;
-            Ok(())
+            let leave: u64 = inv.invoke_async(&mut c).await.map_err(store("depart"))?;
+            Ok(UnixMs(leave))
         }
     }
 

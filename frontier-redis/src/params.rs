@@ -133,8 +133,8 @@ pub const REAP: Params = args("A_REAP", &["now", "max", "ip_cap"]);
 /// `renew` (renew.lua): then the lease ids.
 pub const RENEW: Params = args("A_RENEW", &["now", "ttl", "worker"]);
 
-/// `hold` (hold.lua): the host's next start moves to at least `until_ms` + `gap` (ms).
-pub const HOLD: Params = args("A_HOLD", &["host", "until_ms", "gap"]);
+/// `depart` (depart.lua): a request given `slot` would leave at `at` (ms); `gap` the lease's.
+pub const DEPART: Params = args("A_DEPART", &["host", "slot", "at", "gap"]);
 
 /// `cancel` (cancel.lua): about `step` sites from the SSCAN `cursor`.
 pub const CANCEL: Params = args("A_CANCEL", &["audit", "cursor", "step", "now"]);
@@ -158,7 +158,7 @@ pub const ALL: &[&Params] = &[
     &TAIL_NOW,
     &REAP,
     &RENEW,
-    &HOLD,
+    &DEPART,
     &CANCEL,
     &FORGET,
 ];

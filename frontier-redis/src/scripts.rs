@@ -50,7 +50,7 @@ const STEPS: &[(&str, &str)] = &[
     ("renew", include_str!("lua/renew.lua")),
     ("claim_browser", include_str!("lua/claim_browser.lua")),
     ("queue_browser", include_str!("lua/queue_browser.lua")),
-    ("hold", include_str!("lua/hold.lua")),
+    ("depart", include_str!("lua/depart.lua")),
 ];
 
 /// The Lua files' text, the shared ones and the steps' bodies (without the generated prelude).
@@ -292,8 +292,9 @@ pub struct Scripts {
     pub claim_browser: Function,
     /// Queues a site's browser tasks after its crawl.
     pub queue_browser: Function,
-    /// Moves a host's next start for a request its worker held back.
-    pub hold: Function,
+    /// Says when a request that would leave later than its start may leave, and moves the host's
+    /// next start a gap past it.
+    pub depart: Function,
 }
 
 impl Scripts {
@@ -313,7 +314,7 @@ impl Scripts {
             renew: f("renew"),
             claim_browser: f("claim_browser"),
             queue_browser: f("queue_browser"),
-            hold: f("hold"),
+            depart: f("depart"),
         }
     }
 }

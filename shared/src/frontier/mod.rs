@@ -583,14 +583,21 @@ pub trait Frontier: Send + Sync + 'static {
         std::future::ready(Ok(true))
     }
 
-    /// The request under `lease` leaves no sooner than `until`, later than the lease's start:
-    /// the worker's own spacing held it back (its previous request to the host may have reached
-    /// the host late). The host's next start moves to at least `until` plus the lease's gap, so no
-    /// other worker's request reaches the host less than a gap after this one. Back ends whose
-    /// requests all leave from one process (whose spacing holds every request) need nothing.
-    fn hold_back(&self, lease: &Lease, until: UnixMs) -> impl Future<Output = Result<(), FrontierError>> + Send {
-        let _ = (lease, until);
-        std::future::ready(Ok(()))
+    /// The request under `lease`, given the start `slot` (the lease's, or what this answered
+    /// before), would leave at `at`, later than the slot: the worker's own spacing held it back, or
+    /// a busy machine woke it late. Answers when it may leave: `at` if no other start was given
+    /// after the slot, else no sooner than a gap after the latest one; the host's next start moves
+    /// to a gap after that answer, never earlier. So a late request never reaches the host less
+    /// than a gap from another worker's. Back ends whose requests all leave from one process
+    /// (whose spacing holds every request) answer `at` and keep nothing.
+    fn depart(
+        &self,
+        lease: &Lease,
+        slot: UnixMs,
+        at: UnixMs,
+    ) -> impl Future<Output = Result<UnixMs, FrontierError>> + Send {
+        let _ = (lease, slot);
+        std::future::ready(Ok(at))
     }
 
     /// The robots.txt state of one lane, for workers to check URLs against.

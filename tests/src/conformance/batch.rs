@@ -200,14 +200,16 @@ pub async fn an_idle_worker_gets_its_share<F: Frontier>(f: F, fair: bool) {
     assert!(matches!(next, Claim::Leased(_)), "x 1, w 2: x claims, got {next:?}");
 }
 
-/// A request its worker held back past its lease's start moves the host's next start to a gap
-/// after it (`moves`: the back end's requests leave from many processes; the embedded one's all
-/// leave from one, whose spacing already holds them, and it ignores the notice).
-pub async fn a_held_back_request_moves_the_host_clock<F: Frontier>(f: F, moves: bool) {
-    let now = site_with_pages(&f, 1, "a.test", 2, 300, 3).await;
+/// A request about to leave later than its slot asks the frontier when it may (`moves`: the back
+/// end's requests leave from many processes; the embedded one's all leave from one, whose spacing
+/// already holds them, and it answers "when you asked" and keeps nothing). Nothing started since
+/// its slot: it leaves when it asked, and the host's next start moves a gap past that. Another
+/// start given since: it leaves a gap after that one.
+pub async fn a_late_request_leaves_a_gap_from_every_other<F: Frontier>(f: F, moves: bool) {
+    let now = site_with_pages(&f, 1, "a.test", 3, 300, 4).await;
     let a = lease(&f, now).await;
     assert_eq!(no_lease(&f, now.plus(ms(299))).await, Claim::Wait(now.plus(ms(300))));
-    f.hold_back(&a, now.plus(ms(100))).await.expect("hold back");
+    assert_eq!(f.depart(&a, now, now.plus(ms(100))).await.expect("depart"), now.plus(ms(100)), "nothing since");
     if !moves {
         return;
     }
@@ -217,10 +219,19 @@ pub async fn a_held_back_request_moves_the_host_clock<F: Frontier>(f: F, moves: 
         "the request leaves at +100: the next one a gap after it"
     );
     // Never earlier than it was.
-    f.hold_back(&a, now.plus(ms(50))).await.expect("hold back");
+    f.depart(&a, now.plus(ms(100)), now.plus(ms(50))).await.expect("depart");
     assert_eq!(no_lease(&f, now.plus(ms(399))).await, Claim::Wait(now.plus(ms(400))));
     let b = lease(&f, now.plus(ms(400))).await;
     assert!(b.more.is_empty());
+    // `a` still has not left at +450 (a machine too busy to run it): `b` was given +400 since, so
+    // `a` waits for a gap after `b`, and the next start after `a` is a gap later again.
+    assert_eq!(
+        f.depart(&a, now.plus(ms(100)), now.plus(ms(450))).await.expect("depart"),
+        now.plus(ms(700)),
+        "a start was given since: a gap after it"
+    );
+    assert_eq!(no_lease(&f, now.plus(ms(700))).await, Claim::Wait(now.plus(ms(1000))));
+    assert!(matches!(f.claim(&worker(), now.plus(ms(1000))).await.expect("claim"), Claim::Leased(_)));
 }
 
 /// All the checks, on a frontier whose leases carry up to 4 tasks.
@@ -236,5 +247,5 @@ where
     a_429_in_a_batch_slows_the_host(make().await, batches).await;
     a_cancelled_audit_keeps_nothing_of_a_batch(make().await, batches).await;
     an_idle_worker_gets_its_share(make().await, batches).await;
-    a_held_back_request_moves_the_host_clock(make().await, batches).await;
+    a_late_request_leaves_a_gap_from_every_other(make().await, batches).await;
 }

@@ -195,62 +195,85 @@ impl<F: Frontier> Crawler<F> {
         result
     }
 
-    /// Waits until the host's gap has passed since this process's last request to it, and marks
-    /// the send; the gate's instant, or `None` for a host without a gap (not marked: two cache
-    /// updates per request cost `shoal audit` about 5 % of its CPU at gap 0, measured with
-    /// `bench/cpu.py`; the price is that the first answer after a gap comes into force, a 429's
-    /// slow mode, counts whole as a late departure, which holds the next request back once).
+    /// Waits until the host's gap has passed since this process's last request to it, and until
+    /// the request is on time by the frontier, then marks the send; the gate's instant, or `None`
+    /// for a host without a gap (not marked: two cache updates per request cost `shoal audit`
+    /// about 5 % of its CPU at gap 0, measured with `bench/cpu.py`; the price is that the first
+    /// answer after a gap comes into force, a 429's slow mode, counts whole as a late departure,
+    /// which holds the next request back once).
     ///
-    /// A request held back past its lease's start is announced to the frontier before the wait
-    /// ([`Frontier::hold_back`]): the frontier moved the host's next start a gap past the lease's
-    /// start, and another worker's request there would reach the host less than a gap after this
-    /// one. It is announced again when it leaves later than announced.
+    /// On time or not at all: the frontier gave the lease a start (its slot) and began the host's
+    /// gap there, so another worker may be given the next start a gap later. A request about to
+    /// leave more than [`ON_TIME`] after its slot (held back by this process's spacing, or woken
+    /// late by a busy machine: 17 ms once in CI, where another worker's request then came 283 ms
+    /// after this one at a 300 ms gap) asks the frontier first ([`Frontier::depart`]), which says
+    /// when it may leave (a gap after any start given since) and moves the host's next start a gap
+    /// past that. The ask takes time too, so the check runs again after it, at most
+    /// [`MAX_DEPART_ASKS`] times.
     async fn wait_turn(&self, lease: &Lease, gap: Duration) -> Option<Instant> {
         if gap.is_zero() {
             return None;
         }
         let host = &lease.host;
-        // The departure announced to the frontier, if any.
-        let mut told: Option<UnixMs> = None;
+        let mut slot = lease.started_at;
+        let mut asks = 0;
         loop {
             let now = Instant::now();
-            let mut wait = None;
-            // One atomic step per host: two requests of this process cannot both take the turn.
-            self.last_send.entry_by_ref(host).and_compute_with(|mark| match mark.map(|e| e.into_value()) {
-                Some(m) if m.at + gap > now => {
-                    wait = Some(m.at + gap - now);
-                    moka::ops::compute::Op::Nop
+            // This process's own spacing: its previous request to the host may have left late.
+            let local = self.last_send.get(host).map(|m| m.at + gap).filter(|t| *t > now).map(|t| t - now);
+            let leave = UnixMs::from(std::time::SystemTime::now()).plus(local.unwrap_or_default());
+            if leave > slot.plus(ON_TIME) && asks < MAX_DEPART_ASKS {
+                asks += 1;
+                slot = match self.frontier().depart(lease, slot, leave).await {
+                    Ok(at) => at,
+                    Err(e) => {
+                        // The frontier cannot say (Redis is away): leave as planned; the
+                        // process's own spacing still holds its requests apart.
+                        tracing::warn!(host = %host, error = %e, "could not tell the frontier of a late request");
+                        leave
+                    }
+                };
+                let until = slot.0.saturating_sub(UnixMs::from(std::time::SystemTime::now()).0);
+                if until > 0 {
+                    tokio::time::sleep(Duration::from_millis(until)).await;
                 }
-                Some(m) => moka::ops::compute::Op::Put(SendMark { at: now, ..m }),
-                None => moka::ops::compute::Op::Put(SendMark::new(now)),
-            });
-            let Some(d) = wait else {
-                // Leaving later than announced (a busy machine woke this task late: 40 ms once in
-                // CI, where another worker's request then came 263 ms after this one at a 300 ms
-                // gap): the frontier learns the real departure before the request goes.
-                let left = UnixMs::from(std::time::SystemTime::now());
-                if told.is_some_and(|said| left > said.plus(HOLD_BACK_NOTICE))
-                    && let Err(e) = self.frontier().hold_back(lease, left).await
-                {
-                    tracing::warn!(host = %host, error = %e, "could not move the host's next start for a late request");
-                }
-                return Some(now);
-            };
-            let until = UnixMs::from(std::time::SystemTime::now()).plus(d);
-            if told.is_none() && until > lease.started_at.plus(HOLD_BACK_NOTICE) {
-                told = Some(until);
-                if let Err(e) = self.frontier().hold_back(lease, until).await {
-                    tracing::warn!(host = %host, error = %e, "could not move the host's next start for a held-back request");
-                }
+                continue;
             }
-            tokio::time::sleep(d).await;
+            if let Some(d) = local {
+                tokio::time::sleep(d).await;
+                continue;
+            }
+            // Take the turn in one atomic step per host: two requests of this process cannot both
+            // take it; one that finds it taken meanwhile goes round again.
+            let mut taken = false;
+            self.last_send.entry_by_ref(host).and_compute_with(|mark| match mark.map(|e| e.into_value()) {
+                Some(m) if m.at + gap > now => moka::ops::compute::Op::Nop,
+                Some(m) => {
+                    taken = true;
+                    moka::ops::compute::Op::Put(SendMark { at: now, ..m })
+                }
+                None => {
+                    taken = true;
+                    moka::ops::compute::Op::Put(SendMark::new(now))
+                }
+            });
+            if taken {
+                return Some(now);
+            }
         }
     }
 }
 
-/// A request held back this much past its lease's start or more is announced to the frontier
-/// ([`Crawler::wait_turn`]); less is the scheduling jitter every request has.
-const HOLD_BACK_NOTICE: Duration = Duration::from_millis(5);
+/// How late after its slot a request may leave without asking the frontier ([`Crawler::wait_turn`]):
+/// the scheduling jitter every request has. Later than this, another worker's request given the
+/// next start could reach the host first.
+const ON_TIME: Duration = Duration::from_millis(2);
+
+/// How often one request asks the frontier when it may leave ([`Crawler::wait_turn`]) before it
+/// goes anyway: each ask moves the host's next start a gap past the answer, so a request that
+/// stays late only on the last ask's round trip; the bound keeps a machine too busy to answer in
+/// time from holding a request forever.
+const MAX_DEPART_ASKS: u32 = 4;
 
 /// A host's send mark in this process: when its last request left, as far as can be told, and the
 /// quickest answer it has given.
