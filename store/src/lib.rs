@@ -33,6 +33,7 @@ mod hreflang;
 pub mod issues;
 pub mod options;
 mod read;
+pub mod retention;
 mod schedule;
 pub mod schema;
 pub mod url_changes;
@@ -41,6 +42,7 @@ pub use content::{ContentCluster, ContentSummary};
 pub use issues::IssueCount;
 pub use options::{OPTIONS_VERSION, OptionsError, StoredOptions};
 pub use read::{FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
+pub use retention::{Prunable, Removed, Retention, Space, Verdict};
 pub use schedule::{NewSchedule, ScheduleRow, ScheduledRun};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
@@ -106,6 +108,21 @@ pub enum DbError {
         op: &'static str,
         /// What SQLite said.
         source: rusqlite::Error,
+    },
+    /// Another process held the database's lock for longer than this connection waits
+    /// ([`BUSY_TIMEOUT`] unless [`AuditDb::wait_for_locks`] changed it: a coordinator
+    /// or `shoal audit` writing to it, or a long read while a `VACUUM` waited); nothing was changed.
+    #[error(
+        "audit database {}: {op}: the database stayed busy for {waited:?} (another process, such as a running coordinator, is using it); nothing was changed, try again",
+        path.display()
+    )]
+    Busy {
+        /// The database file.
+        path: PathBuf,
+        /// What was being done.
+        op: &'static str,
+        /// How long it waited for the lock.
+        waited: Duration,
     },
     /// `options_json` given to [`AuditDb::create_audit`] is not JSON.
     #[error("audit database {}: the audit options are not valid JSON: {source}", path.display())]
@@ -265,6 +282,8 @@ pub struct AuditDb {
     /// The content thresholds of audits whose sites ended lately ([`analysis::content_limits`]):
     /// read once per audit, not once per site (an audit's options hold every start URL).
     content_limits: analysis::LimitsCache,
+    /// How long a statement waits for another connection's lock ([`BUSY_TIMEOUT`] by default).
+    wait: Duration,
 }
 
 impl AuditDb {
@@ -286,7 +305,11 @@ impl AuditDb {
         if conn.is_readonly(rusqlite::MAIN_DB).map_err(open_err)? {
             return Err(DbError::ReadOnly { path: path.to_owned() });
         }
-        // The first statement that touches the file: "file is not a database" surfaces here.
+        // A new file gives the space of pruned audits back a step at a time (`retention`); on a
+        // file that already has tables this does nothing (only a VACUUM switches it). Before the
+        // switch to WAL, which writes the new file's first page.
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;").map_err(open_err)?;
+        // The first statement that reads the file: "file is not a database" surfaces here.
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(open_err)?;
         if !mode.eq_ignore_ascii_case("wal") && path != Path::new(":memory:") {
             tracing::warn!(path = %path.display(), mode, "audit database could not switch to WAL mode; readers may wait for the writer");
@@ -294,10 +317,12 @@ impl AuditDb {
         // The schema declares its foreign keys, but this connection does not check them: every
         // write inserts the parent first (a page's site is looked up once per batch, with a typed
         // error, and a page's links are written right after the page), so each check would pass,
-        // and each cost a lookup of the parent: one per link, in the pages' primary key. Nothing
-        // in Shoal deletes audits, sites or pages, so no cascade is lost. Not toggled per batch:
-        // changing the setting expires every prepared statement.
+        // and each cost a lookup of the parent: one per link, in the pages' primary key. The one
+        // place that deletes audits, sites and pages (`retention`) deletes every child table's
+        // rows itself, so no cascade is needed. Not toggled per batch: changing the setting
+        // expires every prepared statement.
         conn.execute_batch("PRAGMA foreign_keys = OFF;").map_err(open_err)?;
+
         // Every statement of the write path and the site analysis stays prepared (rusqlite keeps
         // 16 by default, fewer than a batch and an analysis use, so they were parsed again and
         // again: a third of the CPU of a 40,000-site audit).
@@ -309,7 +334,12 @@ impl AuditDb {
         // from 240,000 to 44,000 calls with this, and the analysis from 9 % to 6 % of the CPU).
         // Shoal never runs ANALYZE, so there are no statistics for a value to be weighed against.
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true).map_err(open_err)?;
-        let mut db = AuditDb { conn, path: path.to_owned(), content_limits: analysis::LimitsCache::default() };
+        let mut db = AuditDb {
+            conn,
+            path: path.to_owned(),
+            content_limits: analysis::LimitsCache::default(),
+            wait: BUSY_TIMEOUT,
+        };
         db.migrate()?;
         Ok(db)
     }
@@ -456,7 +486,7 @@ impl AuditDb {
         if events.is_empty() {
             return Ok(());
         }
-        let AuditDb { conn, path, content_limits } = self;
+        let AuditDb { conn, path, content_limits, .. } = self;
         let tx =
             conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err(path, "begin a batch"))?;
         apply::Batch::new(&tx, path, content_limits).run(events, now)?;

@@ -61,12 +61,18 @@
 //! the URL, bit `i` the `i`-th crawler of
 //! [`AI_CRAWLERS`](shoal_shared::ai_crawlers::AI_CRAWLERS) (NULL for other kinds of URL and rows
 //! written before).
+//!
+//! Version 12 adds an index for retention (issue 40, `crate::retention`): `sites_by_start_url`
+//! (`start_url`, `audit_id`), so "which later audits audited this start URL" is a search that
+//! stops at the N-th, not a scan of every site of every audit. Files created from this version
+//! on are also in `auto_vacuum = INCREMENTAL` mode (set when the file is new, `AuditDb::open`);
+//! older files switch with one `VACUUM` (`shoal prune --vacuum`).
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -334,4 +340,9 @@ CREATE TABLE hreflang (
 const V11: &str = "
 ALTER TABLE pages ADD COLUMN extracted_json TEXT;
 ALTER TABLE pages ADD COLUMN ai_blocked INTEGER;
+";
+
+/// Version 12: the later audits of a start URL, by index (retention, see the module documentation).
+const V12: &str = "
+CREATE INDEX sites_by_start_url ON sites (start_url, audit_id);
 ";

@@ -55,6 +55,11 @@ impl LimitsCache {
         self.by_audit.insert(audit, limits);
         Ok(limits)
     }
+
+    /// Drops a deleted audit's thresholds.
+    pub(crate) fn forget(&mut self, audit: AuditId) {
+        self.by_audit.remove(&audit);
+    }
 }
 
 /// One fingerprinted page.
