@@ -13,6 +13,7 @@ use shoal_shared::pace::{PaceError, PaceLimits};
 use shoal_shared::scope_rules::{RuleError as ScopeRuleError, ScopeRules};
 use shoal_shared::task::SiteLimits;
 use shoal_shared::wire::AuditOptions;
+use shoal_store::Retention;
 use shoal_worker::config::Identity;
 use std::time::Duration;
 
@@ -58,6 +59,9 @@ pub struct EngineConfig {
     /// How often a schedule may run at most (`shoal coordinator --schedule-min-interval`): the
     /// operator's, never an API caller's ([`crate::schedule::when`]).
     pub schedule_min_interval: Duration,
+    /// Which ended audits are removed after each audit ends (`shoal coordinator --retain-audits`,
+    /// `--retain-days`; the store's one rule, [`shoal_store::retention`]). Off by default.
+    pub retention: Retention,
 }
 
 /// Sites in the frontier at once unless configured (`--active-sites`): what admission keeps
@@ -72,6 +76,7 @@ impl Default for EngineConfig {
             identity: Identity::default(),
             max_active_sites: DEFAULT_MAX_ACTIVE_SITES,
             schedule_min_interval: crate::schedule::when::DEFAULT_MIN_INTERVAL,
+            retention: Retention::default(),
         }
     }
 }

@@ -12,6 +12,7 @@
 
 mod quarantine;
 mod request;
+mod retention;
 #[cfg(test)]
 mod tests;
 
@@ -576,7 +577,8 @@ impl<F: Frontier> Coordinator<F> {
     }
 
     /// Marks a running audit ended with `status`: in the database, then out of the running set,
-    /// waking [`Coordinator::finished`]. Also what `shoal audit` calls when interrupted, after
+    /// waking [`Coordinator::finished`]; then applies the retention rule, if one is set
+    /// ([`EngineConfig::retention`]). Also what `shoal audit` calls when interrupted, after
     /// [`Coordinator::drain`] stored what was fetched.
     ///
     /// # Errors
@@ -587,6 +589,7 @@ impl<F: Frontier> Coordinator<F> {
         self.admission.remove(audit);
         self.changed.notify_waiters();
         self.schedule_wake.notify_one();
+        self.retain().await;
         Ok(())
     }
 

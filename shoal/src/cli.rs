@@ -13,6 +13,7 @@ mod content;
 mod custom;
 mod domain;
 mod options;
+mod prune;
 mod schedule;
 mod scope;
 
@@ -21,6 +22,7 @@ pub use content::ContentArgs;
 pub use custom::CustomArgs;
 pub use domain::DomainArgs;
 pub use options::AuditOptionArgs;
+pub use prune::{DEFAULT_PRUNE_WAIT_S, PruneArgs, RetainArgs};
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
 pub use scope::ScopeArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
@@ -98,6 +100,9 @@ pub enum Command {
     /// Recurring audits on a coordinator: add, list, remove.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Remove old audits from the audit database (per start URL the latest N stay, or those that
+    /// ended within DAYS), with everything they hold, and give the space back.
+    Prune(PruneArgs),
     /// Check a configuration file.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -143,6 +148,8 @@ pub enum ConfigTarget {
     Status,
     /// `shoal report`.
     Report,
+    /// `shoal prune`.
+    Prune,
     /// `shoal botpage`.
     Botpage,
 }
@@ -213,6 +220,9 @@ pub struct CoordinatorArgs {
         value_parser = shoal_coordinator::schedule::when::parse_min_interval
     )]
     pub schedule_min_interval: Duration,
+    /// Retention: old audits removed after each audit ends.
+    #[command(flatten)]
+    pub retain: RetainArgs,
     /// Defaults for submitted audits (limits and pace) and the frontier (per-IP cap, lease time).
     #[command(flatten)]
     pub crawl: CrawlArgs,
@@ -672,6 +682,8 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             max_active_sites: this.active_sites,
             // A coordinator's own setting, not a crawl flag: `shoal coordinator` sets it.
             schedule_min_interval: shoal_coordinator::schedule::when::DEFAULT_MIN_INTERVAL,
+            // Also the coordinator's own (`--retain-audits`, `--retain-days`): off here.
+            retention: shoal_store::Retention::default(),
         };
         Ok(CrawlConfig { worker, engine })
     }

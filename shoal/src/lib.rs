@@ -156,6 +156,7 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
         Command::Submit(args) => client::submit(&args, shutdown).await,
         Command::Status(args) => client::status(&args).await,
         Command::Schedule(cmd) => schedule::run(&cmd).await,
+        Command::Prune(args) => cmd::prune::run(&args),
         Command::Config(cli::ConfigCommand::Check(args)) => {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();

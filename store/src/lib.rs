@@ -292,8 +292,18 @@ impl AuditDb {
     /// # Errors
     /// [`DbError::IsDirectory`], [`DbError::Open`] (missing directory, permissions, not a database),
     /// [`DbError::ReadOnly`], [`DbError::NotAnAuditDb`], [`DbError::TooNew`], or [`DbError::Sql`] if
-    /// a migration fails; each names the path.
+    /// a migration fails, [`DbError::Busy`] if another process holds the write lock for longer
+    /// than [`BUSY_TIMEOUT`]; each names the path.
     pub fn open(path: &Path) -> Result<AuditDb, DbError> {
+        AuditDb::open_waiting(path, BUSY_TIMEOUT)
+    }
+
+    /// [`AuditDb::open`], waiting at most `wait` for another connection's lock, then and later
+    /// ([`AuditDb::wait_for_locks`]).
+    ///
+    /// # Errors
+    /// As [`AuditDb::open`].
+    pub fn open_waiting(path: &Path, wait: Duration) -> Result<AuditDb, DbError> {
         if path.is_dir() {
             return Err(DbError::IsDirectory { path: path.to_owned() });
         }
@@ -301,15 +311,19 @@ impl AuditDb {
         // No SQLITE_OPEN_URI: a file literally named `file:...` is a file, not a URI with options.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        conn.busy_timeout(wait).map_err(open_err)?;
         if conn.is_readonly(rusqlite::MAIN_DB).map_err(open_err)? {
             return Err(DbError::ReadOnly { path: path.to_owned() });
         }
-        // A new file gives the space of pruned audits back a step at a time (`retention`); on a
-        // file that already has tables this does nothing (only a VACUUM switches it). Before the
-        // switch to WAL, which writes the new file's first page.
-        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;").map_err(open_err)?;
         // The first statement that reads the file: "file is not a database" surfaces here.
+        let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0)).map_err(open_err)?;
+        // A new file gives the space of pruned audits back a step at a time (`retention`). Only
+        // on a new one (only a VACUUM switches an older file), and before the switch to WAL,
+        // which writes the first page: on a file already in the mode, setting it again writes
+        // the header, so every open would wait for another process's write lock.
+        if pages == 0 {
+            conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;").map_err(open_err)?;
+        }
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(open_err)?;
         if !mode.eq_ignore_ascii_case("wal") && path != Path::new(":memory:") {
             tracing::warn!(path = %path.display(), mode, "audit database could not switch to WAL mode; readers may wait for the writer");
@@ -334,12 +348,7 @@ impl AuditDb {
         // from 240,000 to 44,000 calls with this, and the analysis from 9 % to 6 % of the CPU).
         // Shoal never runs ANALYZE, so there are no statistics for a value to be weighed against.
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true).map_err(open_err)?;
-        let mut db = AuditDb {
-            conn,
-            path: path.to_owned(),
-            content_limits: analysis::LimitsCache::default(),
-            wait: BUSY_TIMEOUT,
-        };
+        let mut db = AuditDb { conn, path: path.to_owned(), content_limits: analysis::LimitsCache::default(), wait };
         db.migrate()?;
         Ok(db)
     }
@@ -371,7 +380,8 @@ impl AuditDb {
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(sql_err(path, "lock the database for migration"))?;
+                .map_err(retention::busy_or_sql(path, "lock the database to check its schema"))
+                .map_err(retention::waited(self.wait))?;
             let app_id: i64 = tx
                 .query_row("PRAGMA application_id", [], |r| r.get(0))
                 .map_err(sql_err(path, "read application_id"))?;

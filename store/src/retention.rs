@@ -165,7 +165,7 @@ struct Facts {
 }
 
 /// Maps a "database is busy/locked" error to [`DbError::Busy`], anything else to [`DbError::Sql`].
-fn busy_or_sql<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(rusqlite::Error) -> DbError + 'a {
+pub(crate) fn busy_or_sql<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(rusqlite::Error) -> DbError + 'a {
     move |source| match source.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
             DbError::Busy { path: path.to_owned(), op, waited: Duration::ZERO }
@@ -175,7 +175,7 @@ fn busy_or_sql<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(rusqlite::Er
 }
 
 /// Fills in how long the connection waited (the SQL helpers do not know it).
-fn waited(wait: Duration) -> impl FnOnce(DbError) -> DbError {
+pub(crate) fn waited(wait: Duration) -> impl FnOnce(DbError) -> DbError {
     move |e| match e {
         DbError::Busy { path, op, .. } => DbError::Busy { path, op, waited: wait },
         e => e,

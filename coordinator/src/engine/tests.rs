@@ -60,3 +60,57 @@ async fn an_audit_stores_versioned_options_it_can_read_back() {
     );
     assert_eq!(options.starts, ["http://a.test/"]);
 }
+
+/// Issue 40: with `--retain-audits 1` the end of an audit removes the older audits of its start
+/// URLs, never a running one, and the file gives the space back.
+#[tokio::test]
+async fn an_audit_that_ends_removes_the_older_audits_the_retention_rule_lets_go() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("audit.db");
+    let mut db = AuditDb::open(&path).expect("db");
+    let mut old = Vec::new();
+    for day in 1..=3 {
+        let a = db.create_audit("{}", UnixMs(day)).expect("audit");
+        let sites = db.add_sites(a, &["http://a.test/", "http://b.test/"]).expect("sites");
+        let events: Vec<Event> = sites
+            .iter()
+            .flat_map(|s| (0..50).map(move |i| (*s, i)))
+            .map(|(site, i)| {
+                Event::Page(Box::new(shoal_shared::record::PageRecord {
+                    audit: a,
+                    site,
+                    url: format!("http://a.test/{site}/{i}"),
+                    title: Some("x".repeat(2000)),
+                    ..Default::default()
+                }))
+            })
+            .collect();
+        db.apply(&events).expect("pages");
+        db.finish_audit(a, AuditStatus::Done, UnixMs(day + 1)).expect("end");
+        old.push(a);
+    }
+    // Another start URL's audit, still running: untouched whatever the rule.
+    let running = db.create_audit("{}", UnixMs(4)).expect("audit");
+    db.add_sites(running, &["http://c.test/"]).expect("site");
+    let frontier = Arc::new(EmbeddedFrontier::new(Default::default()));
+    let config = EngineConfig {
+        retention: shoal_store::Retention { keep_last: std::num::NonZeroU32::new(1), max_age: None },
+        ..EngineConfig::default()
+    };
+    let engine = Coordinator::new(db, frontier, config, "embedded").expect("engine");
+    let start = NormalizedUrl::parse("http://a.test/").expect("url");
+    let (latest, _) = engine.start(vec![start], SiteLimits::default()).await.expect("start");
+    // The file and its write-ahead log together: what the disk holds.
+    let len = |p: std::path::PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let size = |p: &std::path::Path| len(p.to_owned()) + len(p.with_extension("db-wal"));
+    let before = size(&path);
+    engine.end(latest, AuditStatus::Done).await.expect("end");
+    let ids = |v: Vec<AuditSummary>| v.into_iter().map(|a| a.id).collect::<Vec<_>>();
+    let left = ids(engine.read(|db| db.audits()).await.expect("list"));
+    // a.test's latest is `latest`; b.test's latest is old[2], which stays for it.
+    assert_eq!(left, vec![old[2], running, latest]);
+    assert!(size(&path) < before, "the file shrank: {} -> {}", before, size(&path));
+    // Ending another audit with nothing more to remove changes nothing.
+    let pass = engine.prune_now(UnixMs::from(std::time::SystemTime::now())).await.expect("pass");
+    assert_eq!(pass.audits, 0);
+}

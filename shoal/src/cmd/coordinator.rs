@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<Exit, Failure> {
     let mut engine = crate::cli::CrawlConfig::try_from(&args.crawl)?.engine;
     engine.schedule_min_interval = args.schedule_min_interval;
+    engine.retention = args.retain.retention()?;
     // Refuse to start with a token too short to keep the API and the dashboard closed.
     crate::cli::check_token(&args.token)?;
     let branding = crate::cmd::report::load_branding(&args.branding)?;
@@ -39,6 +40,7 @@ pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<
     tracing::info!(
         listen = %listener.local_addr().unwrap_or(args.listen), db = %args.db.display(),
         schedule_min_interval = %shoal_coordinator::schedule::when::format_span(args.schedule_min_interval),
+        retain_audits = args.retain.retain_audits, retain_days = args.retain.retain_days,
         "coordinator started"
     );
     let mut tasks = JoinSet::new();

@@ -100,6 +100,7 @@ fn validate(cli: &Cli) -> Result<(), String> {
         Sub::Coordinator(c) => {
             c.crawl.validate().map_err(|e| e.to_string())?;
             c.notify().map_err(|e| e.to_string())?;
+            c.retain.retention().map_err(|e| e.to_string())?;
             token(&c.token)
         }
         Sub::Worker(w) => w.crawl.validate().map(drop).map_err(|e| e.to_string()),
@@ -107,6 +108,7 @@ fn validate(cli: &Cli) -> Result<(), String> {
         Sub::Submit(s) => token(&s.client.token),
         Sub::Status(s) => token(&s.client.token),
         Sub::Schedule(_) => Ok(()),
+        Sub::Prune(p) => p.retention().map(drop).map_err(|e| e.to_string()),
         Sub::Report(_) | Sub::Robots(_) | Sub::Config(_) => Ok(()),
     }
 }

@@ -11,5 +11,6 @@ mod config_example;
 mod config_precedence;
 mod exit_codes;
 mod input_caps;
+mod prune;
 mod report_cli;
 mod support;

@@ -1,0 +1,87 @@
+//! Retention after each audit ends (issue 40): the coordinator's `--retain-audits` and
+//! `--retain-days`, by the store's one rule ([`shoal_store::retention`], which `shoal prune`
+//! applies too).
+//!
+//! Why on the database writer, right after an audit ends: the writer is the one connection that
+//! writes, so pruning never races the engine's own writes, and the end of an audit is when an
+//! older one may have become superfluous. Each audit is deleted in its own transaction and the
+//! free pages are given back [`RECLAIM_STEP`] at a time, so the server's other writes (a submit,
+//! a schedule) wait for one step at most. A running audit is never touched (the rule), nor an
+//! ended one whose leases the frontier still holds (a cancelled audit's fetches in flight): its
+//! late results would only be quarantined. A failure is logged and the next end tries again; it
+//! never fails the end of the audit.
+
+use super::{Coordinator, EngineError, lock_open, lock_set};
+use shoal_shared::frontier::Frontier;
+use shoal_shared::ids::AuditId;
+use shoal_shared::time::UnixMs;
+use shoal_store::retention::RECLAIM_STEP;
+use std::collections::HashSet;
+
+/// What one retention pass did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Pass {
+    /// Audits removed.
+    pub audits: u64,
+    /// Pages (fetched URLs) removed with them.
+    pub pages: u64,
+    /// Free database pages given back to the file system.
+    pub freed_pages: u64,
+}
+
+impl<F: Frontier> Coordinator<F> {
+    /// Applies the retention rule, if one is set; logs instead of failing.
+    pub(super) async fn retain(&self) {
+        if self.config.retention.is_off() {
+            return;
+        }
+        match self.prune_now(UnixMs::from(std::time::SystemTime::now())).await {
+            Ok(pass) if pass.audits > 0 => {
+                tracing::info!(
+                    audits = pass.audits,
+                    pages = pass.pages,
+                    freed_pages = pass.freed_pages,
+                    "old audits removed (retention)"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "removing old audits failed; trying again when the next audit ends"),
+        }
+    }
+
+    /// One retention pass at `now`: removes what the rule removes, then gives the free pages back.
+    ///
+    /// # Errors
+    /// The database failed (what was removed before stays removed).
+    pub async fn prune_now(&self, now: UnixMs) -> Result<Pass, EngineError> {
+        let rule = self.config.retention;
+        let candidates = self.write(move |db| db.prunable(&rule, now)).await?;
+        let busy: HashSet<AuditId> = {
+            let mut busy = lock_set(&self.forgetting).clone();
+            busy.extend(lock_open(&self.open).keys().copied());
+            busy
+        };
+        let mut pass = Pass::default();
+        for p in candidates.into_iter().filter(|p| !busy.contains(&p.audit)) {
+            let audit = p.audit;
+            if let Some(r) = self.write(move |db| db.prune_audit(audit, &rule, now)).await? {
+                tracing::info!(audit = %audit, why = ?p.why, sites = r.sites, pages = r.pages, findings = r.findings, "audit removed (retention)");
+                pass.audits += 1;
+                pass.pages += r.pages;
+            }
+        }
+        if pass.audits == 0 {
+            return Ok(pass);
+        }
+        loop {
+            let n = self.write(|db| db.reclaim(RECLAIM_STEP)).await?;
+            if n == 0 {
+                break;
+            }
+            pass.freed_pages += n;
+        }
+        // The log holds every page the deletes and the steps wrote: copy it in and truncate it.
+        self.write(|db| db.checkpoint()).await?;
+        Ok(pass)
+    }
+}
