@@ -17,6 +17,7 @@ mod retention;
 mod tests;
 
 pub use quarantine::{QUARANTINE_READ, QUARANTINE_TIMEOUT, Verdict, judge};
+pub use retention::RetentionPass;
 
 use crate::admission::Admission;
 use crate::aggregate::{EVENT_BATCH, lock};

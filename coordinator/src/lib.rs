@@ -15,4 +15,4 @@ pub mod schedule;
 pub mod seed;
 
 pub use config::{AuditSettings, EngineConfig};
-pub use engine::{Coordinator, EngineError, Observer};
+pub use engine::{Coordinator, EngineError, Observer, RetentionPass};
