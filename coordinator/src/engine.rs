@@ -119,6 +119,8 @@ pub struct Coordinator<F> {
     /// schedule is due): a schedule was added or removed, or an audit ended (a scheduled run's end
     /// is settled at once). `notify_one` keeps one wake-up for a scheduler busy at that moment.
     schedule_wake: tokio::sync::Notify,
+    /// Wakes the retention loop ([`retention`]) when an audit ended.
+    retention_wake: tokio::sync::Notify,
     /// Ended audits the frontier still holds something of (a cancelled audit's leases out):
     /// forgotten again on every reaping tick until nothing is left.
     forgetting: Mutex<HashSet<AuditId>>,
@@ -187,6 +189,7 @@ impl<F: Frontier> Coordinator<F> {
             admission: Admission::new(max_active),
             changed: tokio::sync::Notify::new(),
             schedule_wake: tokio::sync::Notify::new(),
+            retention_wake: tokio::sync::Notify::new(),
             forgetting: Mutex::new(HashSet::new()),
             observer: OnceLock::new(),
             unwritten: Mutex::new(None),
@@ -578,8 +581,8 @@ impl<F: Frontier> Coordinator<F> {
     }
 
     /// Marks a running audit ended with `status`: in the database, then out of the running set,
-    /// waking [`Coordinator::finished`]; then applies the retention rule, if one is set
-    /// ([`EngineConfig::retention`]). Also what `shoal audit` calls when interrupted, after
+    /// waking [`Coordinator::finished`], the scheduler and the retention loop (which applies
+    /// [`EngineConfig::retention`], if set). Also what `shoal audit` calls when interrupted, after
     /// [`Coordinator::drain`] stored what was fetched.
     ///
     /// # Errors
@@ -590,7 +593,7 @@ impl<F: Frontier> Coordinator<F> {
         self.admission.remove(audit);
         self.changed.notify_waiters();
         self.schedule_wake.notify_one();
-        self.retain().await;
+        self.retention_wake.notify_one();
         Ok(())
     }
 
@@ -640,7 +643,8 @@ impl<F: Frontier> Coordinator<F> {
         Ok(())
     }
 
-    /// Runs the engine's loops (aggregation; lease reaping and gauges) until `shutdown`. Failures
+    /// Runs the engine's loops (aggregation; lease reaping and gauges; retention when set) until
+    /// `shutdown`. Failures
     /// are logged and retried: a database or Redis outage pauses the work, it does not end it.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
         let mut tasks = JoinSet::new();
@@ -650,6 +654,11 @@ impl<F: Frontier> Coordinator<F> {
         let me = Arc::clone(&self);
         let stop = shutdown.clone();
         tasks.spawn(async move { me.reap_loop(stop).await });
+        if !self.config.retention.is_off() {
+            let me = Arc::clone(&self);
+            let stop = shutdown.clone();
+            tasks.spawn(async move { me.retention_loop(stop).await });
+        }
         while let Some(r) = tasks.join_next().await {
             if let Err(e) = r {
                 tracing::error!(error = %e, "a coordinator loop failed");

@@ -4,7 +4,10 @@
 //!
 //! Why on the database writer, right after an audit ends: the writer is the one connection that
 //! writes, so pruning never races the engine's own writes, and the end of an audit is when an
-//! older one may have become superfluous. Each audit is deleted in its own transaction.
+//! older one may have become superfluous. [`Coordinator::end`] wakes a loop of its own (one pass
+//! at start too, for a database that grew before the setting), so whoever ended the audit (a
+//! cancel request, the aggregator) does not wait for the pass. Each audit is deleted in its own
+//! transaction; at shutdown the pass stops between two transactions.
 //!
 //! The free pages are given back only when no audit is running, [`RECLAIM_STEP`] at a time (so
 //! the server's other writes, a submit or a schedule, wait for one step at most). Why not at
@@ -24,6 +27,7 @@ use shoal_shared::ids::AuditId;
 use shoal_shared::time::UnixMs;
 use shoal_store::retention::RECLAIM_STEP;
 use std::collections::HashSet;
+use tokio_util::sync::CancellationToken;
 
 /// What one retention pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -37,12 +41,20 @@ pub struct RetentionPass {
 }
 
 impl<F: Frontier> Coordinator<F> {
-    /// Applies the retention rule, if one is set; logs instead of failing.
-    pub(super) async fn retain(&self) {
-        if self.config.retention.is_off() {
-            return;
+    /// A retention pass at start and after each audit's end, until `stop`.
+    pub(super) async fn retention_loop(&self, stop: CancellationToken) {
+        loop {
+            self.retain(&stop).await;
+            tokio::select! {
+                () = self.retention_wake.notified() => {}
+                () = stop.cancelled() => return,
+            }
         }
-        match self.prune_now(UnixMs::from(std::time::SystemTime::now())).await {
+    }
+
+    /// Applies the retention rule; logs instead of failing.
+    async fn retain(&self, stop: &CancellationToken) {
+        match self.prune_now(UnixMs::from(std::time::SystemTime::now()), stop).await {
             Ok(pass) if pass.audits > 0 => {
                 tracing::info!(
                     audits = pass.audits,
@@ -57,12 +69,15 @@ impl<F: Frontier> Coordinator<F> {
     }
 
     /// One retention pass at `now`: removes what the rule removes, then, when no audit is
-    /// running, gives the free pages back.
+    /// running, gives the free pages back; stops between two transactions at `stop`.
     ///
     /// # Errors
     /// The database failed (what was removed before stays removed).
-    pub async fn prune_now(&self, now: UnixMs) -> Result<RetentionPass, EngineError> {
+    pub async fn prune_now(&self, now: UnixMs, stop: &CancellationToken) -> Result<RetentionPass, EngineError> {
         let rule = self.config.retention;
+        if rule.is_off() {
+            return Ok(RetentionPass::default());
+        }
         let candidates = self.write(move |db| db.prunable(&rule, now)).await?;
         let busy: HashSet<AuditId> = {
             let mut busy = lock_set(&self.forgetting).clone();
@@ -71,6 +86,9 @@ impl<F: Frontier> Coordinator<F> {
         };
         let mut pass = RetentionPass::default();
         for p in candidates.into_iter().filter(|p| !busy.contains(&p.audit)) {
+            if stop.is_cancelled() {
+                return Ok(pass);
+            }
             let audit = p.audit;
             if let Some(r) = self.write(move |db| db.prune_audit(audit, &rule, now)).await? {
                 tracing::info!(audit = %audit, why = ?p.why, sites = r.sites, pages = r.pages, findings = r.findings, "audit removed (retention)");
@@ -78,10 +96,7 @@ impl<F: Frontier> Coordinator<F> {
                 pass.pages += r.pages;
             }
         }
-        if !lock_open(&self.open).is_empty() {
-            return Ok(pass);
-        }
-        loop {
+        while lock_open(&self.open).is_empty() && !stop.is_cancelled() {
             let n = self.write(|db| db.reclaim(RECLAIM_STEP)).await?;
             if n == 0 {
                 break;

@@ -61,8 +61,20 @@ async fn an_audit_stores_versioned_options_it_can_read_back() {
     assert_eq!(options.starts, ["http://a.test/"]);
 }
 
-/// Issue 40: with `--retain-audits 1` the end of an audit removes the older audits of its start
-/// URLs, never a running one, and the file gives the space back once no audit runs.
+/// Polls `f` until it holds, for at most 10 s.
+async fn eventually(what: &str, mut f: impl AsyncFnMut() -> bool) {
+    for _ in 0..500 {
+        if f().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} did not happen within 10 s");
+}
+
+/// Issue 40: with `--retain-audits 1` the engine's loops remove, at start and whenever an audit
+/// ends, the older audits of its start URLs, never a running one; the file gives the space back
+/// once no audit runs.
 #[tokio::test]
 async fn an_audit_that_ends_removes_the_older_audits_the_retention_rule_lets_go() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -97,26 +109,32 @@ async fn an_audit_that_ends_removes_the_older_audits_the_retention_rule_lets_go(
         retention: shoal_store::Retention { keep_last: std::num::NonZeroU32::new(1), max_age: None },
         ..EngineConfig::default()
     };
-    let engine = Coordinator::new(db, frontier, config, "embedded").expect("engine");
-    let start = NormalizedUrl::parse("http://a.test/").expect("url");
-    let (latest, _) = engine.start(vec![start], SiteLimits::default()).await.expect("start");
-    // The file and its write-ahead log together: what the disk holds.
-    let len = |p: std::path::PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-    let size = |p: &std::path::Path| len(p.to_owned()) + len(p.with_extension("db-wal"));
-    engine.end(latest, AuditStatus::Done).await.expect("end");
-    let ids = |v: Vec<AuditSummary>| v.into_iter().map(|a| a.id).collect::<Vec<_>>();
-    let left = ids(engine.read(|db| db.audits()).await.expect("list"));
-    // a.test's latest is `latest`; b.test's latest is old[2], which stays for it.
-    assert_eq!(left, vec![old[2], running, latest]);
-    // While an audit runs, the free pages stay for it to fill.
+    let engine = Arc::new(Coordinator::new(db, frontier, config, "embedded").expect("engine"));
+    let starts = ["http://a.test/", "http://b.test/"].map(|u| NormalizedUrl::parse(u).expect("url"));
+    let (latest, _) = engine.start(starts.to_vec(), SiteLimits::default()).await.expect("start");
+    let stop = CancellationToken::new();
+    let mut loops = JoinSet::new();
+    loops.spawn(Arc::clone(&engine).run(stop.clone()));
+    let audits =
+        async || engine.read(|db| db.audits()).await.expect("list").into_iter().map(|a| a.id).collect::<Vec<_>>();
+    // At start: old[2] is the latest ended audit of both start URLs; the one running is not counted.
+    eventually("the pass at start", async || audits().await == vec![old[2], running, latest]).await;
+    // While audits run, the free pages stay for them to fill.
     let space = engine.read(|db| db.space()).await.expect("space");
     assert!(space.free_pages > 50, "{space:?}");
+    engine.end(latest, AuditStatus::Done).await.expect("end");
+    eventually("the pass after the end", async || audits().await == vec![running, latest]).await;
     // The last running audit ends: nothing more to remove, and the space goes back.
+    let len = |p: std::path::PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let size = |p: &std::path::Path| len(p.to_owned()) + len(p.with_extension("db-wal"));
     let before = size(&path);
     engine.end(running, AuditStatus::Cancelled).await.expect("end");
-    assert_eq!(ids(engine.read(|db| db.audits()).await.expect("list")), vec![old[2], running, latest]);
-    assert_eq!(engine.read(|db| db.space()).await.expect("space").free_pages, 0);
-    assert!(size(&path) < before, "the file shrank: {} -> {}", before, size(&path));
-    let pass = engine.prune_now(UnixMs::from(std::time::SystemTime::now())).await.expect("pass");
+    eventually("the space given back", async || engine.read(|db| db.space()).await.expect("space").free_pages == 0)
+        .await;
+    assert_eq!(audits().await, vec![running, latest]);
+    eventually("the file shrinking", async || size(&path) < before).await;
+    let pass = engine.prune_now(UnixMs::from(std::time::SystemTime::now()), &stop).await.expect("pass");
     assert_eq!(pass, RetentionPass::default(), "nothing left to do");
+    stop.cancel();
+    while loops.join_next().await.is_some() {}
 }
