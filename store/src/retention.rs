@@ -20,7 +20,9 @@
 //! through the keys of every table that holds its rows: `sites` by `sites_by_audit`, then the
 //! rows of its sites in `pages`, `links`, `findings`, `browser_pages` (screenshots) and
 //! `hreflang` by their primary keys (each begins with `site_id`), `audit_totals` and `audits` by
-//! theirs. Nothing scans a table (a test reads the query plans). Comparisons and URL changes are
+//! theirs. Judging an audit searches too: its schedule by `audits_schedule_of`, its schedule's
+//! later runs by `audits_by_schedule`, later audits of its start URLs by `sites_by_start_url`.
+//! Nothing scans a table or an index (a test reads the query plans). Comparisons and URL changes are
 //! computed from these rows when asked, so nothing else is stored per audit. The rule is checked
 //! again inside the transaction, under the write lock, so an audit another process reopened or a
 //! schedule's newest run is never deleted on a stale verdict.
@@ -202,11 +204,11 @@ fn verdict(conn: &Connection, path: &Path, f: &Facts, rule: &Retention, now: Uni
     }
     let op = "apply the retention rule";
     let id = int(f.id.0);
-    // The schedule through its index (`audits_by_schedule`: schedule, id), never the row's
-    // `schedule_id`, which is stored after the options.
+    // The schedule by the index made for it (`audits_schedule_of`, schema 12), never the row's
+    // `schedule_id`, which is stored after the options: reading it reads every start URL.
     let schedule: Option<i64> = conn
         .prepare_cached(
-            "SELECT schedule_id FROM audits INDEXED BY audits_by_schedule WHERE schedule_id IS NOT NULL AND id = ?1",
+            "SELECT schedule_id FROM audits INDEXED BY audits_schedule_of WHERE schedule_id IS NOT NULL AND id = ?1",
         )
         .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
         .map_err(busy_or_sql(path, op))?;

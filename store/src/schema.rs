@@ -64,7 +64,9 @@
 //!
 //! Version 12 adds an index for retention (issue 40, `crate::retention`): `sites_by_start_url`
 //! (`start_url`, `audit_id`), so "which later audits audited this start URL" is a search that
-//! stops at the N-th, not a scan of every site of every audit. Files created from this version
+//! stops at the N-th, not a scan of every site of every audit; and `audits_schedule_of` (partial:
+//! scheduled runs only, `id`, `schedule_id`), an audit's schedule by its id without reading its
+//! row, whose `schedule_id` is stored after the options (every start URL). Files created from this version
 //! on are also in `auto_vacuum = INCREMENTAL` mode (set when the file is new, `AuditDb::open`);
 //! older files switch with one `VACUUM` (`shoal prune --vacuum`).
 
@@ -345,4 +347,5 @@ ALTER TABLE pages ADD COLUMN ai_blocked INTEGER;
 /// Version 12: the later audits of a start URL, by index (retention, see the module documentation).
 const V12: &str = "
 CREATE INDEX sites_by_start_url ON sites (start_url, audit_id);
+CREATE INDEX audits_schedule_of ON audits (id, schedule_id) WHERE schedule_id IS NOT NULL;
 ";
