@@ -336,7 +336,8 @@ pub struct AuditArgs {
     /// lines up to 8 KiB, at most 100,000 URLs).
     #[arg(long, env = "SHOAL_FILE", value_name = "PATH")]
     pub file: Option<PathBuf>,
-    /// The audit database (SQLite), created if missing; every audit is kept in it.
+    /// The audit database (SQLite), created if missing; every audit is kept in it until `shoal
+    /// prune` removes it.
     #[arg(long, env = "SHOAL_DB", default_value = "shoal.db")]
     pub db: PathBuf,
     /// Crawl settings.
