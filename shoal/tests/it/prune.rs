@@ -145,3 +145,31 @@ fn prune_beside_another_process_holding_the_database_waits_or_fails_clearly_and_
         other.query_row("SELECT reason FROM audits WHERE id = ?1", [ids[2] as i64], |r| r.get(0)).expect("read");
     assert_eq!(reason, "second write", "the other process's commits are all there");
 }
+
+/// A file made before Shoal created files in incremental-vacuum mode keeps its free pages after a
+/// prune (and says how to shrink it); `--vacuum` shrinks it and switches it.
+#[test]
+fn an_older_file_is_told_about_vacuum_and_shrinks_with_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("shoal.db");
+    rusqlite::Connection::open(&db)
+        .and_then(|c| c.execute_batch("PRAGMA auto_vacuum = NONE; CREATE TABLE t (x); DROP TABLE t;"))
+        .expect("an old-style file");
+    database(&db);
+    let db_arg = db.to_str().expect("utf-8");
+    let size = || std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
+    let o = shoal(&["prune", "--db", db_arg, "--keep-last", "1"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("2 audit(s) removed") && text.contains("shoal prune --vacuum"), "{text}");
+    let before = size();
+    let o = shoal(&["prune", "--db", db_arg, "--vacuum"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("0 audit(s) removed") && !text.contains("note:"), "{text}");
+    assert!(size() < before / 2, "the file shrank from {before} to {}", size());
+    let mode: i64 = rusqlite::Connection::open(&db)
+        .and_then(|c| c.query_row("PRAGMA auto_vacuum", [], |r| r.get(0)))
+        .expect("mode");
+    assert_eq!(mode, 2, "incremental from now on");
+}
