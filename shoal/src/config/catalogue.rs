@@ -102,6 +102,7 @@ impl Key {
     }
 
     /// Turns a file value into the flag values it stands for, checked by the flag's own parser.
+    /// `Err` is a config problem's text (the value's kind or clap's message), as below.
     pub(super) fn flag_values(&self, value: &FileValue) -> Result<Vec<String>, String> {
         let items: Vec<&FileValue> = match value {
             FileValue::Array(items) if self.list => items.iter().collect(),
