@@ -23,8 +23,10 @@ pub mod scripts;
 mod sent;
 mod status;
 mod stream;
+mod target;
 
 pub use args::kind_code;
+pub use target::{RedisTarget, TargetError};
 
 use answers::{epoch_of, first_word, int_at, parse_claim, parse_completed};
 use keys::{EVENTS_GROUP, Keys};
@@ -137,7 +139,18 @@ impl RedisFrontier {
         settings: FrontierSettings,
         consumer: &str,
     ) -> Result<RedisFrontier, FrontierError> {
-        let client = redis::Client::open(url).map_err(store("open"))?;
+        RedisFrontier::connect_to(&RedisTarget::new(url), ns, settings, consumer).await
+    }
+
+    /// [`RedisFrontier::connect`] to a [`RedisTarget`] (a URL and, for TLS, the certificate
+    /// authority to trust).
+    pub async fn connect_to(
+        target: &RedisTarget,
+        ns: &str,
+        settings: FrontierSettings,
+        consumer: &str,
+    ) -> Result<RedisFrontier, FrontierError> {
+        let client = target.client().map_err(store("open"))?;
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_response_timeout(Some(Duration::from_secs(10)))
             .set_connection_timeout(Some(Duration::from_secs(5)))

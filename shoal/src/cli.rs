@@ -27,6 +27,7 @@ pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleR
 pub use scope::ScopeArgs;
 use shoal_coordinator::schedule::notify::NotifySettings;
 use shoal_coordinator::{AuditSettings, EngineConfig};
+use shoal_frontier_redis::RedisTarget;
 use shoal_shared::frontier::{DEFAULT_LEASE_BATCH, FrontierSettings};
 use shoal_shared::pace::{DEFAULT_MAX_IN_FLIGHT_PER_IP, PaceLimits};
 use shoal_shared::robots::ProductToken;
@@ -184,6 +185,23 @@ pub struct RedisArgs {
     /// Key namespace in Redis: one per deployment, so several can share a server.
     #[arg(long, env = "SHOAL_NAMESPACE", default_value = "default")]
     pub namespace: String,
+    /// PEM file of the certificate authority to verify a `rediss://` server against, instead of
+    /// the system's (a private CA, as managed Redis services and self-run TLS setups use).
+    #[arg(long, env = "SHOAL_REDIS_CA", value_name = "FILE")]
+    pub redis_ca: Option<PathBuf>,
+}
+
+impl RedisArgs {
+    /// The Redis server to connect to, its CA read.
+    ///
+    /// # Errors
+    /// [`ConfigError::File`] if `--redis-ca` cannot be read, [`ConfigError::Invalid`] if it is
+    /// given for a URL without TLS.
+    pub fn target(&self) -> Result<RedisTarget, ConfigError> {
+        let Some(path) = &self.redis_ca else { return Ok(RedisTarget::new(self.redis.clone())) };
+        let pem = std::fs::read(path).map_err(|error| ConfigError::File { path: path.clone(), error })?;
+        RedisTarget::with_ca(self.redis.clone(), pem).map_err(|e| ConfigError::Invalid(format!("--redis-ca: {e}")))
+    }
 }
 
 /// `shoal coordinator`.

@@ -12,6 +12,8 @@ pub struct RedisServer {
     child: Option<Child>,
     dir: tempfile::TempDir,
     extra: Vec<String>,
+    /// The TLS port and password of a server started by [`RedisServer::start_tls`].
+    tls: Option<(u16, String)>,
 }
 
 impl RedisServer {
@@ -28,9 +30,44 @@ impl RedisServer {
     /// Starts a server with extra arguments.
     pub fn start_with(extra: &[&str]) -> io::Result<RedisServer> {
         let dir = tempfile::Builder::new().prefix("shoal-redis-").tempdir()?;
-        let mut s = RedisServer { child: None, dir, extra: extra.iter().map(|a| (*a).to_owned()).collect() };
+        let mut s = RedisServer { child: None, dir, extra: extra.iter().map(|a| (*a).to_owned()).collect(), tls: None };
         s.spawn()?;
         Ok(s)
+    }
+
+    /// Starts a server that takes TCP connections only over TLS, on a free port of 127.0.0.1,
+    /// presenting the certificate and key of these PEM files, and only after `AUTH password`
+    /// (`--requirepass`); no persistence. Its unix socket stays, for readiness only.
+    pub fn start_tls(cert: &Path, key: &Path, password: &str) -> io::Result<RedisServer> {
+        let port = std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port();
+        let (port_arg, cert, key) = (port.to_string(), cert.display().to_string(), key.display().to_string());
+        let mut s = RedisServer::start_with(&[
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--bind",
+            "127.0.0.1",
+            "--tls-port",
+            &port_arg,
+            "--tls-cert-file",
+            &cert,
+            "--tls-key-file",
+            &key,
+            "--tls-auth-clients",
+            "no",
+            "--requirepass",
+            password,
+        ])?;
+        s.tls = Some((port, password.to_owned()));
+        Ok(s)
+    }
+
+    /// The `rediss://` URL of a server started by [`RedisServer::start_tls`], with its password
+    /// (`None` for the others).
+    #[must_use]
+    pub fn tls_url(&self) -> Option<String> {
+        self.tls.as_ref().map(|(port, password)| format!("rediss://:{password}@127.0.0.1:{port}/0"))
     }
 
     fn socket(&self) -> PathBuf {
@@ -131,8 +168,9 @@ fn wait_for_socket(sock: &Path, limit: Duration) -> io::Result<()> {
             if s.write_all(b"PING\r\n").is_ok() {
                 let mut buf = [0u8; 64];
                 s.set_read_timeout(Some(Duration::from_secs(1)))?;
+                // A server with a password answers that it wants one: it is up all the same.
                 if let Ok(n) = s.read(&mut buf)
-                    && buf[..n].starts_with(b"+PONG")
+                    && (buf[..n].starts_with(b"+PONG") || buf[..n].starts_with(b"-NOAUTH"))
                 {
                     return Ok(());
                 }

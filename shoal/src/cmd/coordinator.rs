@@ -29,9 +29,10 @@ pub async fn run(args: &CoordinatorArgs, shutdown: CancellationToken) -> Result<
         None => None,
     };
     let db = AuditDb::open(&args.db)?;
-    let frontier = RedisFrontier::connect(&args.redis.redis, &args.redis.namespace, engine.frontier, "coordinator")
+    let target = args.redis.target()?;
+    let frontier = RedisFrontier::connect_to(&target, &args.redis.namespace, engine.frontier, "coordinator")
         .await
-        .with_context(|| format!("connecting to Redis at {}", shoal_frontier_redis::redact(&args.redis.redis)))?;
+        .with_context(|| format!("connecting to Redis at {}", target.redacted()))?;
     frontier.publish_settings().await?;
     let engine = Arc::new(Coordinator::new(db, Arc::new(frontier), engine, "distributed")?);
     engine.recover().await?;

@@ -6,7 +6,7 @@
 
 use crate::cli::WorkerArgs;
 use crate::{Exit, Failure};
-use shoal_frontier_redis::{RedisFrontier, redact};
+use shoal_frontier_redis::{RedisFrontier, RedisTarget};
 use shoal_shared::frontier::{FrontierError, FrontierSettings};
 use shoal_shared::ids::WorkerId;
 use shoal_worker::config::WorkerConfig;
@@ -19,8 +19,8 @@ use tokio_util::sync::CancellationToken;
 /// Everything a Redis worker needs, validated.
 #[derive(Debug, Clone)]
 pub struct RedisWorker {
-    /// Redis URL (a password in it is used, and redacted in messages).
-    pub redis: String,
+    /// The Redis server (a password in its URL is used, and redacted in messages; `--redis-ca`).
+    pub redis: RedisTarget,
     /// Frontier namespace (one per deployment).
     pub namespace: String,
     /// This worker's name, in leases and logs.
@@ -59,8 +59,8 @@ pub enum WorkerError {
 /// # Errors
 /// Redis cannot be reached or fails, or the fetcher cannot be built.
 pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Result<(), WorkerError> {
-    let redis_err = |source| WorkerError::Redis { url: redact(&w.redis), source };
-    let mut frontier = RedisFrontier::connect(&w.redis, &w.namespace, w.frontier, &w.id).await.map_err(redis_err)?;
+    let redis_err = |source| WorkerError::Redis { url: w.redis.redacted(), source };
+    let mut frontier = RedisFrontier::connect_to(&w.redis, &w.namespace, w.frontier, &w.id).await.map_err(redis_err)?;
     if !frontier.load_settings().await.map_err(redis_err)? {
         tracing::warn!("no coordinator settings in Redis yet; using this worker's own per-IP cap and lease time");
     }
@@ -90,7 +90,7 @@ pub async fn run(args: &WorkerArgs, shutdown: CancellationToken) -> Result<Exit,
         format!("{host}-{}", std::process::id())
     });
     let worker = RedisWorker {
-        redis: args.redis.redis.clone(),
+        redis: args.redis.target()?,
         namespace: args.redis.namespace.clone(),
         id,
         concurrency: args.concurrency,

@@ -169,6 +169,7 @@ impl LeafSpec<'_> {
             chain: vec![cert.der().clone()],
             key: PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
             pem: cert.pem(),
+            key_pem: Some(key.serialize_pem()),
         }
     }
 }
@@ -187,18 +188,32 @@ pub struct TlsCert {
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
     pem: String,
+    /// The key as PKCS#8 PEM, for servers that read files (`redis-server --tls-key-file`); only
+    /// for keys made here.
+    key_pem: Option<String>,
 }
 
 impl Clone for TlsCert {
     fn clone(&self) -> Self {
-        TlsCert { chain: self.chain.clone(), key: self.key.clone_key(), pem: self.pem.clone() }
+        TlsCert {
+            chain: self.chain.clone(),
+            key: self.key.clone_key(),
+            pem: self.pem.clone(),
+            key_pem: self.key_pem.clone(),
+        }
     }
 }
 
 impl TlsCert {
     /// A certificate chain and key from elsewhere (`pem` is the leaf as PEM, for [`TlsCert::pem`]).
     pub fn new(chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>, pem: String) -> TlsCert {
-        TlsCert { chain, key, pem }
+        TlsCert { chain, key, pem, key_pem: None }
+    }
+
+    /// The private key as PEM, for a key made by [`LeafSpec::build`] (`None` for one given to
+    /// [`TlsCert::new`]).
+    pub fn key_pem(&self) -> Option<&str> {
+        self.key_pem.as_deref()
     }
 
     /// The leaf certificate as PEM (for trusting a self-signed leaf directly).

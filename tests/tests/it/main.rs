@@ -34,6 +34,7 @@ mod metrics;
 mod politeness;
 mod procs;
 mod quarantine;
+mod redis_tls;
 mod retention;
 mod schedule;
 mod schedule_wake;

@@ -232,7 +232,7 @@ fn fault_worker_process() {
     let mut worker_config = config.worker;
     worker_config.crawl.inject_faults = true;
     let worker = shoal::cmd::worker::RedisWorker {
-        redis: w.redis.redis.clone(),
+        redis: w.redis.target().expect("the worker's Redis"),
         namespace: w.redis.namespace.clone(),
         id: w.id.clone().expect("an --id"),
         concurrency: w.concurrency,
@@ -256,7 +256,7 @@ pub fn guarded_worker(dir: &Path, id: &str, redis: &str, ns: &str, concurrency: 
 
 /// What every test worker is started with: no DNS, `timeout_s` request timeout, 5 s leases, its
 /// own user agent ([`agent_of`]).
-fn worker_args(id: &str, redis: &str, ns: &str, concurrency: usize, timeout_s: u64) -> Vec<String> {
+pub fn worker_args(id: &str, redis: &str, ns: &str, concurrency: usize, timeout_s: u64) -> Vec<String> {
     vec![
         "worker".into(),
         "--redis".into(),
