@@ -38,6 +38,16 @@ mod schedule;
 pub mod schema;
 pub mod url_changes;
 
+/// How SQLite runs `sql` on `db`: the `detail` column of EXPLAIN QUERY PLAN, one line per step
+/// (every parameter bound to 1), for the tests that a statement searches an index.
+#[cfg(test)]
+pub(crate) fn query_plan(db: &AuditDb, sql: &str) -> Vec<String> {
+    let mut stmt = db.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).expect("explain");
+    let params = rusqlite::params_from_iter(std::iter::repeat_n(1_i64, stmt.parameter_count()));
+    let rows = stmt.query_map(params, |r| r.get::<_, String>(3)).expect("a plan");
+    rows.map(|r| r.expect("a step")).collect()
+}
+
 pub use content::{ContentCluster, ContentSummary};
 pub use issues::IssueCount;
 pub use options::{OPTIONS_VERSION, OptionsError, StoredOptions};

@@ -387,13 +387,7 @@ mod tests {
         }
     }
 
-    /// How SQLite runs `sql`: the `detail` column of EXPLAIN QUERY PLAN, one line per step.
-    fn plan(db: &AuditDb, sql: &str) -> Vec<String> {
-        let mut stmt = db.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).expect("explain");
-        let params = rusqlite::params_from_iter(std::iter::repeat_n(1_i64, stmt.parameter_count()));
-        let rows = stmt.query_map(params, |r| r.get::<_, String>(3)).expect("a plan");
-        rows.map(|r| r.expect("a step")).collect()
-    }
+    use crate::query_plan as plan;
 
     #[test]
     fn a_wake_up_reads_the_due_and_ended_schedules_by_index_not_all_of_them() {

@@ -259,13 +259,7 @@ fn pruning_removes_every_row_of_the_audit_and_nothing_of_the_others() {
     assert!(next.0 > kept.0);
 }
 
-/// How SQLite runs `sql`: the `detail` column of EXPLAIN QUERY PLAN, one line per step.
-fn plan(db: &AuditDb, sql: &str) -> Vec<String> {
-    let mut stmt = db.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).expect("explain");
-    let params = rusqlite::params_from_iter(std::iter::repeat_n(1_i64, stmt.parameter_count()));
-    let rows = stmt.query_map(params, |r| r.get::<_, String>(3)).expect("a plan");
-    rows.map(|r| r.expect("a step")).collect()
-}
+use crate::query_plan as plan;
 
 #[test]
 fn deleting_and_judging_an_audit_search_indexes_and_scan_no_table() {
