@@ -165,6 +165,13 @@ impl Admission {
         self.lock().audits.get(&audit).map_or(0, |s| s.waiting.len())
     }
 
+    /// How many of `sites` of the audit wait for a place (a site token's view of
+    /// [`Admission::waiting`]).
+    #[must_use]
+    pub fn waiting_among(&self, audit: AuditId, sites: &HashSet<SiteId>) -> usize {
+        self.lock().audits.get(&audit).map_or(0, |s| s.waiting.iter().filter(|(id, _)| sites.contains(id)).count())
+    }
+
     /// Sites in the frontier now, over all audits.
     #[must_use]
     pub fn active(&self) -> usize {

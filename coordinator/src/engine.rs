@@ -29,7 +29,9 @@ use shoal_shared::task::SiteLimits;
 use shoal_shared::time::UnixMs;
 use shoal_shared::url::NormalizedUrl;
 use shoal_shared::wire::{AuditView, SitePage, SiteView, SubmitRequest};
-use shoal_store::{AuditDb, AuditStatus, AuditSummary, DbError, OPTIONS_VERSION, SiteStatus, StoredOptions};
+use shoal_store::{
+    AuditDb, AuditStatus, AuditSummary, DbError, OPTIONS_VERSION, SiteStatus, SiteSummary, StoredOptions,
+};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -136,7 +138,7 @@ pub struct Coordinator<F> {
 /// Events read from the frontier, with the ids that acknowledge them.
 type Batch = (Vec<EventId>, Vec<Event>);
 
-fn view(a: &AuditSummary) -> AuditView {
+pub(crate) fn view(a: &AuditSummary) -> AuditView {
     AuditView {
         id: a.id.0,
         status: a.status,
@@ -444,25 +446,39 @@ impl<F: Frontier> Coordinator<F> {
             sites.truncate(limit);
             v.sites_next_after = sites.last().map(|s| s.id.0);
         }
+        v.sites = self.site_views(&sites).await?;
+        Ok(v)
+    }
+
+    /// The progress of `sites` as the API shows it: their rows, and the queued and leased counts of
+    /// the running ones in one frontier round trip.
+    pub(crate) async fn site_views(&self, sites: &[SiteSummary]) -> Result<Vec<SiteView>, EngineError> {
         let running: Vec<SiteId> = sites.iter().filter(|s| s.status != SiteStatus::Done).map(|s| s.id).collect();
         let mut progress: HashMap<SiteId, SiteProgress> = HashMap::with_capacity(running.len());
         for (id, p) in running.iter().zip(self.frontier.progress_many(&running).await?) {
             progress.insert(*id, p.unwrap_or_default());
         }
-        for s in &sites {
-            let p = progress.get(&s.id).copied().unwrap_or_default();
-            v.sites.push(SiteView {
-                id: s.id.0,
-                start_url: s.start_url.clone(),
-                status: s.status,
-                pages: s.pages,
-                urls: s.urls,
-                findings: s.findings,
-                queued: p.queued,
-                leased: p.leased,
-            });
-        }
-        Ok(v)
+        Ok(sites
+            .iter()
+            .map(|s| {
+                let p = progress.get(&s.id).copied().unwrap_or_default();
+                SiteView {
+                    id: s.id.0,
+                    start_url: s.start_url.clone(),
+                    status: s.status,
+                    pages: s.pages,
+                    urls: s.urls,
+                    findings: s.findings,
+                    queued: p.queued,
+                    leased: p.leased,
+                }
+            })
+            .collect())
+    }
+
+    /// How many of `sites` of `audit` wait for a place in the frontier.
+    pub(crate) fn waiting_among(&self, audit: AuditId, sites: &HashSet<SiteId>) -> u64 {
+        self.admission.waiting_among(audit, sites) as u64
     }
 
     /// Cancels an audit: its queues are dropped, fetches in flight finish (their results are still

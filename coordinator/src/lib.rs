@@ -13,6 +13,7 @@ pub mod engine;
 pub mod local;
 pub mod schedule;
 pub mod seed;
+pub mod tokens;
 
 pub use config::{AuditSettings, EngineConfig};
 pub use engine::{Coordinator, EngineError, Observer, RetentionPass};

@@ -1,10 +1,12 @@
-//! Who may use the coordinator: the one bearer token, checked in one place for the API and the
-//! dashboard, and the dashboard's login sessions and login throttle.
+//! Who may use the coordinator: the admin bearer token, checked in one place for the API and the
+//! dashboard, the scoped API tokens' rules ([`access`]), and the dashboard's login sessions and
+//! login throttle. The dashboard takes the admin token only.
 //!
 //! The API takes `Authorization: Bearer <token>` only; the dashboard also takes a session cookie
 //! set by its login form ([`session`]), whose attempts are throttled ([`throttle`]). Comparisons
 //! of secrets run in time that does not depend on how much of the secret was guessed.
 
+pub mod access;
 pub mod session;
 pub mod throttle;
 
@@ -63,14 +65,15 @@ pub fn same(given: &[u8], want: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
+/// The value of `Authorization: Bearer <value>`, if the header has that form.
+pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "))
+}
+
 /// Whether `headers` carry `Authorization: Bearer <token>` (constant-time; an empty `token` never
 /// matches). Shared with the dashboard, which also accepts the header.
 pub fn bearer_ok(headers: &axum::http::HeaderMap, token: &str) -> bool {
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
+    let given = bearer(headers).unwrap_or("");
     !token.is_empty() && same(given.as_bytes(), token.as_bytes())
 }
 

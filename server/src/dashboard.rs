@@ -7,6 +7,8 @@
 //!   (`templates/dashboard/`), with one stylesheet served by the coordinator itself and no script.
 //!   "Live" is a `<meta http-equiv="refresh">` on pages that show a running audit, so the dashboard
 //!   works in any browser, behind any proxy, offline.
+//! - **The admin token only.** Scoped API tokens (`shoal token`) are refused with 403 and a
+//!   message saying so, whether sent as a bearer header or typed into the login form.
 //! - **The same secret as the API.** A request is let in with `Authorization: Bearer <token>`
 //!   (scripts, `curl`) or with a session cookie that the login form sets after checking the token
 //!   in constant time. The cookie holds a random session id, never the token, and is `HttpOnly;
@@ -180,7 +182,15 @@ impl<F: Frontier> Dash<F> {
 
     /// Checks `given` (the login form's token) from `client`, unless the throttle refuses the
     /// attempt first, and, if right, starts a session and redirects to `next`.
-    fn login(&self, headers: &HeaderMap, client: Option<SocketAddr>, given: &str, next: String) -> Response {
+    /// `scoped`: `given` is a scoped API token's secret, refused with 403 and a message saying so.
+    fn login(
+        &self,
+        headers: &HeaderMap,
+        client: Option<SocketAddr>,
+        given: &str,
+        scoped: bool,
+        next: String,
+    ) -> Response {
         let ip = client.map(|c| c.ip());
         if let Err(limited) = self.throttle.attempt(ip, Instant::now()) {
             // Not a warning each: a guesser would fill the log. The failures that led here were.
@@ -192,7 +202,12 @@ impl<F: Frontier> Dash<F> {
             );
             return throttled(next, limited);
         }
-        if self.token.is_empty() || !same(given.as_bytes(), self.token.as_bytes()) {
+        let right = !self.token.is_empty() && same(given.as_bytes(), self.token.as_bytes());
+        if !right && scoped {
+            tracing::warn!(client = ?ip, "dashboard login with a scoped API token");
+            return login_form(StatusCode::FORBIDDEN, next, Some(SCOPED_TOKEN.into()));
+        }
+        if !right {
             tracing::warn!(client = ?ip, "dashboard login with a wrong token");
             return login_form(StatusCode::UNAUTHORIZED, next, Some("Wrong token.".into()));
         }
@@ -250,14 +265,32 @@ fn see_other(location: &str, cookie: Option<String>) -> Response {
     resp
 }
 
-/// Lets a request in with the bearer header or a session; sends a browser without either to the
-/// login form (GET) or answers 401 (anything else).
+/// What the dashboard answers a scoped API token (`shoal token`): it takes the admin token only.
+const SCOPED_TOKEN: &str = "The dashboard accepts only the coordinator's admin token. This is an API token with a \
+     scope (read, submit or site): use it with the JSON API under /v1/.";
+
+/// Whether `given` is a scoped API token's secret (the dashboard refuses those with 403, not as a
+/// wrong token). A failed lookup counts as no.
+async fn is_scoped<F: Frontier>(d: &Dash<F>, given: Option<&str>) -> bool {
+    let Some(given) = given.filter(|g| !g.is_empty()) else { return false };
+    match shoal_coordinator::tokens::authenticate(&d.engine, given.to_owned()).await {
+        Ok(found) => found.is_some(),
+        Err(e) => {
+            tracing::error!(error = %e, "looking up an API token failed");
+            false
+        }
+    }
+}
+
+/// Lets a request in with the bearer header or a session; answers a scoped API token 403, and
+/// sends a browser without either to the login form (GET) or answers 401 (anything else).
 async fn require_login<F: Frontier>(State(d): State<Dash<F>>, mut req: Request, next: Next) -> Response {
     match d.authenticate(req.headers()) {
         Some(auth) => {
             req.extensions_mut().insert(auth);
             next.run(req).await
         }
+        None if is_scoped(&d, crate::auth::bearer(req.headers())).await => message(StatusCode::FORBIDDEN, SCOPED_TOKEN),
         None if req.method() == Method::GET || req.method() == Method::HEAD => {
             let here = req.uri().path_and_query().map_or("/ui/", |p| p.as_str());
             let next: String = url::form_urlencoded::byte_serialize(safe_next(Some(here)).as_bytes()).collect();
@@ -403,7 +436,8 @@ async fn login_submit<F: Frontier>(
         return refused();
     }
     let client = peer.map(|Extension(ConnectInfo(addr))| addr);
-    d.login(&headers, client, &form.token, safe_next(form.next.as_deref()))
+    let scoped = is_scoped(&d, Some(&form.token)).await;
+    d.login(&headers, client, &form.token, scoped, safe_next(form.next.as_deref()))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -504,7 +538,7 @@ async fn cancel<F: Frontier>(
 
 /// A report page under its own policy: the report's meta policy copied into the header, plus what
 /// a meta element cannot say.
-fn report_page(body: Vec<u8>) -> Response {
+pub(crate) fn report_page(body: Vec<u8>) -> Response {
     let policy = meta_csp(&body)
         .map(|p| format!("{p}; {REPORT_CSP_EXTRA}"))
         .and_then(|p| HeaderValue::from_str(&p).ok())

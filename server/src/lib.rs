@@ -30,6 +30,9 @@ pub enum ServerError {
     /// The request itself is wrong (400).
     #[error("{0}")]
     BadRequest(String),
+    /// What the request names does not exist, or not for its token (404).
+    #[error("{0}")]
+    NotFound(String),
     /// The engine refused or failed (400, 404 or 500 by its kind).
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -47,9 +50,9 @@ impl IntoResponse for ServerError {
             ServerError::BadRequest(m) | ServerError::Engine(EngineError::BadRequest(m)) => {
                 (StatusCode::BAD_REQUEST, m.clone())
             }
-            ServerError::Engine(EngineError::NotFound(_) | EngineError::NoSchedule(_)) => {
-                (StatusCode::NOT_FOUND, self.to_string())
-            }
+            ServerError::Engine(EngineError::NotFound(_) | EngineError::NoSchedule(_))
+            | ServerError::NotFound(_)
+            | ServerError::Report(ReportError::UnknownSite { .. }) => (StatusCode::NOT_FOUND, self.to_string()),
             _ => {
                 tracing::error!(error = %self, "API request failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error; see the coordinator's log".to_owned())

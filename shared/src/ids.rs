@@ -32,6 +32,11 @@ int_id!(
     LeaseId
 );
 int_id!(
+    /// One API token with a scope (`shoal token`). Assigned by the audit database and never
+    /// reused, so a removed token's id never names a new one.
+    TokenId
+);
+int_id!(
     /// One recurring audit: a list of start URLs, options and when to run them. Assigned by the
     /// audit database and never reused, so an audit's link to its schedule outlives the schedule.
     ScheduleId

@@ -25,5 +25,6 @@ pub mod starts;
 pub mod status;
 pub mod task;
 pub mod time;
+pub mod token;
 pub mod url;
 pub mod wire;

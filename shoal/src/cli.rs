@@ -16,6 +16,7 @@ mod options;
 mod prune;
 mod schedule;
 mod scope;
+mod token;
 
 pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
 pub use content::ContentArgs;
@@ -45,6 +46,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+pub use token::{ScopeName, TokenAddArgs, TokenCommand, TokenListArgs, TokenRemoveArgs};
 
 /// Shoal: a polite website-audit crawler.
 #[derive(Debug, Parser)]
@@ -104,6 +106,9 @@ pub enum Command {
     /// Remove old audits from the audit database (per start URL the latest N stay, or those that
     /// ended within DAYS), with everything they hold, and give the space back.
     Prune(PruneArgs),
+    /// API tokens with scopes (read, submit, site) in the audit database: add, list, remove.
+    #[command(subcommand)]
+    Token(TokenCommand),
     /// Check a configuration file.
     #[command(subcommand)]
     Config(ConfigCommand),

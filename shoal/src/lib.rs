@@ -157,6 +157,7 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
         Command::Status(args) => client::status(&args).await,
         Command::Schedule(cmd) => schedule::run(&cmd).await,
         Command::Prune(args) => cmd::prune::run(&args),
+        Command::Token(cmd) => cmd::token::run(&cmd),
         Command::Config(cli::ConfigCommand::Check(args)) => {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();

@@ -36,6 +36,7 @@ mod read;
 pub mod retention;
 mod schedule;
 pub mod schema;
+pub mod tokens;
 pub mod url_changes;
 
 /// How SQLite runs `sql` on `db`: the `detail` column of EXPLAIN QUERY PLAN, one line per step
@@ -54,6 +55,7 @@ pub use options::{OPTIONS_VERSION, OptionsError, StoredOptions};
 pub use read::{FINAL_URL_MAX_HOPS, FindingRow, LinkRow, PageRow, SeverityCounts, SiteStats, StatusClasses};
 pub use retention::{Prunable, Removed, Retention, Space, Verdict};
 pub use schedule::{NewSchedule, ScheduleRow, ScheduledRun};
+pub use tokens::{AddTokenError, Secret, TokenRow};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use shoal_shared::ids::{AuditId, SiteId};

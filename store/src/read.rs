@@ -210,7 +210,7 @@ pub(super) fn audits(conn: &Connection, path: &Path, only: Option<AuditId>) -> R
     Ok(out)
 }
 
-fn site_from_row(r: &Row<'_>, path: &Path) -> Result<SiteSummary, DbError> {
+pub(crate) fn site_from_row(r: &Row<'_>, path: &Path) -> Result<SiteSummary, DbError> {
     let op = "read sites";
     let get = |i: usize| r.get::<_, i64>(i).map(uint).map_err(sql_err(path, op));
     let status: String = r.get(3).map_err(sql_err(path, op))?;
@@ -228,7 +228,7 @@ fn site_from_row(r: &Row<'_>, path: &Path) -> Result<SiteSummary, DbError> {
     })
 }
 
-const SITE_COLUMNS: &str = "id, audit_id, start_url, status, pages, urls, findings, done_at_ms";
+pub(crate) const SITE_COLUMNS: &str = "id, audit_id, start_url, status, pages, urls, findings, done_at_ms";
 
 pub(super) fn sites(conn: &Connection, path: &Path, audit: AuditId) -> Result<Vec<SiteSummary>, DbError> {
     let op = "read sites";

@@ -69,12 +69,18 @@
 //! row, whose `schedule_id` is stored after the options (every start URL). Files created from this version
 //! on are also in `auto_vacuum = INCREMENTAL` mode (set when the file is new, `AuditDb::open`);
 //! older files switch with one `VACUUM` (`shoal prune --vacuum`).
+//!
+//! Version 13 adds API tokens with scopes (issue 40, `crate::tokens`): `tokens`, key `id` (never
+//! reused), `name`, `scope` (`read`, `submit`, `site`), `hosts_json` (a site token's hosts, at least
+//! one; `[]` for the others, which a CHECK holds to), `secret_sha256` (the SHA-256 of the secret,
+//! 32 bytes, unique: what a request is looked up by; the secret itself is never stored) and
+//! `created_at_ms`.
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -348,4 +354,18 @@ ALTER TABLE pages ADD COLUMN ai_blocked INTEGER;
 const V12: &str = "
 CREATE INDEX sites_by_start_url ON sites (start_url, audit_id);
 CREATE INDEX audits_schedule_of ON audits (id, schedule_id) WHERE schedule_id IS NOT NULL;
+";
+
+/// Version 13: API tokens with scopes, stored by the hash of their secret (see the module
+/// documentation and `crate::tokens`).
+const V13: &str = "
+CREATE TABLE tokens (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    name          TEXT NOT NULL,
+    scope         TEXT NOT NULL CHECK (scope IN ('read', 'submit', 'site')),
+    hosts_json    TEXT NOT NULL,
+    secret_sha256 BLOB NOT NULL UNIQUE CHECK (length(secret_sha256) = 32),
+    created_at_ms INTEGER NOT NULL,
+    CHECK ((scope = 'site') = (hosts_json <> '[]'))
+) STRICT;
 ";

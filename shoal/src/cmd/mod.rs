@@ -5,6 +5,7 @@ pub mod coordinator;
 pub mod prune;
 pub mod report;
 pub mod robots;
+pub mod token;
 pub mod worker;
 
 /// This process's `/metrics` endpoint (`--metrics-listen`) for `shoal audit` and `shoal worker`:

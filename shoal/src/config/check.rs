@@ -107,7 +107,7 @@ fn validate(cli: &Cli) -> Result<(), String> {
         Sub::Botpage(b) => crate::botpage::BotPage::from_args(b).map(drop).map_err(|e| e.to_string()),
         Sub::Submit(s) => token(&s.client.token),
         Sub::Status(s) => token(&s.client.token),
-        Sub::Schedule(_) => Ok(()),
+        Sub::Schedule(_) | Sub::Token(_) => Ok(()),
         Sub::Prune(p) => p.retention().map(drop).map_err(|e| e.to_string()),
         Sub::Report(_) | Sub::Robots(_) | Sub::Config(_) => Ok(()),
     }

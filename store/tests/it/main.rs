@@ -6,4 +6,5 @@ mod hreflang;
 mod issue37;
 mod issues;
 mod schedules;
+mod tokens;
 mod typed_reads;
