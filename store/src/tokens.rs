@@ -85,6 +85,9 @@ pub struct TokenRow {
     pub created_at: UnixMs,
 }
 
+/// The sites whose start URL is in a range, of one audit or any (`?3` NULL).
+const SITES_IN_RANGE: &str = "WHERE start_url >= ?1 AND start_url < ?2 AND (?3 IS NULL OR audit_id = ?3)";
+
 const TOKEN_COLUMNS: &str = "id, name, scope, hosts_json, created_at_ms";
 
 fn token_from_row(db: &AuditDb, r: &rusqlite::Row<'_>) -> Result<TokenRow, DbError> {
@@ -207,31 +210,27 @@ impl AuditDb {
         let op = "read a token's sites";
         let path = &self.path;
         // `https://h/…` sorts from `https://h/` to before `https://h0` ('0' follows '/'), and
-        // `https://h:port/…` from `https://h:` to before `https://h;` (';' follows ':').
+        // `https://h:port/…` from `https://h:` to before `https://h;` (';' follows ':'). One range
+        // per statement: each is a search of the index, where an OR of ranges may not be.
         let mut stmt = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT {SITE_COLUMNS} FROM sites
-                 WHERE ((start_url >= ?1 AND start_url < ?2) OR (start_url >= ?3 AND start_url < ?4))
-                   AND (?5 IS NULL OR audit_id = ?5)"
-            ))
+            .prepare_cached(&format!("SELECT {SITE_COLUMNS} FROM sites {SITES_IN_RANGE}"))
             .map_err(sql_err(path, op))?;
         let mut out: Vec<SiteSummary> = Vec::new();
         for host in hosts.start_hosts() {
             for scheme in ["http", "https"] {
-                let base = format!("{scheme}://{host}");
-                let params = rusqlite::params![
-                    format!("{base}/"),
-                    format!("{base}0"),
-                    format!("{base}:"),
-                    format!("{base};"),
-                    audit.map(|a| int(a.0))
-                ];
-                let mut rows = stmt.query(params).map_err(sql_err(path, op))?;
-                while let Some(r) = rows.next().map_err(sql_err(path, op))? {
-                    let site = site_from_row(r, path)?;
-                    if hosts.covers(&site.start_url) {
-                        out.push(site);
+                for (from, to) in [('/', '0'), (':', ';')] {
+                    let params = rusqlite::params![
+                        format!("{scheme}://{host}{from}"),
+                        format!("{scheme}://{host}{to}"),
+                        audit.map(|a| int(a.0))
+                    ];
+                    let mut rows = stmt.query(params).map_err(sql_err(path, op))?;
+                    while let Some(r) = rows.next().map_err(sql_err(path, op))? {
+                        let site = site_from_row(r, path)?;
+                        if hosts.covers(&site.start_url) {
+                            out.push(site);
+                        }
                     }
                 }
             }
@@ -245,6 +244,25 @@ impl AuditDb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A site token's sites are a search of `sites_by_start_url`, never a scan of every site.
+    #[test]
+    fn a_site_tokens_sites_are_read_by_index() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = AuditDb::open(&dir.path().join("a.db")).expect("open");
+        for audit in [None, Some(1_i64)] {
+            let sql = format!("EXPLAIN QUERY PLAN SELECT {SITE_COLUMNS} FROM sites {SITES_IN_RANGE}");
+            let mut stmt = db.conn.prepare(&sql).expect("explain");
+            let rows = stmt
+                .query_map(rusqlite::params!["https://a/", "https://a0", audit], |r| r.get::<_, String>(3))
+                .expect("a plan");
+            let steps: Vec<String> = rows.map(|r| r.expect("a step")).collect();
+            assert!(
+                steps.len() == 1 && steps[0].starts_with("SEARCH") && steps[0].contains("INDEX sites_by_start_url"),
+                "{steps:?}"
+            );
+        }
+    }
 
     #[test]
     fn secrets_have_one_shape_and_differ() {

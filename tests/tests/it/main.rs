@@ -42,3 +42,4 @@ mod shop_audit;
 mod shop_extract;
 mod start_redirect;
 mod testsite;
+mod tokens;
