@@ -338,7 +338,7 @@ pub(crate) fn write_site_health_json(
     let mut w = BufWriter::new(out);
     open_document(&mut w, SCHEMA)?;
     key(&mut w, false, "audit")?;
-    value(&mut w, &audit_json(&summary))?;
+    value(&mut w, &site_audit_json(&summary, &health.site.start_url))?;
     key(&mut w, false, "changes")?;
     value(&mut w, &serde_json::Value::Null)?;
     key(&mut w, false, "sites")?;
@@ -360,6 +360,18 @@ fn audit_json(summary: &AuditSummary) -> AuditJson<'_> {
         status: summary.status.as_str(),
         options: serde_json::from_str(&summary.options_json).unwrap_or(serde_json::Value::Null),
     }
+}
+
+/// The audit's object in one site's report: its options list only that site's start URL. The
+/// audit's other start URLs are other sites', on a hosting provider's batch other customers', and
+/// a per-site report is what one of them is given (`shoal report --per-site`, a site token's
+/// report through the API).
+fn site_audit_json<'a>(summary: &'a AuditSummary, start: &str) -> AuditJson<'a> {
+    let mut audit = audit_json(summary);
+    if let Some(starts) = audit.options.get_mut("starts").and_then(serde_json::Value::as_array_mut) {
+        starts.retain(|s| s.as_str() == Some(start));
+    }
+    audit
 }
 
 /// What the first run of a schedule says instead of a comparison.

@@ -39,9 +39,6 @@ pub enum ServerError {
     /// A report could not be written (500).
     #[error(transparent)]
     Report(#[from] ReportError),
-    /// Something of ours failed (500), said in the log, not to the client.
-    #[error("{0}")]
-    Internal(String),
     /// The blocking task that renders a report failed (500).
     #[error("report task failed: {0}")]
     Task(#[from] tokio::task::JoinError),

@@ -309,3 +309,27 @@ fn a_twenty_thousand_page_report_streams() {
     .expect("findings");
     assert_eq!(capped, 313);
 }
+
+/// A site's report names only its own start URL among the audit's options: the other start URLs
+/// are other sites' (on a hosting provider's batch, other customers'), and a per-site report is
+/// what one of them is given. The whole audit's report keeps them all.
+#[test]
+fn a_site_report_lists_only_its_own_start_url() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut db = AuditDb::open(&dir.path().join("audit.db")).expect("db");
+    let starts = ["https://cust-a.test/", "https://cust-b.test/"];
+    let options = serde_json::json!({ "starts": starts, "user_agent": "ShoalBot" }).to_string();
+    let audit = db.create_audit(&options, UnixMs(1_700_000_000_000)).expect("audit");
+    let sites = db.add_sites(audit, &starts).expect("sites");
+    let json = |write: &dyn Fn(&mut Vec<u8>)| -> Value {
+        let mut out = Vec::new();
+        write(&mut out);
+        serde_json::from_slice(&out).expect("JSON")
+    };
+    let a = json(&|out| report::write_site_json(&db, sites[0], out).expect("site report"));
+    assert_eq!(a["audit"]["options"]["starts"], serde_json::json!(["https://cust-a.test/"]), "{a}");
+    assert_eq!(a["audit"]["options"]["user_agent"], "ShoalBot", "the other options stay");
+    assert!(!a.to_string().contains("cust-b.test"), "{a}");
+    let whole = json(&|out| report::write_json(&db, audit, out).expect("report"));
+    assert_eq!(whole["audit"]["options"]["starts"], serde_json::json!(starts));
+}
