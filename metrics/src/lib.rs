@@ -54,6 +54,9 @@ pub struct Metrics {
     pub rate_limited: Counter,
     /// Requests scheduled again after a 429, 5xx or network failure.
     pub retries: Counter,
+    /// Times a request about to leave later than its slot asked the frontier when it may
+    /// (`Frontier::depart`): how often this machine is too busy to send on time.
+    pub late_departures: Counter,
     /// Changes of a host's pace from how it answered: a latency-guard step (slower or back) or a
     /// quota first stated, counted as their notes are stored (coordinator).
     pub pace_adjustments: Counter,
@@ -115,6 +118,12 @@ impl Metrics {
         registry.register("rate_limited", "429 answers; each puts its host in slow mode", rate_limited.clone());
         let retries = Counter::default();
         registry.register("retries", "Requests scheduled again after a 429, 5xx or network failure", retries.clone());
+        let late_departures = Counter::default();
+        registry.register(
+            "late_departures",
+            "Times a request later than its slot asked the frontier when it may leave",
+            late_departures.clone(),
+        );
         let pace_adjustments = Counter::default();
         registry.register(
             "pace_adjustments",
@@ -172,6 +181,7 @@ impl Metrics {
             scope_exclusions,
             rate_limited,
             retries,
+            late_departures,
             pace_adjustments,
             in_flight,
             leases_completed,
@@ -244,6 +254,7 @@ mod tests {
             "shoal_scope_exclusions_total",
             "shoal_rate_limited_total",
             "shoal_retries_total",
+            "shoal_late_departures_total",
             "shoal_pace_adjustments_total",
             "shoal_fetches_in_flight",
             "shoal_queue_depth",

@@ -224,6 +224,7 @@ impl<F: Frontier> Crawler<F> {
             let leave = UnixMs::from(std::time::SystemTime::now()).plus(local.unwrap_or_default());
             if leave > slot.plus(ON_TIME) && asks < MAX_DEPART_ASKS {
                 asks += 1;
+                shoal_metrics::metrics().late_departures.inc();
                 slot = match self.frontier().depart(lease, slot, leave).await {
                     Ok(at) => at,
                     Err(e) => {
