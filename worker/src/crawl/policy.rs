@@ -219,10 +219,26 @@ impl<F: Frontier> Crawler<F> {
         let mut asks = 0;
         loop {
             let now = Instant::now();
-            // This process's own spacing: its previous request to the host may have left late.
-            let local = self.last_send.get(host).map(|m| m.at + gap).filter(|t| *t > now).map(|t| t - now);
-            let leave = UnixMs::from(std::time::SystemTime::now()).plus(local.unwrap_or_default());
-            if leave > slot.plus(ON_TIME) && asks < MAX_DEPART_ASKS {
+            let wall = UnixMs::from(std::time::SystemTime::now());
+            let may_ask = asks < MAX_DEPART_ASKS;
+            // Late even if it left now: it asks the frontier first (below), so it does not take
+            // the turn yet.
+            let late = may_ask && wall > slot.plus(ON_TIME);
+            // One atomic step per host: this process's own spacing (its previous request to the
+            // host may have left late), and for a request on time the turn taken, so two requests
+            // of this process cannot both take it.
+            let mut local = None;
+            self.last_send.entry_by_ref(host).and_compute_with(|mark| match mark.map(|e| e.into_value()) {
+                Some(m) if m.at + gap > now => {
+                    local = Some(m.at + gap - now);
+                    moka::ops::compute::Op::Nop
+                }
+                _ if late => moka::ops::compute::Op::Nop,
+                Some(m) => moka::ops::compute::Op::Put(SendMark { at: now, ..m }),
+                None => moka::ops::compute::Op::Put(SendMark::new(now)),
+            });
+            let leave = wall.plus(local.unwrap_or_default());
+            if may_ask && leave > slot.plus(ON_TIME) {
                 asks += 1;
                 shoal_metrics::metrics().late_departures.inc();
                 slot = match self.frontier().depart(lease, slot, leave).await {
@@ -240,26 +256,9 @@ impl<F: Frontier> Crawler<F> {
                 }
                 continue;
             }
-            if let Some(d) = local {
-                tokio::time::sleep(d).await;
-                continue;
-            }
-            // Take the turn in one atomic step per host: two requests of this process cannot both
-            // take it; one that finds it taken meanwhile goes round again.
-            let mut taken = false;
-            self.last_send.entry_by_ref(host).and_compute_with(|mark| match mark.map(|e| e.into_value()) {
-                Some(m) if m.at + gap > now => moka::ops::compute::Op::Nop,
-                Some(m) => {
-                    taken = true;
-                    moka::ops::compute::Op::Put(SendMark { at: now, ..m })
-                }
-                None => {
-                    taken = true;
-                    moka::ops::compute::Op::Put(SendMark::new(now))
-                }
-            });
-            if taken {
-                return Some(now);
+            match local {
+                Some(d) => tokio::time::sleep(d).await,
+                None => return Some(now),
             }
         }
     }
