@@ -4,27 +4,16 @@
 //! database the coordinator holds open: it works beside it, removes nothing the rule keeps, and the
 //! coordinator goes on writing a third audit to the same file afterwards.
 
+use crate::common::two_page_site as site;
 use crate::distributed::SERIAL;
 use crate::procs::{Coordinator, shoal_command, tails, worker};
 use reqwest::Method;
 use serde_json::json;
 use shoal_tests::redis::RedisServer;
-use shoal_tests::testsite::{Site, TestServer};
+use shoal_tests::testsite::TestServer;
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(60);
-
-fn site(host: &str) -> Site {
-    Site::new(host)
-        .page(
-            "/",
-            r#"<html lang="en"><head><title>Home</title></head><body><h1>Home</h1><a href="/a">a</a></body></html>"#,
-        )
-        .page(
-            "/a",
-            r#"<html lang="en"><head><title>A</title></head><body><h1>A</h1><a href="/">home</a></body></html>"#,
-        )
-}
 
 /// `shoal prune ARGS` as its own process: exit code, stdout, stderr.
 fn prune(args: &[&str]) -> (Option<i32>, String, String) {

@@ -6,28 +6,17 @@
 //! needs (or 404 for what is not its own); the dashboard refuses it; removed with `shoal token
 //! remove`, it is refused at the next request. The same through the API's `/v1/tokens`.
 
+use crate::common::two_page_site as site;
 use crate::distributed::SERIAL;
 use crate::procs::{Coordinator, TOKEN, shoal_command, tails, worker};
 use reqwest::Method;
 use serde_json::{Value, json};
 use shoal_tests::redis::RedisServer;
-use shoal_tests::testsite::{Site, TestServer};
+use shoal_tests::testsite::TestServer;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(60);
-
-fn site(host: &str) -> Site {
-    Site::new(host)
-        .page(
-            "/",
-            r#"<html lang="en"><head><title>Home</title></head><body><h1>Home</h1><a href="/a">a</a></body></html>"#,
-        )
-        .page(
-            "/a",
-            r#"<html lang="en"><head><title>A</title></head><body><h1>A</h1><a href="/">home</a></body></html>"#,
-        )
-}
 
 /// `shoal token ARGS --db DB` as its own process: exit code, stdout, stderr.
 fn token_cmd(db: &Path, args: &[&str]) -> (Option<i32>, String, String) {

@@ -8,7 +8,7 @@ use shoal::cli::Cli;
 use shoal::{Exit, run};
 use shoal_coordinator::local::{AuditRequest, MakeObserver, run_audit as run_local};
 use shoal_tests::log::RequestLog;
-use shoal_tests::testsite::TestServer;
+use shoal_tests::testsite::{Site, TestServer};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -120,4 +120,18 @@ pub fn is_standard_probe(path: &str) -> bool {
 /// The paths requested from `host` other than robots.txt and the standard probes.
 pub fn page_paths(log: &RequestLog, host: &str) -> Vec<String> {
     log.paths(host).into_iter().filter(|p| !is_standard_probe(p)).collect()
+}
+
+/// A site of two pages that link to each other, for tests about what surrounds a crawl (tokens,
+/// retention) rather than the crawl itself.
+pub fn two_page_site(host: &str) -> Site {
+    Site::new(host)
+        .page(
+            "/",
+            r#"<html lang="en"><head><title>Home</title></head><body><h1>Home</h1><a href="/a">a</a></body></html>"#,
+        )
+        .page(
+            "/a",
+            r#"<html lang="en"><head><title>A</title></head><body><h1>A</h1><a href="/">home</a></body></html>"#,
+        )
 }
