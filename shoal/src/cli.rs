@@ -184,7 +184,10 @@ pub struct BotpageArgs {
 /// Where the shared frontier lives.
 #[derive(Debug, Args, Clone)]
 pub struct RedisArgs {
-    /// Redis URL: `redis://[:PASSWORD@]HOST:PORT/DB`, `rediss://` for TLS, `redis+unix:///path`.
+    /// Redis URL: `redis://[:PASSWORD@]HOST:PORT/DB`, `rediss://` for TLS, `redis+unix:///path`;
+    /// or the master that Sentinels watch, followed across failovers:
+    /// `redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE` (`rediss+sentinel://` for
+    /// TLS; `?sentinel_password=P` when the Sentinels have their own).
     #[arg(long, env = "SHOAL_REDIS", default_value = "redis://127.0.0.1:6379")]
     pub redis: String,
     /// Key namespace in Redis: one per deployment, so several can share a server.
@@ -201,11 +204,18 @@ impl RedisArgs {
     ///
     /// # Errors
     /// [`ConfigError::File`] if `--redis-ca` cannot be read, [`ConfigError::Invalid`] if it is
-    /// given for a URL without TLS.
+    /// given for a URL without TLS, or if a Sentinel URL cannot be read.
     pub fn target(&self) -> Result<RedisTarget, ConfigError> {
-        let Some(path) = &self.redis_ca else { return Ok(RedisTarget::new(self.redis.clone())) };
-        let pem = std::fs::read(path).map_err(|error| ConfigError::File { path: path.clone(), error })?;
-        RedisTarget::with_ca(self.redis.clone(), pem).map_err(|e| ConfigError::Invalid(format!("--redis-ca: {e}")))
+        let target = match &self.redis_ca {
+            None => RedisTarget::new(self.redis.clone()),
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|error| ConfigError::File { path: path.clone(), error })?;
+                RedisTarget::with_ca(self.redis.clone(), pem)
+                    .map_err(|e| ConfigError::Invalid(format!("--redis-ca: {e}")))?
+            }
+        };
+        target.check().map_err(|e| ConfigError::Invalid(format!("--redis: {e}")))?;
+        Ok(target)
     }
 }
 

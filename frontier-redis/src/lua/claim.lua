@@ -9,6 +9,8 @@ local now, worker = tonumber(ARGV[A_CLAIM.now]), ARGV[A_CLAIM.worker]
 local ttl, ipcap = tonumber(ARGV[A_CLAIM.ttl]), tonumber(ARGV[A_CLAIM.ip_cap])
 local batch = ARGV[A_CLAIM.batch]
 batch = math.max(num(batch ~= '' and batch or nil, 1), 1)
+local fenced = fence_raised()
+if fenced and now < fence_hold(fenced, ttl) then return {'wait', I(fence_hold(fenced, ttl))} end
 -- Fair shares between workers: a worker that holds more leases than another that asked lately and
 -- found nothing leaves the slot to it (a worker whose completions claim its next lease in the
 -- same step would otherwise keep every slot of a busy IP, and a worker added to the fleet would
@@ -70,6 +72,7 @@ local function one(lane)
     local h = redis.call('HMGET', hk, unpack(F_HOST_GRANT))
     local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
     local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
+    nxt = fenced_start(fenced, nxt, gape)
     local blob, is_robots, prio, next_due, more = nil, '0', 0, nil, false
     -- Tasks this lease may take: more than one only at no gap and with no lookup due.
     local want = 1
