@@ -415,7 +415,11 @@ impl Fleet {
         let server =
             TestServer::start(names.iter().map(|h| flawed_site(h, latency)).collect()).await.expect("server starts");
         let redis = if spec.sentinel {
-            FleetRedis::Sentinels(SentinelGroup::start().expect("a master, its replica and three Sentinels start"))
+            // With a password, as production runs it: the URL's form with one is tested too.
+            FleetRedis::Sentinels(
+                SentinelGroup::start_with_password(Some("fleet-redis-pw-0123"))
+                    .expect("a master, its replica and three Sentinels start"),
+            )
         } else {
             FleetRedis::One(
                 if spec.persistent { RedisServer::start_persistent() } else { RedisServer::start() }
