@@ -21,7 +21,11 @@
 //! | DELETE | `/v1/tokens/{id}` | remove it: refused from the next request on → `{"removed": id}` (admin only) |
 //! | GET, POST | `/`, `/ui/...` | the web dashboard ([`crate::dashboard`], docs/dashboard.md) |
 
+pub mod openapi;
+
 use crate::ServerError;
+use openapi::{ErrorBody, Removed, Submitted};
+use utoipa_axum::router::OpenApiRouter;
 use crate::auth::access::{self, Caller, View};
 use crate::auth::bearer_ok;
 use axum::Router;
@@ -29,7 +33,7 @@ use axum::extract::{MatchedPath, Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::get;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use shoal_coordinator::Coordinator;
@@ -38,9 +42,17 @@ use shoal_report::{Branding, HtmlOptions, Links, ReportError};
 use shoal_shared::frontier::Frontier;
 use shoal_shared::ids::{AuditId, ScheduleId, SiteId, TokenId};
 use shoal_shared::time::UnixMs;
-use shoal_shared::token::TokenRequest;
-use shoal_shared::wire::{ScheduleRequest, SitePage, SubmitRequest};
+use shoal_shared::token::{NewToken, TokenRequest, TokenView};
+use shoal_shared::wire::{AuditView, ScheduleRequest, ScheduleView, SitePage, SubmitRequest};
 use std::sync::Arc;
+
+/// [`openapi::described`] for a handler generic over the frontier `F` in scope: the handler and
+/// the type its `#[utoipa::path]` generated beside it, named once.
+macro_rules! described {
+    ($handler:ident) => {
+        utoipa_axum::paste! { openapi::described::<[<__path_ $handler>], _, _, _>($handler::<F>) }
+    };
+}
 
 /// Request bodies larger than this are refused (a submit of 100,000 URLs fits).
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -64,28 +76,49 @@ impl<F> Clone for AppState<F> {
 }
 
 /// The API's routes over `engine`, requiring `Authorization: Bearer <token>` on everything but
-/// `/healthz`; the dashboard's reports carry `branding`.
+/// `/healthz`, `/metrics` and `/v1/openapi.json`; the dashboard's reports carry `branding`.
 pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String, branding: Arc<Branding>) -> Router {
     let state = AppState { engine, token: Arc::from(token), branding: Arc::clone(&branding) };
     let dashboard = crate::dashboard::router(Arc::clone(&state.engine), Arc::clone(&state.token), branding);
-    let api = Router::new()
-        .route("/v1/audits", post(submit::<F>).get(list::<F>))
-        .route("/v1/audits/{id}", get(status::<F>))
-        .route("/v1/audits/{id}/cancel", post(cancel::<F>))
-        .route("/v1/audits/{id}/report", get(report::<F>))
-        .route("/v1/audits/{id}/sites/{site}/report", get(site_report::<F>))
-        .route("/v1/schedules", post(add_schedule::<F>).get(list_schedules::<F>))
-        .route("/v1/schedules/{id}", get(get_schedule::<F>).delete(remove_schedule::<F>))
-        .route("/v1/tokens", post(add_token::<F>).get(list_tokens::<F>))
-        .route("/v1/tokens/{id}", delete(remove_token::<F>))
-        .route_layer(middleware::from_fn_with_state(state.clone(), require_token::<F>));
+    let (api, doc) = described_routes::<F>()
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token::<F>))
+        .split_for_parts();
+    // Serialised once: the document is the same for every request.
+    let doc: Arc<str> = Arc::from(openapi::json(openapi::complete(doc)));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/metrics", get(metrics))
+        .route(openapi::PATH, get(move || async move { ([(header::CONTENT_TYPE, "application/json")], doc.to_string()) }))
         .merge(api)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
         .merge(dashboard)
+}
+
+/// The OpenAPI document of the API ([`openapi`]), as `GET /v1/openapi.json` serves it.
+#[must_use]
+pub fn openapi_json() -> String {
+    // The document does not depend on the frontier: any will do to name the handlers.
+    openapi::json(openapi::complete(described_routes::<shoal_shared::frontier::embedded::EmbeddedFrontier>().into_openapi()))
+}
+
+/// Every route behind a token, each served and described from its handler's `#[utoipa::path]`
+/// ([`openapi::described`]): there is no other way to add one, so none lacks its description.
+fn described_routes<F: Frontier>() -> OpenApiRouter<AppState<F>> {
+    OpenApiRouter::with_openapi(utoipa::openapi::OpenApiBuilder::new().build())
+        .routes(described!(submit))
+        .routes(described!(list))
+        .routes(described!(status))
+        .routes(described!(cancel))
+        .routes(described!(report))
+        .routes(described!(site_report))
+        .routes(described!(add_schedule))
+        .routes(described!(list_schedules))
+        .routes(described!(get_schedule))
+        .routes(described!(remove_schedule))
+        .routes(described!(add_token))
+        .routes(described!(list_tokens))
+        .routes(described!(remove_token))
 }
 
 /// Prometheus scrape endpoint. Unauthenticated like `/healthz`: it carries counts only, never a
@@ -128,7 +161,7 @@ async fn require_token<F: Frontier>(State(st): State<AppState<F>>, mut req: Requ
             return (
                 StatusCode::UNAUTHORIZED,
                 [(header::WWW_AUTHENTICATE, "Bearer")],
-                Json(serde_json::json!({ "error": "missing or wrong bearer token" })),
+                Json(ErrorBody { error: "missing or wrong bearer token".to_owned() }),
             )
                 .into_response();
         }
@@ -142,20 +175,30 @@ async fn require_token<F: Frontier>(State(st): State<AppState<F>>, mut req: Requ
         }
         Err(refused) => {
             tracing::debug!(method = %req.method(), route, "API request refused for its token's scope");
-            (StatusCode::FORBIDDEN, Json(serde_json::json!({ "error": refused.0 }))).into_response()
+            (StatusCode::FORBIDDEN, Json(ErrorBody { error: refused.0 })).into_response()
         }
     }
 }
 
+#[utoipa::path(post, path = "/v1/audits", tag = "audits",
+    summary = "Submit an audit of one site per start URL",
+    request_body = SubmitRequest,
+    responses(
+        (status = 201, description = "The audit was accepted", body = Submitted),
+        (status = 400, description = "The body or an option is wrong", body = ErrorBody),
+    ))]
 async fn submit<F: Frontier>(
     State(st): State<AppState<F>>,
     body: Result<Json<SubmitRequest>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ServerError> {
     let Json(req) = body.map_err(|e| ServerError::BadRequest(format!("invalid request body: {e}")))?;
     let id = st.engine.submit(req).await?;
-    Ok((StatusCode::CREATED, Json(serde_json::json!({ "id": id.0 }))).into_response())
+    Ok((StatusCode::CREATED, Json(Submitted { id: id.0 })).into_response())
 }
 
+#[utoipa::path(get, path = "/v1/audits", tag = "audits",
+    summary = "Every audit with its totals (a site token: the audits holding its sites, counted over them)",
+    responses((status = 200, description = "The audits, newest last", body = Vec<AuditView>)))]
 async fn list<F: Frontier>(
     State(st): State<AppState<F>>,
     Extension(view): Extension<View>,
@@ -167,6 +210,14 @@ async fn list<F: Frontier>(
     Ok(Json(audits).into_response())
 }
 
+#[utoipa::path(get, path = "/v1/audits/{id}", tag = "audits",
+    summary = "One audit with the progress of a page of its sites",
+    params(("id" = u64, Path, description = "The audit's id"), SitePage),
+    responses(
+        (status = 200, description = "The audit; `sites_next_after` names the next page's `after`", body = AuditView),
+        (status = 400, description = "A wrong query", body = ErrorBody),
+        (status = 404, description = "No such audit (or none for this site token)", body = ErrorBody),
+    ))]
 async fn status<F: Frontier>(
     State(st): State<AppState<F>>,
     Extension(view): Extension<View>,
@@ -181,10 +232,24 @@ async fn status<F: Frontier>(
     Ok(Json(audit).into_response())
 }
 
+#[utoipa::path(post, path = "/v1/audits/{id}/cancel", tag = "audits",
+    summary = "Cancel an audit; what was crawled is kept",
+    params(("id" = u64, Path, description = "The audit's id")),
+    responses(
+        (status = 200, description = "The audit's state after the cancel", body = AuditView),
+        (status = 404, description = "No such audit", body = ErrorBody),
+    ))]
 async fn cancel<F: Frontier>(State(st): State<AppState<F>>, Path(id): Path<u64>) -> Result<Response, ServerError> {
     Ok(Json(st.engine.cancel(AuditId(id)).await?).into_response())
 }
 
+#[utoipa::path(post, path = "/v1/schedules", tag = "schedules",
+    summary = "Add a recurring audit",
+    request_body = ScheduleRequest,
+    responses(
+        (status = 201, description = "The schedule as added, with its next run", body = ScheduleView),
+        (status = 400, description = "The body, the pattern or the time zone is wrong", body = ErrorBody),
+    ))]
 async fn add_schedule<F: Frontier>(
     State(st): State<AppState<F>>,
     body: Result<Json<ScheduleRequest>, axum::extract::rejection::JsonRejection>,
@@ -194,10 +259,20 @@ async fn add_schedule<F: Frontier>(
     Ok((StatusCode::CREATED, Json(added)).into_response())
 }
 
+#[utoipa::path(get, path = "/v1/schedules", tag = "schedules",
+    summary = "Every schedule with its last and next run",
+    responses((status = 200, description = "The schedules", body = Vec<ScheduleView>)))]
 async fn list_schedules<F: Frontier>(State(st): State<AppState<F>>) -> Result<Response, ServerError> {
     Ok(Json(schedule::list(&st.engine).await?).into_response())
 }
 
+#[utoipa::path(get, path = "/v1/schedules/{id}", tag = "schedules",
+    summary = "One schedule with its start URLs",
+    params(("id" = u64, Path, description = "The schedule's id")),
+    responses(
+        (status = 200, description = "The schedule", body = ScheduleView),
+        (status = 404, description = "No such schedule", body = ErrorBody),
+    ))]
 async fn get_schedule<F: Frontier>(
     State(st): State<AppState<F>>,
     Path(id): Path<u64>,
@@ -205,14 +280,28 @@ async fn get_schedule<F: Frontier>(
     Ok(Json(schedule::get(&st.engine, ScheduleId(id)).await?).into_response())
 }
 
+#[utoipa::path(delete, path = "/v1/schedules/{id}", tag = "schedules",
+    summary = "Remove a schedule (its runs stay)",
+    params(("id" = u64, Path, description = "The schedule's id")),
+    responses(
+        (status = 200, description = "It was removed", body = Removed),
+        (status = 404, description = "No such schedule", body = ErrorBody),
+    ))]
 async fn remove_schedule<F: Frontier>(
     State(st): State<AppState<F>>,
     Path(id): Path<u64>,
 ) -> Result<Response, ServerError> {
     schedule::remove(&st.engine, ScheduleId(id)).await?;
-    Ok(Json(serde_json::json!({ "removed": id })).into_response())
+    Ok(Json(Removed { removed: id }).into_response())
 }
 
+#[utoipa::path(post, path = "/v1/tokens", tag = "tokens",
+    summary = "Make a token with a scope; the only answer that shows its secret",
+    request_body = TokenRequest,
+    responses(
+        (status = 201, description = "The token and its secret", body = NewToken),
+        (status = 400, description = "A wrong scope, host or name", body = ErrorBody),
+    ))]
 async fn add_token<F: Frontier>(
     State(st): State<AppState<F>>,
     body: Result<Json<TokenRequest>, axum::extract::rejection::JsonRejection>,
@@ -222,16 +311,26 @@ async fn add_token<F: Frontier>(
     Ok((StatusCode::CREATED, Json(made)).into_response())
 }
 
+#[utoipa::path(get, path = "/v1/tokens", tag = "tokens",
+    summary = "Every token, never a secret",
+    responses((status = 200, description = "The tokens", body = Vec<TokenView>)))]
 async fn list_tokens<F: Frontier>(State(st): State<AppState<F>>) -> Result<Response, ServerError> {
     Ok(Json(tokens::list(&st.engine).await?).into_response())
 }
 
+#[utoipa::path(delete, path = "/v1/tokens/{id}", tag = "tokens",
+    summary = "Remove a token: refused from the next request on",
+    params(("id" = u64, Path, description = "The token's id")),
+    responses(
+        (status = 200, description = "It was removed", body = Removed),
+        (status = 404, description = "No such token", body = ErrorBody),
+    ))]
 async fn remove_token<F: Frontier>(
     State(st): State<AppState<F>>,
     Path(id): Path<u64>,
 ) -> Result<Response, ServerError> {
     if tokens::remove(&st.engine, TokenId(id)).await? {
-        Ok(Json(serde_json::json!({ "removed": id })).into_response())
+        Ok(Json(Removed { removed: id }).into_response())
     } else {
         Err(ServerError::NotFound(format!("no token {id}")))
     }
@@ -239,12 +338,28 @@ async fn remove_token<F: Frontier>(
 
 /// `GET /v1/audits/{id}/sites/{site}/report?format=json|html`: one site's report. A site token
 /// gets only its hosts' sites; any other site, like one of another audit, is not found.
+#[utoipa::path(get, path = "/v1/audits/{id}/sites/{site}/report", tag = "reports",
+    summary = "One site's report",
+    description = "`json`: the site's `shoal.report/v1` document, described in docs/report-json.md (not repeated \
+                   here: it is large and versioned by its own `schema` field). `html`: its self-contained HTML report.",
+    params(
+        ("id" = u64, Path, description = "The audit's id"),
+        ("site" = u64, Path, description = "The site's id (`sites[].id` of the audit's status)"),
+        ("format" = Option<SiteReportFormat>, Query, description = "`json` unless given"),
+    ),
+    responses(
+        (status = 200, description = "The report",
+            content((Object = "application/json"), (String = "text/html"))),
+        (status = 400, description = "An unknown format", body = ErrorBody),
+        (status = 404, description = "No such audit or site (or not one of this site token's)", body = ErrorBody),
+    ))]
 async fn site_report<F: Frontier>(
     State(st): State<AppState<F>>,
     Extension(view): Extension<View>,
     Path((id, site)): Path<(u64, u64)>,
-    Query(q): Query<ReportQuery>,
+    q: Result<Query<ReportQuery<SiteReportFormat>>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ServerError> {
+    let format = format_of(q, "json and html")?;
     let (audit, site) = (AuditId(id), SiteId(site));
     if let View::Sites(hosts) = &view
         && !tokens::covers_site(&st.engine, audit, site, hosts.clone()).await?
@@ -255,8 +370,8 @@ async fn site_report<F: Frontier>(
         Some(s) if s.audit == audit => Ok(()),
         _ => Err(ReportError::UnknownSite { site }),
     };
-    match q.format.as_deref().unwrap_or("json") {
-        "json" => {
+    match format {
+        SiteReportFormat::Json => {
             let write = move |db: &_, out: &mut dyn std::io::Write| {
                 check(db)?;
                 shoal_report::write_site_json(db, site, out)
@@ -266,7 +381,7 @@ async fn site_report<F: Frontier>(
             let body = crate::render_with(&st.engine, audit, write).await?;
             Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
         }
-        "html" => {
+        SiteReportFormat::Html => {
             let branding = Arc::clone(&st.branding);
             let write = move |db: &_, out: &mut dyn std::io::Write| {
                 check(db)?;
@@ -275,41 +390,88 @@ async fn site_report<F: Frontier>(
             };
             Ok(crate::dashboard::report_page(crate::render_with(&st.engine, audit, write).await?))
         }
-        other => Err(ServerError::BadRequest(format!("unknown site report format {other:?}; use json or html"))),
     }
 }
 
+/// `?format=` of a report route: the format type's spellings are what the document lists.
 #[derive(Debug, Deserialize)]
-struct ReportQuery {
-    format: Option<String>,
+struct ReportQuery<T> {
+    format: Option<T>,
 }
 
+/// The formats of a whole audit's report.
+#[derive(Debug, Clone, Copy, Default, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum ReportFormat {
+    /// `shoal.report/v1` (docs/report-json.md).
+    #[default]
+    Json,
+    /// `shoal.overview/v1`.
+    Overview,
+    /// SARIF 2.1.0.
+    Sarif,
+    /// JUnit XML.
+    Junit,
+}
+
+/// The formats of one site's report.
+#[derive(Debug, Clone, Copy, Default, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum SiteReportFormat {
+    /// The site's `shoal.report/v1` document.
+    #[default]
+    Json,
+    /// Its self-contained HTML report.
+    Html,
+}
+
+/// The format a report route was asked for, or 400 naming the ones there are (JSON, like every
+/// error of the API, where axum's own rejection would be plain text).
+fn format_of<T: Default>(
+    q: Result<Query<ReportQuery<T>>, axum::extract::rejection::QueryRejection>,
+    known: &str,
+) -> Result<T, ServerError> {
+    let Query(q) = q.map_err(|e| ServerError::BadRequest(format!("{e}; the formats are {known}")))?;
+    Ok(q.format.unwrap_or_default())
+}
+
+#[utoipa::path(get, path = "/v1/audits/{id}/report", tag = "reports",
+    summary = "The whole audit's report",
+    description = "`json`: `shoal.report/v1` (docs/report-json.md); `overview`: `shoal.overview/v1`; `sarif`: \
+                   SARIF 2.1.0; `junit`: JUnit XML whose test cases fail on errors (docs/report-ci.md). The JSON \
+                   documents are described in those pages, not repeated here.",
+    params(
+        ("id" = u64, Path, description = "The audit's id"),
+        ("format" = Option<ReportFormat>, Query, description = "`json` unless given"),
+    ),
+    responses(
+        (status = 200, description = "The report",
+            content((Object = "application/json"), (Object = "application/sarif+json"), (String = "application/xml"))),
+        (status = 400, description = "An unknown format", body = ErrorBody),
+        (status = 404, description = "No such audit", body = ErrorBody),
+    ))]
 async fn report<F: Frontier>(
     State(st): State<AppState<F>>,
     Path(id): Path<u64>,
-    Query(q): Query<ReportQuery>,
+    q: Result<Query<ReportQuery<ReportFormat>>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ServerError> {
+    let format = format_of(q, "json, overview, sarif and junit")?;
     let audit = AuditId(id);
-    let (body, content_type) = match q.format.as_deref().unwrap_or("json") {
-        "json" => (crate::render_report(&st.engine, audit, shoal_report::write_json).await?, "application/json"),
-        "overview" => {
+    let (body, content_type) = match format {
+        ReportFormat::Json => (crate::render_report(&st.engine, audit, shoal_report::write_json).await?, "application/json"),
+        ReportFormat::Overview => {
             let write = move |db: &_, out: &mut dyn std::io::Write| {
                 shoal_report::write_overview_json(db, audit, shoal_report::Links::Dashboard { audit }, out)
             };
             (crate::render_with(&st.engine, audit, write).await?, "application/json")
         }
-        "sarif" => {
+        ReportFormat::Sarif => {
             (crate::render_report(&st.engine, audit, shoal_report::write_sarif).await?, "application/sarif+json")
         }
-        "junit" => {
+        ReportFormat::Junit => {
             let gate = shoal_report::Gate { level: shoal_shared::finding::Severity::Error, new_only: false };
             let write = move |db: &_, out: &mut dyn std::io::Write| shoal_report::write_junit(db, audit, gate, out);
             (crate::render_with(&st.engine, audit, write).await?, "application/xml")
-        }
-        other => {
-            return Err(ServerError::BadRequest(format!(
-                "unknown report format {other:?}; use json, overview, sarif or junit"
-            )));
         }
     };
     Ok(([(header::CONTENT_TYPE, content_type)], body).into_response())

@@ -58,7 +58,7 @@ impl IntoResponse for ServerError {
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error; see the coordinator's log".to_owned())
             }
         };
-        (status, Json(serde_json::json!({ "error": msg }))).into_response()
+        (status, Json(api::openapi::ErrorBody { error: msg })).into_response()
     }
 }
 

@@ -59,6 +59,22 @@ macro_rules! spelled {
                 deserializer.deserialize_str(Spelling)
             }
         }
+
+        // Why by hand: the derive would read the Rust variants, but the wire carries the
+        // spellings above; this schema is made from the same list, so it cannot differ.
+        #[cfg(feature = "openapi")]
+        impl ::utoipa::PartialSchema for $ty {
+            fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema> {
+                ::utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(::utoipa::openapi::schema::Type::String)
+                    .enum_values(Some($ty::NAMES.iter().copied()))
+                    .description(Some($what))
+                    .into()
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl ::utoipa::ToSchema for $ty {}
     };
 }
 pub(crate) use spelled;

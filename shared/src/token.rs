@@ -212,6 +212,7 @@ pub fn check_name(name: &str) -> Result<(), ScopeError> {
 }
 
 /// A request to create a token (`POST /v1/tokens`).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenRequest {
@@ -226,6 +227,7 @@ pub struct TokenRequest {
 }
 
 /// A token as listed: never its secret, which is shown once, when it is made ([`NewToken`]).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenView {
     /// Its id (what `shoal token remove` takes).
@@ -242,6 +244,7 @@ pub struct TokenView {
 }
 
 /// A token just made, with its secret: the only time the secret is shown.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewToken {
     /// The token.

@@ -10,6 +10,7 @@ use crate::status::{AuditStatus, SiteStatus};
 use serde::{Deserialize, Serialize};
 
 /// Per-audit options a client may set; everything else comes from the coordinator's defaults.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuditOptions {
@@ -59,13 +60,16 @@ pub struct AuditOptions {
     /// the two lists are the audit's whole rule set instead of the coordinator's `--extract` and
     /// `--search`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>, example = json!(["price=css:.price"])))]
     pub extract: Option<Vec<ExtractRule>>,
     /// Search rules (`oos=regex:(?i)out of stock`, `!regex:` for pages without a match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>, example = json!(["oos=regex:(?i)out of stock"])))]
     pub search: Option<Vec<SearchRule>>,
 }
 
 /// A request to audit sites.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitRequest {
@@ -77,6 +81,7 @@ pub struct SubmitRequest {
 }
 
 /// One site's state as the API reports it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteView {
     /// Site id.
@@ -98,6 +103,7 @@ pub struct SiteView {
 }
 
 /// An audit's state as the API reports it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditView {
     /// Audit id.
@@ -134,6 +140,7 @@ pub struct AuditView {
 }
 
 /// Which of an audit's sites a status lists (`GET /v1/audits/{id}?after=ID&limit=N`).
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SitePage {
@@ -158,6 +165,7 @@ impl SitePage {
 }
 
 /// A request to add a recurring audit (`POST /v1/schedules`).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleRequest {
@@ -176,6 +184,7 @@ pub struct ScheduleRequest {
 }
 
 /// A recurring audit as the API reports it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScheduleView {
     /// Schedule id.
