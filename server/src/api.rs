@@ -24,8 +24,6 @@
 pub mod openapi;
 
 use crate::ServerError;
-use openapi::{ErrorBody, Removed, Submitted};
-use utoipa_axum::router::OpenApiRouter;
 use crate::auth::access::{self, Caller, View};
 use crate::auth::bearer_ok;
 use axum::Router;
@@ -35,6 +33,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json};
+use openapi::{ErrorBody, Removed, Submitted};
 use serde::Deserialize;
 use shoal_coordinator::Coordinator;
 use shoal_coordinator::{schedule, tokens};
@@ -45,6 +44,7 @@ use shoal_shared::time::UnixMs;
 use shoal_shared::token::{NewToken, TokenRequest, TokenView};
 use shoal_shared::wire::{AuditView, ScheduleRequest, ScheduleView, SitePage, SubmitRequest};
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
 
 /// [`openapi::described`] for a handler generic over the frontier `F` in scope: the handler and
 /// the type its `#[utoipa::path]` generated beside it, named once.
@@ -82,14 +82,15 @@ pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String, branding:
     let dashboard = crate::dashboard::router(Arc::clone(&state.engine), Arc::clone(&state.token), branding);
     let (api, doc) = described_routes::<F>()
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token::<F>))
+        .merge(OpenApiRouter::new().routes(utoipa_axum::routes!(openapi::document)))
         .split_for_parts();
     // Serialised once: the document is the same for every request.
-    let doc: Arc<str> = Arc::from(openapi::json(openapi::complete(doc)));
+    let doc = openapi::Served(Arc::from(openapi::json(openapi::complete(doc))));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/metrics", get(metrics))
-        .route(openapi::PATH, get(move || async move { ([(header::CONTENT_TYPE, "application/json")], doc.to_string()) }))
         .merge(api)
+        .layer(Extension(doc))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
         .merge(dashboard)
@@ -99,7 +100,9 @@ pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String, branding:
 #[must_use]
 pub fn openapi_json() -> String {
     // The document does not depend on the frontier: any will do to name the handlers.
-    openapi::json(openapi::complete(described_routes::<shoal_shared::frontier::embedded::EmbeddedFrontier>().into_openapi()))
+    let routes = described_routes::<shoal_shared::frontier::embedded::EmbeddedFrontier>()
+        .merge(OpenApiRouter::new().routes(utoipa_axum::routes!(openapi::document)));
+    openapi::json(openapi::complete(routes.into_openapi()))
 }
 
 /// Every route behind a token, each served and described from its handler's `#[utoipa::path]`
@@ -345,7 +348,7 @@ async fn remove_token<F: Frontier>(
     params(
         ("id" = u64, Path, description = "The audit's id"),
         ("site" = u64, Path, description = "The site's id (`sites[].id` of the audit's status)"),
-        ("format" = Option<SiteReportFormat>, Query, description = "`json` unless given"),
+        ("format" = inline(Option<SiteReportFormat>), Query, description = "`json` unless given"),
     ),
     responses(
         (status = 200, description = "The report",
@@ -442,7 +445,7 @@ fn format_of<T: Default>(
                    documents are described in those pages, not repeated here.",
     params(
         ("id" = u64, Path, description = "The audit's id"),
-        ("format" = Option<ReportFormat>, Query, description = "`json` unless given"),
+        ("format" = inline(Option<ReportFormat>), Query, description = "`json` unless given"),
     ),
     responses(
         (status = 200, description = "The report",
@@ -458,7 +461,9 @@ async fn report<F: Frontier>(
     let format = format_of(q, "json, overview, sarif and junit")?;
     let audit = AuditId(id);
     let (body, content_type) = match format {
-        ReportFormat::Json => (crate::render_report(&st.engine, audit, shoal_report::write_json).await?, "application/json"),
+        ReportFormat::Json => {
+            (crate::render_report(&st.engine, audit, shoal_report::write_json).await?, "application/json")
+        }
         ReportFormat::Overview => {
             let write = move |db: &_, out: &mut dyn std::io::Write| {
                 shoal_report::write_overview_json(db, audit, shoal_report::Links::Dashboard { audit }, out)

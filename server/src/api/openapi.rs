@@ -5,15 +5,18 @@
 //! Nothing in it is written twice, so it cannot drift from the code it describes.
 
 use crate::auth::access::{self, Need};
-use axum::http::Method;
+use axum::Extension;
+use axum::http::{Method, header};
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use std::sync::Arc;
+use utoipa::ToSchema;
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{Components, ContentBuilder, OpenApi, Ref};
-use utoipa::ToSchema;
-use utoipa_axum::router::UtoipaMethodRouter;
 use utoipa_axum::PathItemExt as _;
+use utoipa_axum::router::UtoipaMethodRouter;
 
 /// The name of the bearer security scheme in the document.
 const BEARER: &str = "bearer";
@@ -64,7 +67,7 @@ pub(crate) struct Frame;
 /// generic handler (`submit::<F>`), and every handler here is generic over the frontier.
 pub(crate) fn described<P, H, T, S>(handler: H) -> UtoipaMethodRouter<S>
 where
-    P: utoipa::Path + utoipa::__dev::SchemaReferences,
+    P: utoipa::Path + utoipa::__dev::SchemaReferences + for<'t> utoipa::__dev::Tags<'t>,
     H: axum::handler::Handler<T, S>,
     T: 'static,
     S: Clone + Send + Sync + 'static,
@@ -72,9 +75,13 @@ where
     let mut schemas = Vec::new();
     P::schemas(&mut schemas);
     let methods = P::methods();
-    let router = methods.iter().fold(axum::routing::MethodRouter::new(), |r, m| r.on(m.to_method_filter(), handler.clone()));
+    let router =
+        methods.iter().fold(axum::routing::MethodRouter::new(), |r, m| r.on(m.to_method_filter(), handler.clone()));
     let mut paths = utoipa::openapi::path::Paths::new();
-    paths.add_path_operation(P::path(), methods, P::operation());
+    // The attribute's `tag` reaches the operation through `Tags`, as in utoipa-axum's `routes!`.
+    let mut operation = P::operation();
+    operation.tags.get_or_insert_with(Vec::new).extend(P::tags().iter().map(ToString::to_string));
+    paths.add_path_operation(P::path(), methods, operation);
     (schemas, paths, router)
 }
 
@@ -92,7 +99,10 @@ pub(crate) fn complete(mut doc: OpenApi) -> OpenApi {
     components.add_security_scheme(BEARER, SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
     for item in doc.paths.paths.values_mut() {
         for op in operations(item) {
-            op.responses.responses.entry("500".to_owned()).or_insert_with(|| error("The coordinator failed; its log says why"));
+            op.responses
+                .responses
+                .entry("500".to_owned())
+                .or_insert_with(|| error("The coordinator failed; its log says why"));
         }
     }
     for (method, route, action) in access::ROUTES {
@@ -107,7 +117,10 @@ pub(crate) fn complete(mut doc: OpenApi) -> OpenApi {
         let r = &mut op.responses.responses;
         r.insert("401".to_owned(), error("No bearer token, or one the coordinator does not know"));
         if need != Need::ReadOrSite {
-            r.insert("403".to_owned(), error(&format!("The token's scope does not reach this route: it needs {}", need.says())));
+            r.insert(
+                "403".to_owned(),
+                error(&format!("The token's scope does not reach this route: it needs {}", need.says())),
+            );
         }
     }
     doc
@@ -134,9 +147,18 @@ fn operation<'a>(item: &'a mut PathItem, method: &Method) -> Option<&'a mut Oper
     }
 }
 
-/// Where the coordinator serves the document, without a token: it describes the API, not its
-/// data (the same text is docs/openapi.json), and a client generator fetches it before it has one.
-pub const PATH: &str = "/v1/openapi.json";
+/// The document as served, serialised once.
+#[derive(Debug, Clone)]
+pub struct Served(pub Arc<str>);
+
+/// `GET /v1/openapi.json`, without a token: the document describes the API, not its data (the
+/// same text is docs/openapi.json), and a client generator fetches it before it has a token.
+#[utoipa::path(get, path = "/v1/openapi.json", tag = "meta",
+    summary = "This OpenAPI document (no token needed)",
+    responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json", body = Object)))]
+pub async fn document(Extension(Served(doc)): Extension<Served>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], doc.to_string()).into_response()
+}
 
 /// The document as served and committed: pretty-printed, keys in a stable order (utoipa keeps
 /// paths and schemas in sorted maps), ending in a newline.

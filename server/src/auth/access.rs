@@ -69,7 +69,7 @@ pub enum Need {
 
 impl Need {
     /// How a refusal names it.
-    pub(crate) fn says(self) -> &'static str {
+    pub fn says(self) -> &'static str {
         match self {
             Need::Admin => "the coordinator's admin token",
             Need::Submit => "a token with scope submit (or the admin token)",
