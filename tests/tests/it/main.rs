@@ -31,6 +31,7 @@ mod latency_guard;
 mod leases;
 mod link_elements;
 mod metrics;
+mod openapi;
 mod politeness;
 mod procs;
 mod quarantine;
