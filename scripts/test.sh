@@ -3,7 +3,8 @@
 # Redis-backed tests (a private redis-server per test), headless-Chromium tests of the HTML report
 # and the dashboard, the robots.txt conformance corpus through the `shoal robots` CLI, and the
 # deployment files' linter. Installs what it needs on a Debian machine (redis-server, chromium,
-# python3 for the deployment linter) and reads nothing outside the repository.
+# python3 for the deployment linter, openapi-spec-validator for the API document) and reads
+# nothing outside the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +28,15 @@ install_missing() {
     [ "$(id -u)" = 0 ] || sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}"
+  fi
+  # The OpenAPI document's validator (server/tests/openapi.rs): openapi-spec-validator, which
+  # Debian 12 does not package. Machines of this project's kind have it in their python3; where
+  # it is missing, it goes into a venv under target/ (PyPI, once; about 10 s), which the test
+  # finds there. Nothing is read from outside the repository when the tests run.
+  if ! python3 -c 'import openapi_spec_validator' >/dev/null 2>&1 \
+    && ! target/openapi-venv/bin/python3 -c 'import openapi_spec_validator' >/dev/null 2>&1; then
+    python3 -m venv target/openapi-venv
+    target/openapi-venv/bin/pip install -q 'openapi-spec-validator==0.9.0'
   fi
 }
 

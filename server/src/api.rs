@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | GET | `/healthz` | liveness, no token needed |
 //! | GET | `/metrics` | Prometheus metrics (OpenMetrics text), no token needed |
+//! | GET | `/v1/openapi.json` | the OpenAPI 3.1 document of this API ([`openapi`], docs/openapi.json), no token needed |
 //! | POST | `/v1/audits` | submit `{"urls": [...], "options": {...}}` → 201 `{"id": N}` |
 //! | GET | `/v1/audits` | every audit with totals |
 //! | GET | `/v1/audits/{id}?after=ID&limit=N` | one audit with the progress of a page of its sites (1,000 unless `limit`, at most 10,000; `sites_next_after` names the next page's `after`) |

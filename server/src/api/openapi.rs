@@ -1,6 +1,6 @@
 //! The API's OpenAPI 3.1 document (`GET /v1/openapi.json`, committed as docs/openapi.json): made
 //! from the handlers' `#[utoipa::path]` attributes and the wire types' schemas as the router is
-//! built ([`described`]), then completed from the one table of who may call what
+//! built (`described`), then completed from the one table of who may call what
 //! ([`access::ROUTES`]): the bearer requirement, 401, 403 with the scope a route needs, and 500.
 //! Nothing in it is written twice, so it cannot drift from the code it describes.
 
