@@ -193,6 +193,12 @@ impl RedisFrontier {
         }
     }
 
+    /// Claims of this client meet every host's and IP's full limits, not the latency guard's slow
+    /// start (a worker running with `--no-latency-guard` sends no samples to open them).
+    pub fn without_slow_start(&mut self) {
+        self.settings.slow_start = false;
+    }
+
     /// The settings in force.
     #[must_use]
     pub fn settings(&self) -> FrontierSettings {

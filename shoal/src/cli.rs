@@ -694,6 +694,8 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             max_in_flight_per_ip: this.ip_in_flight,
             lease_ttl_ms: this.lease_ttl_s.saturating_mul(1000),
             lease_batch: this.lease_batch,
+            // The slow start opens on the guard's samples: without them it would never open.
+            slow_start: !this.no_latency_guard,
         };
         if this.active_sites == 0 {
             return Err(ConfigError::Invalid("--active-sites must be at least 1".into()));
