@@ -11,9 +11,11 @@
 //!   (as congestion control keeps the lowest round-trip time), and a slower one raises it only
 //!   slowly: an average in which the sample weighs 1/8 ([`GUARD_BASE_WEIGHT`]) and counts at most
 //!   1.25 times the baseline ([`GUARD_BASE_CAP`]), about 3 % per answer, so answers we queued
-//!   ourselves cannot lift the bar they are judged by. An answer that had the place to itself
-//!   (load 1) cannot be queued behind our own requests: the baseline moves halfway up to it, so a
-//!   fast robots.txt in front of slower pages does not make every page look slow.
+//!   ourselves cannot lift the bar they are judged by, while a host whose usual time is longer
+//!   than its first answers suggested is followed within some dozens of answers. Only pages are
+//!   samples (the worker sends none for robots.txt, resources or sitemaps, which a server often
+//!   answers from static files far faster than its pages: such a baseline would make every page
+//!   look slow).
 //! - **A rise** is an answer at least [`GUARD_STEP_RATIO`] (1.5) times the baseline *and*
 //!   [`GUARD_MIN_RISE`] (100 ms) above it: relative for fast sites, with a floor that jitter of a
 //!   few milliseconds never reaches.
@@ -242,7 +244,7 @@ impl LatencyGuard {
         self.recent[0] = sample_ms;
         self.len = self.len.saturating_add(1).min(GUARD_WINDOW as u8);
         self.since_change = self.since_change.saturating_add(1);
-        self.baseline_ms = next_baseline(self.baseline_ms, sample_ms, load);
+        self.baseline_ms = next_baseline(self.baseline_ms, sample_ms);
         self.step(sample_ms, load);
         if self.len < GUARD_MIN_SAMPLES {
             return None;
@@ -290,21 +292,16 @@ impl LatencyGuard {
 }
 
 /// The baseline after one more answer (see the module's doc): the first sets it, a faster one
-/// lowers it, a slower one raises it by at most about 3 %, or halfway at load 1. At least 1 ms.
-fn next_baseline(base: u32, sample_ms: u32, load: u32) -> u32 {
+/// lowers it, a slower one raises it by at most about 3 %. At least 1 ms.
+fn next_baseline(base: u32, sample_ms: u32) -> u32 {
     if base == 0 || sample_ms <= base {
         return sample_ms.max(1);
     }
     let (b, s) = (u64::from(base), u64::from(sample_ms));
-    let next = if load <= 1 {
-        (b + s).div_ceil(2)
-    } else {
-        let (cap_num, cap_den) = (u64::from(GUARD_BASE_CAP.0), u64::from(GUARD_BASE_CAP.1));
-        let counted = s.min(b * cap_num / cap_den);
-        let w = u64::from(GUARD_BASE_WEIGHT);
-        (b * (w - 1) + counted + w / 2) / w
-    };
-    u32::try_from(next).unwrap_or(u32::MAX).max(1)
+    let (cap_num, cap_den) = (u64::from(GUARD_BASE_CAP.0), u64::from(GUARD_BASE_CAP.1));
+    let counted = s.min(b * cap_num / cap_den);
+    let w = u64::from(GUARD_BASE_WEIGHT);
+    u32::try_from((b * (w - 1) + counted + w / 2) / w).unwrap_or(u32::MAX).max(1)
 }
 
 /// Whether one answer is a rise against `baseline_ms` (none without a baseline):
@@ -446,8 +443,6 @@ mod tests {
         assert_eq!(g.baseline_ms, 121, "a slower answer under load counts 1/8: (120 * 7 + 130 + 4) / 8");
         g.observe(1_000, 2);
         assert_eq!(g.baseline_ms, 125, "and at most 1.25 times the baseline: (121 * 7 + 151 + 4) / 8");
-        g.observe(300, 1);
-        assert_eq!(g.baseline_ms, 213, "an answer that had the host to itself: halfway up, rounded up");
         g.observe(90, 4);
         assert_eq!(g.baseline_ms, 90, "a faster one: at once");
         g.observe(0, 4);

@@ -76,11 +76,9 @@ local function observe(k, samples, tag, f, load, hbase)
       tags[1] = tag
     end
     if since < GUARD_COUNT_MAX then since = since + 1 end
-    -- The baseline: the fastest answer, rising slowly (halfway at load 1).
+    -- The baseline: the fastest answer, rising slowly.
     if base == 0 or s <= base then
       base = math.max(s, 1)
-    elseif load <= 1 then
-      base = floor((base + s + 1) / 2)
     else
       local cap = floor(base * GUARD_BASE_CAP_NUM / GUARD_BASE_CAP_DEN)
       local c = s
