@@ -119,7 +119,8 @@ fn all_and_idle(log: &RequestLog) -> (Vec<Duration>, Duration) {
 }
 
 /// Checked without the IP's guard (only the hosts' own, by disabling the IP's observe in the
-/// embedded frontier): the median stayed at 2.4 s, as with no guard at all.
+/// embedded frontier): the median stayed at 2.4 s, as with no guard at all (before issue 41's
+/// slow start, which now spares the machine first).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hosts_sharing_a_degrading_server_are_slowed_by_its_ip_guard() {
     let (names, sites) = shared_machine();
@@ -141,11 +142,9 @@ async fn hosts_sharing_a_degrading_server_are_slowed_by_its_ip_guard() {
         log_off.all().len()
     ));
     assert_spared((med_on, base_on, &log_on), (med_off, base_off, &log_off));
-    let on_notes = notes(&run_on.db);
-    assert!(
-        on_notes.iter().any(|n| n.contains("responses from the site's server 127.0.0.1")),
-        "the server's guard acted: {on_notes:?}"
-    );
+    // Since issue 41 the IP's slow start keeps the machine from queueing at all (one request at a
+    // time after the first step), so the IP's guard has nothing to step down; its steps are checked
+    // by the conformance suite (`the_ip_guard_paces_every_host_at_the_address`).
     assert_eq!(log_on.all().len(), log_off.all().len(), "the guard slows the audit down, it drops nothing");
 }
 
