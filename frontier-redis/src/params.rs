@@ -353,7 +353,10 @@ mod tests {
     #[test]
     fn the_prelude_tables_are_the_declarations() {
         let lua = lua_params();
-        assert!(lua.contains("local A_CLAIM = {now = 1, worker = 2, ttl = 3, ip_cap = 4, batch = 5, slow_start = 6}\n"), "{lua}");
+        assert!(
+            lua.contains("local A_CLAIM = {now = 1, worker = 2, ttl = 3, ip_cap = 4, batch = 5, slow_start = 6}\n"),
+            "{lua}"
+        );
         assert!(lua.contains("local A_COMPLETE_REST = 21\n"), "{lua}");
         assert_eq!(lua_from_end(&CLAIM_AFTER_COMPLETE, "a", "worker").as_deref(), Some("a[#a - 2]"));
         assert_eq!(lua_from_end(&CLAIM_AFTER_COMPLETE, "a", "batch").as_deref(), Some("a[#a]"));

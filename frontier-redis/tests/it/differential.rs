@@ -165,7 +165,10 @@ fn a_claims_cap_agrees() {
     check("slow_started (the cap a claim meets)", (0u8..6, open, 1u16..64), |(level, open, cap)| {
         let args = [level.to_string(), open.map(|o| o.to_string()).unwrap_or_default(), cap.to_string()];
         let lua: Vec<String> = fcall(&conn, "difftest_ip_cap", &args);
-        let p = IpPace { guard: LatencyGuard { level, open: open.unwrap_or(0), ..LatencyGuard::default() }, ..IpPace::default() };
+        let p = IpPace {
+            guard: LatencyGuard { level, open: open.unwrap_or(0), ..LatencyGuard::default() },
+            ..IpPace::default()
+        };
         prop_assert_eq!(lua, vec![p.cap(cap, true).to_string(), p.cap(cap, false).to_string()]);
         Ok(())
     });
@@ -232,18 +235,22 @@ fn budget_checks_agree() {
 fn a_hosts_latency_guard_agrees() {
     let (_server, conn) = start();
     let load = prop_oneof![4 => 1u32..=4, 1 => 0u32..=20, 1 => Just(u32::MAX)];
-    check("observe (a host's guard)", (samples(0..5), loads(), samples(1..3), load), |(history, loads, batch, load)| {
-        let mut g = guard_after(&history, &loads);
-        let mut args = guard_fields(&g);
-        args.extend([String::new(), String::new(), load.to_string(), "0".to_owned()]);
-        args.extend(batch.iter().map(u32::to_string));
-        let (changes, fields): (Vec<Vec<String>>, Vec<String>) = fcall(&conn, "difftest_observe", &args);
-        let rust: Vec<Vec<String>> =
-            batch.iter().filter_map(|s| g.observe(*s, load)).map(|c| change_text(&c)).collect();
-        prop_assert_eq!(changes, rust);
-        prop_assert_eq!(zeroed(&fields[..7]), zeroed(&guard_fields(&g)));
-        Ok(())
-    });
+    check(
+        "observe (a host's guard)",
+        (samples(0..5), loads(), samples(1..3), load),
+        |(history, loads, batch, load)| {
+            let mut g = guard_after(&history, &loads);
+            let mut args = guard_fields(&g);
+            args.extend([String::new(), String::new(), load.to_string(), "0".to_owned()]);
+            args.extend(batch.iter().map(u32::to_string));
+            let (changes, fields): (Vec<Vec<String>>, Vec<String>) = fcall(&conn, "difftest_observe", &args);
+            let rust: Vec<Vec<String>> =
+                batch.iter().filter_map(|s| g.observe(*s, load)).map(|c| change_text(&c)).collect();
+            prop_assert_eq!(changes, rust);
+            prop_assert_eq!(zeroed(&fields[..7]), zeroed(&guard_fields(&g)));
+            Ok(())
+        },
+    );
 }
 
 #[test]
@@ -321,18 +328,20 @@ fn pace_cases() -> impl Strategy<Value = PaceCase> {
         prop::option::of(quota()),
         prop::option::of(-10_000i64..200_000),
     )
-        .prop_map(|((history, loads, load), next_offset, quota_before, slow, lanes, sample, quota, hold_offset)| PaceCase {
-            history,
-            loads,
-            load,
-            next_offset,
-            quota_before,
-            slow,
-            lanes,
-            sample,
-            quota,
-            hold_offset,
-        })
+        .prop_map(
+            |((history, loads, load), next_offset, quota_before, slow, lanes, sample, quota, hold_offset)| PaceCase {
+                history,
+                loads,
+                load,
+                next_offset,
+                quota_before,
+                slow,
+                lanes,
+                sample,
+                quota,
+                hold_offset,
+            },
+        )
 }
 
 #[test]
@@ -377,9 +386,14 @@ fn a_hosts_pace_agrees() {
             return Ok(());
         }
         let off = HostPace { slow_start: false, ..h.clone() };
-        let limits = vec![h.max_in_flight().to_string(), ms(h.gap()), h.allowed().to_string(), off.allowed().to_string()];
+        let limits =
+            vec![h.max_in_flight().to_string(), ms(h.gap()), h.allowed().to_string(), off.allowed().to_string()];
         prop_assert_eq!(&gape, &limits[1], "recompute's gap");
-        prop_assert_eq!(before, limits, "the limits in force (maxe, gape) and a claim's cap with and without the slow start");
+        prop_assert_eq!(
+            before,
+            limits,
+            "the limits in force (maxe, gape) and a claim's cap with and without the slow start"
+        );
         let signals = ServerSignals { response_ms: c.sample, quota_gap_ms: c.quota, hold_until: c.hold_offset.map(at) };
         let change = h.apply_signals(&signals, c.load, now);
         prop_assert_eq!(changes, change.iter().map(change_text).collect::<Vec<_>>(), "the changes");

@@ -1,7 +1,7 @@
 //! The frontier conformance suite on the embedded back end.
 
-use shoal_shared::frontier::embedded::EmbeddedFrontier;
 use shoal_shared::frontier::FrontierSettings;
+use shoal_shared::frontier::embedded::EmbeddedFrontier;
 use shoal_tests::conformance;
 
 #[tokio::test]

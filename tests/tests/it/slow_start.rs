@@ -84,7 +84,11 @@ async fn a_server_that_queues_from_two_stays_at_one() {
     let log = server.shutdown().await;
     let reqs = by_arrival(log.for_host(host));
     let late = crowded(&reqs);
-    say(&format!("fast alone, slower from 2: {} of {} requests arrived beside another: {late:?}", late.len(), reqs.len()));
+    say(&format!(
+        "fast alone, slower from 2: {} of {} requests arrived beside another: {late:?}",
+        late.len(),
+        reqs.len()
+    ));
     assert!(reqs.len() >= 30, "every page fetched\n{}", log.dump());
     // The slow start's steps (to 2, perhaps 3 before the first slow answer is back) take a few
     // requests; without it nearly every request of the audit would arrive beside another.
@@ -128,8 +132,7 @@ async fn hosts_on_a_one_worker_server_are_held_by_the_ips_slow_start() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fast_healthy_host_opens_to_its_full_in_flight_within_ten_answers() {
     let host = "fast.test";
-    let server =
-        TestServer::start(vec![Site::generated(host, 60, 4).latency(ms(100))]).await.expect("starts");
+    let server = TestServer::start(vec![Site::generated(host, 60, 4).latency(ms(100))]).await.expect("starts");
     let run = audit(&server, &[host], &[server.url(host, "/")], &FLAGS).await;
     assert_eq!(run.exit, Exit::Ok);
     let log = server.shutdown().await;

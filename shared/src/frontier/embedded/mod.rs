@@ -281,7 +281,8 @@ impl EmbeddedFrontier {
         }
         let (host, ips) = (lease.host.as_str(), &mut st.ips);
         let server_ip_note = lease.ip.zip(c.signals.response_ms).and_then(|(ip, response_ms)| {
-            let seen = crate::pace::Observed { tag: crate::latency::host_tag(host), response_ms, load: ip_load, host_base_ms };
+            let seen =
+                crate::pace::Observed { tag: crate::latency::host_tag(host), response_ms, load: ip_load, host_base_ms };
             ips.get_mut(&ip)?.observe(ip, seen, now)
         });
         for change in note.into_iter().chain(server_ip_note) {
