@@ -167,6 +167,8 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
             botpage::write(&args)?;
             Ok(Exit::Ok)
         }
+        Command::Completions(args) => cmd::manual::completions(&args, &mut std::io::stdout().lock()),
+        Command::Man(args) => cmd::manual::man(&args, &mut std::io::stdout().lock()),
     }
 }
 
