@@ -509,11 +509,59 @@ if os.path.exists(df_path):
         if base in aliases:
             continue
         check(pinned(base), f"Dockerfile: base image of stage {alias} pinned to a tag", base)
-    final = stages[-1][2] if stages else []
-    users = [r for i, r in final if i == "USER"]
-    check(users and users[-1].split(":")[0] not in ("root", "0"), "Dockerfile: final stage has a non-root USER", users[-1] if users else "no USER")
-    check(any(i == "ENTRYPOINT" and "shoal" in r for i, r in final), "Dockerfile: ENTRYPOINT is the shoal binary")
-    check(any(i == "VOLUME" and "/data" in r for i, r in final), "Dockerfile: VOLUME /data")
+
+    def effective(index, seen=()):
+        """A stage's instructions with those of the stages it is built FROM (by alias) first: what
+        the image of that target really has."""
+        base, alias, own = stages[index]
+        parent = next((i for i, (_, a, _) in enumerate(stages) if a == base and i < index), None)
+        if parent is None or parent in seen:
+            return list(own)
+        return effective(parent, seen + (index,)) + list(own)
+
+    def apt_packages(ins):
+        groups = re.findall(r"apt-get install\s+(?:-\S+\s+)*([^;&|]+)", " ".join(r for i, r in ins if i == "RUN"))
+        return {p for group in groups for p in group.split() if not p.startswith("-")}
+
+    def runs_as_shoal(ins, target):
+        users = [r for i, r in ins if i == "USER"]
+        check(users and users[-1].split(":")[0] not in ("root", "0"), f"Dockerfile: {target} runs as a non-root USER",
+              users[-1] if users else "no USER")
+        check(any(i == "ENTRYPOINT" and "shoal" in r for i, r in ins), f"Dockerfile: {target} ENTRYPOINT is the shoal binary")
+        check(any(i == "VOLUME" and "/data" in r for i, r in ins), f"Dockerfile: {target} VOLUME /data")
+        envs = {m for i, r in ins if i == "ENV" for m in re.findall(r"\b(SHOAL_[A-Z0-9_]+)[= ]", r)}
+        known(envs, f"Dockerfile {target} ENV")
+
+    final = effective(len(stages) - 1) if stages else []
+    final_alias = stages[-1][1] if stages else None
+    runs_as_shoal(final, f"default target (last stage, {final_alias})")
+    pkgs = apt_packages(final)
+    check(pkgs <= {"ca-certificates"}, "Dockerfile: default target installs ca-certificates only", " ".join(sorted(pkgs)))
+    browser = next((i for i, (_, a, _) in enumerate(stages) if a == "browser"), None)
+    if browser is None:
+        bad("Dockerfile: a `browser` target exists (shoal worker --browser)")
+    else:
+        ok("Dockerfile: a `browser` target exists (shoal worker --browser)")
+        check(browser != len(stages) - 1, "Dockerfile: the browser target is not the default (last) stage")
+        bins = effective(browser)
+        runs_as_shoal(bins, "browser target")
+        bp = apt_packages(bins)
+        check("chromium" in bp, "Dockerfile: browser target installs Debian's chromium", " ".join(sorted(bp)))
+        check(any(p.startswith("fonts-") for p in bp), "Dockerfile: browser target installs a font package", " ".join(sorted(bp)))
+        check(bp - {"chromium"} - {p for p in bp if p.startswith("fonts-")} <= {"ca-certificates"},
+              "Dockerfile: browser target installs the default target's packages + chromium + fonts only", " ".join(sorted(bp)))
+        # Everything the default target is, the browser target is too: built FROM the same stage.
+        check(stages[browser][0] == stages[-1][0] and stages[-1][0] in aliases,
+              "Dockerfile: browser and default targets are built FROM one shared stage", f"{stages[browser][0]} / {stages[-1][0]}")
+    # The commit reaches shoal/build.rs as a build argument, declared after the dependency build
+    # (or every commit would rebuild the dependencies) and before the build of Shoal itself.
+    for base, alias, ins in stages:
+        builds = [n for n, (i, r) in enumerate(ins) if i == "RUN" and "cargo build --release" in r]
+        if len(builds) < 2:
+            continue
+        arg = next((n for n, (i, r) in enumerate(ins) if i == "ARG" and r.split("=")[0].strip() == "SHOAL_COMMIT"), None)
+        check(arg is not None and builds[0] < arg < builds[-1],
+              f"Dockerfile: stage {alias} takes ARG SHOAL_COMMIT after the dependency build, before Shoal's")
     all_ins = [(i, r) for _, _, ins in stages for i, r in ins]
     check(not any(i == "ADD" and re.search(r"\b(https?|ftp)://", r) for i, r in all_ins), "Dockerfile: no ADD of URLs")
     check(not any(i == "ADD" for i, r in all_ins), "Dockerfile: COPY, not ADD")
@@ -521,10 +569,6 @@ if os.path.exists(df_path):
     check(not secretish, "Dockerfile: no secret baked in with ENV/ARG", "; ".join(secretish))
     check(any(i == "RUN" and "cargo build --release" in r and "-p shoal" in r for _, _, ins in stages for i, r in ins),
           "Dockerfile: builds with cargo build --release -p shoal")
-    apt_final = " ".join(r for i, r in final if i == "RUN")
-    pk = re.findall(r"apt-get install\s+(?:-\S+\s+)*([^;&|]+)", apt_final)
-    pkgs = {p for group in pk for p in group.split() if not p.startswith("-")}
-    check(pkgs <= {"ca-certificates"}, "Dockerfile: runtime installs ca-certificates only", " ".join(sorted(pkgs)))
     missing = []
     for i, r in all_ins:
         if i != "COPY" or "--from=" in r:
