@@ -140,6 +140,18 @@ if drain_s is None:
     skip("drain deadline not found in worker/src/run.rs; assuming 20 s")
 
 
+# Chromium's memory cap when SHOAL_BROWSER_MEMORY_MB is not set (DEFAULT_MEMORY_LIMIT_MIB).
+browser_default_mib = None
+browser_rs = os.path.join(repo, "worker", "src", "browser", "mod.rs")
+if os.path.exists(browser_rs):
+    m = re.search(r"DEFAULT_MEMORY_LIMIT_MIB\s*:\s*u64\s*=\s*([\d_]+)", open(browser_rs).read())
+    if m:
+        browser_default_mib = int(m.group(1).replace("_", ""))
+if browser_default_mib is None:
+    browser_default_mib = 2048
+    skip("DEFAULT_MEMORY_LIMIT_MIB not found in worker/src/browser/mod.rs; assuming 2048 MiB")
+
+
 def known(names, where):
     if not known_env:
         return
@@ -221,7 +233,36 @@ if compose_docs:
     check(reps.isdigit() and int(reps) >= 1, "compose: worker deploy.replicas set (default >= 1)", reps)
     check(not w.get("ports"), "compose: workers publish no port")
     check("healthcheck" not in w, "compose: no worker health check (workers have no port)")
-    for name in ("coordinator", "worker"):
+    wb = svcs.get("worker-browser")
+    if wb is None:
+        bad("compose: a worker-browser service (shoal worker --browser on the browser target)")
+    else:
+        ok("compose: a worker-browser service (shoal worker --browser on the browser target)")
+        check(((wb.get("build") or {}).get("target")) == "browser", "compose: worker-browser builds the Dockerfile's browser target")
+        check(interp(wb.get("image")) != interp(w.get("image")), "compose: worker-browser has an image tag of its own (not the plain image's)",
+              str(wb.get("image")))
+        wcmd = [str(x) for x in wb.get("command") or []]
+        wenv = wb.get("environment") or {}
+        check(wcmd[:1] == ["worker"] and ("--browser" in wcmd or str(wenv.get("SHOAL_BROWSER")) == "true"),
+              "compose: worker-browser runs `shoal worker --browser`", " ".join(wcmd))
+        check(not wb.get("ports") and "healthcheck" not in wb, "compose: worker-browser publishes no port, no health check")
+        check(bool(wb.get("shm_size")), "compose: worker-browser sets shm_size for Chromium")
+        check(any(str(t).split(":")[0] == "/tmp" for t in wb.get("tmpfs") or []), "compose: worker-browser /tmp writable (Chromium's profiles)")
+
+        def mib(v):
+            m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG])?[bB]?\s*", str(v))
+            if not m:
+                return None
+            return float(m.group(1)) * {"k": 1 / 1024, "m": 1, "g": 1024, None: 1 / 1048576}[(m.group(2) or "").lower() or None]
+
+        limit = mib((((wb.get("deploy") or {}).get("resources") or {}).get("limits") or {}).get("memory", ""))
+        cap = int(str(wenv.get("SHOAL_BROWSER_MEMORY_MB", browser_default_mib)))
+        check(limit is not None and limit >= cap + 512,
+              "compose: worker-browser memory limit leaves >= 512 MiB above SHOAL_BROWSER_MEMORY_MB (Chromium's cap)",
+              f"limit {limit} MiB, cap {cap} MiB")
+    for name in ("coordinator", "worker", "worker-browser"):
+        if name not in svcs:
+            continue
         s = svcs.get(name) or {}
         g = seconds(s.get("stop_grace_period", "10s"))
         check(g is not None and g > drain_s, f"compose: {name} stop_grace_period > {drain_s} s drain", str(s.get("stop_grace_period")))
