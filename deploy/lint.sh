@@ -417,6 +417,42 @@ for fname, kind, name, d, ps, labels in pods:
             check(not net and not c.get("ports"), f"{where} declares no port and no network probe (workers listen on nothing)")
 
 
+def k8s_mib(v):
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(Ki|Mi|Gi|K|M|G)?\s*", str(v))
+    if not m:
+        return None
+    scale = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024, "K": 1e3 / 1048576, "M": 1e6 / 1048576, "G": 1e9 / 1048576, None: 1 / 1048576}
+    return float(m.group(1)) * scale[m.group(2)]
+
+
+browser_pods = [p for p in pods if p[5].get("app.kubernetes.io/component") == "worker-browser"]
+check(bool(browser_pods), "k8s: a worker-browser workload (shoal worker --browser on the browser image)")
+for fname, kind, name, d, ps, labels in browser_pods:
+    where = f"k8s {fname}: worker-browser"
+    check(kind == "Deployment", f"{where} is a Deployment")
+    vols = {v.get("name"): v for v in ps.get("volumes") or []}
+    for c in ps.get("containers") or []:
+        args = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+        env = {e.get("name"): e.get("value") for e in c.get("env") or []}
+        check("worker" in args and ("--browser" in args or str(env.get("SHOAL_BROWSER")) == "true"),
+              f"{where} runs `shoal worker --browser`", " ".join(args))
+        check("browser" in str(c.get("image")), f"{where} runs the browser image (the Dockerfile's browser target)", str(c.get("image")))
+        net = [k for p in probes(c) for k in ("httpGet", "tcpSocket", "grpc") if p.get(k)]
+        check(not net and not c.get("ports"), f"{where} declares no port and no network probe")
+        mounts = {m.get("mountPath"): m.get("name") for m in c.get("volumeMounts") or []}
+        shm = vols.get(mounts.get("/dev/shm")) or {}
+        check(((shm.get("emptyDir") or {}).get("medium")) == "Memory", f"{where} /dev/shm is an emptyDir with medium Memory")
+        check("emptyDir" in (vols.get(mounts.get("/tmp")) or {}), f"{where} /tmp is a writable emptyDir (Chromium's profiles)")
+        limit = k8s_mib(((c.get("resources") or {}).get("limits") or {}).get("memory", ""))
+        cap = int(str(env.get("SHOAL_BROWSER_MEMORY_MB") or browser_default_mib))
+        check(limit is not None and limit >= cap + 512,
+              f"{where} memory limit leaves >= 512 MiB above SHOAL_BROWSER_MEMORY_MB (Chromium's cap)", f"limit {limit} MiB, cap {cap} MiB")
+if kustomization is not None and browser_pods:
+    names = {i.get("name") for i in kustomization.get("images") or []}
+    imgs = {str(c.get("image")).rsplit(":", 1)[0] for p in browser_pods for c in p[4].get("containers") or []}
+    check(imgs <= names, "k8s kustomization: the browser image has an images: entry", ", ".join(sorted(imgs - names)))
+
+
 def matches(selector, labels):
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
