@@ -9,8 +9,11 @@
 # Always: YAML parse of compose.yaml and every Kubernetes manifest; structural checks of the
 # compose file, the manifests (apiVersion/kind/metadata.name, resources, securityContext, pinned
 # image tags, probes, cross-references between Secret/ConfigMap/Service/HPA/PDB and the pods),
-# the systemd units and env example (hardening and stop settings), the Dockerfile (multi-stage,
-# non-root USER, no ADD of URLs, no baked-in secrets, COPY sources exist, build context filter);
+# the systemd units and env example (hardening and stop settings), the Dockerfile (multi-stage;
+# the default target and the browser target read as built, each stage after the one it is FROM:
+# non-root USER, ENTRYPOINT shoal, ca-certificates only / chromium + fonts; ARG SHOAL_COMMIT after
+# the dependency build; no ADD of URLs, no baked-in secrets, COPY sources exist, build context
+# filter); browser workers in compose, Kubernetes and systemd (--browser, memory, /tmp, /dev/shm);
 # every SHOAL_* variable set anywhere is one the `shoal` binary reads; every stop timeout exceeds
 # the worker's drain deadline; relative links in deploy/README.md and docs/runbook.md resolve.
 # When present: kubectl kustomize, kubernetes-validate, docker compose config, systemd-analyze
@@ -507,7 +510,8 @@ def unit(path):
 
 
 sd = os.path.join(deploy, "systemd")
-for uname, role in (("shoal-coordinator.service", "coordinator"), ("shoal-worker@.service", "worker")):
+for uname, role in (("shoal-coordinator.service", "coordinator"), ("shoal-worker@.service", "worker"),
+                    ("shoal-worker-browser@.service", "worker")):
     path = os.path.join(sd, uname)
     if not os.path.exists(path):
         bad(f"systemd: {uname} exists")
@@ -527,6 +531,19 @@ for uname, role in (("shoal-coordinator.service", "coordinator"), ("shoal-worker
     check("CapabilityBoundingSet" in s and one("CapabilityBoundingSet") == "", f"{where} no capabilities")
     check(bool(one("EnvironmentFile")), f"{where} reads an EnvironmentFile")
     known({m.split("=", 1)[0] for m in s.get("Environment", [])}, where)
+    if "browser" in uname:
+        env = dict(m.split("=", 1) for m in s.get("Environment", []) if "=" in m)
+        check(re.search(r"\bshoal worker\b.*--browser\b", one("ExecStart")) is not None or env.get("SHOAL_BROWSER") == "true",
+              f"{where} runs `shoal worker --browser`")
+        # V8 compiles JavaScript to machine code at run time; with this on, every page crashes.
+        check(one("MemoryDenyWriteExecute") in ("no", "false", "0"), f"{where} MemoryDenyWriteExecute=no (Chromium's JIT)")
+        check(env.get("HOME", "").startswith("/tmp"), f"{where} HOME in the private /tmp (a transient user's home is /)")
+        limit = one("MemoryMax")
+        m = re.fullmatch(r"(\d+)([KMG]?)", limit)
+        limit_mib = int(m.group(1)) * {"": 1 / 1048576, "K": 1 / 1024, "M": 1, "G": 1024}[m.group(2)] if m else None
+        cap = int(env.get("SHOAL_BROWSER_MEMORY_MB", browser_default_mib))
+        check(limit_mib is not None and limit_mib >= cap + 512,
+              f"{where} MemoryMax leaves >= 512 MiB above SHOAL_BROWSER_MEMORY_MB (Chromium's cap)", f"{limit} / {cap} MiB")
     if role == "coordinator":
         check(one("StateDirectory") == "shoal", f"{where} StateDirectory=shoal")
         check("%S/shoal/" in " ".join(s.get("Environment", [])) or "/var/lib/shoal/" in " ".join(s.get("Environment", [])),
@@ -764,7 +781,8 @@ if command -v systemd-analyze >/dev/null 2>&1; then
     mkdir -p "$tmp/units/$(basename "$f")"
     sed 's|/usr/local/bin/shoal|/bin/true|' "$f" >"$tmp/units/$(basename "$f")/$(basename "$f")"
   done
-  for u in shoal-coordinator.service shoal-worker@.service shoal-worker@1.service; do
+  for u in shoal-coordinator.service shoal-worker@.service shoal-worker@1.service \
+    shoal-worker-browser@.service shoal-worker-browser@1.service; do
     d="$tmp/units/${u/@1./@.}"
     out="$(cd "$d" && systemd-analyze verify "$u" 2>&1)"
     if [ -z "$out" ]; then ok "systemd-analyze verify $u"; else
@@ -773,7 +791,7 @@ if command -v systemd-analyze >/dev/null 2>&1; then
     fi
   done
   if systemd-analyze security --help 2>/dev/null | grep -q -- '--offline'; then
-    for u in shoal-coordinator.service shoal-worker@1.service; do
+    for u in shoal-coordinator.service shoal-worker@1.service shoal-worker-browser@1.service; do
       score="$(cd "$tmp/units/${u/@1./@.}" && systemd-analyze security --offline=yes "$u" 2>/dev/null |
         sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')"
       if [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then
