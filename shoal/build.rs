@@ -12,8 +12,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// How many hex digits of the commit are shown: enough to stay unique for the life of the project.
-const SHORT: usize = 12;
+// The rule for SHOAL_COMMIT, shared with the library (whose unit tests check it).
+#[path = "src/commit.rs"]
+mod commit;
+use commit::SHORT;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
@@ -40,22 +42,11 @@ fn main() {
     }
 }
 
-/// `SHOAL_COMMIT`, checked: 12 to 40 hex digits (a short or full commit id), shortened to
-/// [`SHORT`]. Anything else stops the build with a message, rather than a binary that names a
-/// commit that does not exist.
+/// `SHOAL_COMMIT`, checked by the rule in `src/commit.rs`; a bad value stops the build with its
+/// message.
 fn from_env() -> Option<String> {
     let value = std::env::var("SHOAL_COMMIT").ok()?;
-    let value = value.trim().to_ascii_lowercase();
-    if value.is_empty() {
-        return None;
-    }
-    if !(SHORT..=40).contains(&value.len()) || !value.bytes().all(|b| b.is_ascii_hexdigit()) {
-        panic!(
-            "SHOAL_COMMIT must be a git commit id of {SHORT} to 40 hex digits (git rev-parse HEAD), not {value:?}; \
-             unset it to build without one"
-        );
-    }
-    Some(value[..SHORT].to_owned())
+    commit::from_env_value(&value).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The commit of the repository whose top level is `root`, and the files whose change means a

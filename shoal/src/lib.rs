@@ -15,6 +15,7 @@ pub mod botpage;
 pub mod cli;
 pub mod client;
 pub mod cmd;
+pub mod commit;
 pub mod config;
 pub mod entry;
 pub mod progress;
