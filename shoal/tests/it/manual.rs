@@ -49,6 +49,23 @@ fn bash_completion_parses_and_names_every_subcommand() {
         assert!(script.contains(&case), "bash completion lacks `{}`", path.join(" "));
     }
     assert!(script.contains("--max-pages"), "flags are completed too");
+    // What a user gets at a prompt: bash's completion function run on partial words.
+    let complete = |words: &str| {
+        let w: Vec<&str> = words.split(' ').collect();
+        let (cword, cur, prev) = (w.len() - 1, w[w.len() - 1], w[w.len() - 2]);
+        // bash calls the function with the command, the word being completed and the one before.
+        let run = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; _shoal shoal {cur} {prev}; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            file.display()
+        );
+        let out = Command::new("bash").args(["-c", &run]).output().expect("run bash");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(complete("shoal sch"), "schedule\n");
+    assert_eq!(complete("shoal schedule a"), "add\n");
+    assert!(complete("shoal audit --max-p").contains("--max-pages"), "{}", complete("shoal audit --max-p"));
 }
 
 #[test]
