@@ -96,7 +96,7 @@ fn page_completion(l: &Lease, links: u64, pages: u64) -> Completion {
 
 const IP: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
-async fn info(c: &mut redis::aio::ConnectionManager, section: &str) -> BTreeMap<String, String> {
+async fn info(c: &mut shoal_frontier_redis::Conn, section: &str) -> BTreeMap<String, String> {
     let text: String = redis::cmd("INFO").arg(section).query_async(c).await.expect("INFO");
     text.lines().filter_map(|l| l.split_once(':')).map(|(k, v)| (k.to_owned(), v.trim().to_owned())).collect()
 }

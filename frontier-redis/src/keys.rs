@@ -33,6 +33,8 @@
 //! | `…:hungry` | hash | claim | workers whose last claim found nothing, with its time (ms); a worker's entry goes when it gets a lease, entries 10 s old when read; the hash expires 10 s after its last write. A claim by a worker holding more leases than one that asked in the last 200 ms and found nothing leaves the slot to it |
 //! | `…:leaseid`, `…:seq` | string (int) | claim, complete | counters |
 //! | `…:epoch` | string (int) | claim | when the namespace's state began (the time of the first claim that found it missing): every lease carries it, and a client's memo of what Redis holds (`sent.rs`) is dropped when it changes (an emptied Redis) |
+//! | `…:replid` | string | fence | the replication id (`master_replid`) of the master the namespace's state was last written on, by a process that follows Sentinels: a new master with another id (a promoted replica, a restarted server) raises the fence |
+//! | `…:fence` | string (int, with expiry) | fence; read by claim, claim_browser | when the fence was raised (ms): no lease before it plus max(`FAILOVER_HOLD`, the lease time), no host's next start before it plus the host's gap; expires when neither can matter (docs/redis.md, "Failover") |
 //! | `…:settings` | string | coordinator | frontier-wide settings (rmp `FrontierSettings`: per-IP cap, lease time), read by workers at start |
 //! | `…:cache:{key}` | string (with expiry) | workers | shared results: `x:{url}` an external link check (rmp `PageRecord`), `r:{scheme}://{host}` another site's robots.txt outcome, `a:{audit}:r:{scheme}://{host}` the audit's own copy of a host's robots.txt (and `…#asking`, who fetches it), `a:{audit}:smtp:{host}:{port}` a mail server's conversation (rmp `Conversation`) and `a:{audit}:rdap:{url}` a registry's answer, shared by the audit's sites, `rdap:bootstrap` the IANA RDAP bootstrap file (a day; each with its `…#asking` lock) |
 //! | `…:acache:{audit}` | set | workers, `forget` | the audit's own `cache` keys (`a:{audit}:…`), unlinked when the audit is forgotten |
@@ -97,6 +99,8 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_leases", ":leases", false),
     ("k_leaseid", ":leaseid", false),
     ("k_epoch", ":epoch", false),
+    ("k_replid", ":replid", false),
+    ("k_fence", ":fence", false),
     ("k_seq", ":seq", false),
     ("k_events", ":events", false),
     ("k_settings", ":settings", false),

@@ -138,6 +138,9 @@ pub const RENEW: Params = args("A_RENEW", &["now", "ttl", "worker"]);
 /// `depart` (depart.lua): a request given `slot` would leave at `at` (ms); `gap` the lease's.
 pub const DEPART: Params = args("A_DEPART", &["host", "slot", "at", "gap"]);
 
+/// `fence` (fence.lua): the time, the master's replication id, the lease time (ms).
+pub const FENCE: Params = args("A_FENCE", &["now", "replid", "ttl"]);
+
 /// `cancel` (cancel.lua): about `step` sites from the SSCAN `cursor`.
 pub const CANCEL: Params = args("A_CANCEL", &["audit", "cursor", "step", "now"]);
 
@@ -161,6 +164,7 @@ pub const ALL: &[&Params] = &[
     &REAP,
     &RENEW,
     &DEPART,
+    &FENCE,
     &CANCEL,
     &FORGET,
 ];

@@ -30,6 +30,7 @@ pub fn constants() -> Vec<(&'static str, u128)> {
         ("DEFAULT_GAP", ms(pace::DEFAULT_GAP)),
         ("ROBOTS_MAX_AGE", ms(robots::ROBOTS_MAX_AGE)),
         ("BROWSER_GAP", ms(frontier::BROWSER_MIN_GAP)),
+        ("FAILOVER_HOLD", ms(frontier::FAILOVER_HOLD)),
         // Budgets (shoal_shared::task): a site hash of an older version without them.
         ("DEFAULT_MAX_SITEMAPS", u128::from(task::DEFAULT_MAX_SITEMAPS)),
         ("DEFAULT_MAX_SITEMAP_BYTES", u128::from(task::DEFAULT_MAX_SITEMAP_BYTES)),

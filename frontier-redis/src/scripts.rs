@@ -51,6 +51,7 @@ const STEPS: &[(&str, &str)] = &[
     ("claim_browser", include_str!("lua/claim_browser.lua")),
     ("queue_browser", include_str!("lua/queue_browser.lua")),
     ("depart", include_str!("lua/depart.lua")),
+    ("fence", include_str!("lua/fence.lua")),
 ];
 
 /// The Lua files' text, the shared ones and the steps' bodies (without the generated prelude).
@@ -295,6 +296,8 @@ pub struct Scripts {
     /// Says when a request that would leave later than its start may leave, and moves the host's
     /// next start a gap past it.
     pub depart: Function,
+    /// The failover fence: run on each new connection to a Sentinel-watched master (conn.rs).
+    pub fence: Function,
 }
 
 impl Scripts {
@@ -315,6 +318,7 @@ impl Scripts {
             claim_browser: f("claim_browser"),
             queue_browser: f("queue_browser"),
             depart: f("depart"),
+            fence: f("fence"),
         }
     }
 }

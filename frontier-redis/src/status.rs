@@ -8,29 +8,27 @@
 //! serves its clients in turns, so a read on its own connection waits at most for the command
 //! being run. Opened on first use: workers never read progress and keep one connection.
 
+use crate::conn::{Conn, Connector};
 use crate::{RedisFrontier, store};
 use redis::Value;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use shoal_shared::frontier::{FrontierError, SiteProgress};
 use shoal_shared::ids::SiteId;
 use tokio::sync::OnceCell;
 
 /// The progress readers' connection, opened by the first read.
 pub(crate) struct StatusConn {
-    client: redis::Client,
-    config: ConnectionManagerConfig,
-    conn: OnceCell<ConnectionManager>,
+    connector: Connector,
+    conn: OnceCell<Conn>,
 }
 
 impl StatusConn {
-    pub(crate) fn new(client: redis::Client, config: ConnectionManagerConfig) -> StatusConn {
-        StatusConn { client, config, conn: OnceCell::new() }
+    pub(crate) fn new(connector: Connector) -> StatusConn {
+        StatusConn { connector, conn: OnceCell::new() }
     }
 
     /// The connection, opened now if this is the first read.
-    pub(crate) async fn get(&self) -> Result<ConnectionManager, FrontierError> {
-        let open = || self.client.get_connection_manager_with_config(self.config.clone());
-        self.conn.get_or_try_init(open).await.cloned().map_err(store("connect for progress reads"))
+    pub(crate) async fn get(&self) -> Result<Conn, FrontierError> {
+        self.conn.get_or_try_init(|| self.connector.open()).await.cloned().map_err(store("connect for progress reads"))
     }
 }
 

@@ -12,6 +12,7 @@ mod browser;
 mod content;
 mod custom;
 mod domain;
+mod manual;
 mod options;
 mod prune;
 mod schedule;
@@ -22,6 +23,7 @@ pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
 pub use content::ContentArgs;
 pub use custom::CustomArgs;
 pub use domain::DomainArgs;
+pub use manual::{CompletionsArgs, ManArgs};
 pub use options::AuditOptionArgs;
 pub use prune::{DEFAULT_PRUNE_WAIT_S, PruneArgs, RetainArgs};
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
@@ -48,11 +50,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 pub use token::{ScopeName, TokenAddArgs, TokenCommand, TokenListArgs, TokenRemoveArgs};
 
+/// What `shoal --version` prints after the name: the package version and the commit the binary
+/// was built from (`build.rs`: the repository's HEAD, else the `SHOAL_COMMIT` build variable, else
+/// `unknown`), so a report or a bug can be traced to its source.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("SHOAL_BUILD_COMMIT"), ")");
+
 /// Shoal: a polite website-audit crawler.
 #[derive(Debug, Parser)]
 #[command(
     name = "shoal",
-    version,
+    version = VERSION,
     about,
     long_about = None,
     propagate_version = true,
@@ -115,6 +122,10 @@ pub enum Command {
     /// Write the page for site owners (shoalbot.md, shoalbot.html) from the settings the crawler
     /// uses, so it says what the crawler does.
     Botpage(Box<BotpageArgs>),
+    /// Print the shell completion script for bash, zsh, fish, elvish or PowerShell.
+    Completions(CompletionsArgs),
+    /// Print the man page shoal(1), or with --dir write a page per command into a directory.
+    Man(ManArgs),
 }
 
 /// `shoal config`.
@@ -184,7 +195,10 @@ pub struct BotpageArgs {
 /// Where the shared frontier lives.
 #[derive(Debug, Args, Clone)]
 pub struct RedisArgs {
-    /// Redis URL: `redis://[:PASSWORD@]HOST:PORT/DB`, `rediss://` for TLS, `redis+unix:///path`.
+    /// Redis URL: `redis://[:PASSWORD@]HOST:PORT/DB`, `rediss://` for TLS, `redis+unix:///path`;
+    /// or the master that Sentinels watch, followed across failovers:
+    /// `redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE` (`rediss+sentinel://` for
+    /// TLS; `?sentinel_password=P` when the Sentinels have their own).
     #[arg(long, env = "SHOAL_REDIS", default_value = "redis://127.0.0.1:6379")]
     pub redis: String,
     /// Key namespace in Redis: one per deployment, so several can share a server.
@@ -201,11 +215,18 @@ impl RedisArgs {
     ///
     /// # Errors
     /// [`ConfigError::File`] if `--redis-ca` cannot be read, [`ConfigError::Invalid`] if it is
-    /// given for a URL without TLS.
+    /// given for a URL without TLS, or if a Sentinel URL cannot be read.
     pub fn target(&self) -> Result<RedisTarget, ConfigError> {
-        let Some(path) = &self.redis_ca else { return Ok(RedisTarget::new(self.redis.clone())) };
-        let pem = std::fs::read(path).map_err(|error| ConfigError::File { path: path.clone(), error })?;
-        RedisTarget::with_ca(self.redis.clone(), pem).map_err(|e| ConfigError::Invalid(format!("--redis-ca: {e}")))
+        let target = match &self.redis_ca {
+            None => RedisTarget::new(self.redis.clone()),
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|error| ConfigError::File { path: path.clone(), error })?;
+                RedisTarget::with_ca(self.redis.clone(), pem)
+                    .map_err(|e| ConfigError::Invalid(format!("--redis-ca: {e}")))?
+            }
+        };
+        target.check().map_err(|e| ConfigError::Invalid(format!("--redis: {e}")))?;
+        Ok(target)
     }
 }
 

@@ -21,4 +21,5 @@ pub mod testsite;
 pub mod chromium;
 pub mod redis;
 pub mod robots_corpus;
+pub mod sentinel;
 pub mod tls10;

@@ -7,4 +7,4 @@
 
 pub mod conformance;
 
-pub use shoal_test_support::{chromium, dnsserver, log, redis, smtpserver, testsite, tls10};
+pub use shoal_test_support::{chromium, dnsserver, log, redis, sentinel, smtpserver, testsite, tls10};

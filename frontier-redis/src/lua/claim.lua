@@ -10,6 +10,8 @@ local ttl, ipcap = tonumber(ARGV[A_CLAIM.ttl]), tonumber(ARGV[A_CLAIM.ip_cap])
 local batch = ARGV[A_CLAIM.batch]
 local slow_start = ARGV[A_CLAIM.slow_start]
 batch = math.max(num(batch ~= '' and batch or nil, 1), 1)
+local fenced = fence_raised()
+if fenced and now < fence_hold(fenced, ttl) then return {'wait', I(fence_hold(fenced, ttl))} end
 -- Fair shares between workers: a worker that holds more leases than another that asked lately and
 -- found nothing leaves the slot to it (a worker whose completions claim its next lease in the
 -- same step would otherwise keep every slot of a busy IP, and a worker added to the fleet would
@@ -73,6 +75,7 @@ local function one(lane)
     -- The host's slow start (issue 41): a new host has one request in flight until answers open it.
     maxe = slow_started(maxe, num(h[F_HOST_GRANT.lo], 0), slow_start)
     local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
+    nxt = fenced_start(fenced, nxt, gape)
     local blob, is_robots, prio, next_due, more = nil, '0', 0, nil, false
     -- Tasks this lease may take: more than one only at no gap and with no lookup due.
     local want = 1

@@ -7,6 +7,8 @@ local now, worker = tonumber(ARGV[A_CLAIM.now]), ARGV[A_CLAIM.worker]
 local ttl, ipcap = tonumber(ARGV[A_CLAIM.ttl]), tonumber(ARGV[A_CLAIM.ip_cap])
 local ids = redis.call('ZRANGE', k_bq(), 0, 99)
 if #ids == 0 then return {'idle'} end
+local fenced = fence_raised()
+if fenced and now < fence_hold(fenced, ttl) then return {'wait', I(fence_hold(fenced, ttl))} end
 local earliest = nil -- the earliest start of a task only its host's clock holds back
 -- One task: its lease, or nil. Run under pcall: a task whose state cannot be read quarantines its
 -- site (quarantine.lua) and the claim goes on.
@@ -32,6 +34,7 @@ local function one(id)
     local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
     local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
     maxe = slow_started(maxe, num(h[F_HOST_GRANT.lo], 0), ARGV[A_CLAIM.slow_start])
+    nxt = fenced_start(fenced, nxt, math.max(gape, BROWSER_GAP))
     local free = not h[F_HOST_GRANT.blease] and not h[F_HOST_GRANT.ipr] and inf < maxe
     local ipl = 0
     if free and ip then

@@ -50,6 +50,23 @@ local function epoch(now)
   return e
 end
 
+-- The failover fence (fence.lua): when it was raised, or nil. A claim grants nothing before
+-- `fence_hold` (every lease given before the failover has ended or expired by then: the new master
+-- may not count them), and no request to a host before `fenced_start` (a full gap after the
+-- fence: the host's last start may be among the writes the new master lacks).
+local function fence_raised()
+  return num_or(redis.call('GET', k_fence()), nil)
+end
+
+local function fence_hold(fenced, ttl)
+  return fenced + math.max(FAILOVER_HOLD, ttl)
+end
+
+local function fenced_start(fenced, nxt, gap)
+  if fenced then return math.max(nxt, fenced + gap) end
+  return nxt
+end
+
 -- Adds `by` to a deployment-wide counter (`seq`, `leaseid`, `ipf:{ip}`) and returns it. Such a
 -- counter belongs to no audit, so one that cannot be read is set to `reset` first (a sequence may
 -- restart, a lease id must not: the caller passes a value above any id given out), never blamed

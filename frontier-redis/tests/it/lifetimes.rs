@@ -128,7 +128,7 @@ async fn nothing_of_ended_audits_stays_in_redis() {
 }
 
 /// `FCALL` calls Redis has answered so far (`INFO commandstats`).
-async fn fcalls(c: &mut redis::aio::ConnectionManager) -> u64 {
+async fn fcalls(c: &mut shoal_frontier_redis::Conn) -> u64 {
     let info: String = redis::cmd("INFO").arg("commandstats").query_async(c).await.expect("info");
     let line = info.lines().find(|l| l.starts_with("cmdstat_fcall:")).expect("fcall counted");
     let calls = line.split(['=', ',']).nth(1).expect("calls=");

@@ -6,4 +6,5 @@ mod differential;
 mod events;
 mod lifetimes;
 mod quarantine;
+mod sentinel;
 mod status;

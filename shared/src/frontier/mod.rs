@@ -27,6 +27,13 @@ use std::time::Duration;
 /// handed out again this long after its last renewal (plus one reaping tick).
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
 
+/// After a failover to a replica (Redis Sentinel), how long no lease is granted at least: the
+/// promoted replica may lack the old master's last grants, and every request they started must be
+/// over before new ones are counted against the hosts' caps. A request gives up after 15 s; with
+/// its connection and a robots.txt lease's TLS handshake, 20 s covers it. The hold is the lease
+/// time when that is longer (an unrenewed lease is over by then). docs/redis.md, "Failover".
+pub const FAILOVER_HOLD: Duration = Duration::from_secs(20);
+
 /// Leases of one task that may expire (its worker died, hung or was killed while holding it)
 /// before the task is given up: the next lease of it records `fetch_abandoned` instead of
 /// fetching, so a URL that kills every worker that touches it cannot keep an audit from ending.

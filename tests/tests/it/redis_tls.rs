@@ -73,3 +73,21 @@ async fn an_audit_runs_through_a_tls_redis_with_a_password() {
     drop(w);
     drop(coord);
 }
+
+/// A Sentinel URL that cannot be read, or whose Sentinels do not answer, stops a worker at start
+/// with the reason, its passwords redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sentinel_url_that_cannot_be_used_is_refused_at_start() {
+    ensure_built().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bad = "redis+sentinel://:s3cret-pw@127.0.0.1:notaport/shoal?sentinel_password=other-pw";
+    let said = refused(worker(dir.path(), "w-bad-url", bad, "a.test", &[])).await;
+    assert!(said.contains("bad port"), "{said}");
+    assert!(!said.contains("s3cret-pw") && !said.contains("other-pw"), "the passwords are redacted: {said}");
+    // Nothing listens there: no Sentinel names a master.
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("port").local_addr().expect("addr").port();
+    let silent = format!("redis+sentinel://:s3cret-pw@127.0.0.1:{port}/shoal");
+    let said = refused(worker(dir.path(), "w-no-sentinel", &silent, "a.test", &[])).await;
+    assert!(said.to_lowercase().contains("connect"), "{said}");
+    assert!(!said.contains("s3cret-pw"), "the password is redacted: {said}");
+}

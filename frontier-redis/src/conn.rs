@@ -1,0 +1,310 @@
+//! The connection the frontier's commands go through: to one Redis server, or to the master a
+//! group of Sentinels names, followed from one master to the next.
+//!
+//! Following a master (`redis+sentinel://`): the first command asks the Sentinels which server is
+//! the master (the redis crate's Sentinel client, which also checks the server's `ROLE`) and
+//! connects to it. A connection error, or an answer that the server is no master any more
+//! (`READONLY`, `MASTERDOWN`), drops that connection, and the next command asks the Sentinels
+//! again: after a failover every process finds the promoted replica by itself, as soon as the
+//! Sentinels name it (a second or two after the master's death at their usual settings). A
+//! command is never retried here: the caller sees the error as it sees a restarting Redis and
+//! tries again at its own pace, because a claim or a completion that may have run on the old
+//! master must not run twice blindly.
+//!
+//! Every new master connection runs the failover fence first ([`Fence`], `lua/fence.lua`), before
+//! any other command of this process reaches that master: replication is asynchronous, so a
+//! promoted replica may lack the old master's last writes (leases granted, hosts' clocks), and the
+//! fence makes the frontier wait those out (docs/redis.md, "Failover").
+
+use crate::keys::Keys;
+use crate::params;
+use crate::scripts::Scripts;
+use crate::target::{Place, RedisTarget, SentinelGroup};
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::sentinel::SentinelClient;
+use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+use shoal_shared::time::UnixMs;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// How to open a [`Conn`] to a target: the frontier's own, and the progress reads' (status.rs).
+pub(crate) struct Connector {
+    to: To,
+    config: ConnectionManagerConfig,
+    scripts: Arc<Scripts>,
+    prefix: String,
+    lease_ttl_ms: u64,
+}
+
+enum To {
+    Server(redis::Client),
+    Sentinels(SentinelGroup, Option<Vec<u8>>),
+}
+
+impl Connector {
+    /// How to connect to `target` for the frontier of `keys`, whose leases last `lease_ttl_ms`.
+    pub(crate) fn new(
+        target: &RedisTarget,
+        keys: &Keys,
+        scripts: &Arc<Scripts>,
+        lease_ttl_ms: u64,
+    ) -> Result<Connector, Box<dyn std::error::Error + Send + Sync>> {
+        let to = match target.place()? {
+            Place::Server(url) => To::Server(RedisTarget::server_client(&url, target.ca_pem())?),
+            Place::Sentinels(g) => {
+                // Built once here, so that a bad option fails at start.
+                g.client(target.ca_pem())?;
+                To::Sentinels(g, target.ca_pem().map(<[u8]>::to_vec))
+            }
+        };
+        let config = ConnectionManagerConfig::new()
+            .set_response_timeout(Some(std::time::Duration::from_secs(10)))
+            .set_connection_timeout(Some(std::time::Duration::from_secs(5)))
+            .set_number_of_retries(6);
+        Ok(Connector { to, config, scripts: Arc::clone(scripts), prefix: keys.prefix().to_owned(), lease_ttl_ms })
+    }
+
+    /// A new connection.
+    pub(crate) async fn open(&self) -> RedisResult<Conn> {
+        match &self.to {
+            To::Server(client) => {
+                Ok(Conn::server(client.get_connection_manager_with_config(self.config.clone()).await?))
+            }
+            To::Sentinels(g, ca) => {
+                let fence = Fence {
+                    scripts: Arc::clone(&self.scripts),
+                    prefix: self.prefix.clone(),
+                    lease_ttl_ms: self.lease_ttl_ms,
+                };
+                Conn::following(g.client(ca.as_deref())?, self.config.clone(), fence).await
+            }
+        }
+    }
+}
+
+/// A connection to the frontier's Redis, cheap to clone (clones share it).
+#[derive(Clone)]
+pub struct Conn(Route);
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("follows_sentinels", &self.follows_sentinels())
+            .field("masters_followed", &self.masters_followed())
+            .finish()
+    }
+}
+
+#[derive(Clone)]
+enum Route {
+    /// One server; the connection manager reconnects to it by itself.
+    Server(ConnectionManager),
+    /// Whichever server the Sentinels name the master.
+    Following(Arc<Follower>),
+}
+
+impl Conn {
+    /// A connection to one server.
+    fn server(conn: ConnectionManager) -> Conn {
+        Conn(Route::Server(conn))
+    }
+
+    /// A connection to the master `sentinels` name, opened now (so that a wrong address or
+    /// service fails at start, not at the first claim).
+    async fn following(sentinels: SentinelClient, config: ConnectionManagerConfig, fence: Fence) -> RedisResult<Conn> {
+        let f = Arc::new(Follower {
+            sentinels: tokio::sync::Mutex::new(sentinels),
+            config,
+            current: Mutex::new(None),
+            masters: AtomicU64::new(0),
+            fence,
+        });
+        f.current().await?;
+        Ok(Conn(Route::Following(f)))
+    }
+
+    /// Whether the connection follows a Sentinel-watched master, whose replica may replace it.
+    #[must_use]
+    pub fn follows_sentinels(&self) -> bool {
+        matches!(self.0, Route::Following(_))
+    }
+
+    /// Masters connected to so far (1 after the start; each failover followed adds one; 0 for one
+    /// server).
+    #[must_use]
+    pub fn masters_followed(&self) -> u64 {
+        match &self.0 {
+            Route::Server(_) => 0,
+            Route::Following(f) => f.masters.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The state of a connection that follows the master.
+struct Follower {
+    /// Asked for the master; its lock also makes one task connect while the others wait.
+    sentinels: tokio::sync::Mutex<SentinelClient>,
+    config: ConnectionManagerConfig,
+    /// The master's connection and its number (of [`Follower::masters`]), until it fails.
+    current: Mutex<Option<(ConnectionManager, u64)>>,
+    /// Master connections opened.
+    masters: AtomicU64,
+    fence: Fence,
+}
+
+/// Whether an error means that the connection no longer reaches a master: the connection is
+/// dropped and the Sentinels asked again. `LOADING` is a restarted server (maybe no master any
+/// more); a timeout, a master that stopped answering.
+fn lost_master(e: &RedisError) -> bool {
+    e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_timeout()
+        || matches!(e.code(), Some("READONLY" | "MASTERDOWN" | "LOADING"))
+}
+
+impl Follower {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<(ConnectionManager, u64)>> {
+        self.current.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The master's connection: the current one, or a new one to the master the Sentinels name
+    /// now, fenced before anything else is sent on it.
+    async fn current(&self) -> RedisResult<(ConnectionManager, u64)> {
+        if let Some(c) = self.slot().clone() {
+            return Ok(c);
+        }
+        let mut sentinels = self.sentinels.lock().await;
+        if let Some(c) = self.slot().clone() {
+            return Ok(c);
+        }
+        let client = sentinels.async_get_client().await?;
+        drop(sentinels);
+        let mut conn = client.get_connection_manager_with_config(self.config.clone()).await?;
+        self.fence.run(&mut conn).await?;
+        let n = self.masters.fetch_add(1, Ordering::Relaxed) + 1;
+        let addr = client.get_connection_info().addr().to_string();
+        if n > 1 {
+            tracing::warn!(master = %addr, "following the Redis master the Sentinels name now");
+        } else {
+            tracing::info!(master = %addr, "connected to the Redis master the Sentinels name");
+        }
+        *self.slot() = Some((conn.clone(), n));
+        Ok((conn, n))
+    }
+
+    /// Drops connection `n` after `r` showed it reaches no master (a newer one is kept).
+    fn check<T>(&self, r: &RedisResult<T>, n: u64) {
+        if let Err(e) = r
+            && lost_master(e)
+        {
+            let mut slot = self.slot();
+            if slot.as_ref().is_some_and(|(_, m)| *m == n) {
+                tracing::warn!(error = %e, "lost the Redis master; asking the Sentinels again");
+                *slot = None;
+            }
+        }
+    }
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match &mut self.0 {
+            Route::Server(c) => c.req_packed_command(cmd),
+            Route::Following(f) => {
+                let f = Arc::clone(f);
+                Box::pin(async move {
+                    let (mut c, n) = f.current().await?;
+                    let r = c.req_packed_command(cmd).await;
+                    f.check(&r, n);
+                    r
+                })
+            }
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match &mut self.0 {
+            Route::Server(c) => c.req_packed_commands(pipeline, offset, count),
+            Route::Following(f) => {
+                let f = Arc::clone(f);
+                Box::pin(async move {
+                    let (mut c, n) = f.current().await?;
+                    let r = c.req_packed_commands(pipeline, offset, count).await;
+                    f.check(&r, n);
+                    r
+                })
+            }
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match &self.0 {
+            Route::Server(c) => c.get_db(),
+            // The Sentinel URL names no database: the master's default one.
+            Route::Following(_) => 0,
+        }
+    }
+}
+
+/// The failover fence, run on every new master connection (`lua/fence.lua`).
+struct Fence {
+    scripts: Arc<Scripts>,
+    prefix: String,
+    /// The frontier's lease time: no lease granted before a failover outlives it unrenewed.
+    lease_ttl_ms: u64,
+}
+
+/// A server's `master_replid` from its `INFO replication`, if it says it is a master.
+fn master_replid(info: &str) -> Option<&str> {
+    let field = |name: &str| info.lines().find_map(|l| l.trim_end().strip_prefix(name)?.strip_prefix(':'));
+    (field("role") == Some("master")).then(|| field("master_replid")).flatten()
+}
+
+impl Fence {
+    /// Compares the master's replication id with the one the namespace's state was last written
+    /// under; when they differ (a replica promoted, or a master restarted, since), raises the
+    /// fence. True when this call raised it.
+    async fn run(&self, conn: &mut ConnectionManager) -> RedisResult<bool> {
+        let info: String = redis::cmd("INFO").arg("replication").query_async(conn).await?;
+        let Some(replid) = master_replid(&info) else {
+            return Err(RedisError::from((
+                ErrorKind::Server(redis::ServerErrorKind::ReadOnly),
+                "the server the Sentinels named is not a master (yet)",
+            )));
+        };
+        let now = UnixMs::from(std::time::SystemTime::now());
+        let mut inv = self.scripts.fence.call(&self.prefix);
+        inv.named(&params::FENCE).set("now", now.0).set("replid", replid).set("ttl", self.lease_ttl_ms).done();
+        let raised: i64 = inv.invoke_async(conn).await?;
+        if raised == 1 {
+            tracing::warn!(
+                replid,
+                hold_s = crate::failover_hold(self.lease_ttl_ms).as_secs_f64(),
+                "a new Redis master (a failover, or a restart): no lease is granted until every lease given \
+                 before it has ended, then every host waits a full gap (docs/redis.md, \"Failover\")"
+            );
+        }
+        Ok(raised == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_replication_id_is_read_only_from_a_master() {
+        let master =
+            "# Replication\r\nrole:master\r\nconnected_slaves:1\r\nmaster_replid:abc123\r\nmaster_replid2:0000\r\n";
+        assert_eq!(master_replid(master), Some("abc123"));
+        let replica = "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\nmaster_replid:abc123\r\n";
+        assert_eq!(master_replid(replica), None);
+        assert_eq!(master_replid(""), None);
+    }
+}
