@@ -86,8 +86,11 @@ async fn a_server_slowing_under_load_keeps_its_median_within_twice_its_baseline(
         log_off.for_host("slow.test").len()
     ));
     assert_spared((med_on, base_on, &log_on), (med_off, base_off, &log_off));
-    let on_notes = notes(&run_on.db);
-    assert!(on_notes.iter().any(|n| n.starts_with("we slowed down at ")), "{on_notes:?}");
+    // Since issue 41 the host's slow start spares the server before the guard would step (whether
+    // its probe of a second request steps it once depends on timing): no note is asserted, but the
+    // slow start's cap is, and that without the guard nothing is noted.
+    let peak = log_on.max_in_flight("slow.test");
+    assert!(peak <= 3, "{peak} in flight with the guard\n{}", log_on.dump());
     assert_eq!(notes(&run_off.db), Vec::<String>::new(), "no guard, no note");
     let pages = |log: &RequestLog| crate::common::page_paths(log, "slow.test").len();
     assert_eq!(pages(&log_on), pages(&log_off), "the guard slows the audit down, it drops nothing");
