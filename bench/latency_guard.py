@@ -12,6 +12,13 @@
    host's median response time (arrival to last byte, from the server's own request log) against
    its idle baseline (its first request, robots.txt, met an empty queue), the most requests in
    flight, and the audit's wall time.
+3. Issue 41, the one-at-a-time server: one host served by one worker in `--one-service-ms` (120) a
+   request, `--slow-pages` (40) pages, audited with `--gap-ms 0 --in-flight 4`, guard on and off:
+   the server's median response time (arrival to end, queue included; target <= 0.30 s).
+4. Issue 41, the first seconds on a shared server: `--shared-hosts` (50) small sites
+   (`--shared-pages` 5) served by one worker and one queue (`--shared-service-ms` 50) at one IP,
+   guard on and off: the most of our requests in flight at the server during the audit's first
+   5 s, and the median response time then, against the server at rest (its fastest answer).
 
 Only 127.0.0.1 is used; every process is bounded in time (--max-seconds on the server, --timeout
 on `shoal audit`) and stopped in a `finally`. Run from the repository root after
@@ -30,8 +37,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fleet  # noqa: E402  (beside this file)
 
 
-def audit(d, port, hosts, pages, guard, name, timeout=600):
-    """One `shoal audit` of `hosts` on the test server; its wall time in seconds."""
+def audit(d, port, hosts, pages, guard, name, timeout=600, extra=()):
+    """One `shoal audit` of `hosts` on the test server (`extra`: more flags); its wall time in
+    seconds."""
     db = os.path.join(d, name + ".db")
     args = [fleet.SHOAL, "audit", "--db", db, "--allow-private", "--no-dns", "--no-progress",
             "--no-external", "--max-pages", str(pages)]
@@ -39,6 +47,7 @@ def audit(d, port, hosts, pages, guard, name, timeout=600):
         args += ["--resolve", "%s=127.0.0.1" % h]
     if not guard:
         args.append("--no-latency-guard")
+    args += list(extra)
     args += ["http://%s:%d/" % (h, port) for h in hosts]
     t0 = time.monotonic()
     with open(os.path.join(d, name + ".log"), "ab") as log:
@@ -101,6 +110,51 @@ def degrading(d, args):
                  len(reqs), in_flight_peak(reqs), took))
 
 
+def one_at_a_time(d, args):
+    host = "site0.test"
+    for guard in (True, False):
+        procs = fleet.Procs(d)
+        try:
+            log = os.path.join(d, "one-%s.jsonl" % guard)
+            port = fleet.start_server(procs, 1, args.slow_pages, 3, log,
+                                      extra=("--single-worker-host", host, "--service-ms", str(args.one_service_ms)))
+            took = audit(d, port, [host], args.slow_pages, guard, "one-%s" % guard,
+                         extra=("--gap-ms", "0", "--in-flight", "4"))
+            fleet.stop_server(procs)
+        finally:
+            procs.stop_all()
+        reqs = [r for r in fleet.read_log(log) if r["host"] == host and r["end_ms"] is not None]
+        durations = [r["end_ms"] - r["start_ms"] for r in reqs]
+        med = statistics.median(durations) if durations else 0
+        print("one-at-a-time server (%d ms a request), --gap-ms 0 --in-flight 4, guard %-3s: server median %.0f ms "
+              "(target <= 300 ms), %d requests, at most %d in flight, audit %.1f s"
+              % (args.one_service_ms, "on" if guard else "off", med, len(reqs), in_flight_peak(reqs), took))
+
+
+def first_seconds(d, args):
+    hosts = ["site%d.test" % i for i in range(args.shared_hosts)]
+    for guard in (True, False):
+        procs = fleet.Procs(d)
+        try:
+            log = os.path.join(d, "shared-%s.jsonl" % guard)
+            port = fleet.start_server(procs, args.shared_hosts, args.shared_pages, 2, log,
+                                      extra=("--shared-worker", "--service-ms", str(args.shared_service_ms)))
+            took = audit(d, port, hosts, args.shared_pages, guard, "shared-%s" % guard)
+            fleet.stop_server(procs)
+        finally:
+            procs.stop_all()
+        reqs = [r for r in fleet.read_log(log) if r["end_ms"] is not None]
+        t0 = min(r["start_ms"] for r in reqs)
+        first = [r for r in reqs if r["start_ms"] - t0 < 5000]
+        durations = [r["end_ms"] - r["start_ms"] for r in first]
+        rest = min(r["end_ms"] - r["start_ms"] for r in reqs)
+        med = statistics.median(durations) if durations else 0
+        print("shared server (%d hosts, one worker, %d ms a request), first 5 s, guard %-3s: at most %d in flight, "
+              "median %.0f ms vs %.0f ms at rest (%.1fx), %d requests then; audit %.1f s, %d requests"
+              % (args.shared_hosts, args.shared_service_ms, "on" if guard else "off", in_flight_peak(first), med,
+                 rest, med / rest if rest else 0, len(first), took, len(reqs)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=3)
@@ -109,6 +163,12 @@ def main():
     ap.add_argument("--delay-ms", type=int, default=20)
     ap.add_argument("--slow-pages", type=int, default=40)
     ap.add_argument("--service-ms", type=int, default=500)
+    ap.add_argument("--one-service-ms", type=int, default=120)
+    ap.add_argument("--shared-hosts", type=int, default=50)
+    ap.add_argument("--shared-pages", type=int, default=5)
+    ap.add_argument("--shared-service-ms", type=int, default=50)
+    ap.add_argument("--only", choices=("healthy", "degrading", "one", "shared"),
+                    help="run one part only (default: all)")
     ap.add_argument("--bin-dir", help="where shoal and shoal-testsite are (default: target/release)")
     args = ap.parse_args()
     if args.bin_dir:
@@ -119,8 +179,10 @@ def main():
             raise SystemExit("%s missing: cargo build --release -p shoal -p shoal-tests" % b)
     print("machine: reference loop %.2f s" % fleet.reference_loop())
     with tempfile.TemporaryDirectory(prefix="shoal-latency-") as d:
-        healthy(d, args)
-        degrading(d, args)
+        parts = {"healthy": healthy, "degrading": degrading, "one": one_at_a_time, "shared": first_seconds}
+        for name, part in parts.items():
+            if args.only in (None, name):
+                part(d, args)
     return 0
 
 

@@ -9,8 +9,11 @@
 # Always: YAML parse of compose.yaml and every Kubernetes manifest; structural checks of the
 # compose file, the manifests (apiVersion/kind/metadata.name, resources, securityContext, pinned
 # image tags, probes, cross-references between Secret/ConfigMap/Service/HPA/PDB and the pods),
-# the systemd units and env example (hardening and stop settings), the Dockerfile (multi-stage,
-# non-root USER, no ADD of URLs, no baked-in secrets, COPY sources exist, build context filter);
+# the systemd units and env example (hardening and stop settings), the Dockerfile (multi-stage;
+# the default target and the browser target read as built, each stage after the one it is FROM:
+# non-root USER, ENTRYPOINT shoal, ca-certificates only / chromium + fonts; ARG SHOAL_COMMIT after
+# the dependency build; no ADD of URLs, no baked-in secrets, COPY sources exist, build context
+# filter); browser workers in compose, Kubernetes and systemd (--browser, memory, /tmp, /dev/shm);
 # every SHOAL_* variable set anywhere is one the `shoal` binary reads; every stop timeout exceeds
 # the worker's drain deadline; relative links in deploy/README.md and docs/runbook.md resolve.
 # When present: kubectl kustomize, kubernetes-validate, docker compose config, systemd-analyze
@@ -140,6 +143,18 @@ if drain_s is None:
     skip("drain deadline not found in worker/src/run.rs; assuming 20 s")
 
 
+# Chromium's memory cap when SHOAL_BROWSER_MEMORY_MB is not set (DEFAULT_MEMORY_LIMIT_MIB).
+browser_default_mib = None
+browser_rs = os.path.join(repo, "worker", "src", "browser", "mod.rs")
+if os.path.exists(browser_rs):
+    m = re.search(r"DEFAULT_MEMORY_LIMIT_MIB\s*:\s*u64\s*=\s*([\d_]+)", open(browser_rs).read())
+    if m:
+        browser_default_mib = int(m.group(1).replace("_", ""))
+if browser_default_mib is None:
+    browser_default_mib = 2048
+    skip("DEFAULT_MEMORY_LIMIT_MIB not found in worker/src/browser/mod.rs; assuming 2048 MiB")
+
+
 def known(names, where):
     if not known_env:
         return
@@ -221,7 +236,36 @@ if compose_docs:
     check(reps.isdigit() and int(reps) >= 1, "compose: worker deploy.replicas set (default >= 1)", reps)
     check(not w.get("ports"), "compose: workers publish no port")
     check("healthcheck" not in w, "compose: no worker health check (workers have no port)")
-    for name in ("coordinator", "worker"):
+    wb = svcs.get("worker-browser")
+    if wb is None:
+        bad("compose: a worker-browser service (shoal worker --browser on the browser target)")
+    else:
+        ok("compose: a worker-browser service (shoal worker --browser on the browser target)")
+        check(((wb.get("build") or {}).get("target")) == "browser", "compose: worker-browser builds the Dockerfile's browser target")
+        check(interp(wb.get("image")) != interp(w.get("image")), "compose: worker-browser has an image tag of its own (not the plain image's)",
+              str(wb.get("image")))
+        wcmd = [str(x) for x in wb.get("command") or []]
+        wenv = wb.get("environment") or {}
+        check(wcmd[:1] == ["worker"] and ("--browser" in wcmd or str(wenv.get("SHOAL_BROWSER")) == "true"),
+              "compose: worker-browser runs `shoal worker --browser`", " ".join(wcmd))
+        check(not wb.get("ports") and "healthcheck" not in wb, "compose: worker-browser publishes no port, no health check")
+        check(bool(wb.get("shm_size")), "compose: worker-browser sets shm_size for Chromium")
+        check(any(str(t).split(":")[0] == "/tmp" for t in wb.get("tmpfs") or []), "compose: worker-browser /tmp writable (Chromium's profiles)")
+
+        def mib(v):
+            m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG])?[bB]?\s*", str(v))
+            if not m:
+                return None
+            return float(m.group(1)) * {"k": 1 / 1024, "m": 1, "g": 1024, None: 1 / 1048576}[(m.group(2) or "").lower() or None]
+
+        limit = mib((((wb.get("deploy") or {}).get("resources") or {}).get("limits") or {}).get("memory", ""))
+        cap = int(str(wenv.get("SHOAL_BROWSER_MEMORY_MB", browser_default_mib)))
+        check(limit is not None and limit >= cap + 512,
+              "compose: worker-browser memory limit leaves >= 512 MiB above SHOAL_BROWSER_MEMORY_MB (Chromium's cap)",
+              f"limit {limit} MiB, cap {cap} MiB")
+    for name in ("coordinator", "worker", "worker-browser"):
+        if name not in svcs:
+            continue
         s = svcs.get(name) or {}
         g = seconds(s.get("stop_grace_period", "10s"))
         check(g is not None and g > drain_s, f"compose: {name} stop_grace_period > {drain_s} s drain", str(s.get("stop_grace_period")))
@@ -376,6 +420,42 @@ for fname, kind, name, d, ps, labels in pods:
             check(not net and not c.get("ports"), f"{where} declares no port and no network probe (workers listen on nothing)")
 
 
+def k8s_mib(v):
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(Ki|Mi|Gi|K|M|G)?\s*", str(v))
+    if not m:
+        return None
+    scale = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024, "K": 1e3 / 1048576, "M": 1e6 / 1048576, "G": 1e9 / 1048576, None: 1 / 1048576}
+    return float(m.group(1)) * scale[m.group(2)]
+
+
+browser_pods = [p for p in pods if p[5].get("app.kubernetes.io/component") == "worker-browser"]
+check(bool(browser_pods), "k8s: a worker-browser workload (shoal worker --browser on the browser image)")
+for fname, kind, name, d, ps, labels in browser_pods:
+    where = f"k8s {fname}: worker-browser"
+    check(kind == "Deployment", f"{where} is a Deployment")
+    vols = {v.get("name"): v for v in ps.get("volumes") or []}
+    for c in ps.get("containers") or []:
+        args = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+        env = {e.get("name"): e.get("value") for e in c.get("env") or []}
+        check("worker" in args and ("--browser" in args or str(env.get("SHOAL_BROWSER")) == "true"),
+              f"{where} runs `shoal worker --browser`", " ".join(args))
+        check("browser" in str(c.get("image")), f"{where} runs the browser image (the Dockerfile's browser target)", str(c.get("image")))
+        net = [k for p in probes(c) for k in ("httpGet", "tcpSocket", "grpc") if p.get(k)]
+        check(not net and not c.get("ports"), f"{where} declares no port and no network probe")
+        mounts = {m.get("mountPath"): m.get("name") for m in c.get("volumeMounts") or []}
+        shm = vols.get(mounts.get("/dev/shm")) or {}
+        check(((shm.get("emptyDir") or {}).get("medium")) == "Memory", f"{where} /dev/shm is an emptyDir with medium Memory")
+        check("emptyDir" in (vols.get(mounts.get("/tmp")) or {}), f"{where} /tmp is a writable emptyDir (Chromium's profiles)")
+        limit = k8s_mib(((c.get("resources") or {}).get("limits") or {}).get("memory", ""))
+        cap = int(str(env.get("SHOAL_BROWSER_MEMORY_MB") or browser_default_mib))
+        check(limit is not None and limit >= cap + 512,
+              f"{where} memory limit leaves >= 512 MiB above SHOAL_BROWSER_MEMORY_MB (Chromium's cap)", f"limit {limit} MiB, cap {cap} MiB")
+if kustomization is not None and browser_pods:
+    names = {i.get("name") for i in kustomization.get("images") or []}
+    imgs = {str(c.get("image")).rsplit(":", 1)[0] for p in browser_pods for c in p[4].get("containers") or []}
+    check(imgs <= names, "k8s kustomization: the browser image has an images: entry", ", ".join(sorted(imgs - names)))
+
+
 def matches(selector, labels):
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
@@ -430,7 +510,8 @@ def unit(path):
 
 
 sd = os.path.join(deploy, "systemd")
-for uname, role in (("shoal-coordinator.service", "coordinator"), ("shoal-worker@.service", "worker")):
+for uname, role in (("shoal-coordinator.service", "coordinator"), ("shoal-worker@.service", "worker"),
+                    ("shoal-worker-browser@.service", "worker")):
     path = os.path.join(sd, uname)
     if not os.path.exists(path):
         bad(f"systemd: {uname} exists")
@@ -450,6 +531,19 @@ for uname, role in (("shoal-coordinator.service", "coordinator"), ("shoal-worker
     check("CapabilityBoundingSet" in s and one("CapabilityBoundingSet") == "", f"{where} no capabilities")
     check(bool(one("EnvironmentFile")), f"{where} reads an EnvironmentFile")
     known({m.split("=", 1)[0] for m in s.get("Environment", [])}, where)
+    if "browser" in uname:
+        env = dict(m.split("=", 1) for m in s.get("Environment", []) if "=" in m)
+        check(re.search(r"\bshoal worker\b.*--browser\b", one("ExecStart")) is not None or env.get("SHOAL_BROWSER") == "true",
+              f"{where} runs `shoal worker --browser`")
+        # V8 compiles JavaScript to machine code at run time; with this on, every page crashes.
+        check(one("MemoryDenyWriteExecute") in ("no", "false", "0"), f"{where} MemoryDenyWriteExecute=no (Chromium's JIT)")
+        check(env.get("HOME", "").startswith("/tmp"), f"{where} HOME in the private /tmp (a transient user's home is /)")
+        limit = one("MemoryMax")
+        m = re.fullmatch(r"(\d+)([KMG]?)", limit)
+        limit_mib = int(m.group(1)) * {"": 1 / 1048576, "K": 1 / 1024, "M": 1, "G": 1024}[m.group(2)] if m else None
+        cap = int(env.get("SHOAL_BROWSER_MEMORY_MB", browser_default_mib))
+        check(limit_mib is not None and limit_mib >= cap + 512,
+              f"{where} MemoryMax leaves >= 512 MiB above SHOAL_BROWSER_MEMORY_MB (Chromium's cap)", f"{limit} / {cap} MiB")
     if role == "coordinator":
         check(one("StateDirectory") == "shoal", f"{where} StateDirectory=shoal")
         check("%S/shoal/" in " ".join(s.get("Environment", [])) or "/var/lib/shoal/" in " ".join(s.get("Environment", [])),
@@ -509,11 +603,59 @@ if os.path.exists(df_path):
         if base in aliases:
             continue
         check(pinned(base), f"Dockerfile: base image of stage {alias} pinned to a tag", base)
-    final = stages[-1][2] if stages else []
-    users = [r for i, r in final if i == "USER"]
-    check(users and users[-1].split(":")[0] not in ("root", "0"), "Dockerfile: final stage has a non-root USER", users[-1] if users else "no USER")
-    check(any(i == "ENTRYPOINT" and "shoal" in r for i, r in final), "Dockerfile: ENTRYPOINT is the shoal binary")
-    check(any(i == "VOLUME" and "/data" in r for i, r in final), "Dockerfile: VOLUME /data")
+
+    def effective(index, seen=()):
+        """A stage's instructions with those of the stages it is built FROM (by alias) first: what
+        the image of that target really has."""
+        base, alias, own = stages[index]
+        parent = next((i for i, (_, a, _) in enumerate(stages) if a == base and i < index), None)
+        if parent is None or parent in seen:
+            return list(own)
+        return effective(parent, seen + (index,)) + list(own)
+
+    def apt_packages(ins):
+        groups = re.findall(r"apt-get install\s+(?:-\S+\s+)*([^;&|]+)", " ".join(r for i, r in ins if i == "RUN"))
+        return {p for group in groups for p in group.split() if not p.startswith("-")}
+
+    def runs_as_shoal(ins, target):
+        users = [r for i, r in ins if i == "USER"]
+        check(users and users[-1].split(":")[0] not in ("root", "0"), f"Dockerfile: {target} runs as a non-root USER",
+              users[-1] if users else "no USER")
+        check(any(i == "ENTRYPOINT" and "shoal" in r for i, r in ins), f"Dockerfile: {target} ENTRYPOINT is the shoal binary")
+        check(any(i == "VOLUME" and "/data" in r for i, r in ins), f"Dockerfile: {target} VOLUME /data")
+        envs = {m for i, r in ins if i == "ENV" for m in re.findall(r"\b(SHOAL_[A-Z0-9_]+)[= ]", r)}
+        known(envs, f"Dockerfile {target} ENV")
+
+    final = effective(len(stages) - 1) if stages else []
+    final_alias = stages[-1][1] if stages else None
+    runs_as_shoal(final, f"default target (last stage, {final_alias})")
+    pkgs = apt_packages(final)
+    check(pkgs <= {"ca-certificates"}, "Dockerfile: default target installs ca-certificates only", " ".join(sorted(pkgs)))
+    browser = next((i for i, (_, a, _) in enumerate(stages) if a == "browser"), None)
+    if browser is None:
+        bad("Dockerfile: a `browser` target exists (shoal worker --browser)")
+    else:
+        ok("Dockerfile: a `browser` target exists (shoal worker --browser)")
+        check(browser != len(stages) - 1, "Dockerfile: the browser target is not the default (last) stage")
+        bins = effective(browser)
+        runs_as_shoal(bins, "browser target")
+        bp = apt_packages(bins)
+        check("chromium" in bp, "Dockerfile: browser target installs Debian's chromium", " ".join(sorted(bp)))
+        check(any(p.startswith("fonts-") for p in bp), "Dockerfile: browser target installs a font package", " ".join(sorted(bp)))
+        check(bp - {"chromium"} - {p for p in bp if p.startswith("fonts-")} <= {"ca-certificates"},
+              "Dockerfile: browser target installs the default target's packages + chromium + fonts only", " ".join(sorted(bp)))
+        # Everything the default target is, the browser target is too: built FROM the same stage.
+        check(stages[browser][0] == stages[-1][0] and stages[-1][0] in aliases,
+              "Dockerfile: browser and default targets are built FROM one shared stage", f"{stages[browser][0]} / {stages[-1][0]}")
+    # The commit reaches shoal/build.rs as a build argument, declared after the dependency build
+    # (or every commit would rebuild the dependencies) and before the build of Shoal itself.
+    for base, alias, ins in stages:
+        builds = [n for n, (i, r) in enumerate(ins) if i == "RUN" and "cargo build --release" in r]
+        if len(builds) < 2:
+            continue
+        arg = next((n for n, (i, r) in enumerate(ins) if i == "ARG" and r.split("=")[0].strip() == "SHOAL_COMMIT"), None)
+        check(arg is not None and builds[0] < arg < builds[-1],
+              f"Dockerfile: stage {alias} takes ARG SHOAL_COMMIT after the dependency build, before Shoal's")
     all_ins = [(i, r) for _, _, ins in stages for i, r in ins]
     check(not any(i == "ADD" and re.search(r"\b(https?|ftp)://", r) for i, r in all_ins), "Dockerfile: no ADD of URLs")
     check(not any(i == "ADD" for i, r in all_ins), "Dockerfile: COPY, not ADD")
@@ -521,10 +663,6 @@ if os.path.exists(df_path):
     check(not secretish, "Dockerfile: no secret baked in with ENV/ARG", "; ".join(secretish))
     check(any(i == "RUN" and "cargo build --release" in r and "-p shoal" in r for _, _, ins in stages for i, r in ins),
           "Dockerfile: builds with cargo build --release -p shoal")
-    apt_final = " ".join(r for i, r in final if i == "RUN")
-    pk = re.findall(r"apt-get install\s+(?:-\S+\s+)*([^;&|]+)", apt_final)
-    pkgs = {p for group in pk for p in group.split() if not p.startswith("-")}
-    check(pkgs <= {"ca-certificates"}, "Dockerfile: runtime installs ca-certificates only", " ".join(sorted(pkgs)))
     missing = []
     for i, r in all_ins:
         if i != "COPY" or "--from=" in r:
@@ -643,7 +781,8 @@ if command -v systemd-analyze >/dev/null 2>&1; then
     mkdir -p "$tmp/units/$(basename "$f")"
     sed 's|/usr/local/bin/shoal|/bin/true|' "$f" >"$tmp/units/$(basename "$f")/$(basename "$f")"
   done
-  for u in shoal-coordinator.service shoal-worker@.service shoal-worker@1.service; do
+  for u in shoal-coordinator.service shoal-worker@.service shoal-worker@1.service \
+    shoal-worker-browser@.service shoal-worker-browser@1.service; do
     d="$tmp/units/${u/@1./@.}"
     out="$(cd "$d" && systemd-analyze verify "$u" 2>&1)"
     if [ -z "$out" ]; then ok "systemd-analyze verify $u"; else
@@ -652,7 +791,7 @@ if command -v systemd-analyze >/dev/null 2>&1; then
     fi
   done
   if systemd-analyze security --help 2>/dev/null | grep -q -- '--offline'; then
-    for u in shoal-coordinator.service shoal-worker@1.service; do
+    for u in shoal-coordinator.service shoal-worker@1.service shoal-worker-browser@1.service; do
       score="$(cd "$tmp/units/${u/@1./@.}" && systemd-analyze security --offline=yes "$u" 2>/dev/null |
         sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')"
       if [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then

@@ -13,14 +13,14 @@
 //! | `…:ld:{lane}` | zset | complete, reap | delayed tasks (priority digit + blob), scored by not-before (ms) |
 //! | `…:lexp:{lane}` | hash | reap, claim, complete | expired leases per queued task (field: the task blob) |
 //! | `…:robots:{lane}` | string | complete | the lane's robots.txt outcome (rmp `LaneRobots`) |
-//! | `…:host:{host}` | hash | seed, claim, complete, depart | pace: `blease` the one browser lease out on the host (page loads are serialised), `inf` in flight, `maxe`/`gape` the limits in force, `next` next allowed start (ms), `ip`, `ipx` until when the address is used without a fresh lookup, `ipr` the lease looking it up; `qg` the gap a quota the server stated asks for; the latency guard (`apply_signals` in complete): `lb` baseline, `lr` recent samples, `ll` level, `lsc` samples since its last change, `lcm` calm samples in a row; expires `HOST_LINGER` after `next` once no lane uses the host |
+//! | `…:host:{host}` | hash | seed, claim, complete, depart | pace: `blease` the one browser lease out on the host (page loads are serialised), `inf` in flight, `maxe`/`gape` the limits in force, `next` next allowed start (ms), `ip`, `ipx` until when the address is used without a fresh lookup, `ipr` the lease looking it up; `qg` the gap a quota the server stated asks for; the latency guard (`apply_signals` in complete): `lb` baseline (the fastest answer, rising slowly), `lr` recent samples, `ll` level, `lsc` samples since its last change, `lcm` calm samples in a row, `lo` the slow start's requests allowed in flight (missing: 1), `lc` its ceiling; expires `HOST_LINGER` after `next` once no lane uses the host |
 //! | `…:hmax:{host}`, `…:hgap:{host}` | zset | seed, complete | what each live lane asks: in-flight cap, gap with Crawl-delay (ms) |
 //! | `…:hslow:{host}` | set | complete, forget | live audits that saw a 429 from the host (slow mode while any is left) |
 //! | `…:hostwait:{host}` | set | claim | lanes parked because the host's slots are full; woken by a completion on the host |
 //! | `…:ipf:{ip}` | string (int) | claim, complete, reap | requests in flight to the IP |
 //! | `…:ipq:{ip}` | zset | claim, complete | lanes parked because the IP's slots are full, woken by a completion on the IP: scored by the order they were parked in (a number of `seq`), plus 10¹³ when their host had a request in flight (those of idle hosts are woken first, so sites on one server take turns) |
 //! | `…:ipwait:{ip}` | set | (earlier versions) | what `ipq` was before; read only to wake lanes an earlier version parked, during a rolling upgrade |
-//! | `…:ipg:{ip}` | hash | complete, claim | the latency guard of every host at the IP (fields as the host's: `lb`, `lr`, `ll`, `lsc`, `lcm`; `lt` the hosts of the recent samples, since it slows down only for slow answers of two hosts) and `next`, no request to the IP before it while the guard is slowed; expires `HOST_LINGER` after the IP's last answer or slowed start (relative `PEXPIRE`: it outlives the IP's last request in flight) |
+//! | `…:ipg:{ip}` | hash | complete, claim | the latency guard of every host at the IP (fields as the host's: `lb`, `lr`, `ll`, `lsc`, `lcm`, `lo`, `lc`; `lt` the hosts of the recent samples, since it slows down only for slow answers of two hosts) and `next`, no request to the IP before it while the guard is slowed; expires `HOST_LINGER` after the IP's last answer or slowed start (relative `PEXPIRE`: it outlives the IP's last request in flight) |
 //! | `…:site:{site}` | hash | seed, complete | `audit`, counters (`queued`, `leased`, `pages`, `res`, `completed`, `smf` sitemaps queued, `smb` sitemap bytes read), limits (`maxp`, `maxd`, `maxr`, `maxsf`, `maxsb`), flags (`done`, `cancelled`, `rep_*`), pre-encoded blobs (`info`, `doneblob`, `lim_d`, `lim_p`, `lim_r`, `lim_s`), and the browser check's `bp` (pages asked for), `bphase` (`a` crawl over and `cdblob`, the `CrawlDone` event, published; `q` browser tasks queued) |
 //! | `…:sitelanes:{site}` | set | seed | the site's lanes |
 //! | `…:auditsites:{audit}` | set | seed | the audit's sites |
@@ -140,7 +140,7 @@ pub const SITE_NUMBERS: &[&str] = &[
 /// See [`SITE_NUMBERS`]: a lane's.
 pub const LANE_NUMBERS: &[&str] = &["rtnb", "rat", "pgap"];
 /// See [`SITE_NUMBERS`]: a host's pace (`lr`, a list, is read leniently).
-pub const HOST_NUMBERS: &[&str] = &["inf", "maxe", "gape", "next", "ipx", "qg", "lb", "ll", "lsc", "lcm"];
+pub const HOST_NUMBERS: &[&str] = &["inf", "maxe", "gape", "next", "ipx", "qg", "lb", "ll", "lsc", "lcm", "lo", "lc"];
 /// The fields of a lease hash that `release` (lua/lease.lua) reads, which the Lua gets as
 /// `LEASE_FIELDS` and reads by name (`L.lane`): the task's blob, its lane, host, IP ('' when not
 /// known at the grant), robots flag, priority, site, start, `browser` (a browser task), `x` (its
@@ -152,10 +152,10 @@ pub const LEASE_FIELDS: &[&str] =
 /// gets them from its callers, then `next` and `gape` (the host's, for `apply_signals`, which reads
 /// them with the guard in one `HMGET`): `release` and `apply_signals` read them with
 /// `unpack(F_GUARD)` and every reader takes them by name, `f[F_GUARD.ll]`.
-pub const GUARD_FIELDS: &[&str] = &["lb", "lr", "ll", "lsc", "lcm", "lt", "next", "gape"];
+pub const GUARD_FIELDS: &[&str] = &["lb", "lr", "ll", "lsc", "lcm", "lo", "lc", "lt", "next", "gape"];
 /// The fields of a host's hash that `claim` and `claim_browser` read and hand to `grant`
 /// (lua/lease.lua), which takes them by name (`h[F_HOST_GRANT.ip]`).
-pub const HOST_GRANT_FIELDS: &[&str] = &["inf", "maxe", "gape", "next", "ip", "ipx", "ipr", "blease"];
+pub const HOST_GRANT_FIELDS: &[&str] = &["inf", "maxe", "gape", "next", "ip", "ipx", "ipr", "blease", "lo"];
 /// See [`SITE_NUMBERS`]: a lease's.
 pub const LEASE_NUMBERS: &[&str] = &["prio", "started", "deadline", "n", "x"];
 
@@ -185,7 +185,7 @@ pub const SITE_BROWSER_FIELDS: &[&str] = &["done", "cancelled", "bphase"];
 /// The fields of a lease that `reap` reads to blame a failed step on its site and lane.
 pub const LEASE_BLAME_FIELDS: &[&str] = &["site", "lane"];
 /// The fields of a server IP's guard (`ipg`) that `ip_pace` (lua/pace.lua) reads.
-pub const IP_PACE_FIELDS: &[&str] = &["ll", "next"];
+pub const IP_PACE_FIELDS: &[&str] = &["ll", "next", "lo"];
 /// The fields of a host's hash that `recompute` (lua/pace.lua) reads: quota gap and guard level.
 pub const HOST_SIGNAL_FIELDS: &[&str] = &["qg", "ll"];
 /// The fields of a host's guard that `apply_signals` (lua/latency.lua) reports on a first quota.
@@ -415,7 +415,7 @@ mod tests {
         assert!(lua.contains("local SLOW_GAP = 3000"));
         assert!(lua.contains("local LINGER = 60000"));
         assert!(lua.contains("local ROBOTS_MAX_AGE = 86400000"));
-        assert!(lua.contains("local GUARD_MIN_RISE = 500"));
+        assert!(lua.contains("local GUARD_MIN_RISE = 100"));
         assert!(lua.contains("local GUARD_FLOOR_GAP = 250"));
         assert!(lua.contains("local HOST_NUMBERS = {'inf', 'maxe', "), "{lua}");
     }

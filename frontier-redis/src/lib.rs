@@ -246,6 +246,12 @@ impl RedisFrontier {
         }
     }
 
+    /// Claims of this client meet every host's and IP's full limits, not the latency guard's slow
+    /// start (a worker running with `--no-latency-guard` sends no samples to open them).
+    pub fn without_slow_start(&mut self) {
+        self.settings.slow_start = false;
+    }
+
     /// The settings in force.
     #[must_use]
     pub fn settings(&self) -> FrontierSettings {
@@ -389,6 +395,7 @@ impl RedisFrontier {
             .set("ttl", self.settings.lease_ttl_ms)
             .set("ip_cap", self.settings.max_in_flight_per_ip)
             .set("batch", self.settings.lease_batch)
+            .set("slow_start", if self.settings.slow_start { "1" } else { "0" })
             .done()
             .invoke_async(&mut c)
             .await
@@ -466,6 +473,7 @@ impl RedisFrontier {
     ) -> Result<(Completed, Claim), FrontierError> {
         let (mut inv, out) = self.completion_call(&self.scripts.complete_claim, lease, c, now);
         inv.named(&params::CLAIM_AFTER_COMPLETE)
+            .set("slow_start", if self.settings.slow_start { "1" } else { "0" })
             .set("worker", &worker.0)
             .set("ttl", self.settings.lease_ttl_ms)
             .set("batch", self.settings.lease_batch)

@@ -39,7 +39,9 @@ const fn group(lua: &'static str, names: &'static [&'static str]) -> Params {
 /// `claim` and `claim_browser` (claim.lua, claim_browser.lua): `ttl` the lease time (ms), `batch`
 /// how many tasks a lease may take ('' is 1); `claim_browser` takes the same call and leaves
 /// `batch` unread.
-pub const CLAIM: Params = args("A_CLAIM", &["now", "worker", "ttl", "ip_cap", "batch"]);
+/// `slow_start` '1' when hosts and IPs meet the latency guard's slow start, '0' when not
+/// ([`shoal_shared::frontier::FrontierSettings::slow_start`]).
+pub const CLAIM: Params = args("A_CLAIM", &["now", "worker", "ttl", "ip_cap", "batch", "slow_start"]);
 
 /// `complete` (complete.lua), before the discovered tasks, the events and the further tasks.
 pub const COMPLETE: Params = args(
@@ -77,7 +79,7 @@ pub const REQUEUE: Params = group("A_REQUEUE", &["blob", "prio", "not_before"]);
 
 /// `complete_claim`: `complete`'s arguments, then these, the last arguments of the call. The
 /// claim takes `now` and `ip_cap` from the completion's (see `scripts::complete_claim_body`).
-pub const CLAIM_AFTER_COMPLETE: Params = group("A_CLAIM_AFTER_COMPLETE", &["worker", "ttl", "batch"]);
+pub const CLAIM_AFTER_COMPLETE: Params = group("A_CLAIM_AFTER_COMPLETE", &["slow_start", "worker", "ttl", "batch"]);
 
 /// The head of a run of tasks (args.rs `TaskRuns`, offer.lua `offer_all`): what its tasks share,
 /// `opener` how a task opens its host's lane, `count` how many tasks follow.
@@ -303,6 +305,7 @@ mod tests {
         ("complete", "f", "an HSET's argument list being built: name, value, name, value"),
         ("latency", "recent", "a guard's window of samples, newest first"),
         ("latency", "tags", "the samples' hosts, in the window's order"),
+        ("latency", "texts", "the window's samples as they are stored, in the window's order"),
         ("latency", "c", "a guard change: a list of its parts, the IP's last"),
         ("latency", "changes", "the list of guard changes"),
         ("lease", "counts", "an HMGET of the expiry counts of the task and its further tasks, by blob"),
@@ -354,7 +357,10 @@ mod tests {
     #[test]
     fn the_prelude_tables_are_the_declarations() {
         let lua = lua_params();
-        assert!(lua.contains("local A_CLAIM = {now = 1, worker = 2, ttl = 3, ip_cap = 4, batch = 5}\n"), "{lua}");
+        assert!(
+            lua.contains("local A_CLAIM = {now = 1, worker = 2, ttl = 3, ip_cap = 4, batch = 5, slow_start = 6}\n"),
+            "{lua}"
+        );
         assert!(lua.contains("local A_COMPLETE_REST = 21\n"), "{lua}");
         assert_eq!(lua_from_end(&CLAIM_AFTER_COMPLETE, "a", "worker").as_deref(), Some("a[#a - 2]"));
         assert_eq!(lua_from_end(&CLAIM_AFTER_COMPLETE, "a", "batch").as_deref(), Some("a[#a]"));

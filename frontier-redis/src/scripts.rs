@@ -338,7 +338,7 @@ mod tests {
         let body = complete_claim_body();
         assert!(
             body.contains(
-                "ARGV = {args[A_COMPLETE.now], args[#args - 2], args[#args - 1], args[A_COMPLETE.ip_cap], args[#args]}"
+                "ARGV = {args[A_COMPLETE.now], args[#args - 2], args[#args - 1], args[A_COMPLETE.ip_cap], args[#args], args[#args - 3]}"
             ),
             "{body}"
         );

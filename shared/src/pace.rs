@@ -147,6 +147,9 @@ pub struct HostPace {
     pub guard: LatencyGuard,
     /// The gap a quota the server stated asks for, in milliseconds (0: none stated).
     pub quota_gap_ms: u32,
+    /// Whether the guard's slow start limits the host ([`crate::latency`]): off with the guard.
+    #[serde(default)]
+    pub slow_start: bool,
 }
 
 impl HostPace {
@@ -161,7 +164,16 @@ impl HostPace {
             crawl_delay_ms: None,
             guard: LatencyGuard::default(),
             quota_gap_ms: 0,
+            slow_start: true,
         }
+    }
+
+    /// The in-flight cap a claim meets: [`HostPace::max_in_flight`], lowered by the guard's slow
+    /// start while it is on.
+    #[must_use]
+    pub fn allowed(&self) -> u32 {
+        let mif = self.max_in_flight();
+        if self.slow_start { mif.min(self.guard.allowed()) } else { mif }
     }
 
     /// The in-flight cap in force: 1 in slow mode, else the user's limit; halved per level of
@@ -191,9 +203,10 @@ impl HostPace {
     /// latency guard (workers send none with the guard off), a quota's gap, a hold (at most
     /// [`MAX_RETRY_WAIT`] ahead). Returns the guard's change of level, if any. A new gap counts
     /// from the host's last start, like any gap.
-    pub fn apply_signals(&mut self, s: &ServerSignals, now: UnixMs) -> Option<GuardChange> {
+    /// `load` is the host's requests in flight when the answer came, itself included.
+    pub fn apply_signals(&mut self, s: &ServerSignals, load: u32, now: UnixMs) -> Option<GuardChange> {
         let before = self.gap();
-        let mut change = s.response_ms.and_then(|ms| self.guard.observe(ms));
+        let mut change = s.response_ms.and_then(|ms| self.guard.observe(ms, load));
         if let Some(q) = s.quota_gap_ms {
             if self.quota_gap_ms == 0 && q > 0 && change.is_none() {
                 change = Some(GuardChange {
@@ -221,7 +234,7 @@ impl HostPace {
     /// otherwise the earliest start time (which may be in the past).
     #[must_use]
     pub fn ready_at(&self) -> Option<UnixMs> {
-        (self.in_flight < self.max_in_flight()).then_some(self.next_start_at)
+        (self.in_flight < self.allowed()).then_some(self.next_start_at)
     }
 
     /// Whether a request may start at `now`.
@@ -240,7 +253,7 @@ impl HostPace {
     /// How many more requests may be in flight now (lanes parked on a full host wake this many).
     #[must_use]
     pub fn room(&self) -> u32 {
-        self.max_in_flight().saturating_sub(self.in_flight)
+        self.allowed().saturating_sub(self.in_flight)
     }
 
     /// Records a request finishing (its slot is free again).
@@ -382,6 +395,19 @@ pub fn parse_retry_after(value: &str, now: UnixMs) -> Option<UnixMs> {
     Some(UnixMs(ms).max(now))
 }
 
+/// One answer as a server IP's guard sees it ([`IpPace::observe`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Observed {
+    /// The answering host ([`crate::latency::host_tag`]).
+    pub tag: u64,
+    /// The answer's response time, in milliseconds.
+    pub response_ms: u32,
+    /// Our requests in flight to the IP when it came, itself included.
+    pub load: u32,
+    /// The host's baseline before this answer (0: none yet).
+    pub host_base_ms: u32,
+}
+
 /// One server IP's pace: its requests in flight against its cap (default 8), and the latency
 /// guard of every host at that address ([`crate::latency`]), which lowers the cap and spaces the
 /// IP's requests while it is slowed.
@@ -402,22 +428,24 @@ pub struct IpPace {
 }
 
 impl IpPace {
-    /// The cap in force: `cap` halved per level of the IP's guard.
+    /// The cap in force: `cap` halved per level of the IP's guard, and lowered by its slow start
+    /// when `slow_start` is on.
     #[must_use]
-    pub fn cap(&self, cap: u16) -> u32 {
-        crate::latency::ip_cap(cap, self.guard.level)
+    pub fn cap(&self, cap: u16, slow_start: bool) -> u32 {
+        let c = crate::latency::ip_cap(cap, self.guard.level);
+        if slow_start { c.min(self.guard.allowed()) } else { c }
     }
 
     /// Whether one more request fits under `cap` (as lowered by the guard).
     #[must_use]
-    pub fn has_room(&self, cap: u16) -> bool {
-        self.in_flight < self.cap(cap)
+    pub fn has_room(&self, cap: u16, slow_start: bool) -> bool {
+        self.in_flight < self.cap(cap, slow_start)
     }
 
     /// How many more requests fit under `cap` (lanes parked on a full IP wake this many).
     #[must_use]
-    pub fn room(&self, cap: u16) -> u32 {
-        self.cap(cap).saturating_sub(self.in_flight)
+    pub fn room(&self, cap: u16, slow_start: bool) -> u32 {
+        self.cap(cap, slow_start).saturating_sub(self.in_flight)
     }
 
     /// Records a request to the IP starting at `now`: the next waits the guard's gap.
@@ -435,15 +463,19 @@ impl IpPace {
     }
 
     /// Records one answer's response time from the host tagged `host` ([`crate::latency::host_tag`])
-    /// at the IP; the guard's change, if any. It slows down only when the slow answers among the
-    /// recent ones came from at least two hosts: one slow site beside fast ones is its own pace.
-    pub fn observe(&mut self, ip: IpAddr, host: u64, response_ms: u32, now: UnixMs) -> Option<GuardChange> {
+    /// at the IP, `load` our requests in flight to the IP when it came (itself included), and
+    /// `host_base_ms` its host's baseline before it (0: none yet); the guard's change, if any. The
+    /// answer counts as [`crate::latency::ip_sample`] says, and the guard slows down only when the
+    /// slow answers among the recent ones came from at least two hosts: one slow site beside fast
+    /// ones is its own pace.
+    pub fn observe(&mut self, ip: IpAddr, host: Observed, now: UnixMs) -> Option<GuardChange> {
         self.touched_at = now;
         self.hosts.copy_within(0..crate::latency::GUARD_WINDOW - 1, 1);
-        self.hosts[0] = host;
+        self.hosts[0] = host.tag;
         let hosts = self.hosts;
+        let sample = crate::latency::ip_sample(host.response_ms, host.host_base_ms, self.guard.baseline_ms);
         self.guard
-            .observe_gated(response_ms, |recent, base| crate::latency::slow_on_two_hosts(recent, &hosts, base))
+            .observe_gated(sample, host.load, |recent, base| crate::latency::slow_on_two_hosts(recent, &hosts, base))
             .map(|c| GuardChange { server: Some(ip), ..c })
     }
 
@@ -461,6 +493,11 @@ mod tests {
 
     const T0: UnixMs = UnixMs(1_000_000);
 
+    /// A host without the latency guard's slow start: its limits as the user set them.
+    fn unpaced(limits: PaceLimits) -> HostPace {
+        HostPace { slow_start: false, ..HostPace::new(limits) }
+    }
+
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
     }
@@ -470,12 +507,15 @@ mod tests {
         let ip = IpAddr::from([192, 0, 2, 1]);
         let mut p = IpPace::default();
         assert!(p.is_unused(T0), "nothing learnt, nothing in flight");
-        let one = [100, 100, 100, 100, 100, 2_000, 2_000, 2_000].map(|s| p.observe(ip, 1, s, T0));
+        let seen = |tag, response_ms| Observed { tag, response_ms, load: 4, host_base_ms: 0 };
+        let one = [100, 100, 100, 100, 100, 2_000, 2_000, 2_000].map(|s| p.observe(ip, seen(1, s), T0));
         assert_eq!(one, [None; 8], "slow answers of one host are its own pace");
-        let changes: Vec<_> = [2_000, 2_000].iter().filter_map(|s| p.observe(ip, 2, *s, T0)).collect();
+        let changes: Vec<_> = [2_000, 2_000].iter().filter_map(|s| p.observe(ip, seen(2, *s), T0)).collect();
         assert_eq!(changes.len(), 1);
         assert_eq!((changes[0].level, changes[0].server), (1, Some(ip)));
-        assert_eq!((p.cap(8), p.room(8), p.has_room(8)), (4, 4, true));
+        assert_eq!((p.cap(8, false), p.room(8, false), p.has_room(8, false)), (4, 4, true));
+        // Opened to 6 by the fast answers at load 4, closed to 3 by the first rise at 4.
+        assert_eq!((p.guard.allowed(), p.cap(8, true), p.room(8, true)), (3, 3, 3), "and its slow start");
         p.start(T0);
         assert_eq!((p.in_flight, p.next_start_at), (1, T0.plus(ms(500))));
         p.in_flight = 0;
@@ -504,7 +544,8 @@ mod tests {
 
     #[test]
     fn gap_and_in_flight_to_the_millisecond() {
-        let mut h = HostPace::new(PaceLimits::new(2, ms(300)).expect("valid"));
+        // The gap alone, without the slow start (see the next tests).
+        let mut h = unpaced(PaceLimits::new(2, ms(300)).expect("valid"));
         assert!(h.can_start(T0));
         h.start(T0);
         assert!(!h.can_start(T0.plus(ms(299))), "gap not yet over");
@@ -534,7 +575,8 @@ mod tests {
 
     #[test]
     fn crawl_delay_raises_gap_and_over_sixty_seconds_is_refused() {
-        let mut h = HostPace::new(PaceLimits::default());
+        // The gap alone, without the slow start (see the next tests).
+        let mut h = unpaced(PaceLimits::default());
         h.start(T0);
         assert!(h.set_crawl_delay(Duration::from_millis(1500), T0));
         assert_eq!(h.gap(), ms(1500));
@@ -568,29 +610,45 @@ mod tests {
         h.start(T0);
         let sample = |ms| ServerSignals { response_ms: Some(ms), ..ServerSignals::default() };
         for _ in 0..5 {
-            assert_eq!(h.apply_signals(&sample(100), T0), None);
+            assert_eq!(h.apply_signals(&sample(100), 4, T0), None);
         }
         let mut changes = Vec::new();
         for _ in 0..3 {
-            changes.extend(h.apply_signals(&sample(2_000), T0));
+            changes.extend(h.apply_signals(&sample(2_000), 4, T0));
         }
         assert_eq!(changes.len(), 1, "slowed once");
         assert_eq!((h.max_in_flight(), h.gap()), (2, ms(600)), "half in flight, double gap");
         assert_eq!(h.next_start_at, T0.plus(ms(600)), "the doubled gap counts from the last start");
         let quota = ServerSignals { quota_gap_ms: Some(1_000), ..ServerSignals::default() };
-        let noted = h.apply_signals(&quota, T0).map(|c| (c.moved, c.recent_ms));
+        let noted = h.apply_signals(&quota, 4, T0).map(|c| (c.moved, c.recent_ms));
         assert_eq!(noted, Some((crate::latency::GuardMove::Quota, 1_000)), "a quota's first statement is noted");
-        assert_eq!(h.apply_signals(&quota, T0), None, "once");
+        assert_eq!(h.apply_signals(&quota, 4, T0), None, "once");
         assert_eq!(h.gap(), ms(2_000), "the quota's gap, doubled by the guard");
         assert_eq!(h.next_start_at, T0.plus(ms(2_000)));
         let hold = ServerSignals { hold_until: Some(T0.plus(ms(5_000))), ..ServerSignals::default() };
-        h.apply_signals(&hold, T0);
+        h.apply_signals(&hold, 4, T0);
         assert_eq!(h.ready_at(), Some(T0.plus(ms(5_000))), "held until Retry-After");
         let far = ServerSignals { hold_until: Some(T0.plus(Duration::from_secs(3_600))), ..ServerSignals::default() };
-        h.apply_signals(&far, T0);
+        h.apply_signals(&far, 4, T0);
         assert_eq!(h.next_start_at, T0.plus(MAX_RETRY_WAIT), "held at most a minute");
         h.enter_slow_mode(T0);
         assert_eq!((h.max_in_flight(), h.gap()), (1, ms(6_000)), "slow mode's 3 s, doubled");
+    }
+
+    #[test]
+    fn a_new_host_starts_at_one_in_flight_unless_the_slow_start_is_off() {
+        let mut h = HostPace::new(PaceLimits::new(4, ms(0)).expect("valid"));
+        assert_eq!((h.max_in_flight(), h.allowed(), h.room()), (4, 1, 1));
+        h.start(T0);
+        assert_eq!(h.ready_at(), None, "one in flight: full");
+        let sample = ServerSignals { response_ms: Some(20), ..ServerSignals::default() };
+        h.apply_signals(&sample, 1, T0);
+        h.finish();
+        assert_eq!((h.allowed(), h.room()), (2, 2), "opened by an answer near its fastest");
+        h.guard.open = 40;
+        assert_eq!(h.allowed(), 4, "never past the host's own limit");
+        let off = HostPace { slow_start: false, ..HostPace::new(PaceLimits::new(4, ms(0)).expect("valid")) };
+        assert_eq!(off.allowed(), 4);
     }
 
     #[test]

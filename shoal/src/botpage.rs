@@ -282,6 +282,10 @@ pub struct GuardPage {
     pub ip_step_gap: String,
     /// The same after the last step.
     pub ip_max_gap: String,
+    /// An answer this many times the fastest (and `min_rise` more) closes the slow start: "1.5".
+    pub step_ratio: String,
+    /// Whether new hosts and addresses start at one request in flight (the guard's slow start).
+    pub slow_start: bool,
 }
 
 impl GuardPage {
@@ -302,6 +306,8 @@ impl GuardPage {
             ip_step_in_flight: l::ip_cap(config.engine.frontier.max_in_flight_per_ip, 1),
             ip_step_gap: duration(l::ip_gap(1)),
             ip_max_gap: duration(l::ip_gap(l::GUARD_MAX_LEVEL)),
+            step_ratio: ratio(l::GUARD_STEP_RATIO),
+            slow_start: config.engine.frontier.slow_start,
         }
     }
 }
@@ -316,6 +322,12 @@ struct MarkdownPage<'a> {
 #[template(path = "botpage/shoalbot.html")]
 struct HtmlPage<'a> {
     p: &'a BotPage,
+}
+
+/// A fraction as the page says it: `(3, 2)` is "1.5".
+fn ratio((num, den): (u32, u32)) -> String {
+    let tenths = (u64::from(num) * 10 + u64::from(den) / 2) / u64::from(den.max(1));
+    if tenths % 10 == 0 { format!("{}", tenths / 10) } else { format!("{}.{}", tenths / 10, tenths % 10) }
 }
 
 /// The waits between retries without a Retry-After, by asking the retry rule itself.

@@ -12,6 +12,7 @@ mod browser;
 mod content;
 mod custom;
 mod domain;
+mod manual;
 mod options;
 mod prune;
 mod schedule;
@@ -22,6 +23,7 @@ pub use browser::{BrowserArgs, MAX_BROWSER_PAGES};
 pub use content::ContentArgs;
 pub use custom::CustomArgs;
 pub use domain::DomainArgs;
+pub use manual::{CompletionsArgs, ManArgs};
 pub use options::AuditOptionArgs;
 pub use prune::{DEFAULT_PRUNE_WAIT_S, PruneArgs, RetainArgs};
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
@@ -48,11 +50,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 pub use token::{ScopeName, TokenAddArgs, TokenCommand, TokenListArgs, TokenRemoveArgs};
 
+/// What `shoal --version` prints after the name: the package version and the commit the binary
+/// was built from (`build.rs`: the repository's HEAD, else the `SHOAL_COMMIT` build variable, else
+/// `unknown`), so a report or a bug can be traced to its source.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("SHOAL_BUILD_COMMIT"), ")");
+
 /// Shoal: a polite website-audit crawler.
 #[derive(Debug, Parser)]
 #[command(
     name = "shoal",
-    version,
+    version = VERSION,
     about,
     long_about = None,
     propagate_version = true,
@@ -115,6 +122,10 @@ pub enum Command {
     /// Write the page for site owners (shoalbot.md, shoalbot.html) from the settings the crawler
     /// uses, so it says what the crawler does.
     Botpage(Box<BotpageArgs>),
+    /// Print the shell completion script for bash, zsh, fish, elvish or PowerShell.
+    Completions(CompletionsArgs),
+    /// Print the man page shoal(1), or with --dir write a page per command into a directory.
+    Man(ManArgs),
 }
 
 /// `shoal config`.
@@ -704,6 +715,8 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             max_in_flight_per_ip: this.ip_in_flight,
             lease_ttl_ms: this.lease_ttl_s.saturating_mul(1000),
             lease_batch: this.lease_batch,
+            // The slow start opens on the guard's samples: without them it would never open.
+            slow_start: !this.no_latency_guard,
         };
         if this.active_sites == 0 {
             return Err(ConfigError::Invalid("--active-sites must be at least 1".into()));

@@ -15,6 +15,7 @@ pub mod botpage;
 pub mod cli;
 pub mod client;
 pub mod cmd;
+pub mod commit;
 pub mod config;
 pub mod entry;
 pub mod progress;
@@ -167,6 +168,8 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
             botpage::write(&args)?;
             Ok(Exit::Ok)
         }
+        Command::Completions(args) => cmd::manual::completions(&args, &mut std::io::stdout().lock()),
+        Command::Man(args) => cmd::manual::man(&args, &mut std::io::stdout().lock()),
     }
 }
 

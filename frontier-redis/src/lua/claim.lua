@@ -8,6 +8,7 @@
 local now, worker = tonumber(ARGV[A_CLAIM.now]), ARGV[A_CLAIM.worker]
 local ttl, ipcap = tonumber(ARGV[A_CLAIM.ttl]), tonumber(ARGV[A_CLAIM.ip_cap])
 local batch = ARGV[A_CLAIM.batch]
+local slow_start = ARGV[A_CLAIM.slow_start]
 batch = math.max(num(batch ~= '' and batch or nil, 1), 1)
 local fenced = fence_raised()
 if fenced and now < fence_hold(fenced, ttl) then return {'wait', I(fence_hold(fenced, ttl))} end
@@ -71,6 +72,8 @@ local function one(lane)
     local hk = k_host(host)
     local h = redis.call('HMGET', hk, unpack(F_HOST_GRANT))
     local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
+    -- The host's slow start (issue 41): a new host has one request in flight until answers open it.
+    maxe = slow_started(maxe, num(h[F_HOST_GRANT.lo], 0), slow_start)
     local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
     nxt = fenced_start(fenced, nxt, gape)
     local blob, is_robots, prio, next_due, more = nil, '0', 0, nil, false
@@ -109,9 +112,10 @@ local function one(lane)
       redis.call('ZREM', k_ready(), lane)
       redis.call('SADD', k_hostwait(host), lane)
     else
-      -- The IP's cap, halved per level of its latency guard, and its next start while slowed.
-      local ipl, ipn = ip_pace(ip)
-      if ip and ip_inflight(ip) >= guarded(ipcap, 0, ipl) then
+      -- The IP's cap, halved per level of its latency guard and lowered by its slow start, and its
+      -- next start while slowed.
+      local ipl, ipn, ipo = ip_pace(ip)
+      if ip and ip_inflight(ip) >= slow_started(guarded(ipcap, 0, ipl), ipo, slow_start) then
         redis.call('ZREM', k_ready(), lane)
         park_ip(ip, lane, inf)
       elseif math.max(nxt, ipn) > now then

@@ -33,12 +33,14 @@ local function one(id)
     local h = redis.call('HMGET', hk, unpack(F_HOST_GRANT))
     local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
     local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
+    maxe = slow_started(maxe, num(h[F_HOST_GRANT.lo], 0), ARGV[A_CLAIM.slow_start])
     nxt = fenced_start(fenced, nxt, math.max(gape, BROWSER_GAP))
     local free = not h[F_HOST_GRANT.blease] and not h[F_HOST_GRANT.ipr] and inf < maxe
     local ipl = 0
     if free and ip then
-      ipl = ip_pace(ip)
-      if ip_inflight(ip) >= guarded(ipcap, 0, ipl) then free = false end
+      local ipo, ipn
+      ipl, ipn, ipo = ip_pace(ip)
+      if ip_inflight(ip) >= slow_started(guarded(ipcap, 0, ipl), ipo, ARGV[A_CLAIM.slow_start]) then free = false end
     end
     if free then
       local at = math.max(nxt, nb)

@@ -46,7 +46,7 @@ if #samples > 0 or ARGV[A_COMPLETE.quota_gap_ms] ~= '' or ARGV[A_COMPLETE.hold_u
   -- Before the lanes below are scheduled, so they see the host's new next start.
   local changes
   changes, exists = apply_signals(host, L.ip, now, samples, tonumber(ARGV[A_COMPLETE.quota_gap_ms]),
-    tonumber(ARGV[A_COMPLETE.hold_until]), L.ipg)
+    tonumber(ARGV[A_COMPLETE.hold_until]), L.ipg, L.inf + 1, L.ipload or 1)
   if #changes > 0 then
     notes = {'t', L.blob}
     for _, c in ipairs(changes) do

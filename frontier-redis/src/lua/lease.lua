@@ -84,7 +84,8 @@ end
 -- started, browser, x: whether the task's leases expired before) or nil, with `more` its further
 -- tasks as {blob, priority} (see grant; `false` before `more_from`, whose blobs the caller does
 -- not need: a completion reads only those of tasks its worker did not start), `inf` what its host
--- has in flight now and, with an IP, `ipg` its IP guard's fields as `observe` reads them and
+-- has in flight now (so `inf + 1` when the answer came) and, with an IP, `ipload` its requests in
+-- flight when the answer came, `ipg` its IP guard's fields as `observe` reads them and
 -- `fair` whether every slot it freed on the IP went to a lane of an idle host (wake_ip).
 local function release(id, now, ipcap, site_later, more_from)
   local lk = k_lease(id)
@@ -153,14 +154,19 @@ local function release(id, now, ipcap, site_later, more_from)
     -- The IP's guard, read once for the cap here and for the completion's sample (apply_signals).
     -- It is every host's at the address: a field that cannot be read resets it, never blames.
     local g = redis.pcall('HMGET', k_ipg(L.ip), unpack(F_GUARD))
-    local ll, lb, lsc, lcm = g[F_GUARD.ll], g[F_GUARD.lb], g[F_GUARD.lsc], g[F_GUARD.lcm]
-    if g.err or (ll and not tonumber(ll)) or (lb and not tonumber(lb)) or (lsc and not tonumber(lsc))
-        or (lcm and not tonumber(lcm)) then
+    local unreadable = g.err ~= nil
+    for _, name in ipairs({'ll', 'lb', 'lsc', 'lcm', 'lo', 'lc'}) do
+      local v = not unreadable and g[F_GUARD[name]]
+      if v and not tonumber(v) then unreadable = true end
+    end
+    if unreadable then
       redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. L.ip)
       redis.call('DEL', k_ipg(L.ip))
       g = {}
     end
     L.ipg = g
+    -- The IP's requests in flight when the answer came, itself included (the guard's slow start).
+    L.ipload = n + 1
     L.fair = wake_ip(L.ip, now, guarded(ipcap, 0, num(g[F_GUARD.ll], 0)) - n)
   end
   L.inf = host_inf

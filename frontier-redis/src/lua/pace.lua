@@ -11,19 +11,29 @@ local function guarded(maxe, gape, level)
   return math.max(1, math.floor(maxe / f)), math.max(gape, math.min(math.max(gape, GUARD_FLOOR_GAP) * f, MAX_GAP))
 end
 
--- A server IP's guard: its level and the earliest next start to it (0, 0 without an address).
+-- The in-flight cap a claim meets, mirroring HostPace::allowed and IpPace::cap: `cap` (the limit
+-- with the guard's level applied) lowered to the slow start's count `open` (missing or 0: 1) when
+-- `slow_start` (the claim's argument) is '1'.
+local function slow_started(cap, open, slow_start)
+  if slow_start ~= '1' then return cap end
+  return math.min(cap, math.max(num_or(open, 0), 1))
+end
+
+-- A server IP's guard: its level, the earliest next start to it and the slow start's count (0, 0,
+-- nil without an address).
 local function ip_pace(ip)
-  if not ip or ip == '' then return 0, 0 end
+  if not ip or ip == '' then return 0, 0, nil end
   local g = redis.pcall('HMGET', k_ipg(ip), unpack(F_IP_PACE))
   if g.err then g = {[F_IP_PACE.ll] = '-', [F_IP_PACE.next] = false} end
-  local gl, gn = g[F_IP_PACE.ll], g[F_IP_PACE.next]
-  local ll, nx = num_or(gl, nil), num_or(gn, nil)
-  if (gl and not ll) or (gn and not nx) then
+  local gl, gn, go = g[F_IP_PACE.ll], g[F_IP_PACE.next], g[F_IP_PACE.lo]
+  local ll, nx, lo = num_or(gl, nil), num_or(gn, nil), num_or(go, nil)
+  if (gl and not ll) or (gn and not nx) or (go and not lo) then
     -- A server IP's guard is every host's at the address, no audit's: reset, never blamed.
     redis.log(redis.LOG_WARNING, 'shoal: reset the unreadable latency guard of IP ' .. ip)
     redis.call('DEL', k_ipg(ip))
+    lo = nil
   end
-  return ll or 0, nx or 0
+  return ll or 0, nx or 0, lo
 end
 
 -- Requests in flight to a server IP (shared by every host at the address: an unreadable count is

@@ -18,7 +18,7 @@ async fn redis_frontier_passes_conformance() {
             RedisFrontier::connect(
                 &url,
                 &ns,
-                FrontierSettings { lease_batch: 1, ..FrontierSettings::default() },
+                FrontierSettings { lease_batch: 1, slow_start: false, ..FrontierSettings::default() },
                 "test",
             )
             .await
@@ -39,11 +39,28 @@ async fn redis_frontier_batches_leases() {
             let url = url.clone();
             let ns = format!("batch{}", n.fetch_add(1, Ordering::Relaxed));
             async move {
-                let settings = FrontierSettings { lease_batch: 4, ..FrontierSettings::default() };
+                let settings = FrontierSettings { lease_batch: 4, slow_start: false, ..FrontierSettings::default() };
                 RedisFrontier::connect(&url, &ns, settings, "test").await.expect("connects to the private redis-server")
             }
         },
         true,
     )
+    .await;
+}
+
+/// Issue 41: new hosts and server IPs start at one request in flight (claims with the slow start).
+#[tokio::test]
+async fn redis_frontier_starts_hosts_and_ips_slowly() {
+    let server = RedisServer::start().expect("redis-server starts");
+    let url = server.url();
+    let n = AtomicU32::new(0);
+    conformance::run_slow_start(|| {
+        let url = url.clone();
+        let ns = format!("slow{}", n.fetch_add(1, Ordering::Relaxed));
+        async move {
+            let settings = FrontierSettings { lease_batch: 1, ..FrontierSettings::default() };
+            RedisFrontier::connect(&url, &ns, settings, "test").await.expect("connects to the private redis-server")
+        }
+    })
     .await;
 }

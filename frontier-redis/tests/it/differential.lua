@@ -18,7 +18,7 @@ local function changes_txt(changes)
 end
 
 -- The guard fields of hash `k`, '' for a missing one.
-local GUARD_FIELDS = {'lb', 'lr', 'll', 'lsc', 'lcm', 'lt'}
+local GUARD_FIELDS = {'lb', 'lr', 'll', 'lsc', 'lcm', 'lo', 'lc', 'lt'}
 local function guard_txt(k)
   local v = redis.call('HMGET', k, unpack(GUARD_FIELDS))
   for i = 1, #GUARD_FIELDS do v[i] = v[i] or '' end
@@ -50,29 +50,32 @@ redis.register_function('difftest_budget', function(_, args)
 end)
 
 -- keys[1]: the prefix. args: the guard's fields (GUARD_FIELDS), the answering host ('' for a
--- host's own guard), then the samples. Returns the changes and the fields after.
+-- host's own guard), the load, the host's baseline (for an IP's guard), then the samples. Returns
+-- the changes and the fields after.
 redis.register_function('difftest_observe', function(keys, args)
   P = keys[1]
   local k = P .. ':difftest:guard'
   redis.call('DEL', k)
   put_guard(k, args, 1)
-  local tag = args[7]
+  local tag = args[9]
   if tag == '' then tag = nil end
+  local load, hbase = tonumber(args[10]), tonumber(args[11])
   local samples, texts = {}, {}
-  for i = 8, #args do
+  for i = 12, #args do
     samples[#samples + 1] = tonumber(args[i])
     texts[#texts + 1] = args[i]
   end
   samples.texts = texts
-  local changes = observe(k, samples, tag, nil)
+  local changes = observe(k, samples, tag, nil, load, hbase)
   return {changes_txt(changes), guard_txt(k)}
 end)
 
 -- keys[1]: the prefix. args: the host's next, qg and guard fields (GUARD_FIELDS but lt), '1' when
 -- a live audit saw a 429, the number of lanes, each lane's in-flight cap and gap, then the
--- signals (a sample, a quota, a hold: '' for none) and now. Runs recompute, then apply_signals.
--- Returns recompute's gap ('' for an unused host) and the host's maxe and gape, then the signals'
--- changes, and the host's next, qg, maxe, gape and guard fields after.
+-- signals (a sample, a quota, a hold: '' for none), now and the answer's load. Runs recompute,
+-- then apply_signals. Returns recompute's gap ('' for an unused host), the host's maxe and gape
+-- and the cap a claim meets with and without the slow start, then the signals' changes, and the
+-- host's next, qg, maxe, gape and guard fields after.
 redis.register_function('difftest_pace', function(keys, args)
   P = keys[1]
   local host = 'difftest.host'
@@ -80,25 +83,38 @@ redis.register_function('difftest_pace', function(keys, args)
   redis.call('DEL', hk, k_hmax(host), k_hgap(host), k_hslow(host), k_hostwait(host))
   redis.call('HSET', hk, 'inf', '0', 'next', args[1])
   if args[2] ~= '' then redis.call('HSET', hk, 'qg', args[2]) end
-  put_guard(hk, {args[3], args[4], args[5], args[6], args[7], ''}, 1)
-  if args[8] == '1' then redis.call('SADD', k_hslow(host), '1') end
-  local lanes = tonumber(args[9])
+  put_guard(hk, {args[3], args[4], args[5], args[6], args[7], args[8], args[9], ''}, 1)
+  if args[10] == '1' then redis.call('SADD', k_hslow(host), '1') end
+  local lanes = tonumber(args[11])
   for i = 1, lanes do
     local lane = 'lane' .. i
-    redis.call('ZADD', k_hmax(host), args[8 + 2 * i], lane)
-    redis.call('ZADD', k_hgap(host), args[9 + 2 * i], lane)
+    redis.call('ZADD', k_hmax(host), args[10 + 2 * i], lane)
+    redis.call('ZADD', k_hgap(host), args[11 + 2 * i], lane)
   end
-  local j = 10 + 2 * lanes
+  local j = 12 + 2 * lanes
   local gape = recompute(host)
-  local before = redis.call('HMGET', hk, 'maxe', 'gape')
+  local h = redis.call('HMGET', hk, unpack(F_HOST_GRANT))
+  local maxe = num(h[F_HOST_GRANT.maxe], 1)
+  local before = {h[F_HOST_GRANT.maxe] or '', h[F_HOST_GRANT.gape] or '',
+    txt(slow_started(maxe, h[F_HOST_GRANT.lo], '1')), txt(slow_started(maxe, h[F_HOST_GRANT.lo], '0'))}
   local samples, texts = {}, {}
   if args[j] ~= '' then samples[1], texts[1] = tonumber(args[j]), args[j] end
   samples.texts = texts
   local changes = apply_signals(host, '', tonumber(args[j + 3]), samples, tonumber(args[j + 1]),
-    tonumber(args[j + 2]), nil)
+    tonumber(args[j + 2]), nil, tonumber(args[j + 4]), 1)
   local after = redis.call('HMGET', hk, 'next', 'qg', 'maxe', 'gape')
   for i = 1, 4 do after[i] = after[i] or '' end
   local guard = guard_txt(hk)
-  for i = 1, 5 do after[#after + 1] = guard[i] end
-  return {txt(gape), {before[1] or '', before[2] or ''}, changes_txt(changes), after}
+  for i = 1, 7 do after[#after + 1] = guard[i] end
+  return {txt(gape), before, changes_txt(changes), after}
+end)
+
+-- args: the IP guard's level and slow start count ('' for none), the per-IP cap, then requests
+-- in flight. Returns the cap a claim meets with and without the slow start (claim's
+-- slow_started(guarded(...))).
+redis.register_function('difftest_ip_cap', function(_, args)
+  local cap = guarded(tonumber(args[3]), 0, tonumber(args[1]))
+  local open = args[2]
+  if open == '' then open = nil end
+  return {txt(slow_started(cap, open, '1')), txt(slow_started(cap, open, '0'))}
 end)

@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use shoal_shared::frontier::budget::{BudgetCounts, over_budget};
 use shoal_shared::latency::{GuardChange, GuardMove, LatencyGuard, ServerSignals, guarded, host_tag, ip_cap, ip_gap};
-use shoal_shared::pace::{HostPace, IpPace, LaneDemand, PaceLimits};
+use shoal_shared::pace::{HostPace, IpPace, LaneDemand, Observed, PaceLimits};
 use shoal_shared::task::{ProbeKind, SiteLimits, TaskKind};
 use shoal_shared::time::UnixMs;
 use shoal_tests::redis::RedisServer;
@@ -88,20 +88,42 @@ fn samples(phases: std::ops::Range<usize>) -> impl Strategy<Value = Vec<u32>> {
     prop::collection::vec(phase, phases).prop_map(|p| p.concat())
 }
 
-/// A guard after `history` (always a state the rule can reach).
-fn guard_after(history: &[u32]) -> LatencyGuard {
+/// Our requests in flight when an answer came: mostly a few (the slow start's steps), sometimes
+/// many, and the extremes (0 never comes from a frontier; a count past u16 stops).
+fn loads() -> impl Strategy<Value = Vec<u32>> {
+    let load = prop_oneof![8 => 1u32..=4, 3 => 1u32..=20, 1 => Just(0u32), 1 => Just(u32::MAX)];
+    prop::collection::vec(load, 1..64)
+}
+
+/// A host's baseline before an answer, as its IP's guard is told it (0: none yet).
+fn host_bases() -> impl Strategy<Value = Vec<u32>> {
+    prop::collection::vec(prop_oneof![Just(0u32), 1u32..300, 300u32..3_000], 1..64)
+}
+
+/// A guard after `history`, its answers taken at `loads` in turn (always a state the rule can
+/// reach).
+fn guard_after(history: &[u32], loads: &[u32]) -> LatencyGuard {
     let mut g = LatencyGuard::default();
-    for s in history {
-        g.observe(*s);
+    for (i, s) in history.iter().enumerate() {
+        g.observe(*s, loads[i % loads.len()]);
     }
     g
 }
 
-/// A guard's fields as the Lua side stores them (`lb`, `lr`, `ll`, `lsc`, `lcm`; a 0 left out).
+/// A guard's fields as the Lua side stores them (`lb`, `lr`, `ll`, `lsc`, `lcm`, `lo`, `lc`; a 0
+/// left out).
 fn guard_fields(g: &LatencyGuard) -> Vec<String> {
     let n = |v: u32| if v == 0 { String::new() } else { v.to_string() };
     let recent: Vec<String> = g.recent[..usize::from(g.len)].iter().map(u32::to_string).collect();
-    vec![n(g.baseline_ms), recent.join(","), n(g.level.into()), n(g.since_change.into()), n(g.calm.into())]
+    vec![
+        n(g.baseline_ms),
+        recent.join(","),
+        n(g.level.into()),
+        n(g.since_change.into()),
+        n(g.calm.into()),
+        n(g.open.into()),
+        n(g.ceiling.into()),
+    ]
 }
 
 /// Stored fields read back, a missing one as the 0 it means.
@@ -132,6 +154,22 @@ fn guarded_limits_agree() {
         let (m, g) = guarded(maxe, Duration::from_millis(gap), level);
         let rust = vec![m.to_string(), ms(g), ip_cap(ipcap, level).to_string(), ms(ip_gap(level))];
         prop_assert_eq!(lua, rust);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_claims_cap_agrees() {
+    let (_server, conn) = start();
+    let open = prop::option::of(prop_oneof![0u16..6, 0u16..=u16::MAX]);
+    check("slow_started (the cap a claim meets)", (0u8..6, open, 1u16..64), |(level, open, cap)| {
+        let args = [level.to_string(), open.map(|o| o.to_string()).unwrap_or_default(), cap.to_string()];
+        let lua: Vec<String> = fcall(&conn, "difftest_ip_cap", &args);
+        let p = IpPace {
+            guard: LatencyGuard { level, open: open.unwrap_or(0), ..LatencyGuard::default() },
+            ..IpPace::default()
+        };
+        prop_assert_eq!(lua, vec![p.cap(cap, true).to_string(), p.cap(cap, false).to_string()]);
         Ok(())
     });
 }
@@ -196,17 +234,23 @@ fn budget_checks_agree() {
 #[test]
 fn a_hosts_latency_guard_agrees() {
     let (_server, conn) = start();
-    check("observe (a host's guard)", (samples(0..5), samples(1..3)), |(history, batch)| {
-        let mut g = guard_after(&history);
-        let mut args = guard_fields(&g);
-        args.extend([String::new(), String::new()]);
-        args.extend(batch.iter().map(u32::to_string));
-        let (changes, fields): (Vec<Vec<String>>, Vec<String>) = fcall(&conn, "difftest_observe", &args);
-        let rust: Vec<Vec<String>> = batch.iter().filter_map(|s| g.observe(*s)).map(|c| change_text(&c)).collect();
-        prop_assert_eq!(changes, rust);
-        prop_assert_eq!(zeroed(&fields[..5]), zeroed(&guard_fields(&g)));
-        Ok(())
-    });
+    let load = prop_oneof![4 => 1u32..=4, 1 => 0u32..=20, 1 => Just(u32::MAX)];
+    check(
+        "observe (a host's guard)",
+        (samples(0..5), loads(), samples(1..3), load),
+        |(history, loads, batch, load)| {
+            let mut g = guard_after(&history, &loads);
+            let mut args = guard_fields(&g);
+            args.extend([String::new(), String::new(), load.to_string(), "0".to_owned()]);
+            args.extend(batch.iter().map(u32::to_string));
+            let (changes, fields): (Vec<Vec<String>>, Vec<String>) = fcall(&conn, "difftest_observe", &args);
+            let rust: Vec<Vec<String>> =
+                batch.iter().filter_map(|s| g.observe(*s, load)).map(|c| change_text(&c)).collect();
+            prop_assert_eq!(changes, rust);
+            prop_assert_eq!(zeroed(&fields[..7]), zeroed(&guard_fields(&g)));
+            Ok(())
+        },
+    );
 }
 
 #[test]
@@ -215,31 +259,39 @@ fn a_server_ips_latency_guard_agrees() {
     let ip = std::net::IpAddr::from([192, 0, 2, 1]);
     let now = UnixMs(1_700_000_000_000);
     let hosts = prop::collection::vec(0..HOSTS.len(), 64);
+    let answer = (0..HOSTS.len(), prop_oneof![3 => 1u32..=8, 1 => 0u32..=20], prop_oneof![Just(0u32), 1u32..3_000]);
     check(
         "observe (a server IP's guard)",
-        (samples(0..5), hosts, samples(1..3), 0..HOSTS.len()),
-        |(history, who, batch, from)| {
+        ((samples(0..5), hosts, loads(), host_bases()), samples(1..3), answer),
+        |((history, who, loads, bases), batch, (from, load, host_base_ms))| {
             let mut p = IpPace::default();
             for (i, s) in history.iter().enumerate() {
-                p.observe(ip, host_tag(HOSTS[who[i % who.len()]]), *s, now);
+                let seen = Observed {
+                    tag: host_tag(HOSTS[who[i % who.len()]]),
+                    response_ms: *s,
+                    load: loads[i % loads.len()],
+                    host_base_ms: bases[i % bases.len()],
+                };
+                p.observe(ip, seen, now);
             }
             let name = |tag: u64| HOSTS.iter().find(|h| host_tag(h) == tag).copied().unwrap_or("?");
             let tags =
                 |p: &IpPace| p.hosts[..usize::from(p.guard.len)].iter().map(|t| name(*t)).collect::<Vec<_>>().join(",");
             let mut args = guard_fields(&p.guard);
-            args.extend([tags(&p), HOSTS[from].to_owned()]);
+            args.extend([tags(&p), HOSTS[from].to_owned(), load.to_string(), host_base_ms.to_string()]);
             args.extend(batch.iter().map(u32::to_string));
             let (changes, fields): (Vec<Vec<String>>, Vec<String>) = fcall(&conn, "difftest_observe", &args);
+            let tag = host_tag(HOSTS[from]);
             let rust: Vec<Vec<String>> = batch
                 .iter()
-                .filter_map(|s| p.observe(ip, host_tag(HOSTS[from]), *s, now))
+                .filter_map(|s| p.observe(ip, Observed { tag, response_ms: *s, load, host_base_ms }, now))
                 .map(|c| change_text(&c))
                 .collect();
             prop_assert_eq!(changes, rust);
             let mut expected = zeroed(&guard_fields(&p.guard));
             expected.push(tags(&p));
-            let mut got = zeroed(&fields[..5]);
-            got.push(fields[5].clone());
+            let mut got = zeroed(&fields[..7]);
+            got.push(fields[7].clone());
             prop_assert_eq!(got, expected);
             Ok(())
         },
@@ -250,6 +302,8 @@ fn a_server_ips_latency_guard_agrees() {
 #[derive(Debug, Clone)]
 struct PaceCase {
     history: Vec<u32>,
+    loads: Vec<u32>,
+    load: u32,
     next_offset: i64,
     quota_before: u32,
     slow: bool,
@@ -265,7 +319,7 @@ fn pace_cases() -> impl Strategy<Value = PaceCase> {
     let lane = (1u32..=16, gap(), prop::option::of(0u32..=60_000));
     let sample = prop_oneof![0u32..300, 300u32..3_000, 3_000u32..70_000];
     (
-        samples(0..5),
+        (samples(0..5), loads(), 0u32..=8),
         -100_000i64..100_000,
         quota(),
         any::<bool>(),
@@ -274,16 +328,20 @@ fn pace_cases() -> impl Strategy<Value = PaceCase> {
         prop::option::of(quota()),
         prop::option::of(-10_000i64..200_000),
     )
-        .prop_map(|(history, next_offset, quota_before, slow, lanes, sample, quota, hold_offset)| PaceCase {
-            history,
-            next_offset,
-            quota_before,
-            slow,
-            lanes,
-            sample,
-            quota,
-            hold_offset,
-        })
+        .prop_map(
+            |((history, loads, load), next_offset, quota_before, slow, lanes, sample, quota, hold_offset)| PaceCase {
+                history,
+                loads,
+                load,
+                next_offset,
+                quota_before,
+                slow,
+                lanes,
+                sample,
+                quota,
+                hold_offset,
+            },
+        )
 }
 
 #[test]
@@ -293,7 +351,7 @@ fn a_hosts_pace_agrees() {
     check("recompute and apply_signals (a host's pace)", pace_cases(), |c| {
         let now = at(0);
         let mut h = HostPace::new(PaceLimits::default());
-        h.guard = guard_after(&c.history);
+        h.guard = guard_after(&c.history, &c.loads);
         h.quota_gap_ms = c.quota_before;
         h.next_start_at = at(c.next_offset);
         let mut demands = Vec::new();
@@ -318,6 +376,7 @@ fn a_hosts_pace_agrees() {
             text(c.quota.map(u64::from)),
             text(c.hold_offset.map(|o| at(o).0)),
             now.0.to_string(),
+            c.load.to_string(),
         ]);
         let (gape, before, changes, after): (String, Vec<String>, Vec<Vec<String>>, Vec<String>) =
             fcall(&conn, "difftest_pace", &args);
@@ -326,11 +385,17 @@ fn a_hosts_pace_agrees() {
         if !used {
             return Ok(());
         }
-        let limits = vec![h.max_in_flight().to_string(), ms(h.gap())];
+        let off = HostPace { slow_start: false, ..h.clone() };
+        let limits =
+            vec![h.max_in_flight().to_string(), ms(h.gap()), h.allowed().to_string(), off.allowed().to_string()];
         prop_assert_eq!(&gape, &limits[1], "recompute's gap");
-        prop_assert_eq!(before, limits, "the limits in force (maxe, gape)");
+        prop_assert_eq!(
+            before,
+            limits,
+            "the limits in force (maxe, gape) and a claim's cap with and without the slow start"
+        );
         let signals = ServerSignals { response_ms: c.sample, quota_gap_ms: c.quota, hold_until: c.hold_offset.map(at) };
-        let change = h.apply_signals(&signals, now);
+        let change = h.apply_signals(&signals, c.load, now);
         prop_assert_eq!(changes, change.iter().map(change_text).collect::<Vec<_>>(), "the changes");
         let mut expected =
             vec![h.next_start_at.0.to_string(), h.quota_gap_ms.to_string(), h.max_in_flight().to_string(), ms(h.gap())];

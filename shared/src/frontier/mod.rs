@@ -58,10 +58,19 @@ pub struct FrontierSettings {
     /// Back ends that gain nothing from it (the embedded frontier) always lease one.
     #[serde(default = "one")]
     pub lease_batch: u8,
+    /// Whether new hosts and server IPs start at one request in flight and open up while their
+    /// answers stay near their fastest (the latency guard's slow start, [`crate::latency`]). Off
+    /// with the guard (`--no-latency-guard`), whose answers would never open them.
+    #[serde(default = "yes")]
+    pub slow_start: bool,
 }
 
 fn one() -> u8 {
     1
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Tasks per lease by default ([`FrontierSettings::lease_batch`]).
@@ -73,6 +82,7 @@ impl Default for FrontierSettings {
             max_in_flight_per_ip: crate::pace::DEFAULT_MAX_IN_FLIGHT_PER_IP,
             lease_ttl_ms: u64::try_from(DEFAULT_LEASE_TTL.as_millis()).unwrap_or(u64::MAX),
             lease_batch: DEFAULT_LEASE_BATCH,
+            slow_start: true,
         }
     }
 }

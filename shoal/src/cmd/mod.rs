@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod coordinator;
+pub mod manual;
 pub mod prune;
 pub mod report;
 pub mod robots;

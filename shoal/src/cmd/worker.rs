@@ -64,6 +64,10 @@ pub async fn run_redis_worker(w: RedisWorker, shutdown: CancellationToken) -> Re
     if !frontier.load_settings().await.map_err(redis_err)? {
         tracing::warn!("no coordinator settings in Redis yet; using this worker's own per-IP cap and lease time");
     }
+    if !w.config.crawl.latency_guard {
+        // Its answers carry no samples, which the slow start opens on: it claims at full limits.
+        frontier.without_slow_start();
+    }
     let lease_ttl = frontier.settings().lease_ttl();
     let fetcher = Fetcher::new(w.config.fetch.clone())?;
     let mut crawler = Crawler::new(Arc::new(frontier), fetcher, w.config.crawl.clone());

@@ -39,6 +39,9 @@ fn default_page_states_the_default_pace() {
         assert!(text.contains(&format!("ShoalBot/{} (+https://example.invalid/shoalbot)", env!("CARGO_PKG_VERSION"))));
         assert!(text.contains("300 ms") && text.contains("at most 500 pages") && text.contains("15 s"));
         assert!(text.contains("500 ms, then 1 s"), "the back-off schedule");
+        assert!(text.contains("starts with one request at a time"), "the slow start (issue 41)");
+        assert!(text.contains("1.5 times that and at least"), "what closes it");
+        assert!(text.contains("usual time is the fastest of them"), "the baseline");
         assert!(
             text.contains("/robots.txt") && text.contains("/llms.txt") && text.contains("/.well-known/security.txt")
         );

@@ -11,6 +11,7 @@ mod config_example;
 mod config_precedence;
 mod exit_codes;
 mod input_caps;
+mod manual;
 mod prune;
 mod report_cli;
 mod support;

@@ -5,6 +5,9 @@
 //!   order, each taking `service`; a request's response time is its wait in the queue plus its
 //!   service, so it grows with the number of requests in flight, as on a small shared server.
 //!   [`Site::on_the_server_of`] puts more hosts on the same machine (one queue for all of them).
+//! - [`Site::slower_when_crowded`]: every request takes `alone`, plus `per_other` for each other
+//!   request of the machine in progress when it arrived: fast at one request in flight, slower
+//!   from the second on (issue 41's host that queues from 2).
 //! - [`Site::quota`]: a quota of `limit` requests per `window` (a fixed window from the first
 //!   request), stated in the IETF draft's `RateLimit-Policy` and `RateLimit` fields; a request
 //!   over the quota answers 429 with `Retry-After`.
@@ -14,6 +17,7 @@
 use super::{Route, Site, Throttle};
 use axum::http::HeaderValue;
 use axum::response::Response;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -23,6 +27,8 @@ use tokio_util::sync::CancellationToken;
 pub(crate) enum Load {
     /// One worker, a FIFO queue (tokio's mutex is fair).
     Queue { service: Duration, worker: Arc<tokio::sync::Mutex<()>> },
+    /// `alone` plus `per_other` per other request in progress at arrival.
+    Crowded { alone: Duration, per_other: Duration, active: Arc<AtomicU32> },
     /// A stated quota over a fixed window.
     Quota { limit: u32, window: Duration, state: Arc<Mutex<Option<(Instant, u32)>>> },
 }
@@ -32,6 +38,14 @@ impl Site {
     #[must_use]
     pub fn single_worker(mut self, service: Duration) -> Site {
         self.load = Some(Load::Queue { service, worker: Arc::new(tokio::sync::Mutex::new(())) });
+        self
+    }
+
+    /// Fast alone, slower when crowded: each request takes `alone`, plus `per_other` for every
+    /// other request of this machine in progress when it arrived.
+    #[must_use]
+    pub fn slower_when_crowded(mut self, alone: Duration, per_other: Duration) -> Site {
+        self.load = Some(Load::Crowded { alone, per_other, active: Arc::new(AtomicU32::new(0)) });
         self
     }
 
@@ -79,6 +93,23 @@ impl Load {
                 let response = route.respond(n, extra, cancel).await;
                 drop(turn);
                 response
+            }
+            Load::Crowded { alone, per_other, active } => {
+                // Counted down when this request ends, however it ends (a cancelled one too).
+                struct InProgress<'a>(&'a AtomicU32);
+                impl Drop for InProgress<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_sub(1, Ordering::SeqCst);
+                    }
+                }
+                let others = active.fetch_add(1, Ordering::SeqCst);
+                let _in_progress = InProgress(active);
+                let took = alone.saturating_add(per_other.saturating_mul(others));
+                tokio::select! {
+                    () = tokio::time::sleep(took) => {}
+                    () = cancel.cancelled() => return Route::status(503).respond_ready(0),
+                }
+                route.respond(n, extra, cancel).await
             }
             Load::Quota { limit, window, state } => {
                 let now = Instant::now();

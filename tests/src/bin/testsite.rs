@@ -58,9 +58,13 @@ struct Args {
     /// time, each taking --service-ms, so its response times grow with the requests in flight.
     #[arg(long, value_name = "HOST")]
     single_worker_host: Option<String>,
-    /// The service time of --single-worker-host, in milliseconds.
+    /// The service time of --single-worker-host and --shared-worker, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     service_ms: u64,
+    /// Serve every host with one worker and one queue, as a small shared server does (issue 41:
+    /// many small sites at one IP), each request taking --service-ms.
+    #[arg(long, conflicts_with = "single_worker_host")]
+    shared_worker: bool,
 }
 
 #[tokio::main]
@@ -83,12 +87,15 @@ async fn run(args: Args) -> anyhow::Result<()> {
             args.throttle_retry_after
         );
     }
+    let machine = Site::new("machine.invalid").single_worker(Duration::from_millis(args.service_ms));
     let sites = (0..args.hosts)
         .map(|i| {
             let host = format!("site{i}.test");
             let site = Site::generated(&host, args.pages, args.links).latency(delay);
             let site = if args.single_worker_host.as_deref() == Some(host.as_str()) {
                 site.single_worker(Duration::from_millis(args.service_ms))
+            } else if args.shared_worker {
+                site.on_the_server_of(&machine)
             } else {
                 site
             };

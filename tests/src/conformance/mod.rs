@@ -24,12 +24,14 @@ mod beyond_http;
 mod browser;
 mod lifetimes;
 mod signals;
+mod slow_start;
 
 pub use batch::*;
 pub use beyond_http::*;
 pub use browser::*;
 pub use lifetimes::*;
 pub use signals::*;
+pub use slow_start::*;
 
 const T0: UnixMs = UnixMs(1_700_000_000_000);
 

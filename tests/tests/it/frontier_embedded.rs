@@ -1,18 +1,30 @@
 //! The frontier conformance suite on the embedded back end.
 
+use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::frontier::embedded::EmbeddedFrontier;
 use shoal_tests::conformance;
 
 #[tokio::test]
 async fn embedded_frontier_passes_conformance() {
-    conformance::run_all(|| async { EmbeddedFrontier::new(Default::default()) }).await;
+    conformance::run_all(|| async { EmbeddedFrontier::new(unpaced()) }).await;
+}
+
+/// The checks of the run above are of the limits users set: without the latency guard's slow start.
+fn unpaced() -> FrontierSettings {
+    FrontierSettings { slow_start: false, ..FrontierSettings::default() }
+}
+
+/// Issue 41: new hosts and server IPs start at one request in flight.
+#[tokio::test]
+async fn embedded_frontier_starts_hosts_and_ips_slowly() {
+    conformance::run_slow_start(|| async { EmbeddedFrontier::new(FrontierSettings::default()) }).await;
 }
 
 /// The embedded frontier leases one task at a time whatever `lease_batch` says; the batch checks
 /// hold for it all the same.
 #[tokio::test]
 async fn embedded_frontier_passes_the_batch_checks() {
-    conformance::run_batched(|| async { EmbeddedFrontier::new(Default::default()) }, false).await;
+    conformance::run_batched(|| async { EmbeddedFrontier::new(unpaced()) }, false).await;
 }
 
 /// The crawl runs at most 1,000 unread events ahead of the audit database: past that, claims wait

@@ -86,8 +86,11 @@ async fn a_server_slowing_under_load_keeps_its_median_within_twice_its_baseline(
         log_off.for_host("slow.test").len()
     ));
     assert_spared((med_on, base_on, &log_on), (med_off, base_off, &log_off));
-    let on_notes = notes(&run_on.db);
-    assert!(on_notes.iter().any(|n| n.starts_with("we slowed down at ")), "{on_notes:?}");
+    // Since issue 41 the host's slow start spares the server before the guard would step (whether
+    // its probe of a second request steps it once depends on timing): no note is asserted, but the
+    // slow start's cap is, and that without the guard nothing is noted.
+    let peak = log_on.max_in_flight("slow.test");
+    assert!(peak <= 3, "{peak} in flight with the guard\n{}", log_on.dump());
     assert_eq!(notes(&run_off.db), Vec::<String>::new(), "no guard, no note");
     let pages = |log: &RequestLog| crate::common::page_paths(log, "slow.test").len();
     assert_eq!(pages(&log_on), pages(&log_off), "the guard slows the audit down, it drops nothing");
@@ -119,7 +122,8 @@ fn all_and_idle(log: &RequestLog) -> (Vec<Duration>, Duration) {
 }
 
 /// Checked without the IP's guard (only the hosts' own, by disabling the IP's observe in the
-/// embedded frontier): the median stayed at 2.4 s, as with no guard at all.
+/// embedded frontier): the median stayed at 2.4 s, as with no guard at all (before issue 41's
+/// slow start, which now spares the machine first).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hosts_sharing_a_degrading_server_are_slowed_by_its_ip_guard() {
     let (names, sites) = shared_machine();
@@ -141,11 +145,9 @@ async fn hosts_sharing_a_degrading_server_are_slowed_by_its_ip_guard() {
         log_off.all().len()
     ));
     assert_spared((med_on, base_on, &log_on), (med_off, base_off, &log_off));
-    let on_notes = notes(&run_on.db);
-    assert!(
-        on_notes.iter().any(|n| n.contains("responses from the site's server 127.0.0.1")),
-        "the server's guard acted: {on_notes:?}"
-    );
+    // Since issue 41 the IP's slow start keeps the machine from queueing at all (one request at a
+    // time after the first step), so the IP's guard has nothing to step down; its steps are checked
+    // by the conformance suite (`the_ip_guard_paces_every_host_at_the_address`).
     assert_eq!(log_on.all().len(), log_off.all().len(), "the guard slows the audit down, it drops nothing");
 }
 
@@ -248,8 +250,12 @@ async fn distributed_the_guard_holds_and_the_503_host_waits() {
     say(&format!("distributed, guard on: median {med:?} vs idle baseline {base:?}, audit took {:?}", t.elapsed()));
     assert!(med <= base * 2, "median {med:?} over 2x {base:?}\n{}\n{logs}", log.dump());
     assert_waited_then_slow(log, "busy.test", Duration::from_secs(2));
-    let n = notes(db);
-    assert!(n.iter().any(|n| n.starts_with("we slowed down at ")), "{n:?}\n{logs}");
+    // Since issue 41 the host's slow start (claim.lua, the host's `lo`) keeps the one-worker
+    // server from queueing, so the guard need not step: at most the slow start's first steps.
+    let peak = log.max_in_flight("slow.test");
+    assert!(peak <= 3, "{peak} in flight at slow.test\n{}\n{logs}", log.dump());
+    let codes: Vec<String> = findings(db).into_iter().map(|f| f.0).collect();
+    assert!(codes.contains(&"rate_limited".to_owned()), "the 503's note: {codes:?}\n{logs}");
 }
 
 /// The server IP's guard in a distributed audit: the shared machine audited by a coordinator and a
@@ -259,7 +265,7 @@ async fn distributed_the_ip_guard_spares_a_shared_server() {
     let _serial = SERIAL.lock().await;
     let (names, sites) = shared_machine();
     let run = audit_distributed(sites, &names, "ipguard").await;
-    let (log, db, logs) = (&run.log, &run.db, &run.logs);
+    let (log, logs) = (&run.log, &run.logs);
     let (all, idle) = all_and_idle(log);
     let med = median(&all);
     say(&format!(
@@ -267,6 +273,8 @@ async fn distributed_the_ip_guard_spares_a_shared_server() {
         all.len()
     ));
     assert!(med <= idle * 2, "median {med:?} over 2x {idle:?}\n{}\n{logs}", log.dump());
-    let n = notes(db);
-    assert!(n.iter().any(|n| n.contains("responses from the site's server 127.0.0.1")), "{n:?}\n{logs}");
+    // Since issue 41 the IP's slow start (claim.lua, `lo` of `ipg:{ip}`) spares the machine before
+    // its guard would step: the most requests in flight at once is the slow start's first step.
+    let peak = log.max_in_flight_where(|_| true);
+    assert!(peak <= 3, "{peak} in flight at the shared server\n{}\n{logs}", log.dump());
 }

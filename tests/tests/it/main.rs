@@ -41,6 +41,7 @@ mod schedule;
 mod schedule_wake;
 mod shop_audit;
 mod shop_extract;
+mod slow_start;
 mod start_redirect;
 mod testsite;
 mod tokens;

@@ -190,7 +190,11 @@ impl<F: Frontier> Crawler<F> {
             });
         }
         if let Ok(resp) = &result {
-            job.observe(resp, self.settings.latency_guard);
+            // Only a page's time is a sample for the latency guard: robots.txt, resources and
+            // sitemaps are often static files answered far faster than pages, and a baseline of
+            // theirs would make every page look slow (shoal_shared::latency).
+            let sample = self.settings.latency_guard && job.task().kind == shoal_shared::task::TaskKind::Page;
+            job.observe(resp, sample);
         }
         result
     }

@@ -67,7 +67,7 @@ impl EmbeddedFrontier {
                 continue;
             }
             let Some(ready) = host.pace.ready_at() else { continue };
-            if host.ip.is_some_and(|ip| !st.ips.get(&ip).copied().unwrap_or_default().has_room(cap)) {
+            if host.ip.is_some_and(|ip| !st.ips.get(&ip).copied().unwrap_or_default().has_room(cap, st.slow_start)) {
                 continue;
             }
             let at = ready.max(task.not_before);

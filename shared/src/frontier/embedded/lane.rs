@@ -152,9 +152,9 @@ pub(super) struct HostEntry {
 }
 
 impl HostEntry {
-    pub(super) fn new(limits: crate::pace::PaceLimits) -> HostEntry {
+    pub(super) fn new(limits: crate::pace::PaceLimits, slow_start: bool) -> HostEntry {
         HostEntry {
-            pace: HostPace::new(limits),
+            pace: HostPace { slow_start, ..HostPace::new(limits) },
             ip: None,
             ip_until: None,
             resolving: None,

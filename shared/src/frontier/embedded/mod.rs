@@ -91,6 +91,8 @@ struct State {
     browser: Vec<(LaneKey, Task)>,
     next_lease: u64,
     next_seq: u64,
+    /// [`FrontierSettings::slow_start`].
+    slow_start: bool,
 }
 
 /// The embedded frontier.
@@ -104,7 +106,8 @@ impl EmbeddedFrontier {
     /// An empty frontier.
     #[must_use]
     pub fn new(settings: FrontierSettings) -> EmbeddedFrontier {
-        EmbeddedFrontier { settings, state: Mutex::new(State::default()) }
+        let state = State { slow_start: settings.slow_start, ..State::default() };
+        EmbeddedFrontier { settings, state: Mutex::new(state) }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -172,7 +175,7 @@ impl EmbeddedFrontier {
         for i in 0..n {
             let idx = (st.cursor + i) % n;
             // Borrowed, not cloned: a claim may look at many lanes and takes one.
-            let State { lanes, hosts, ips, sites, parked, ended_in_order, lane_order, .. } = &mut *st;
+            let State { lanes, hosts, ips, sites, parked, ended_in_order, lane_order, slow_start, .. } = &mut *st;
             let key = &lane_order[idx];
             let (Some(lane), Some(host)) = (lanes.get_mut(key), hosts.get(&key.1)) else {
                 continue;
@@ -201,7 +204,7 @@ impl EmbeddedFrontier {
             let blocked = if host.resolving.is_some() || host.pace.ready_at().is_none() {
                 Some(Park::Host(&key.1))
             } else {
-                host.ip.filter(|ip| !ips.get(ip).copied().unwrap_or_default().has_room(cap)).map(Park::Ip)
+                host.ip.filter(|ip| !ips.get(ip).copied().unwrap_or_default().has_room(cap, *slow_start)).map(Park::Ip)
             };
             if let Some(on) = blocked {
                 lane.listed = false;
@@ -246,6 +249,10 @@ impl EmbeddedFrontier {
         let Some(lease) = st.leases.remove(&lease.id) else {
             return Completed::Stale;
         };
+        // The answer's load, for the guard's slow start: our requests in flight to its host and IP
+        // when it came, itself included (read before its slots are freed).
+        let host_load = st.hosts.get(&lease.host).map_or(1, |h| h.pace.in_flight.max(1));
+        let ip_load = lease.ip.and_then(|ip| st.ips.get(&ip)).map_or(1, |p| p.in_flight.max(1));
         st.release(&lease, self.settings.max_in_flight_per_ip, now);
         let site_id = lease.task.site;
         let audit = lease.task.audit;
@@ -254,7 +261,9 @@ impl EmbeddedFrontier {
             lane.expired.remove(&lease.task.seen_key());
         }
         let mut note = None;
+        let mut host_base_ms = 0;
         if let Some(h) = st.hosts.get_mut(&lease.host) {
+            host_base_ms = h.pace.guard.baseline_ms;
             match c.resolved {
                 Some(Resolution::Address { ip, ttl_ms }) => {
                     h.ip = Some(ip);
@@ -268,13 +277,14 @@ impl EmbeddedFrontier {
                 h.recompute();
                 h.pace.enter_slow_mode(now);
             }
-            note = h.pace.apply_signals(&c.signals, now);
+            note = h.pace.apply_signals(&c.signals, host_load, now);
         }
         let (host, ips) = (lease.host.as_str(), &mut st.ips);
-        let server_ip_note = lease
-            .ip
-            .zip(c.signals.response_ms)
-            .and_then(|(ip, ms)| ips.get_mut(&ip)?.observe(ip, crate::latency::host_tag(host), ms, now));
+        let server_ip_note = lease.ip.zip(c.signals.response_ms).and_then(|(ip, response_ms)| {
+            let seen =
+                crate::pace::Observed { tag: crate::latency::host_tag(host), response_ms, load: ip_load, host_base_ms };
+            ips.get_mut(&ip)?.observe(ip, seen, now)
+        });
         for change in note.into_iter().chain(server_ip_note) {
             st.publish(Event::Finding(crate::latency::guard_note(&lease.task, &change, now)));
         }
@@ -473,7 +483,7 @@ impl State {
         if let Some(ip) = lease.ip {
             let p = self.ips.entry(ip).or_default();
             p.finish();
-            let room = p.room(ip_cap);
+            let room = p.room(ip_cap, self.slow_start);
             self.wake(Park::Ip(ip), room);
         }
     }
@@ -512,7 +522,8 @@ impl State {
     /// address looked up again.
     fn join_host(&mut self, audit: AuditId, site: SiteId, host: &HostKey, pace: crate::pace::PaceLimits) {
         let joined = self.audit_hosts.entry(audit).or_default().insert(host.clone());
-        let h = self.hosts.entry(host.clone()).or_insert_with(|| HostEntry::new(pace));
+        let slow_start = self.slow_start;
+        let h = self.hosts.entry(host.clone()).or_insert_with(|| HostEntry::new(pace, slow_start));
         h.lanes.insert(site, LaneDemand::new(pace));
         if joined {
             h.ip_until = None;

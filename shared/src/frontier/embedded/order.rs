@@ -77,8 +77,10 @@ impl State {
         while woken < room
             && let Some(key) = queue.pop_front()
         {
-            if lanes.get(&key).is_none_or(|l| l.listed) {
-                // Ended, or listed again since it was parked.
+            if lanes.get(&key).is_none_or(|l| l.listed || l.len() == 0 || l.is_closed()) {
+                // Ended, or listed again since it was parked (and perhaps leased dry since: a wake
+                // spent on such a stale entry would leave a lane with work parked while nothing is
+                // in flight to wake it, which at the slow start's IP cap of 1 stalled the IP).
                 continue;
             }
             if matches!(on, Park::Ip(_)) && hosts.get(&key.1).is_some_and(|h| h.pace.in_flight > 0) {
