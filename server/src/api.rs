@@ -184,7 +184,7 @@ async fn require_token<F: Frontier>(State(st): State<AppState<F>>, mut req: Requ
     }
 }
 
-#[utoipa::path(post, path = "/v1/audits", tag = "audits",
+#[utoipa::path(post, path = "/v1/audits", operation_id = "submit_audit", tag = "audits",
     summary = "Submit an audit of one site per start URL",
     request_body = SubmitRequest,
     responses(
@@ -200,7 +200,7 @@ async fn submit<F: Frontier>(
     Ok((StatusCode::CREATED, Json(Submitted { id: id.0 })).into_response())
 }
 
-#[utoipa::path(get, path = "/v1/audits", tag = "audits",
+#[utoipa::path(get, path = "/v1/audits", operation_id = "list_audits", tag = "audits",
     summary = "Every audit with its totals (a site token: the audits holding its sites, counted over them)",
     responses((status = 200, description = "The audits, newest last", body = Vec<AuditView>)))]
 async fn list<F: Frontier>(
@@ -214,7 +214,7 @@ async fn list<F: Frontier>(
     Ok(Json(audits).into_response())
 }
 
-#[utoipa::path(get, path = "/v1/audits/{id}", tag = "audits",
+#[utoipa::path(get, path = "/v1/audits/{id}", operation_id = "get_audit", tag = "audits",
     summary = "One audit with the progress of a page of its sites",
     params(("id" = u64, Path, description = "The audit's id"), SitePage),
     responses(
@@ -236,7 +236,7 @@ async fn status<F: Frontier>(
     Ok(Json(audit).into_response())
 }
 
-#[utoipa::path(post, path = "/v1/audits/{id}/cancel", tag = "audits",
+#[utoipa::path(post, path = "/v1/audits/{id}/cancel", operation_id = "cancel_audit", tag = "audits",
     summary = "Cancel an audit; what was crawled is kept",
     params(("id" = u64, Path, description = "The audit's id")),
     responses(
@@ -247,7 +247,7 @@ async fn cancel<F: Frontier>(State(st): State<AppState<F>>, Path(id): Path<u64>)
     Ok(Json(st.engine.cancel(AuditId(id)).await?).into_response())
 }
 
-#[utoipa::path(post, path = "/v1/schedules", tag = "schedules",
+#[utoipa::path(post, path = "/v1/schedules", operation_id = "add_schedule", tag = "schedules",
     summary = "Add a recurring audit",
     request_body = ScheduleRequest,
     responses(
@@ -263,14 +263,14 @@ async fn add_schedule<F: Frontier>(
     Ok((StatusCode::CREATED, Json(added)).into_response())
 }
 
-#[utoipa::path(get, path = "/v1/schedules", tag = "schedules",
+#[utoipa::path(get, path = "/v1/schedules", operation_id = "list_schedules", tag = "schedules",
     summary = "Every schedule with its last and next run",
     responses((status = 200, description = "The schedules", body = Vec<ScheduleView>)))]
 async fn list_schedules<F: Frontier>(State(st): State<AppState<F>>) -> Result<Response, ServerError> {
     Ok(Json(schedule::list(&st.engine).await?).into_response())
 }
 
-#[utoipa::path(get, path = "/v1/schedules/{id}", tag = "schedules",
+#[utoipa::path(get, path = "/v1/schedules/{id}", operation_id = "get_schedule", tag = "schedules",
     summary = "One schedule with its start URLs",
     params(("id" = u64, Path, description = "The schedule's id")),
     responses(
@@ -284,7 +284,7 @@ async fn get_schedule<F: Frontier>(
     Ok(Json(schedule::get(&st.engine, ScheduleId(id)).await?).into_response())
 }
 
-#[utoipa::path(delete, path = "/v1/schedules/{id}", tag = "schedules",
+#[utoipa::path(delete, path = "/v1/schedules/{id}", operation_id = "remove_schedule", tag = "schedules",
     summary = "Remove a schedule (its runs stay)",
     params(("id" = u64, Path, description = "The schedule's id")),
     responses(
@@ -299,7 +299,7 @@ async fn remove_schedule<F: Frontier>(
     Ok(Json(Removed { removed: id }).into_response())
 }
 
-#[utoipa::path(post, path = "/v1/tokens", tag = "tokens",
+#[utoipa::path(post, path = "/v1/tokens", operation_id = "add_token", tag = "tokens",
     summary = "Make a token with a scope; the only answer that shows its secret",
     request_body = TokenRequest,
     responses(
@@ -315,14 +315,14 @@ async fn add_token<F: Frontier>(
     Ok((StatusCode::CREATED, Json(made)).into_response())
 }
 
-#[utoipa::path(get, path = "/v1/tokens", tag = "tokens",
+#[utoipa::path(get, path = "/v1/tokens", operation_id = "list_tokens", tag = "tokens",
     summary = "Every token, never a secret",
     responses((status = 200, description = "The tokens", body = Vec<TokenView>)))]
 async fn list_tokens<F: Frontier>(State(st): State<AppState<F>>) -> Result<Response, ServerError> {
     Ok(Json(tokens::list(&st.engine).await?).into_response())
 }
 
-#[utoipa::path(delete, path = "/v1/tokens/{id}", tag = "tokens",
+#[utoipa::path(delete, path = "/v1/tokens/{id}", operation_id = "remove_token", tag = "tokens",
     summary = "Remove a token: refused from the next request on",
     params(("id" = u64, Path, description = "The token's id")),
     responses(
@@ -342,7 +342,7 @@ async fn remove_token<F: Frontier>(
 
 /// `GET /v1/audits/{id}/sites/{site}/report?format=json|html`: one site's report. A site token
 /// gets only its hosts' sites; any other site, like one of another audit, is not found.
-#[utoipa::path(get, path = "/v1/audits/{id}/sites/{site}/report", tag = "reports",
+#[utoipa::path(get, path = "/v1/audits/{id}/sites/{site}/report", operation_id = "get_site_report", tag = "reports",
     summary = "One site's report",
     description = "`json`: the site's `shoal.report/v1` document, described in docs/report-json.md (not repeated \
                    here: it is large and versioned by its own `schema` field). `html`: its self-contained HTML report.",
@@ -439,7 +439,7 @@ fn format_of<T: Default>(
     Ok(q.format.unwrap_or_default())
 }
 
-#[utoipa::path(get, path = "/v1/audits/{id}/report", tag = "reports",
+#[utoipa::path(get, path = "/v1/audits/{id}/report", operation_id = "get_audit_report", tag = "reports",
     summary = "The whole audit's report",
     description = "`json`: `shoal.report/v1` (docs/report-json.md); `overview`: `shoal.overview/v1`; `sarif`: \
                    SARIF 2.1.0; `junit`: JUnit XML whose test cases fail on errors (docs/report-ci.md). The JSON \

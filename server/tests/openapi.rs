@@ -91,6 +91,16 @@ fn every_token_route_names_its_bearer_scheme_401_and_the_403_of_its_scope() {
             }
         }
     }
+    // Generated clients name their methods after these: one each, and not a bare handler name.
+    let ids: Vec<&str> = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .values()
+        .flat_map(|item| item.as_object().expect("item").values())
+        .map(|op| op["operationId"].as_str().expect("an operationId"))
+        .collect();
+    assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), ids.len(), "operationIds repeat: {ids:?}");
+    assert!(ids.iter().all(|id| id.contains('_')), "verb_noun operationIds: {ids:?}");
     let public = &doc["paths"]["/v1/openapi.json"]["get"];
     assert!(public.get("security").is_none(), "the document itself needs no token");
 }

@@ -153,7 +153,7 @@ pub struct Served(pub Arc<str>);
 
 /// `GET /v1/openapi.json`, without a token: the document describes the API, not its data (the
 /// same text is docs/openapi.json), and a client generator fetches it before it has a token.
-#[utoipa::path(get, path = "/v1/openapi.json", tag = "meta",
+#[utoipa::path(get, path = "/v1/openapi.json", operation_id = "get_openapi", tag = "meta",
     summary = "This OpenAPI document (no token needed)",
     responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json", body = Object)))]
 pub async fn document(Extension(Served(doc)): Extension<Served>) -> Response {
