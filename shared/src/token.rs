@@ -24,6 +24,20 @@ pub const MAX_HOSTS: usize = 100;
 /// Characters of a token's name at most.
 pub const MAX_NAME: usize = 200;
 
+/// Every scope's name, as [`Scope::parse`] takes them and [`Scope::name`] gives them (a test
+/// holds the three to these): what the API's document lists for a token's `scope`.
+pub const SCOPE_NAMES: [&str; 3] = ["read", "submit", "site"];
+
+/// The API document's schema of a token's `scope`: one of [`SCOPE_NAMES`].
+#[cfg(feature = "openapi")]
+fn scope_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(SCOPE_NAMES))
+        .description(Some("`read`, `submit` or `site` (docs/api.md, \"Tokens with scopes\")"))
+        .build()
+}
+
 /// Why a token's scope, host or name is refused (the API answers 400, the CLI exits 3).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -220,6 +234,7 @@ pub struct TokenRequest {
     #[serde(default)]
     pub name: String,
     /// `read`, `submit` or `site`.
+    #[cfg_attr(feature = "openapi", schema(schema_with = scope_schema))]
     pub scope: String,
     /// A site token's hosts (at least one); empty for the others.
     #[serde(default)]
@@ -235,6 +250,7 @@ pub struct TokenView {
     /// Its name.
     pub name: String,
     /// `read`, `submit` or `site`.
+    #[cfg_attr(feature = "openapi", schema(schema_with = scope_schema))]
     pub scope: String,
     /// A site token's hosts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -257,6 +273,17 @@ pub struct NewToken {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scope_names_are_the_ones_parse_takes_and_name_gives() {
+        for name in SCOPE_NAMES {
+            let hosts: &[&str] = if name == "site" { &["example.com"] } else { &[] };
+            assert_eq!(Scope::parse(name, hosts).map(|s| s.name()), Ok(name));
+        }
+        for other in ["admin", "Read", "sites", ""] {
+            assert!(Scope::parse(other, &["example.com"]).is_err(), "{other:?}");
+        }
+    }
 
     #[test]
     fn hosts_are_normalised_and_urls_ports_paths_refused() {
