@@ -83,7 +83,7 @@ pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String, branding:
     let dashboard = crate::dashboard::router(Arc::clone(&state.engine), Arc::clone(&state.token), branding);
     let (api, doc) = described_routes::<F>()
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token::<F>))
-        .merge(OpenApiRouter::new().routes(utoipa_axum::routes!(openapi::document)))
+        .merge(public_routes())
         .split_for_parts();
     // Serialised once: the document is the same for every request.
     let doc = openapi::Served(Arc::from(openapi::json(openapi::complete(doc))));
@@ -101,9 +101,13 @@ pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String, branding:
 #[must_use]
 pub fn openapi_json() -> String {
     // The document does not depend on the frontier: any will do to name the handlers.
-    let routes = described_routes::<shoal_shared::frontier::embedded::EmbeddedFrontier>()
-        .merge(OpenApiRouter::new().routes(utoipa_axum::routes!(openapi::document)));
+    let routes = described_routes::<shoal_shared::frontier::embedded::EmbeddedFrontier>().merge(public_routes());
     openapi::json(openapi::complete(routes.into_openapi()))
+}
+
+/// The routes under `/v1` without a token: the document itself.
+fn public_routes<S: Clone + Send + Sync + 'static>() -> OpenApiRouter<S> {
+    OpenApiRouter::new().routes(utoipa_axum::routes!(openapi::document))
 }
 
 /// Every route behind a token, each served and described from its handler's `#[utoipa::path]`
@@ -363,7 +367,7 @@ async fn site_report<F: Frontier>(
     Path((id, site)): Path<(u64, u64)>,
     q: Result<Query<ReportQuery<SiteReportFormat>>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ServerError> {
-    let format = format_of(q, "json and html")?;
+    let format = format_of(q)?;
     let (audit, site) = (AuditId(id), SiteId(site));
     if let View::Sites(hosts) = &view
         && !tokens::covers_site(&st.engine, audit, site, hosts.clone()).await?
@@ -429,13 +433,12 @@ enum SiteReportFormat {
     Html,
 }
 
-/// The format a report route was asked for, or 400 naming the ones there are (JSON, like every
-/// error of the API, where axum's own rejection would be plain text).
+/// The format a report route was asked for, or 400 naming the ones there are (serde's message
+/// lists them) as JSON, like every error of the API, where axum's own rejection is plain text.
 fn format_of<T: Default>(
     q: Result<Query<ReportQuery<T>>, axum::extract::rejection::QueryRejection>,
-    known: &str,
 ) -> Result<T, ServerError> {
-    let Query(q) = q.map_err(|e| ServerError::BadRequest(format!("{e}; the formats are {known}")))?;
+    let Query(q) = q.map_err(|e| ServerError::BadRequest(e.body_text()))?;
     Ok(q.format.unwrap_or_default())
 }
 
@@ -459,7 +462,7 @@ async fn report<F: Frontier>(
     Path(id): Path<u64>,
     q: Result<Query<ReportQuery<ReportFormat>>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ServerError> {
-    let format = format_of(q, "json, overview, sarif and junit")?;
+    let format = format_of(q)?;
     let audit = AuditId(id);
     let (body, content_type) = match format {
         ReportFormat::Json => {
