@@ -26,6 +26,7 @@ use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Valu
 use shoal_shared::time::UnixMs;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 /// How to open a [`Conn`] to a target: the frontier's own, and the progress reads' (status.rs).
 pub(crate) struct Connector {
@@ -58,8 +59,8 @@ impl Connector {
             }
         };
         let config = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(std::time::Duration::from_secs(10)))
-            .set_connection_timeout(Some(std::time::Duration::from_secs(5)))
+            .set_response_timeout(Some(Duration::from_secs(10)))
+            .set_connection_timeout(Some(Duration::from_secs(5)))
             .set_number_of_retries(6);
         Ok(Connector { to, config, scripts: Arc::clone(scripts), prefix: keys.prefix().to_owned(), lease_ttl_ms })
     }
@@ -285,13 +286,45 @@ impl Fence {
         if raised == 1 {
             tracing::warn!(
                 replid,
-                hold_s = crate::failover_hold(self.lease_ttl_ms).as_secs_f64(),
+                hold_s = failover_hold(self.lease_ttl_ms).as_secs_f64(),
                 "a new Redis master (a failover, or a restart): no lease is granted until every lease given \
                  before it has ended, then every host waits a full gap (docs/redis.md, \"Failover\")"
             );
         }
         Ok(raised == 1)
     }
+}
+
+/// How long an acknowledged seed or cancel waits for a replica to hold it (`WAIT`), on a
+/// Sentinel-watched master. Replicas on a network answer in milliseconds; a replica that is down
+/// must not stop submits, so past this the step is acknowledged anyway, with a warning.
+const REPLICA_WAIT_MS: u64 = 1_000;
+
+/// On a Sentinel-watched master, waits until a replica holds what `c` wrote (`WAIT 1`), so that a
+/// failover right after cannot lose what the coordinator acknowledges to its user: an audit's
+/// sites (a lost seed would never be crawled; nothing else would notice) and a cancel. A worker's
+/// completion needs no wait: one lost with the old master leaves its lease to expire and its URL
+/// fetched again (docs/redis.md, "Failover").
+pub(crate) async fn replicated(c: &mut Conn, op: &'static str) {
+    if !c.follows_sentinels() {
+        return;
+    }
+    let r: Result<u64, RedisError> = redis::cmd("WAIT").arg(1).arg(REPLICA_WAIT_MS).query_async(c).await;
+    match r {
+        Ok(0) => tracing::warn!(
+            op,
+            wait_ms = REPLICA_WAIT_MS,
+            "no replica confirmed the write: a failover now could lose it"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(op, error = %e, "waiting for a replica failed: a failover now could lose the write"),
+    }
+}
+
+/// How long a raised failover fence holds every grant (lua/fence.lua, common.lua's `fence_hold`),
+/// for messages: [`shoal_shared::frontier::FAILOVER_HOLD`], or the lease time when longer.
+fn failover_hold(lease_ttl_ms: u64) -> Duration {
+    shoal_shared::frontier::FAILOVER_HOLD.max(Duration::from_millis(lease_ttl_ms))
 }
 
 #[cfg(test)]

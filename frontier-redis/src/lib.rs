@@ -28,9 +28,10 @@ mod target;
 
 pub use args::kind_code;
 pub use conn::Conn;
-pub use target::{RedisTarget, SENTINEL_PORT, TargetError};
+pub use target::{RedisTarget, SENTINEL_PORT, TargetError, redact};
 
 use answers::{epoch_of, first_word, int_at, parse_claim, parse_completed};
+use conn::replicated;
 use keys::{EVENTS_GROUP, Keys};
 use redis::{AsyncCommands, RedisError, Value};
 use scripts::Scripts;
@@ -107,71 +108,6 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
 
 fn decode<T: DeserializeOwned>(what: &'static str, bytes: &[u8]) -> Result<T, FrontierError> {
     rmp_serde::from_slice(bytes).map_err(|e| FrontierError::Corrupt { what, detail: e.to_string() })
-}
-
-/// How long an acknowledged seed or cancel waits for a replica to hold it (`WAIT`), on a
-/// Sentinel-watched master. Replicas on a network answer in milliseconds; a replica that is down
-/// must not stop submits, so past this the step is acknowledged anyway, with a warning.
-const REPLICA_WAIT_MS: u64 = 1_000;
-
-/// On a Sentinel-watched master, waits until a replica holds what `c` wrote (`WAIT 1`), so that a
-/// failover right after cannot lose what the coordinator acknowledges to its user: an audit's
-/// sites (a lost seed would never be crawled; nothing else would notice) and a cancel. A worker's
-/// completion needs no wait: one lost with the old master leaves its lease to expire and its URL
-/// fetched again (docs/redis.md, "Failover").
-async fn replicated(c: &mut Conn, op: &'static str) {
-    if !c.follows_sentinels() {
-        return;
-    }
-    let r: Result<u64, RedisError> = redis::cmd("WAIT").arg(1).arg(REPLICA_WAIT_MS).query_async(c).await;
-    match r {
-        Ok(0) => tracing::warn!(
-            op,
-            wait_ms = REPLICA_WAIT_MS,
-            "no replica confirmed the write: a failover now could lose it"
-        ),
-        Ok(_) => {}
-        Err(e) => tracing::warn!(op, error = %e, "waiting for a replica failed: a failover now could lose the write"),
-    }
-}
-
-/// How long a raised failover fence holds every grant (lua/fence.lua, common.lua's `fence_hold`),
-/// for messages: [`shoal_shared::frontier::FAILOVER_HOLD`], or the lease time when longer.
-pub(crate) fn failover_hold(lease_ttl_ms: u64) -> Duration {
-    shoal_shared::frontier::FAILOVER_HOLD.max(Duration::from_millis(lease_ttl_ms))
-}
-
-/// A Redis URL without its passwords, for messages and logs.
-#[must_use]
-pub fn redact(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://")
-        && scheme.ends_with("+sentinel")
-    {
-        // Several hosts (`a:1,b:2`) are no URL to the `url` crate: the user part is cut by hand.
-        let (authority, tail) = rest.split_once('/').unwrap_or((rest, ""));
-        let authority = match authority.rsplit_once('@') {
-            Some((user, hosts)) => match user.split_once(':') {
-                Some((name, _)) => format!("{name}:***@{hosts}"),
-                None => format!("{user}@{hosts}"),
-            },
-            None => authority.to_owned(),
-        };
-        let tail = match tail.split_once("sentinel_password=") {
-            Some((before, after)) => {
-                let rest = after.find('&').map_or("", |i| &after[i..]);
-                format!("{before}sentinel_password=***{rest}")
-            }
-            None => tail.to_owned(),
-        };
-        return format!("{scheme}://{authority}/{tail}");
-    }
-    match url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
-        }
-        _ => url.to_owned(),
-    }
 }
 
 impl RedisFrontier {

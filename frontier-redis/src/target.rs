@@ -233,7 +233,7 @@ impl RedisTarget {
     /// The URL with its passwords replaced by `***`, for messages and logs.
     #[must_use]
     pub fn redacted(&self) -> String {
-        crate::redact(&self.url)
+        redact(&self.url)
     }
 
     /// A client for a one-server target (nothing is connected yet).
@@ -244,6 +244,39 @@ impl RedisTarget {
                 Client::build_with_tls(url, TlsCertificates { client_tls: None, root_cert: Some(pem.to_vec()) })
             }
         }
+    }
+}
+
+/// A Redis URL without its passwords, for messages and logs.
+#[must_use]
+pub fn redact(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://")
+        && scheme.ends_with("+sentinel")
+    {
+        // Several hosts (`a:1,b:2`) are no URL to the `url` crate: the user part is cut by hand.
+        let (authority, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        let authority = match authority.rsplit_once('@') {
+            Some((user, hosts)) => match user.split_once(':') {
+                Some((name, _)) => format!("{name}:***@{hosts}"),
+                None => format!("{user}@{hosts}"),
+            },
+            None => authority.to_owned(),
+        };
+        let tail = match tail.split_once("sentinel_password=") {
+            Some((before, after)) => {
+                let rest = after.find('&').map_or("", |i| &after[i..]);
+                format!("{before}sentinel_password=***{rest}")
+            }
+            None => tail.to_owned(),
+        };
+        return format!("{scheme}://{authority}/{tail}");
+    }
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_owned(),
     }
 }
 
