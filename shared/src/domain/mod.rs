@@ -20,7 +20,7 @@ use spf::{MAX_SPF_LOOKUPS, Qualifier, SpfRecord, spf_records};
 pub const DKIM_SELECTORS: &[&str] =
     &["default", "selector1", "selector2", "google", "k1", "k2", "s1", "s2", "dkim", "mail", "smtp", "mandrill"];
 
-/// The port written in a DNS check's task URL (`dns://<domain>:53/`): the task asks the
+/// The port written in a DNS check's task URL (`dns://<start host>:53/`): the task asks the
 /// worker's resolver, not this port, but the lane's host key must differ from the web server's.
 pub const DNS_TASK_PORT: u16 = 53;
 
