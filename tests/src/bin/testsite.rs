@@ -139,7 +139,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     let server = TestServer::start_on(addr, sites).await.with_context(|| format!("binding {addr}"))?;
     let dns = match args.dns {
-        true => Some(DnsServer::start(vec![zone(&args.domain, &hosts)]).await.context("starting the DNS server")?),
+        // With the top-level zone (SOA only), names outside the farm get "no such name" like from
+        // any live resolver (the worker asks one under `.test` when a question went unanswered).
+        true => {
+            let tld = args.domain.rsplit('.').next().unwrap_or("test");
+            let zones = vec![zone(&args.domain, &hosts), Zone::new(tld)];
+            Some(DnsServer::start(zones).await.context("starting the DNS server")?)
+        }
         false => None,
     };
     let origin = SystemTime::now().checked_sub(server.started_at().elapsed()).unwrap_or(UNIX_EPOCH);
