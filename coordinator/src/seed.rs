@@ -35,13 +35,17 @@ pub fn site_seed(audit: AuditId, site: SiteId, start: &NormalizedUrl, config: &A
     if let Some(u) = http_form {
         initial.push(Task::new(audit, site, u, TaskKind::Probe(ProbeKind::HttpsRedirect), 0, FoundVia::Standard));
     }
-    // SPEC §9: the DNS check of the site's domain (a lane of its own, no robots.txt: it asks DNS,
-    // not the web server), which queues the mail, MTA-STS and registry checks it finds work for.
-    // Only audited sites are seeded, so only they get it.
-    let domain = start.as_url().host_str().and_then(shoal_shared::domain::registrable_domain);
+    // SPEC §9: the DNS check of the site's domain and start host (a lane of its own, no
+    // robots.txt: it asks DNS, not the web server). The first site of the audit under a
+    // registrable domain to run it checks the domain and queues the mail, MTA-STS and registry
+    // checks; the others check their own host's CAA set. The lane is the start host's (port 53),
+    // not the domain's: one lane per domain made 200 sites of one domain wait out its gap one
+    // after another. Only audited sites are seeded, so only they get it.
+    let host = start.as_url().host_str();
     if config.limits.dns_checks
-        && let Some(domain) = domain
-        && let Ok(u) = NormalizedUrl::service("dns", &domain, shoal_shared::domain::DNS_TASK_PORT)
+        && let Some(host) = host
+        && shoal_shared::domain::registrable_domain(host).is_some()
+        && let Ok(u) = NormalizedUrl::service("dns", host, shoal_shared::domain::DNS_TASK_PORT)
     {
         initial.push(Task::new(audit, site, u, TaskKind::DomainDns, 0, FoundVia::Standard));
     }

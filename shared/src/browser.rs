@@ -125,6 +125,7 @@ pub fn findings(page: &BrowserPage) -> Vec<crate::finding::Finding> {
             url: page.url.clone(),
             detail,
             related,
+            domain_wide: false,
         });
     };
     if let Some(error) = &page.error {

@@ -517,13 +517,18 @@ pub struct Finding {
     /// a title.
     #[serde(default)]
     pub related: Vec<String>,
+    /// About the site's registrable domain, not the site alone (its DNS records, mail servers,
+    /// registration: SPEC §9): an audit checks a domain once, with one of its sites, and the audit
+    /// database gives the finding to every site of the audit under the same registrable domain.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub domain_wide: bool,
 }
 
 impl Finding {
     /// A finding with no related URLs.
     #[must_use]
     pub fn new(audit: AuditId, site: SiteId, code: Code, url: impl Into<String>, detail: impl Into<String>) -> Finding {
-        Finding { audit, site, code, url: url.into(), detail: detail.into(), related: Vec::new() }
+        Finding { audit, site, code, url: url.into(), detail: detail.into(), related: Vec::new(), domain_wide: false }
     }
 
     /// Its severity (from the code).

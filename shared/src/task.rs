@@ -33,8 +33,9 @@ pub enum TaskKind {
     /// A link to another site, checked (one HEAD, one GET only if HEAD fails), never crawled.
     External,
     /// The DNS checks of an audited site's registrable domain and start host (SPEC §9: NS, MX,
-    /// SPF, DMARC, DKIM, CAA, DNSSEC, MTA-STS and TLS-RPT records). Its URL is
-    /// `dns://<domain>:53/`: no web server is asked, so its lane has no robots.txt.
+    /// SPF, DMARC, DKIM, CAA, DNSSEC, MTA-STS and TLS-RPT records; the domain's once per audit,
+    /// by the first of its sites to get there, the CAA set for every site's own host). Its URL is
+    /// `dns://<start host>:53/`: no web server is asked, so its lane has no robots.txt.
     DomainDns,
     /// One conversation with a mail server of an audited domain (banner, EHLO, STARTTLS, QUIT;
     /// never MAIL, RCPT or DATA). Its URL is `smtp://<mx host>:<port>/`; its lane has no robots.txt

@@ -25,6 +25,8 @@ pub(super) struct Batch<'a> {
     limits: &'a mut analysis::LimitsCache,
     known: HashMap<SiteId, AuditId>,
     deltas: HashMap<SiteId, Delta>,
+    /// The other sites of each site's audit under its registrable domain, read once per batch.
+    same_domain: HashMap<SiteId, Vec<SiteId>>,
 }
 
 const INSERT_PAGE: &str = "INSERT INTO pages (site_id, url, kind, status, error, redirect_to, depth, found_via,
@@ -45,7 +47,7 @@ const UPDATE_PAGE: &str = "UPDATE pages SET kind = ?3, status = ?4, error = ?5, 
 
 impl<'a> Batch<'a> {
     pub(super) fn new(conn: &'a Connection, path: &'a Path, limits: &'a mut analysis::LimitsCache) -> Batch<'a> {
-        Batch { conn, path, limits, known: HashMap::new(), deltas: HashMap::new() }
+        Batch { conn, path, limits, known: HashMap::new(), deltas: HashMap::new(), same_domain: HashMap::new() }
     }
 
     /// Applies every event in order, then writes the counters.
@@ -214,9 +216,21 @@ impl<'a> Batch<'a> {
         Ok(())
     }
 
-    /// Inserts a worker finding unless the same one is already stored.
+    /// Inserts a worker finding unless the same one is already stored; a
+    /// [`domain_wide`](Finding::domain_wide) one also for every other site of the audit under
+    /// the same registrable domain (its checks ran once, with this site).
     fn finding(&mut self, f: &Finding) -> Result<(), DbError> {
         self.check_site(f.audit, f.site)?;
+        self.insert_finding(f.site, f)?;
+        if f.domain_wide {
+            for site in self.same_domain(f.site)? {
+                self.insert_finding(site, f)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn insert_finding(&mut self, site: SiteId, f: &Finding) -> Result<(), DbError> {
         let inserted = self
             .conn
             .prepare_cached(
@@ -225,7 +239,7 @@ impl<'a> Batch<'a> {
             )
             .and_then(|mut s| {
                 s.execute(params![
-                    int(f.site.0),
+                    int(site.0),
                     f.code.as_str(),
                     f.severity().as_str(),
                     f.url,
@@ -234,8 +248,28 @@ impl<'a> Batch<'a> {
                 ])
             })
             .map_err(sql_err(self.path, "store a finding"))?;
-        self.deltas.entry(f.site).or_default().findings += i64::try_from(inserted).unwrap_or(0);
+        self.deltas.entry(site).or_default().findings += i64::try_from(inserted).unwrap_or(0);
         Ok(())
+    }
+
+    /// The other sites of `site`'s audit whose start host has its registrable domain (by the
+    /// `sites_by_domain` index); none for a site without one.
+    fn same_domain(&mut self, site: SiteId) -> Result<Vec<SiteId>, DbError> {
+        if let Some(sites) = self.same_domain.get(&site) {
+            return Ok(sites.clone());
+        }
+        let sites: Vec<SiteId> = self
+            .conn
+            .prepare_cached(
+                "SELECT o.id FROM sites s JOIN sites o ON o.audit_id = s.audit_id AND o.domain = s.domain
+                 WHERE s.id = ?1 AND o.id <> s.id ORDER BY o.id",
+            )
+            .and_then(|mut s| {
+                s.query_map([int(site.0)], |r| r.get::<_, i64>(0))?.map(|r| r.map(|id| SiteId(uint(id)))).collect()
+            })
+            .map_err(sql_err(self.path, "read the sites of a domain"))?;
+        self.same_domain.insert(site, sites.clone());
+        Ok(sites)
     }
 
     /// Runs the site-level analysis, marks the site done and recounts its rows exactly.

@@ -236,6 +236,14 @@ pub(crate) fn unbits(v: i64) -> u64 {
 
 // The statuses live in `shared` so the API's views and the client hold the same enums the
 // database writes; re-exported here, where they are stored.
+/// The registrable domain of a site's start URL, as `sites.domain` holds it: the one the
+/// frontier's DNS check of the site is about (`shoal_shared::domain::registrable_domain` of the
+/// start host), so the sites that share a domain's findings are those that shared its check.
+fn start_domain(start_url: &str) -> Option<String> {
+    let url = shoal_shared::url::NormalizedUrl::parse(start_url).ok()?;
+    url.as_url().host_str().and_then(shoal_shared::domain::registrable_domain)
+}
+
 pub use shoal_shared::status::{AuditStatus, SiteStatus};
 
 /// One audit with its totals, for listings (`shoal status`, `shoal report` without an id).
@@ -452,8 +460,8 @@ impl AuditDb {
         self.require_audit(audit)?;
         self.conn
             .execute(
-                "INSERT INTO sites (audit_id, start_url) VALUES (?1, ?2)",
-                rusqlite::params![int(audit.0), start_url],
+                "INSERT INTO sites (audit_id, start_url, domain) VALUES (?1, ?2, ?3)",
+                rusqlite::params![int(audit.0), start_url, start_domain(start_url)],
             )
             .map_err(sql_err(&self.path, "add a site"))?;
         Ok(SiteId(uint(self.conn.last_insert_rowid())))
@@ -474,10 +482,13 @@ impl AuditDb {
         let mut ids = Vec::with_capacity(start_urls.len());
         {
             let mut insert = tx
-                .prepare_cached("INSERT INTO sites (audit_id, start_url) VALUES (?1, ?2)")
+                .prepare_cached("INSERT INTO sites (audit_id, start_url, domain) VALUES (?1, ?2, ?3)")
                 .map_err(sql_err(path, "prepare adding a site"))?;
             for url in start_urls {
-                insert.execute(rusqlite::params![int(audit.0), url.as_ref()]).map_err(sql_err(path, "add a site"))?;
+                let url = url.as_ref();
+                insert
+                    .execute(rusqlite::params![int(audit.0), url, start_domain(url)])
+                    .map_err(sql_err(path, "add a site"))?;
                 ids.push(SiteId(uint(tx.last_insert_rowid())));
             }
         }

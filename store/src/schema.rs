@@ -75,12 +75,19 @@
 //! one; `[]` for the others, which a CHECK holds to), `secret_sha256` (the SHA-256 of the secret,
 //! 32 bytes, unique: what a request is looked up by; the secret itself is never stored) and
 //! `created_at_ms`.
+//!
+//! Version 14 adds `sites.domain`, the registrable domain of the site's start host (public suffix
+//! list; `NULL` for an IP address, and for sites added before), with the index `sites_by_domain`
+//! (`audit_id`, `domain`; partial: only rows with a domain). An audit checks the DNS, mail and
+//! registration of a registrable domain once, with one of its sites (issue 40); the findings of
+//! that check are marked [`domain_wide`](shoal_shared::finding::Finding::domain_wide), and the
+//! database gives each to every site of the audit with the same `domain` (`crate::apply`).
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -368,4 +375,11 @@ CREATE TABLE tokens (
     created_at_ms INTEGER NOT NULL,
     CHECK ((scope = 'site') = (hosts_json <> '[]'))
 ) STRICT;
+";
+
+/// Version 14: each site's registrable domain, by audit (see the module documentation). Rows of
+/// older versions keep `NULL`: their audits ended with each site's own checks.
+const V14: &str = "
+ALTER TABLE sites ADD COLUMN domain TEXT;
+CREATE INDEX sites_by_domain ON sites (audit_id, domain) WHERE domain IS NOT NULL;
 ";

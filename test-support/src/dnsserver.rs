@@ -33,7 +33,13 @@ pub struct Zone {
     origin: String,
     records: Vec<(String, RData)>,
     silent: bool,
+    /// The TTL of every record, and the SOA's minimum (how long a resolver keeps a "no such
+    /// name"): 60 s unless [`Zone::uncached`].
+    ttl: u32,
 }
+
+/// The TTL of test zones' records unless a zone says otherwise.
+const DEFAULT_TTL: u32 = 60;
 
 fn name(s: &str) -> Name {
     let fq = if s.ends_with('.') { s.to_owned() } else { format!("{s}.") };
@@ -44,9 +50,15 @@ impl Zone {
     /// A zone with its SOA (and nothing else yet).
     #[must_use]
     pub fn new(origin: &str) -> Zone {
-        let soa =
-            SOA::new(name(&format!("ns1.{origin}")), name(&format!("hostmaster.{origin}")), 1, 3600, 600, 86_400, 60);
-        Zone { origin: origin.to_owned(), records: vec![(origin.to_owned(), RData::SOA(soa))], silent: false }
+        Zone { origin: origin.to_owned(), records: Vec::new(), silent: false, ttl: DEFAULT_TTL }
+    }
+
+    /// Every answer has a TTL of 0, and so does a "no such name" (the SOA's minimum): resolvers
+    /// keep nothing, so the server's log counts every question Shoal meant to ask.
+    #[must_use]
+    pub fn uncached(mut self) -> Zone {
+        self.ttl = 0;
+        self
     }
 
     /// Questions about the zone's names get no answer at all (nothing is sent back), as from
@@ -186,8 +198,17 @@ impl DnsServer {
                 ZoneType::Primary,
                 AxfrPolicy::Deny,
             );
-            for (owner, data) in z.records {
-                let ok = handler.upsert_mut(Record::from_rdata(name(&owner), 60, data), 1);
+            let soa = SOA::new(
+                name(&format!("ns1.{}", z.origin)),
+                name(&format!("hostmaster.{}", z.origin)),
+                1,
+                3600,
+                600,
+                86_400,
+                z.ttl,
+            );
+            for (owner, data) in std::iter::once((z.origin.clone(), RData::SOA(soa))).chain(z.records) {
+                let ok = handler.upsert_mut(Record::from_rdata(name(&owner), z.ttl, data), 1);
                 if !ok {
                     return Err(io::Error::other(format!("record of {owner} refused in zone {}", z.origin)));
                 }

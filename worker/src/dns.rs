@@ -21,7 +21,9 @@ use hickory_resolver::proto::op::ResponseCode;
 use hickory_resolver::proto::rr::{RData, RecordType};
 use shoal_shared::domain::records::Caa;
 use shoal_shared::domain::spf::{SpfRecord, spf_records};
-use shoal_shared::domain::{Answer, DKIM_SELECTORS, DNS_CHECK_TIME, DnsFacts, Dnssec, Mx, NameServer, SpfWalk};
+use shoal_shared::domain::{
+    Answer, DKIM_SELECTORS, DNS_CHECK_TIME, DnsFacts, Dnssec, HostDnsFacts, Mx, NameServer, SpfWalk,
+};
 use std::collections::HashSet;
 use std::sync::Mutex;
 use tokio::time::Instant;
@@ -222,6 +224,24 @@ impl DnsInspector {
             unanswered: asked.unanswered,
             not_asked: asked.not_asked,
         })
+    }
+}
+
+impl DnsInspector {
+    /// What the DNS check of a site asks about its own host name when another site of the audit
+    /// checks its registrable domain: the relevant CAA set, climbing from `start_host` to
+    /// `domain`, in [`DNS_CHECK_TIME`] at most.
+    ///
+    /// # Errors
+    /// [`Silent`]: the resolver answers nothing at all.
+    pub async fn inspect_host(&self, domain: &str, start_host: &str) -> Result<HostDnsFacts, Silent> {
+        let a = self.asking();
+        let caa = a.caa(domain, start_host).await;
+        let asked = std::mem::take(&mut *a.lock());
+        if let Some(silent) = asked.silent {
+            return Err(silent);
+        }
+        Ok(HostDnsFacts { domain: domain.to_owned(), caa, unanswered: asked.unanswered, not_asked: asked.not_asked })
     }
 }
 

@@ -68,7 +68,13 @@ local hk = k_host(host)
 if L.x then redis.call('HDEL', k_lexp(lane), L.blob) end
 if exists == nil then exists = redis.call('EXISTS', hk) == 1 end
 if exists and ARGV[A_COMPLETE.resolved] == 'f' then
-  if redis.call('HGET', hk, 'ip') then redis.call('HSET', hk, 'ipx', now + MIN_ADDRESS_TTL) end
+  if redis.call('HGET', hk, 'ip') then
+    redis.call('HSET', hk, 'ipx', now + MIN_ADDRESS_TTL)
+  else
+    -- No address, so the lease reached nobody: the gap it took is given back, and the host's other
+    -- checks settle one after another without waiting out a gap each (as the embedded frontier).
+    redis.call('HSET', hk, 'next', I(math.min(num(redis.call('HGET', hk, 'next'), 0), now)))
+  end
 elseif exists and ARGV[A_COMPLETE.resolved] ~= '' then
   redis.call('HSET', hk, 'ip', ARGV[A_COMPLETE.resolved], 'ipx', now + tonumber(ARGV[A_COMPLETE.resolved_ttl]))
 end

@@ -20,7 +20,7 @@ use spf::{MAX_SPF_LOOKUPS, Qualifier, SpfRecord, spf_records};
 pub const DKIM_SELECTORS: &[&str] =
     &["default", "selector1", "selector2", "google", "k1", "k2", "s1", "s2", "dkim", "mail", "smtp", "mandrill"];
 
-/// The port written in a DNS check's task URL (`dns://<domain>:53/`): the task asks the
+/// The port written in a DNS check's task URL (`dns://<start host>:53/`): the task asks the
 /// worker's resolver, not this port, but the lane's host key must differ from the web server's.
 pub const DNS_TASK_PORT: u16 = 53;
 
@@ -199,11 +199,33 @@ impl DnsFacts {
         m
     }
 
-    /// The findings the DNS records give. A domain that does not exist gets that one finding;
-    /// a domain without mail (no MX, or the null MX) gets the checks that still matter to it
-    /// (SPF and DMARC, which stop others from sending as it), not the mail server ones.
+    /// The findings the DNS records give: [`DnsFacts::domain_issues`] and
+    /// [`DnsFacts::host_issues`].
     #[must_use]
     pub fn issues(&self) -> Vec<Issue> {
+        let mut out = self.domain_issues();
+        out.extend(self.host_issues());
+        out
+    }
+
+    /// The findings about the start host's own name: its CAA set (RFC 8659 climbs from the host,
+    /// so two hosts of one domain may have different ones). None when the domain does not exist
+    /// or its zone did not answer (the domain's findings say so).
+    #[must_use]
+    pub fn host_issues(&self) -> Vec<Issue> {
+        if matches!(self.ns, Answer::None | Answer::TimedOut) {
+            return Vec::new();
+        }
+        caa_issues(&self.domain, &self.caa)
+    }
+
+    /// The findings about the registrable domain, the same for every site under it (NS, mail,
+    /// SPF, DMARC, DKIM, DNSSEC, MTA-STS, TLS-RPT, and one `dns_timeout` for every question of
+    /// the check without an answer). A domain that does not exist gets that one finding; a
+    /// domain without mail (no MX, or the null MX) gets the checks that still matter to it (SPF
+    /// and DMARC, which stop others from sending as it), not the mail server ones.
+    #[must_use]
+    pub fn domain_issues(&self) -> Vec<Issue> {
         let d = self.domain.as_str();
         let mut out = Vec::new();
         match &self.ns {
@@ -245,24 +267,6 @@ impl DnsFacts {
                 format!("selectors tried: {}", DKIM_SELECTORS.join(", ")),
             ));
         }
-        match &self.caa {
-            Answer::None => out.push(issue(Code::CaaMissing, d, "no CAA record on the start host or its parents")),
-            Answer::Failed(e) => out.push(issue(Code::DnsLookupFailed, d, format!("CAA: {e}"))),
-            Answer::TimedOut => {}
-            Answer::Found((at, set)) => {
-                let s = summarize_caa(set);
-                for p in &s.problems {
-                    out.push(issue(Code::CaaInvalid, at.as_str(), p.clone()));
-                }
-                if !s.iodef {
-                    out.push(issue(
-                        Code::CaaIodefMissing,
-                        at.as_str(),
-                        format!("issuers: {}", names(s.issuers.iter().map(String::as_str))),
-                    ));
-                }
-            }
-        }
         if self.dnssec == Dnssec::Unsigned {
             out.push(issue(Code::DnssecUnsigned, d, "no DNSKEY records at the zone apex"));
         }
@@ -292,23 +296,7 @@ impl DnsFacts {
 
     /// One `dns_timeout` for every question of the check that got no answer (or was not asked).
     fn timeout_issue(&self) -> Option<Issue> {
-        if self.unanswered.is_empty() && self.not_asked == 0 {
-            return None;
-        }
-        let mut detail = match self.unanswered.as_slice() {
-            [] => "the check's time ran out".to_owned(),
-            some => {
-                let named = some.iter().take(UNANSWERED_NAMED).map(String::as_str).collect::<Vec<_>>().join(", ");
-                let more = some.len().saturating_sub(UNANSWERED_NAMED);
-                let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-                format!("no answer to {named}{more}")
-            }
-        };
-        if self.not_asked > 0 {
-            detail.push_str(&format!("; {} further questions not asked", self.not_asked));
-        }
-        detail.push_str(&format!(" (the check waits at most {} s in all)", DNS_CHECK_TIME.as_secs()));
-        Some(issue(Code::DnsTimeout, self.domain.as_str(), detail))
+        timeout_issue(&self.domain, &self.unanswered, self.not_asked)
     }
 
     fn mx_issues(&self, out: &mut Vec<Issue>) {
@@ -459,6 +447,77 @@ fn txt_check(
                 many => out.push(issue(invalid, at, format!("{} records", many.len()))),
             }
         }
+    }
+}
+
+/// The findings of a relevant CAA set (`caa`, climbed to from a host of `domain`).
+fn caa_issues(domain: &str, caa: &Answer<(String, Vec<Caa>)>) -> Vec<Issue> {
+    let mut out = Vec::new();
+    match caa {
+        Answer::None => out.push(issue(Code::CaaMissing, domain, "no CAA record on the start host or its parents")),
+        Answer::Failed(e) => out.push(issue(Code::DnsLookupFailed, domain, format!("CAA: {e}"))),
+        Answer::TimedOut => {}
+        Answer::Found((at, set)) => {
+            let s = summarize_caa(set);
+            for p in &s.problems {
+                out.push(issue(Code::CaaInvalid, at.as_str(), p.clone()));
+            }
+            if !s.iodef {
+                out.push(issue(
+                    Code::CaaIodefMissing,
+                    at.as_str(),
+                    format!("issuers: {}", names(s.issuers.iter().map(String::as_str))),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// One `dns_timeout` about `domain` for the questions of a check that got no answer
+/// (`unanswered`) or were not asked (`not_asked`); none if every question was answered.
+fn timeout_issue(domain: &str, unanswered: &[String], not_asked: usize) -> Option<Issue> {
+    if unanswered.is_empty() && not_asked == 0 {
+        return None;
+    }
+    let mut detail = match unanswered {
+        [] => "the check's time ran out".to_owned(),
+        some => {
+            let named = some.iter().take(UNANSWERED_NAMED).map(String::as_str).collect::<Vec<_>>().join(", ");
+            let more = some.len().saturating_sub(UNANSWERED_NAMED);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            format!("no answer to {named}{more}")
+        }
+    };
+    if not_asked > 0 {
+        detail.push_str(&format!("; {} further questions not asked", not_asked));
+    }
+    detail.push_str(&format!(" (the check waits at most {} s in all)", DNS_CHECK_TIME.as_secs()));
+    Some(issue(Code::DnsTimeout, domain, detail))
+}
+
+/// What the DNS check of one site's own host name learnt, for a site whose registrable domain
+/// another site of the same audit checks ([`DnsFacts::domain_issues`] are that site's, shared):
+/// the host's CAA set, the one thing of SPEC §9 that differs between hosts of one domain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostDnsFacts {
+    /// The registrable domain (where the CAA climb stops).
+    pub domain: String,
+    /// The relevant CAA set, as in [`DnsFacts::caa`].
+    pub caa: Answer<(String, Vec<Caa>)>,
+    /// Questions without an answer in time, as in [`DnsFacts::unanswered`].
+    pub unanswered: Vec<String>,
+    /// Questions not asked (the check's time ran out).
+    pub not_asked: usize,
+}
+
+impl HostDnsFacts {
+    /// The host's findings: its CAA set's, and one `dns_timeout` for its questions without an answer.
+    #[must_use]
+    pub fn issues(&self) -> Vec<Issue> {
+        let mut out = caa_issues(&self.domain, &self.caa);
+        out.extend(timeout_issue(&self.domain, &self.unanswered, self.not_asked));
+        out
     }
 }
 

@@ -269,3 +269,31 @@ fn questions_without_an_answer_raise_one_dns_timeout_and_no_false_findings() {
         "the check's time ran out; 3 further questions not asked (the check waits at most 30 s in all)"
     );
 }
+
+/// What the domain's check gives every site under it and what stays with one host (issue 40): the
+/// CAA set is the host's, everything else the domain's; a site that only checks its own host
+/// gets the same CAA findings, and a `dns_timeout` for its own questions.
+#[test]
+fn the_caa_set_is_the_hosts_and_the_rest_the_domains() {
+    let mut f = clean();
+    f.caa = Answer::None;
+    f.dmarc = Answer::None;
+    let domain: Vec<Code> = f.domain_issues().into_iter().map(|i| i.code).collect();
+    let host: Vec<Code> = f.host_issues().into_iter().map(|i| i.code).collect();
+    assert_eq!(domain, vec![Code::DmarcMissing]);
+    assert_eq!(host, vec![Code::CaaMissing]);
+    assert_eq!(codes(&f), vec![Code::DmarcMissing, Code::CaaMissing]);
+    f.ns = Answer::None;
+    assert!(f.host_issues().is_empty(), "a domain that does not exist has only that finding");
+
+    let own = HostDnsFacts { domain: "good.test".into(), caa: Answer::None, unanswered: vec![], not_asked: 0 };
+    assert_eq!(
+        own.issues(),
+        vec![issue(Code::CaaMissing, "good.test", "no CAA record on the start host or its parents")]
+    );
+    let silent = HostDnsFacts { caa: Answer::TimedOut, unanswered: vec!["CAA shop.good.test".into()], ..own };
+    let found: Vec<(Code, String)> = silent.issues().into_iter().map(|i| (i.code, i.detail)).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, Code::DnsTimeout);
+    assert!(found[0].1.contains("CAA shop.good.test"), "{found:?}");
+}

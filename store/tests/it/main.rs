@@ -2,6 +2,7 @@
 
 mod content;
 mod db_store;
+mod domain_wide;
 mod hreflang;
 mod issue37;
 mod issues;

@@ -4,7 +4,11 @@
 //! `site{N-1}.test` until SIGTERM, Ctrl-C or `--max-seconds`, then prints a summary (and writes the
 //! request log as JSON Lines with `--log-json`). With `--throttle-host H --throttle-first N` the
 //! host `H` answers its first N requests other than robots.txt with 429, then serves normally. With
-//! `--single-worker-host H` the host `H` serves one request at a time (`--service-ms` each).
+//! `--single-worker-host H` the host `H` serves one request at a time (`--service-ms` each). With
+//! `--domain D` the hosts are `site0.D` … instead, one registrable domain; `--dns` also serves their
+//! zone (every host at 127.0.0.1, two name servers, the null MX, SPF, DMARC without reports, CAA) on a UDP and TCP
+//! port of 127.0.0.1, printed as a second line `dns 127.0.0.1:PORT`, for `--dns-server`; the
+//! summary then counts the questions it was asked (`dns_questions`).
 
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -13,6 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use clap::Parser;
+use shoal_tests::dnsserver::{DnsServer, Zone};
 use shoal_tests::log::{RequestLog, gaps_of, max_in_flight_of};
 use shoal_tests::testsite::{Site, TestServer};
 
@@ -65,6 +70,36 @@ struct Args {
     /// many small sites at one IP), each request taking --service-ms.
     #[arg(long, conflicts_with = "single_worker_host")]
     shared_worker: bool,
+    /// Name the hosts site0.DOMAIN, site1.DOMAIN, ... (one registrable domain, a hosting
+    /// provider's customers) instead of site0.test, ...
+    #[arg(long, value_name = "DOMAIN", default_value = "test")]
+    domain: String,
+    /// Also serve the hosts' DNS zone on 127.0.0.1 (needs --domain): see the module documentation.
+    #[arg(long)]
+    dns: bool,
+}
+
+/// The zone of `domain` with every host of the farm at 127.0.0.1, and the records a well-kept
+/// domain without mail publishes, but for DMARC reports.
+fn zone(domain: &str, hosts: &[String]) -> Zone {
+    let lo = Ipv4Addr::LOCALHOST;
+    let mut z = Zone::new(domain).a(domain, lo);
+    for ns in ["ns1", "ns2"] {
+        let name = format!("{ns}.{domain}");
+        z = z.ns(&name).a(&name, lo);
+    }
+    z = z
+        .mx(0, ".")
+        .txt(domain, "v=spf1 -all")
+        // No rua: one finding of the domain's (`dmarc_reports_missing`) that every site carries.
+        .txt(&format!("_dmarc.{domain}"), "v=DMARC1; p=reject")
+        .caa(false, "issue", "ca.test")
+        .caa(false, "iodef", &format!("mailto:s@{domain}"))
+        .dnskey();
+    for h in hosts {
+        z = z.a(h, lo);
+    }
+    z
 }
 
 #[tokio::main]
@@ -77,7 +112,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let throttled = args.throttle_host.as_deref().map(str::to_ascii_lowercase);
     if let Some(host) = &throttled {
         anyhow::ensure!(
-            (0..args.hosts).any(|i| format!("site{i}.test") == *host),
+            (0..args.hosts).any(|i| format!("site{i}.{}", args.domain) == *host),
             "--throttle-host {host} is not one of the {} hosts",
             args.hosts
         );
@@ -88,10 +123,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let machine = Site::new("machine.invalid").single_worker(Duration::from_millis(args.service_ms));
-    let sites = (0..args.hosts)
-        .map(|i| {
-            let host = format!("site{i}.test");
-            let site = Site::generated(&host, args.pages, args.links).latency(delay);
+    anyhow::ensure!(!args.dns || args.domain != "test", "--dns needs --domain (a zone of the farm's own)");
+    let hosts: Vec<String> = (0..args.hosts).map(|i| format!("site{i}.{}", args.domain)).collect();
+    let sites = hosts
+        .iter()
+        .map(|host| {
+            let site = Site::generated(host, args.pages, args.links).latency(delay);
             let site = if args.single_worker_host.as_deref() == Some(host.as_str()) {
                 site.single_worker(Duration::from_millis(args.service_ms))
             } else if args.shared_worker {
@@ -108,9 +145,22 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .collect();
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     let server = TestServer::start_on(addr, sites).await.with_context(|| format!("binding {addr}"))?;
+    let dns = match args.dns {
+        // With the top-level zone (SOA only), names outside the farm get "no such name" like from
+        // any live resolver (the worker asks one under `.test` when a question went unanswered).
+        true => {
+            let tld = args.domain.rsplit('.').next().unwrap_or("test");
+            let zones = vec![zone(&args.domain, &hosts), Zone::new(tld)];
+            Some(DnsServer::start(zones).await.context("starting the DNS server")?)
+        }
+        false => None,
+    };
     let origin = SystemTime::now().checked_sub(server.started_at().elapsed()).unwrap_or(UNIX_EPOCH);
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening {}", server.addr())?;
+    if let Some(dns) = &dns {
+        writeln!(stdout, "dns {}", dns.addr())?;
+    }
     stdout.flush()?;
     drop(stdout);
 
@@ -123,6 +173,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(summary(&log, origin).as_bytes())?;
+    if let Some(dns) = dns {
+        writeln!(stdout, "dns_questions {}", dns.questions().len())?;
+        dns.shutdown().await;
+    }
     stdout.flush()?;
     Ok(())
 }

@@ -286,3 +286,38 @@ pub async fn ended_audits_are_forgotten<F: Frontier>(f: F) {
     assert_eq!(many.len(), 3);
     assert!(many[0].is_none() && many[1].is_some() && many[2].is_none(), "{many:?}");
 }
+
+/// A host whose name does not resolve (issue 40): a lease whose lookup failed, with no address
+/// known, reached nobody, so the gap it took is given back and the host's next link check starts
+/// at once instead of a gap later; a host with an address keeps its gap.
+pub async fn an_unresolvable_host_gives_its_gap_back<F: Frontier>(f: F) {
+    use shoal_shared::task::{FoundVia, Task};
+    f.seed(seed(1, 1, "a.test", 4, 1_000, 10)).await.expect("seed");
+    super::pass_robots(&f, T0, 2, None).await;
+    let t = T0.plus(ms(1_000));
+    let p = lease(&f, t).await;
+    let check = |i: u32| {
+        let u = super::url(&format!("http://gone.test/{i}"));
+        Task::new(AuditId(1), SiteId(1), u, TaskKind::External, 1, FoundVia::Link { from: p.task.url.clone() })
+    };
+    let c = Completion { discovered: (0..3).map(check).collect(), ..Completion::default() };
+    complete(&f, &p, c, t).await;
+    let failed = Completion { resolved: Some(Resolution::Failed), ..Completion::default() };
+    let r = lease(&f, t).await;
+    assert_eq!((r.task.kind, r.host.as_str()), (TaskKind::Robots, "gone.test"), "{r:?}");
+    assert!(r.resolve && r.ip.is_none(), "{r:?}");
+    complete(&f, &r, Completion { robots: Some(RobotsOutcome::AllowAll), ..failed.clone() }, t).await;
+    for i in 0..3 {
+        // `lease` fails on a Wait: each check starts at the same instant as the one before.
+        let x = lease(&f, t).await;
+        assert_eq!((x.task.kind, x.host.as_str()), (TaskKind::External, "gone.test"), "check {i}: {x:?}");
+        assert!(x.resolve && x.ip.is_none(), "still no address: {x:?}");
+        complete(&f, &x, failed.clone(), t).await;
+    }
+    let progress = f.progress(SiteId(1)).await.expect("progress").expect("site");
+    assert!(progress.done, "{progress:?}");
+    // The resolved host's gap holds as before.
+    f.seed(seed(2, 2, "b.test", 4, 1_000, 10)).await.expect("seed");
+    super::pass_robots(&f, t, 2, None).await;
+    assert!(matches!(no_lease(&f, t).await, Claim::Wait(w) if w == t.plus(ms(1_000))), "b.test keeps its gap");
+}

@@ -3,8 +3,10 @@
 //! ([`crate::domain_world`]), judged from their logs and the audit database. Every code is raised
 //! by the finding table (`finding_codes.rs`, audit `domain`); here: what is asked and how often.
 
-use crate::domain_world::{AUDITED, World};
+use crate::domain_world::{AUDITED, ONE_DOMAIN, ONE_DOMAIN_SITES, World};
+use hickory_server::proto::rr::RecordType;
 use shoal::Exit;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Findings of the DNS, mail and domain families of the site that starts at `start`.
@@ -94,4 +96,49 @@ async fn no_smtp_and_no_dns_checks_are_honoured() {
     assert!(received.is_empty(), "{received:#?}");
     assert_eq!(log.count("rdap.test", "/domain/weak.test"), 0);
     assert_eq!(log.count("rdap.test", "/domain/good.test"), 1, "--no-smtp keeps the other checks");
+}
+
+/// A hosting provider's customers on subdomains of one registrable domain (issue 40): the audit
+/// asks about the domain once (its zone lets the resolver keep nothing, so the DNS server hears
+/// every question asked), asks each site's own host about its CAA set, asks the registry once,
+/// and every site carries the domain's findings, besides its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sites_of_one_registrable_domain_share_one_check_of_it() {
+    let world = World::start().await;
+    let run = world.audit(ONE_DOMAIN_SITES, &[]).await;
+    assert_eq!(run.exit, Exit::Ok);
+    let questions = world.dns.questions();
+    let starts = world.starts(ONE_DOMAIN_SITES);
+    let (log, _, received) = world.shutdown().await;
+    let asked = |name: &str, kind: RecordType| questions.iter().filter(|q| q.name == name && q.kind == kind).count();
+
+    let dmarc = format!("_dmarc.{ONE_DOMAIN}");
+    for (name, kind) in
+        [(ONE_DOMAIN, RecordType::NS), (ONE_DOMAIN, RecordType::DNSKEY), (dmarc.as_str(), RecordType::TXT)]
+    {
+        assert_eq!(asked(name, kind), 1, "{kind} {name} once for the three sites: {questions:#?}");
+    }
+    for host in ONE_DOMAIN_SITES {
+        assert_eq!(asked(host, RecordType::CAA), 1, "each site's own host is asked for its CAA set");
+    }
+    assert_eq!(log.count("rdap.test", &format!("/domain/{ONE_DOMAIN}")), 1, "{}", log.dump());
+    assert!(received.is_empty(), "the domain has the null MX: {received:#?}");
+
+    let mut per_site = Vec::new();
+    for start in &starts {
+        let found: BTreeSet<(String, String)> =
+            domain_findings(&run.db, start).into_iter().map(|(code, url, _)| (code, url)).collect();
+        per_site.push(found);
+    }
+    let want: BTreeSet<(String, String)> = [
+        ("caa_missing", ONE_DOMAIN.to_owned()),
+        ("dmarc_policy_none", dmarc.clone()),
+        ("domain_expiring", ONE_DOMAIN.to_owned()),
+    ]
+    .into_iter()
+    .map(|(c, u)| (c.to_owned(), u))
+    .collect();
+    for (start, found) in starts.iter().zip(&per_site) {
+        assert_eq!(found, &want, "{start} carries the domain's findings and its own CAA one");
+    }
 }

@@ -3,7 +3,7 @@
 //! audit` finds; a mail server shared by several audited domains is talked to once per audit.
 
 use crate::distributed::SERIAL;
-use crate::domain_world::World;
+use crate::domain_world::{ONE_DOMAIN, World};
 use crate::procs::{Coordinator, Proc, ensure_built};
 use serde_json::json;
 use shoal_tests::redis::RedisServer;
@@ -11,7 +11,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-const DOMAINS: &[&str] = &["good.test", "weak.test", "twin1.test", "mail2.test", "broken.test"];
+/// Each its own domain, and two sites of one domain (checked once, the findings on both).
+const DOMAINS: &[&str] =
+    &["good.test", "weak.test", "twin1.test", "mail2.test", "broken.test", "a.provider.test", "b.provider.test"];
 
 /// (start URL, code, url) of the DNS, mail and domain findings of every site.
 fn domain_rows(db_path: &Path) -> BTreeSet<(String, String, String)> {
@@ -55,6 +57,15 @@ async fn coordinator_and_worker_find_what_shoal_audit_finds() {
     assert_eq!(view["status"], "done", "{view}");
     assert!(!distributed.is_empty(), "the distributed audit ran no domain checks\n{}", w.tail(40));
     assert_eq!(distributed, in_process, "the same domain findings on either back end");
+    let dmarc_none = |host: &str| {
+        distributed.iter().any(|(s, c, u)| {
+            s.contains(&format!("://{host}:")) && c == "dmarc_policy_none" && *u == format!("_dmarc.{ONE_DOMAIN}")
+        })
+    };
+    assert!(
+        dmarc_none("a.provider.test") && dmarc_none("b.provider.test"),
+        "both sites of one domain carry its findings: {distributed:#?}"
+    );
     assert_eq!(after_distributed, 1, "good.test and twin1.test share a mail server: one conversation");
     assert_eq!(after_both, 2, "one more for the second audit");
     assert!(

@@ -44,6 +44,22 @@ pub const AUDITED: &[&str] = &[
     "silent.test",
 ];
 
+/// Sites of one registrable domain ([`ONE_DOMAIN`]), a hosting provider's customers: the audit
+/// checks the domain once and gives every one of them its findings. Not audited by default.
+pub const ONE_DOMAIN_SITES: &[&str] = &["a.provider.test", "b.provider.test", "c.provider.test"];
+/// Their registrable domain, whose zone keeps nothing in a resolver's cache
+/// ([`Zone::uncached`]): the DNS server's log shows every question asked.
+pub const ONE_DOMAIN: &str = "provider.test";
+
+/// A site whose start page links [`DEAD_LINKS`] times to [`DEAD_HOST`], a name that does not
+/// resolve (in a zone that lets resolvers keep nothing, so every lookup reaches the DNS server's
+/// log). Not audited by default.
+pub const DEAD_LINKS_SITE: &str = "deadlinks.test";
+/// The name that does not resolve.
+pub const DEAD_HOST: &str = "www.dead.test";
+/// How many links [`DEAD_LINKS_SITE`]'s start page has to it.
+pub const DEAD_LINKS: usize = 40;
+
 /// A domain whose zone publishes [`BIG_MX`] MX records, not audited by default: the red team's
 /// 2,900 MX hosts, of which two are talked to. Its name and its MX hosts' names are short:
 /// hickory's server stops compressing names past the first 16 KiB of a message, and 2,900
@@ -162,8 +178,14 @@ impl World {
         // The web server: every audited site, the linked one, and the RDAP service.
         let mut sites: Vec<Site> = Vec::new();
         let linked = format!("http://linked.test:{web_port}/");
-        for d in AUDITED.iter().chain(["linked.test", BIG_MX_DOMAIN].iter()) {
-            let body = if *d == "good.test" { format!("<a href=\"{linked}\">a friend</a>") } else { String::new() };
+        let dead: String =
+            (0..DEAD_LINKS).map(|i| format!("<a href=\"http://{DEAD_HOST}:{web_port}/{i}\">{i}</a>")).collect();
+        for d in AUDITED.iter().chain(["linked.test", BIG_MX_DOMAIN, DEAD_LINKS_SITE].iter()).chain(ONE_DOMAIN_SITES) {
+            let body = match *d {
+                "good.test" => format!("<a href=\"{linked}\">a friend</a>"),
+                DEAD_LINKS_SITE => dead.clone(),
+                _ => String::new(),
+            };
             sites.push(Site::new(d).page("/", &crate::finding_support::clean_page(d, &body)));
         }
         let json =
@@ -178,6 +200,7 @@ impl World {
                     Route::bytes("application/rdap+json", "{\"objectClassName\": \"domain\", \"events\": ["),
                 )
                 .route("/domain/mail4.test", Route::status(404))
+                .route(&format!("/domain/{ONE_DOMAIN}"), json(ONE_DOMAIN, 10, &["active"]))
                 .fallback(Route::bytes("application/rdap+json", rdap_json("any.test", 400, &["active"]))),
         );
         let web = TestServer::start_on((ip(1), web_port).into(), sites).await.expect("web server starts");
@@ -458,7 +481,21 @@ fn zones(ip: &dyn Fn(u8) -> Ipv4Addr) -> Vec<Zone> {
             targets.push(Zone::new(host).a(host, web));
         }
     }
+    // A provider's customers under one domain: no mail, a DMARC record that only monitors, no
+    // CAA record anywhere.
+    let mut provider = base(ONE_DOMAIN, 2)
+        .mx(0, ".")
+        .txt(ONE_DOMAIN, "v=spf1 -all")
+        .txt(&format!("_dmarc.{ONE_DOMAIN}"), &format!("v=DMARC1; p=none; rua=mailto:d@{ONE_DOMAIN}"))
+        .dnskey()
+        .uncached();
+    for host in ONE_DOMAIN_SITES {
+        provider = provider.a(host, web);
+    }
     let mut zones = vec![
+        provider,
+        clean(DEAD_LINKS_SITE),
+        Zone::new("dead.test").uncached(),
         tld,
         iana,
         good,

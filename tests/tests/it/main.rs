@@ -14,6 +14,7 @@ mod compression;
 mod content_shop;
 mod dashboard;
 mod db;
+mod dead_hosts;
 mod deep_html;
 mod distributed;
 mod dns_bounds;

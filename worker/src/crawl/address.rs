@@ -9,13 +9,27 @@
 //! did: a twin that does not resolve is not part of the site, a start host that does not is
 //! unreachable.
 //!
+//! A name that does not resolve is remembered for the audit ([`UNRESOLVED_TTL`]): its other
+//! tasks (the link checks of every page and site that links there) fail with the same error
+//! without a lookup or a request, and the frontier gives back the gap of a lease that reached
+//! nobody, so they settle one after another at once instead of a gap each (issue 40).
+//!
 //! [`Lease::resolve`]: shoal_shared::frontier::Lease::resolve
 
 use super::{Crawler, Job};
 use crate::fetch::FetchError;
 use shoal_shared::finding::Code;
-use shoal_shared::frontier::{Frontier, Resolution, RobotsOutcome};
+use shoal_shared::frontier::{Frontier, Resolution, RobotsOutcome, audit_cache_key};
 use shoal_shared::task::TaskKind;
+use std::time::Duration;
+
+/// The audit's result-cache entries of names that did not resolve (`unresolved:<name>`, the
+/// resolver's message): the audit's other tasks of the name (link checks of many pages and sites)
+/// fail with it at once, without a lookup or a request each.
+const UNRESOLVED: &str = "unresolved:";
+/// How long the audit remembers a name that did not resolve: for the rest of a typical audit, not
+/// forever (a name fixed during a long audit is looked up again after this).
+const UNRESOLVED_TTL: Duration = Duration::from_secs(10 * 60);
 
 /// What a fresh lookup leaves the lease to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +46,25 @@ impl<F: Frontier> Crawler<F> {
     pub(super) async fn look_up(&self, job: &mut Job<'_>) -> Lookup {
         let url = job.task().url.clone();
         let known = job.lease.ip;
-        match self.fetcher.look_up(url.as_url(), known).await {
+        // A name the audit already failed to look up is not asked about again (for
+        // [`UNRESOLVED_TTL`]): this task fails with the same error at once.
+        let key = audit_cache_key(job.task().audit, &format!("{UNRESOLVED}{}", job.lease.host.host_name()));
+        let remembered = match known {
+            None => self
+                .frontier
+                .cache_get(&key, job.now)
+                .await
+                .ok()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            Some(_) => None,
+        };
+        let from_memory = remembered.is_some();
+        let result = match remembered {
+            Some(why) => Err(FetchError::Dns(why)),
+            None => self.fetcher.look_up(url.as_url(), known).await,
+        };
+        match result {
             Ok((ip, ttl)) => {
                 let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
                 job.out.resolved = Some(Resolution::Address { ip, ttl_ms });
@@ -47,6 +79,17 @@ impl<F: Frontier> Crawler<F> {
             }
             Err(e) => {
                 job.out.resolved = Some(Resolution::Failed);
+                if known.is_none()
+                    && let FetchError::Dns(why) = &e
+                {
+                    if !from_memory
+                        && let Err(err) =
+                            self.frontier.cache_put(&key, why.clone().into_bytes(), job.now, UNRESOLVED_TTL).await
+                    {
+                        tracing::warn!(error = %err, "could not share a failed lookup");
+                    }
+                    job.unresolved = Some(why.clone());
+                }
                 if known.is_some() || job.task().kind != TaskKind::Robots {
                     // A known address is used a while longer; a task of a host never resolved
                     // is fetched and records the failure itself.

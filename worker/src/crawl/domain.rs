@@ -1,7 +1,10 @@
 //! SPEC §9's checks of an audited site's domain: the DNS check (one task per site, in a lane of
-//! its own without robots.txt), which queues the rest: a conversation with each of the two most
-//! preferred mail servers (`mail.rs`), the MTA-STS policy as an ordinary request, and the
-//! registry's RDAP record (through the IANA bootstrap file, or `--rdap-url`).
+//! its start host without robots.txt). The first of an audit's sites under a registrable domain
+//! to run it checks the domain for all of them (issue 40) and queues the rest: a conversation with
+//! each of the two most preferred mail servers (`mail.rs`), the MTA-STS policy as an ordinary
+//! request, and the registry's RDAP record (through the IANA bootstrap file, or `--rdap-url`);
+//! their findings are the domain's (`Finding::domain_wide`), which the audit database gives to
+//! every site under it. Every site's task asks about its own host's CAA set.
 //!
 //! What DNS, the policy and the registry say is judged by `shoal_shared::domain`; this file asks
 //! and turns the verdicts into findings. Results a registry or the bootstrap shares between sites
@@ -30,6 +33,9 @@ pub(super) const AUDIT_RESULT_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 const BOOTSTRAP_KEY: &str = "rdap:bootstrap";
 /// The audit's result-cache entry that says its silent resolver has been reported.
 const SILENT_REPORTED: &str = "dns:resolver-silent";
+/// The audit's result-cache entries naming, per registrable domain, the site whose DNS check
+/// checks it (`dns-domain:<domain>`).
+const DOMAIN_CHECKED_BY: &str = "dns-domain:";
 
 /// A registry's answer as an audit keeps it for its other sites.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -41,8 +47,14 @@ struct RdapAnswer {
 }
 
 impl Job<'_> {
+    /// A finding of the domain's checks (shared by the sites under the domain, see [`Job::finding`]).
     fn issue(&mut self, i: Issue) {
         self.finding(i.code, &i.about, i.detail);
+    }
+
+    /// A finding about this site's own host (its CAA set), never shared.
+    fn site_issue(&mut self, i: Issue) {
+        self.site_finding(i.code, &i.about, i.detail);
     }
 
     /// The site's registrable domain (its start host's), which SPEC §9's checks are about.
@@ -73,33 +85,65 @@ impl<F: Frontier> Crawler<F> {
                 "{silent}: no name could be looked up while it was silent, so the audit's sites that needed one end \
                  unreachable (start_unreachable) and their DNS checks were skipped; reported once for the audit"
             );
-            job.finding(Code::DnsResolverSilent, &silent.servers, detail);
+            job.site_finding(Code::DnsResolverSilent, &silent.servers, detail);
         }
         first
     }
 
-    /// The DNS check of the site's domain and start host; queues the mail, MTA-STS and RDAP checks.
-    pub(super) async fn domain_dns_task(&self, job: &mut Job<'_>) {
-        let Some(domain) = job.domain() else { return };
+    /// The DNS check of a site: its registrable domain's records, once per audit (by the first
+    /// of the audit's sites under the domain to get here, which also queues the mail, MTA-STS and
+    /// RDAP checks; what they find is the domain's, given to every site under it by the audit
+    /// database), and its start host's own CAA set, for every site.
+    pub(super) async fn domain_dns_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
+        let Some(domain) = job.domain() else { return Ok(()) };
+        let checks_domain = self.checks_the_domain(job, &domain).await?;
         let Some(dns) = self.inspector() else {
-            job.finding(Code::DnsLookupFailed, &domain, "this worker sends no DNS queries (--no-dns)");
-            return;
+            if checks_domain {
+                job.finding(Code::DnsLookupFailed, &domain, "this worker sends no DNS queries (--no-dns)");
+            }
+            return Ok(());
         };
         let start_host = job.site.start.as_url().host_str().unwrap_or(&domain).to_owned();
+        if !checks_domain {
+            match dns.inspect_host(&domain, &start_host).await {
+                Ok(facts) => facts.issues().into_iter().for_each(|i| job.site_issue(i)),
+                Err(silent) => {
+                    self.report_silent_resolver(job, &silent).await;
+                }
+            }
+            return Ok(());
+        }
         let facts = match dns.inspect(&domain, &start_host).await {
             Ok(facts) => facts,
             Err(silent) => {
                 self.report_silent_resolver(job, &silent).await;
-                return;
+                return Ok(());
             }
         };
         tracing::debug!(domain = %domain, mail = facts.has_mail(), unanswered = facts.unanswered.len(), "DNS checked");
-        for i in facts.issues() {
+        for i in facts.domain_issues() {
             job.issue(i);
+        }
+        for i in facts.host_issues() {
+            job.site_issue(i);
         }
         if !matches!(facts.ns, Answer::None) {
             self.queue_follow_ups(job, &domain, &facts);
         }
+        Ok(())
+    }
+
+    /// Whether this site's DNS check is the one that checks `domain` for the audit: the first of
+    /// the audit's sites under it to ask (a retry of that site's task is still it). Why through
+    /// the audit's result cache: the sites of an audit are spread over workers, and the entry
+    /// ends with the audit ([`Frontier::forget`]).
+    async fn checks_the_domain(&self, job: &Job<'_>, domain: &str) -> Result<bool, FrontierError> {
+        let key = audit_cache_key(job.task().audit, &format!("{DOMAIN_CHECKED_BY}{domain}"));
+        let me = job.task().site.to_string().into_bytes();
+        if self.frontier.cache_add(&key, me.clone(), job.now, AUDIT_RESULT_TTL).await? {
+            return Ok(true);
+        }
+        Ok(self.frontier.cache_get(&key, job.now).await?.as_deref() == Some(&me[..]))
     }
 
     fn queue_follow_ups(&self, job: &mut Job<'_>, domain: &str, facts: &DnsFacts) {

@@ -208,6 +208,10 @@ struct Job<'a> {
     scope: Scope,
     now: UnixMs,
     out: Completion,
+    /// The lease's host name does not resolve (its lookup under this lease failed, or the audit
+    /// remembers that it did: `address.rs`): every fetch under the lease fails with this at once,
+    /// asking no one, and is recorded as the failure it is.
+    unresolved: Option<String>,
 }
 
 impl Job<'_> {
@@ -215,7 +219,18 @@ impl Job<'_> {
         &self.lease.task
     }
 
+    /// A finding of this lease's task. Those of the checks of a registrable domain (SPEC §9) are
+    /// the domain's ([`Finding::domain_wide`]): one site's tasks check it for the whole audit
+    /// (`domain.rs`), and the audit database gives them to every site under it.
     fn finding(&mut self, code: Code, url: &str, detail: impl Into<String>) {
+        let t = self.task();
+        let mut f = Finding::new(t.audit, t.site, code, url, detail);
+        f.domain_wide = t.kind.is_beyond_http();
+        self.out.events.push(Event::Finding(f));
+    }
+
+    /// A finding about this site alone, whatever the task.
+    fn site_finding(&mut self, code: Code, url: &str, detail: impl Into<String>) {
         let t = self.task();
         let f = Finding::new(t.audit, t.site, code, url, detail);
         self.out.events.push(Event::Finding(f));
@@ -356,6 +371,7 @@ impl<F: Frontier> Crawler<F> {
             scope: site.scope(),
             now: UnixMs::from(std::time::SystemTime::now()),
             out: Completion::default(),
+            unresolved: None,
         };
         self.run(&mut job).await?;
         rules::apply(&mut job);
@@ -379,8 +395,7 @@ impl<F: Frontier> Crawler<F> {
         }
         if lease.task.kind == TaskKind::DomainDns {
             // Asks the worker's resolver, not the domain's web server: no address to look up.
-            self.domain_dns_task(job).await;
-            return Ok(());
+            return self.domain_dns_task(job).await;
         }
         if lease.resolve && self.look_up(job).await == Lookup::Done {
             return Ok(());

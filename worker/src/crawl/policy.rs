@@ -179,6 +179,9 @@ impl<F: Frontier> Crawler<F> {
         url: &NormalizedUrl,
         cap: Option<u64>,
     ) -> Result<Fetched, FetchError> {
+        if let Some(why) = &job.unresolved {
+            return Err(FetchError::Dns(why.clone()));
+        }
         let host = &job.lease.host;
         let gap = Duration::from_millis(job.lease.gap_ms);
         let gate = self.wait_turn(job.lease, gap).await;

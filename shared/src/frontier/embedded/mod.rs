@@ -270,7 +270,11 @@ impl EmbeddedFrontier {
                     h.ip_until = Some(now.plus(address_ttl(Duration::from_millis(ttl_ms))));
                 }
                 Some(Resolution::Failed) if h.ip.is_some() => h.ip_until = Some(now.plus(MIN_ADDRESS_TTL)),
-                Some(Resolution::Failed) | None => {}
+                // No address, so the lease reached nobody: the gap it took is given back, and the
+                // host's other checks settle one after another without waiting out a gap each
+                // (the worker fails them from the audit's memory of the name, asking no one).
+                Some(Resolution::Failed) => h.pace.next_start_at = h.pace.next_start_at.min(now),
+                None => {}
             }
             if c.rate_limited {
                 h.slow_audits.insert(audit);
