@@ -77,7 +77,10 @@ impl Connector {
                     prefix: self.prefix.clone(),
                     lease_ttl_ms: self.lease_ttl_ms,
                 };
-                Conn::following(g.client(ca.as_deref())?, self.config.clone(), fence).await
+                // A failed connection is given up and the Sentinels asked again (see `lost_master`),
+                // so the manager need not retry by itself, which hid a dead master for seconds.
+                let config = self.config.clone().set_number_of_retries(1);
+                Conn::following(g.clone(), ca.clone(), config, fence).await
             }
         }
     }
@@ -112,9 +115,16 @@ impl Conn {
 
     /// A connection to the master `sentinels` name, opened now (so that a wrong address or
     /// service fails at start, not at the first claim).
-    async fn following(sentinels: SentinelClient, config: ConnectionManagerConfig, fence: Fence) -> RedisResult<Conn> {
+    async fn following(
+        group: SentinelGroup,
+        ca: Option<Vec<u8>>,
+        config: ConnectionManagerConfig,
+        fence: Fence,
+    ) -> RedisResult<Conn> {
         let f = Arc::new(Follower {
-            sentinels: tokio::sync::Mutex::new(sentinels),
+            sentinels: tokio::sync::Mutex::new(None),
+            group,
+            ca,
             config,
             current: Mutex::new(None),
             masters: AtomicU64::new(0),
@@ -141,10 +151,19 @@ impl Conn {
     }
 }
 
+/// How long finding and connecting to the master may take before the attempt is given up (the
+/// caller sees an error and tries again; the Sentinel client is built anew): a Sentinel or a
+/// master that accepts a connection and then says nothing must not hold every command.
+const CONNECT_LIMIT: Duration = Duration::from_secs(10);
+
 /// The state of a connection that follows the master.
 struct Follower {
-    /// Asked for the master; its lock also makes one task connect while the others wait.
-    sentinels: tokio::sync::Mutex<SentinelClient>,
+    /// Asked for the master, built on first use and again after a failed attempt (its cached
+    /// connections to the Sentinels go with it). Its lock makes one task connect while the
+    /// others wait.
+    sentinels: tokio::sync::Mutex<Option<SentinelClient>>,
+    group: SentinelGroup,
+    ca: Option<Vec<u8>>,
     config: ConnectionManagerConfig,
     /// The master's connection and its number (of [`Follower::masters`]), until it fails.
     current: Mutex<Option<(ConnectionManager, u64)>>,
@@ -179,10 +198,29 @@ impl Follower {
         if let Some(c) = self.slot().clone() {
             return Ok(c);
         }
-        let client = sentinels.async_get_client().await?;
-        drop(sentinels);
-        let mut conn = client.get_connection_manager_with_config(self.config.clone()).await?;
-        self.fence.run(&mut conn).await?;
+        let attempt = async {
+            let s = match sentinels.as_mut() {
+                Some(s) => s,
+                None => sentinels.insert(self.group.client(self.ca.as_deref())?),
+            };
+            let client = s.async_get_client().await?;
+            let mut conn = client.get_connection_manager_with_config(self.config.clone()).await?;
+            self.fence.run(&mut conn).await?;
+            Ok::<_, RedisError>((client, conn))
+        };
+        let (client, conn) = match tokio::time::timeout(CONNECT_LIMIT, attempt).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => {
+                *sentinels = None;
+                tracing::debug!(error = %e, "no Redis master to connect to yet");
+                return Err(e);
+            }
+            Err(_) => {
+                *sentinels = None;
+                let why = format!("finding the Redis master took over {} s", CONNECT_LIMIT.as_secs());
+                return Err(RedisError::from(std::io::Error::new(std::io::ErrorKind::TimedOut, why)));
+            }
+        };
         let n = self.masters.fetch_add(1, Ordering::Relaxed) + 1;
         let addr = client.get_connection_info().addr().to_string();
         if n > 1 {
@@ -191,6 +229,7 @@ impl Follower {
             tracing::info!(master = %addr, "connected to the Redis master the Sentinels name");
         }
         *self.slot() = Some((conn.clone(), n));
+        drop(sentinels);
         Ok((conn, n))
     }
 

@@ -615,46 +615,67 @@ async fn worker_killed_with_sigkill_mid_run_loses_nothing() {
     drop(coord);
 }
 
+/// A fault test's fleet once its audit ended: the sites' request log, the processes' log tails
+/// and the processes themselves (still running), for the test's own checks and figures.
+struct After {
+    log: RequestLog,
+    logs: String,
+    names: Vec<String>,
+    coord: Coordinator,
+    workers: Vec<Proc>,
+    /// Kept until the test ends, so no process sees Redis go while it is checked.
+    _redis: FleetRedis,
+    /// The processes' folder, with their logs: kept until the test ends.
+    _dir: tempfile::TempDir,
+}
+
+impl Fleet {
+    /// Waits up to `limit` for the audit to end after `fault` (done at `at`, with `stored_before`
+    /// pages stored), and asserts what every Redis fault test asserts: the audit is done, the fault
+    /// came mid-audit, no process died, every site holds what an undisturbed audit stores, and the
+    /// sites' request logs show no politeness violation (in flight, gap, per-IP cap).
+    async fn after_fault(self, fault: &str, at: Instant, stored_before: i64, limit: Duration) -> After {
+        let Fleet { want, names, server, redis, dir, db, coord, mut workers, started, audit, total, .. } = self;
+        let finished = coord.wait_finished(audit, limit).await;
+        let log = server.shutdown().await;
+        let logs = tails(workers.iter().chain([&coord.proc]));
+        let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
+        note(&format!("audit finished {:?} after {fault} ({:?} in all)", at.elapsed(), started.elapsed()));
+        assert_eq!(view["status"], "done", "{view}\n{logs}");
+        assert!(stored_before < total, "the audit was over before {fault}: the test proves nothing");
+        for w in &mut workers {
+            assert!(w.exited().is_none(), "{} died with {fault}\n{}", w.name(), w.tail(procs::TAIL_LINES));
+        }
+        let mut coord = coord;
+        assert!(coord.proc.exited().is_none(), "the coordinator died with {fault}\n{logs}");
+        assert_as_baseline(&db, audit, &names, &want, &logs);
+        let violations = politeness_violations(&log, &names, IN_FLIGHT, GAP, IP_CAP);
+        assert!(violations.is_empty(), "{violations:#?}\n{}", dump_hosts(&log, &violations));
+        After { log, logs, names, coord, workers, _redis: redis, _dir: dir }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_restarted_mid_audit_with_aof_loses_nothing() {
     let _serial = SERIAL.lock().await;
-    let (gap, in_flight, ip_cap) = (GAP, IN_FLIGHT, IP_CAP);
     let spec = FleetSpec { prefix: "r", ns: "aof", persistent: true, ..FLEET };
-    let fleet = Fleet::start(spec).await;
-    let Fleet { want, names, server, mut redis, db, mut coord, mut workers, started, audit, total, .. } = fleet;
-    let stored_before = pages_so_far(&db, Some("page"));
+    let mut fleet = Fleet::start(spec).await;
+    let (started, total) = (fleet.started, fleet.total);
+    let stored_before = pages_so_far(&fleet.db, Some("page"));
     let restart_at = Instant::now();
-    redis.one().restart().expect("redis-server restarts on its AOF");
+    fleet.redis.one().restart().expect("redis-server restarts on its AOF");
     note(&format!(
         "restarted Redis after {:?} with {stored_before}/{total} pages stored; it answered again after {:?}",
         restart_at - started,
         restart_at.elapsed()
     ));
-
-    let finished = coord.wait_finished(audit, Duration::from_secs(90)).await;
-    let after = restart_at.elapsed();
-    let log = server.shutdown().await;
-    let logs = tails(workers.iter().chain([&coord.proc]));
-    let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
-    note(&format!("audit finished {after:?} after the Redis restart ({:?} in all)", started.elapsed()));
-    assert_eq!(view["status"], "done", "{view}\n{logs}");
-    assert!(stored_before < total, "the audit was over before the restart: the test proves nothing");
-    for w in &mut workers {
-        assert!(w.exited().is_none(), "{} died with Redis\n{}", w.name(), w.tail(procs::TAIL_LINES));
-    }
-    assert!(coord.proc.exited().is_none(), "the coordinator died with Redis\n{logs}");
+    let after = fleet.after_fault("the Redis restart", restart_at, stored_before, Duration::from_secs(90)).await;
     let reclaimed: Vec<String> =
-        coord.proc.stderr().lines().filter(|l| l.contains("reclaimed")).map(str::to_owned).collect();
+        after.coord.proc.stderr().lines().filter(|l| l.contains("reclaimed")).map(str::to_owned).collect();
     note(&format!(
         "after the Redis restart: fetched twice {:?}; coordinator: {reclaimed:?}",
-        fetched_twice(&log, &names, restart_at)
+        fetched_twice(&after.log, &after.names, restart_at)
     ));
-
-    assert_as_baseline(&db, audit, &names, &want, &logs);
-    let violations = politeness_violations(&log, &names, in_flight, gap, ip_cap);
-    assert!(violations.is_empty(), "{violations:#?}\n{}", dump_hosts(&log, &violations));
-    drop(workers);
-    drop(coord);
 }
 
 /// Issue 40: the master of a Sentinel-watched pair is SIGKILLed mid-audit. Every process follows
@@ -663,52 +684,37 @@ async fn redis_restarted_mid_audit_with_aof_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_master_killed_mid_audit_fails_over_to_its_replica_and_loses_nothing() {
     let _serial = SERIAL.lock().await;
-    let (gap, in_flight, ip_cap) = (GAP, IN_FLIGHT, IP_CAP);
     let spec = FleetSpec { prefix: "s", ns: "failover", sentinel: true, ..FLEET };
-    let fleet = Fleet::start(spec).await;
-    let Fleet { want, names, server, mut redis, db, mut coord, mut workers, started, audit, total, .. } = fleet;
-    let stored_before = pages_so_far(&db, Some("page"));
+    let mut fleet = Fleet::start(spec).await;
+    let (started, total) = (fleet.started, fleet.total);
+    let stored_before = pages_so_far(&fleet.db, Some("page"));
     let killed_at = Instant::now();
-    redis.sentinels().kill_master();
-    let promoted = redis.sentinels().wait_promoted(Duration::from_secs(30)).expect("the Sentinels promote the replica");
+    fleet.redis.sentinels().kill_master();
+    let promoted =
+        fleet.redis.sentinels().wait_promoted(Duration::from_secs(30)).expect("the Sentinels promote the replica");
     note(&format!(
         "killed the master after {:?} with {stored_before}/{total} pages stored; the replica was promoted {promoted:?} later",
         killed_at - started
     ));
-
-    let finished = coord.wait_finished(audit, Duration::from_secs(120)).await;
-    let after = killed_at.elapsed();
-    let log = server.shutdown().await;
-    let logs = tails(workers.iter().chain([&coord.proc]));
-    let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
-    assert_eq!(view["status"], "done", "{view}\n{logs}");
-    assert!(stored_before < total, "the audit was over before the failover: the test proves nothing");
-    for w in &mut workers {
-        assert!(w.exited().is_none(), "{} died with the master\n{}", w.name(), w.tail(procs::TAIL_LINES));
+    let mut after = fleet.after_fault("the master's death", killed_at, stored_before, Duration::from_secs(120)).await;
+    let logs = &after.logs;
+    for w in &mut after.workers {
         assert!(
             w.stderr().contains("following the Redis master"),
             "{} did not follow the new master\n{logs}",
             w.name()
         );
     }
-    assert!(coord.proc.exited().is_none(), "the coordinator died with the master\n{logs}");
-    assert!(coord.proc.stderr().contains("following the Redis master"), "the coordinator did not follow\n{logs}");
+    assert!(after.coord.proc.stderr().contains("following the Redis master"), "the coordinator did not follow\n{logs}");
     // The figures of the issue: from the master's death to the first request of a lease granted
     // after it (the requests under way at the kill reach the server within a few ms; one more
     // second leaves them out), and what was fetched twice.
-    let first_new = log.all().iter().map(|r| r.start).filter(|t| *t > killed_at + Duration::from_secs(1)).min();
+    let first_new = after.log.all().iter().map(|r| r.start).filter(|t| *t > killed_at + Duration::from_secs(1)).min();
     note(&format!(
-        "audit finished {after:?} after the kill ({:?} in all); first new request {:?} after the kill; fetched twice {:?}",
-        started.elapsed(),
+        "first new request {:?} after the kill; fetched twice {:?}",
         first_new.map(|t| t - killed_at),
-        fetched_twice(&log, &names, killed_at)
+        fetched_twice(&after.log, &after.names, killed_at)
     ));
-
-    assert_as_baseline(&db, audit, &names, &want, &logs);
-    let violations = politeness_violations(&log, &names, in_flight, gap, ip_cap);
-    assert!(violations.is_empty(), "{violations:#?}\n{}", dump_hosts(&log, &violations));
-    drop(workers);
-    drop(coord);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
