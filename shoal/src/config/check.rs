@@ -109,7 +109,7 @@ fn validate(cli: &Cli) -> Result<(), String> {
         Sub::Status(s) => token(&s.client.token),
         Sub::Schedule(_) | Sub::Token(_) => Ok(()),
         Sub::Prune(p) => p.retention().map(drop).map_err(|e| e.to_string()),
-        Sub::Report(_) | Sub::Robots(_) | Sub::Config(_) | Sub::Completions(_) | Sub::Man(_) => Ok(()),
+        Sub::Report(_) | Sub::Robots(_) | Sub::Config(_) | Sub::Completions(_) | Sub::Man(_) | Sub::Mcp(_) => Ok(()),
     }
 }
 
