@@ -10,6 +10,7 @@
 //! Bad input is the caller's error (`invalid_params`, with what was wrong and what is accepted);
 //! a database failure is ours (`internal_error`). Neither ends the session.
 
+pub mod audit;
 pub mod queries;
 pub mod tools;
 
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
+pub use audit::{AuditFuture, AuditPlan, AuditRun, Auditor, Ceilings};
 pub use tools::ShoalMcp;
 
 /// Why the server could not run.
@@ -52,13 +54,17 @@ pub fn open_db(path: &Path) -> Result<Arc<Mutex<AuditDb>>, McpError> {
 }
 
 /// Serves the tools over standard input and output until the client closes the session or
-/// `shutdown` is cancelled. Logs must go to standard error: standard output is the protocol.
+/// `shutdown` is cancelled; `audit_site` runs audits with `auditor`. Logs must go to standard error: standard output is the protocol.
 ///
 /// # Errors
 /// As [`open_db`], or [`McpError::Session`] when the session cannot start or ends abnormally.
-pub async fn serve_stdio(db_path: &Path, shutdown: CancellationToken) -> Result<(), McpError> {
+pub async fn serve_stdio(
+    db_path: &Path,
+    auditor: Option<Arc<dyn Auditor>>,
+    shutdown: CancellationToken,
+) -> Result<(), McpError> {
     use rmcp::ServiceExt;
-    let server = ShoalMcp::new(open_db(db_path)?);
+    let server = ShoalMcp::new(open_db(db_path)?, auditor);
     let running =
         server.serve_with_ct(rmcp::transport::stdio(), shutdown).await.map_err(|e| McpError::Session(e.to_string()))?;
     let reason = running.waiting().await.map_err(|e| McpError::Session(e.to_string()))?;

@@ -347,7 +347,7 @@ pub fn compare_audits(db: &AuditDb, p: &CompareAudits) -> Result<Value, ToolErro
     }
     let refs = |list: &[SiteSummary]| -> Vec<Value> { list.iter().take(limit).map(site_json).collect() };
     Ok(json!({
-        "old": audit_of(db, Some(p.old)).map(|a| a.0)?,
+        "old": old.0,
         "new": new.0,
         "matched_sites": both.len(),
         "added_sites": refs(&pairs.added),

@@ -1,6 +1,7 @@
 //! The MCP tools: names, descriptions (which state each tool's caps, since that is all an assistant
 //! reads before calling), and the hand-off of each call to [`crate::queries`] on a blocking thread.
 
+use crate::audit::{self, AuditSite, Auditor};
 use crate::queries::{
     self, CompareAudits, ExplainFinding, IssueUrls, ListAudits, RobotsVerdict, SiteHealthParams, ToolError,
 };
@@ -11,25 +12,31 @@ use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde_json::Value;
 use shoal_store::AuditDb;
 use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
 
 /// What the server tells an assistant about itself when the session starts.
 const INSTRUCTIONS: &str = "Shoal's audit database: website audits (broken links, redirects, robots.txt, TLS, \
 security headers, SEO). Start with list_audits, then site_health (without a site: the audit's sites by score; \
 with one: its issues ranked by impact), issue_urls for the URLs behind one issue, explain_finding for what a code \
-means and how to fix it, compare_audits for what changed. Answers are JSON and paged: follow page.next_offset.";
+means and how to fix it, compare_audits for what changed, audit_site to audit a site now. Answers are JSON and paged: follow page.next_offset.";
 
 /// The MCP server of one audit database.
 #[derive(Debug, Clone)]
 pub struct ShoalMcp {
     db: Arc<Mutex<AuditDb>>,
+    auditor: Option<Arc<dyn Auditor>>,
+    /// One audit at a time per server: a second request while one runs is refused, not queued,
+    /// so an assistant cannot pile up crawls.
+    audit_slot: Arc<Semaphore>,
     tool_router: ToolRouter<ShoalMcp>,
 }
 
 impl ShoalMcp {
-    /// A server reading `db`.
+    /// A server reading `db`, starting audits with `auditor` if given (without one, `audit_site`
+    /// says so).
     #[must_use]
-    pub fn new(db: Arc<Mutex<AuditDb>>) -> ShoalMcp {
-        ShoalMcp { db, tool_router: Self::tool_router() }
+    pub fn new(db: Arc<Mutex<AuditDb>>, auditor: Option<Arc<dyn Auditor>>) -> ShoalMcp {
+        ShoalMcp { db, auditor, audit_slot: Arc::new(Semaphore::new(1)), tool_router: Self::tool_router() }
     }
 
     /// Runs `read` on the database on a blocking thread (SQLite calls block; the session's other
@@ -104,6 +111,37 @@ impl ShoalMcp {
                           rule, the crawl delay and up to 5 sitemaps.")]
     async fn robots_verdict(&self, Parameters(p): Parameters<RobotsVerdict>) -> Result<CallToolResult, ErrorData> {
         answer_of(queries::robots_verdict(&p))
+    }
+
+    #[tool(description = "Audit a site now, with the same engine, politeness and limits as `shoal audit`, into \
+                          this database, and wait for it to end: start_url, and optionally max_pages and \
+                          max_depth, which default to and cannot exceed this server's limits. One audit at a \
+                          time. Answers the audit id (for site_health, issue_urls, compare_audits), the URLs \
+                          fetched and the findings.")]
+    async fn audit_site(&self, Parameters(p): Parameters<AuditSite>) -> Result<CallToolResult, ErrorData> {
+        let Some(auditor) = &self.auditor else {
+            return Err(ErrorData::invalid_request("this server was started without audits", None));
+        };
+        let plan = match audit::plan(&p, auditor.ceilings()) {
+            Ok(plan) => plan,
+            Err(e) => return answer_of(Err(e)),
+        };
+        let Ok(_slot) = Arc::clone(&self.audit_slot).try_acquire_owned() else {
+            return Err(ErrorData::invalid_request("an audit is already running: wait for it to end", None));
+        };
+        tracing::info!(start = %plan.start, max_pages = plan.max_pages, "audit requested over MCP");
+        match auditor.audit(plan.clone()).await {
+            Ok(run) => answer_of(Ok(serde_json::json!({
+                "audit": run.audit,
+                "start_url": plan.start.to_string(),
+                "max_pages": plan.max_pages,
+                "max_depth": plan.max_depth,
+                "urls_fetched": run.urls,
+                "findings": run.findings,
+                "interrupted": run.interrupted,
+            }))),
+            Err(e) => Err(ErrorData::internal_error(format!("the audit failed: {e}"), None)),
+        }
     }
 }
 

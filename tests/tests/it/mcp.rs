@@ -87,7 +87,9 @@ async fn mcp_session_over_stdio_calls_every_tool_and_refuses_bad_input() {
     audit(&server, dir.path(), &db, &[]).await;
 
     let mut cmd = shoal_command();
-    cmd.arg("mcp").arg("--db").arg(&db);
+    // The crawl settings are `shoal audit`'s: loopback allowed for the test site, at most 5 pages.
+    cmd.arg("mcp").arg("--db").arg(&db).args(["--allow-private", "--no-dns", "--gap-ms", "0", "--max-pages", "5"]);
+    cmd.args(["--resolve", &server.resolve_arg(HOST)]);
     let stderr = std::fs::File::create(dir.path().join("mcp.stderr")).expect("stderr file");
     let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
         .stderr(stderr)
@@ -100,10 +102,17 @@ async fn mcp_session_over_stdio_calls_every_tool_and_refuses_bad_input() {
 
     let tools: BTreeSet<String> =
         client.list_all_tools().await.expect("tools/list").into_iter().map(|t| t.name.into_owned()).collect();
-    let want: BTreeSet<String> =
-        ["list_audits", "site_health", "issue_urls", "compare_audits", "explain_finding", "robots_verdict"]
-            .map(str::to_owned)
-            .into();
+    let want: BTreeSet<String> = [
+        "list_audits",
+        "site_health",
+        "issue_urls",
+        "compare_audits",
+        "explain_finding",
+        "robots_verdict",
+        "audit_site",
+    ]
+    .map(str::to_owned)
+    .into();
     assert_eq!(tools, want);
 
     // list_audits: both, newest first.
@@ -171,6 +180,24 @@ async fn mcp_session_over_stdio_calls_every_tool_and_refuses_bad_input() {
     assert!(matches!(call(&client, "no_such_tool", json!({})).await, Err(Refusal::Rpc(_))));
     let again = call(&client, "list_audits", json!({ "limit": 1 })).await.expect("still answering");
     assert_eq!(again["page"]["next_offset"], 1);
+
+    // audit_site: limits above the server's refused, then a real audit of the loopback site into
+    // the same database, within the page budget asked for.
+    let too_many = call(&client, "audit_site", json!({ "start_url": start, "max_pages": 6 })).await;
+    assert!(refused(too_many).contains("limit of 5"));
+    assert!(refused(call(&client, "audit_site", json!({ "start_url": "ftp://mcp.test/" })).await).contains("ftp"));
+    let before = server.log().paths(HOST).len();
+    let run = call(&client, "audit_site", json!({ "start_url": start, "max_pages": 2 })).await.expect("audit_site");
+    let third = run["audit"].as_u64().expect("audit id");
+    assert!(third > new, "{run}");
+    assert!(server.log().paths(HOST).len() > before, "the site was fetched again");
+    let audits = call(&client, "list_audits", json!({ "limit": 1 })).await.expect("list_audits");
+    let latest = &audits["audits"][0];
+    assert_eq!((latest["id"].as_u64(), latest["status"].as_str()), (Some(third), Some("done")));
+    assert_eq!(latest["pages"], 2, "the page budget asked for: {audits}");
+    assert_eq!(latest["findings"], run["findings"], "{audits} {run}");
+    let health = call(&client, "site_health", json!({ "audit": third, "site": start })).await.expect("site_health");
+    assert!(health["issues"].as_array().expect("issues").iter().any(|i| i["code"] == "page_limit_reached"), "{health}");
 
     client.cancel().await.expect("session closes");
     server.shutdown().await;
