@@ -174,6 +174,8 @@ pub enum ConfigTarget {
     Prune,
     /// `shoal botpage`.
     Botpage,
+    /// `shoal mcp`.
+    Mcp,
 }
 
 /// `shoal botpage`.

@@ -104,12 +104,13 @@ fn validate(cli: &Cli) -> Result<(), String> {
             token(&c.token)
         }
         Sub::Worker(w) => w.crawl.validate().map(drop).map_err(|e| e.to_string()),
+        Sub::Mcp(m) => m.crawl.validate().map(drop).map_err(|e| e.to_string()),
         Sub::Botpage(b) => crate::botpage::BotPage::from_args(b).map(drop).map_err(|e| e.to_string()),
         Sub::Submit(s) => token(&s.client.token),
         Sub::Status(s) => token(&s.client.token),
         Sub::Schedule(_) | Sub::Token(_) => Ok(()),
         Sub::Prune(p) => p.retention().map(drop).map_err(|e| e.to_string()),
-        Sub::Report(_) | Sub::Robots(_) | Sub::Config(_) | Sub::Completions(_) | Sub::Man(_) | Sub::Mcp(_) => Ok(()),
+        Sub::Report(_) | Sub::Robots(_) | Sub::Config(_) | Sub::Completions(_) | Sub::Man(_) => Ok(()),
     }
 }
 

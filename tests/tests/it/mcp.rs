@@ -87,8 +87,12 @@ async fn mcp_session_over_stdio_calls_every_tool_and_refuses_bad_input() {
     audit(&server, dir.path(), &db, &[]).await;
 
     let mut cmd = shoal_command();
-    // The crawl settings are `shoal audit`'s: loopback allowed for the test site, at most 5 pages.
-    cmd.arg("mcp").arg("--db").arg(&db).args(["--allow-private", "--no-dns", "--gap-ms", "0", "--max-pages", "5"]);
+    // The crawl settings are `shoal audit`'s: loopback allowed for the test site, and at most 5
+    // pages from the configuration file's [crawl] section, as every crawling command reads it.
+    let config = dir.path().join("shoal.toml");
+    std::fs::write(&config, "[crawl]\nmax_pages = 5\n").expect("write the config file");
+    cmd.arg("--config").arg(&config);
+    cmd.arg("mcp").arg("--db").arg(&db).args(["--allow-private", "--no-dns", "--gap-ms", "0"]);
     cmd.args(["--resolve", &server.resolve_arg(HOST)]);
     let stderr = std::fs::File::create(dir.path().join("mcp.stderr")).expect("stderr file");
     let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
