@@ -287,14 +287,15 @@ pub fn issue_urls(db: &AuditDb, p: &IssueUrls) -> Result<Value, ToolError> {
         Ok(())
     })?;
     let total = usize::try_from(count.findings).unwrap_or(usize::MAX);
+    let page = paging(Some(offset), total, rows.len());
     Ok(json!({
         "audit": audit.0,
         "site": site_json(&site),
         "code": code,
         "severity": count.severity.as_str(),
         "distinct_urls": count.urls,
-        "findings": rows.clone(),
-        "page": paging(Some(offset), total, rows.len()),
+        "findings": rows,
+        "page": page,
     }))
 }
 
@@ -345,6 +346,7 @@ pub fn compare_audits(db: &AuditDb, p: &CompareAudits) -> Result<Value, ToolErro
     for (o, n) in both.iter().skip(skip).take(limit) {
         sites.push(pair_json(&reader, o, n, per_site)?);
     }
+    let page = paging(p.offset, both.len(), sites.len());
     let refs = |list: &[SiteSummary]| -> Vec<Value> { list.iter().take(limit).map(site_json).collect() };
     Ok(json!({
         "old": old.0,
@@ -354,8 +356,8 @@ pub fn compare_audits(db: &AuditDb, p: &CompareAudits) -> Result<Value, ToolErro
         "added_sites_total": pairs.added.len(),
         "removed_sites": refs(&pairs.removed),
         "removed_sites_total": pairs.removed.len(),
-        "sites": sites.clone(),
-        "page": paging(p.offset, both.len(), sites.len()),
+        "sites": sites,
+        "page": page,
     }))
 }
 
