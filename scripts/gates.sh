@@ -9,7 +9,7 @@
 #  4. Lower layers do not depend on higher ones (Cargo forbids cycles; this forbids the wrong
 #     direction): shared < frontier-redis, shared < worker (which knows only the Frontier trait: the
 #     binary wires it to Redis), shared < store < report; coordinator < server <
-#     shoal.
+#     shoal; report < mcp < shoal (the MCP server reads the store through the report's rules).
 #  5. The test-support crate is a leaf (no Shoal crate under it), and no `#[path]` attribute reaches
 #     outside its own crate: a file two crates need lives in a crate both can depend on.
 #  6. No import circle between the files of a crate (scripts/import_circles.py): Cargo forbids
@@ -56,7 +56,7 @@ if grep -rnE 'SystemTime::now|Instant::now|std::fs::|std::net::Tcp|std::process:
 fi
 
 # 3. anyhow and clap in the binary only.
-for pkg in shoal-shared shoal-metrics shoal-frontier-redis shoal-worker shoal-store shoal-report shoal-coordinator shoal-server; do
+for pkg in shoal-shared shoal-metrics shoal-frontier-redis shoal-worker shoal-store shoal-report shoal-coordinator shoal-server shoal-mcp; do
     for bad in anyhow clap; do
         if deps "$pkg" | grep -qx "$bad"; then say "$pkg depends on $bad (only the shoal binary may)"; fi
     done
@@ -72,9 +72,10 @@ allowed() {
         shoal-report) echo "shoal-shared shoal-store" ;;
         shoal-coordinator) echo "shoal-shared shoal-metrics shoal-store shoal-worker" ;;
         shoal-server) echo "shoal-shared shoal-metrics shoal-store shoal-report shoal-coordinator" ;;
+        shoal-mcp) echo "shoal-shared shoal-store shoal-report" ;;
     esac
 }
-for pkg in shoal-shared shoal-metrics shoal-frontier-redis shoal-worker shoal-store shoal-report shoal-coordinator shoal-server shoal-test-support; do
+for pkg in shoal-shared shoal-metrics shoal-frontier-redis shoal-worker shoal-store shoal-report shoal-coordinator shoal-server shoal-mcp shoal-test-support; do
     ok=" $(allowed "$pkg") "
     for d in $(deps "$pkg" | grep -E '^shoal' || true); do
         case "$ok" in *" $d "*) ;; *) say "$pkg depends on $d (a layer above it or beside it)" ;; esac

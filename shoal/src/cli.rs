@@ -13,6 +13,7 @@ mod content;
 mod custom;
 mod domain;
 mod manual;
+mod mcp;
 mod options;
 mod prune;
 mod schedule;
@@ -24,6 +25,7 @@ pub use content::ContentArgs;
 pub use custom::CustomArgs;
 pub use domain::DomainArgs;
 pub use manual::{CompletionsArgs, ManArgs};
+pub use mcp::McpArgs;
 pub use options::AuditOptionArgs;
 pub use prune::{DEFAULT_PRUNE_WAIT_S, PruneArgs, RetainArgs};
 pub use schedule::{ScheduleAddArgs, ScheduleCommand, ScheduleListArgs, ScheduleRemoveArgs};
@@ -126,6 +128,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page shoal(1), or with --dir write a page per command into a directory.
     Man(ManArgs),
+    /// Serve the audit database to an AI assistant over MCP (Model Context Protocol) on standard
+    /// input and output: audits, site health, issues, comparisons, finding codes, robots.txt.
+    Mcp(McpArgs),
 }
 
 /// `shoal config`.
@@ -169,6 +174,8 @@ pub enum ConfigTarget {
     Prune,
     /// `shoal botpage`.
     Botpage,
+    /// `shoal mcp`.
+    Mcp,
 }
 
 /// `shoal botpage`.

@@ -41,7 +41,8 @@ pub use generate::{example_toml, key_table_markdown};
 
 /// The commands a configuration file configures; each is also a section name. `robots` and
 /// `config` are left out: support tools that take everything from their arguments.
-pub const COMMANDS: &[&str] = &["audit", "coordinator", "worker", "submit", "status", "report", "prune", "botpage"];
+pub const COMMANDS: &[&str] =
+    &["audit", "coordinator", "worker", "submit", "status", "report", "prune", "botpage", "mcp"];
 /// The section of the crawl settings shared by every command that crawls (and `botpage`).
 pub const CRAWL_SECTION: &str = "crawl";
 /// The global option naming the file; not a key, since a file cannot name another file.

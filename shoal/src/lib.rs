@@ -170,6 +170,7 @@ pub async fn run(cli: Cli, shutdown: CancellationToken) -> Result<Exit, Failure>
         }
         Command::Completions(args) => cmd::manual::completions(&args, &mut std::io::stdout().lock()),
         Command::Man(args) => cmd::manual::man(&args, &mut std::io::stdout().lock()),
+        Command::Mcp(args) => cmd::mcp::run(&args, shutdown).await,
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod coordinator;
 pub mod manual;
+pub mod mcp;
 pub mod prune;
 pub mod report;
 pub mod robots;

@@ -104,6 +104,7 @@ fn validate(cli: &Cli) -> Result<(), String> {
             token(&c.token)
         }
         Sub::Worker(w) => w.crawl.validate().map(drop).map_err(|e| e.to_string()),
+        Sub::Mcp(m) => m.crawl.validate().map(drop).map_err(|e| e.to_string()),
         Sub::Botpage(b) => crate::botpage::BotPage::from_args(b).map(drop).map_err(|e| e.to_string()),
         Sub::Submit(s) => token(&s.client.token),
         Sub::Status(s) => token(&s.client.token),

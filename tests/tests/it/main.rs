@@ -31,6 +31,7 @@ mod frontier_embedded;
 mod latency_guard;
 mod leases;
 mod link_elements;
+mod mcp;
 mod metrics;
 mod openapi;
 mod politeness;
