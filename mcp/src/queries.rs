@@ -12,7 +12,6 @@ use shoal_report::{guidance, pair_sites, rfc3339};
 use shoal_shared::finding::Code;
 use shoal_shared::ids::AuditId;
 use shoal_shared::robots::{ProductToken, RobotsRules, Verdict};
-use shoal_shared::starts::StartList;
 use shoal_store::compare::{Change, changes_with, count_with};
 use shoal_store::cursor::Reader;
 use shoal_store::{AuditDb, AuditSummary, DbError, FindingRow, SiteSummary};
@@ -133,30 +132,16 @@ fn or_none(list: &[String]) -> String {
     if list.is_empty() { "none".to_owned() } else { list.join(", ") }
 }
 
-/// The site of `audit` that `wanted` names: its id, its start URL as stored, or a start URL as a
-/// user types it (normalised as the audit's start URLs were), as `shoal report --site` reads it.
+/// The site of `audit` that `wanted` names, as `shoal report --site` reads it
+/// ([`shoal_report::find_site`]: its id, or a start URL as stored or as a user types it).
 fn find_site(db: &AuditDb, audit: AuditId, wanted: &str) -> Result<SiteSummary, ToolError> {
-    let wanted = wanted.trim();
-    if wanted.is_empty() {
+    if wanted.trim().is_empty() {
         return Err(bad("site is empty: give a start URL or a site id"));
     }
-    let sites = db.site_counts(audit)?;
-    if let Ok(id) = wanted.parse::<u64>()
-        && let Some(s) = sites.iter().find(|s| s.id.0 == id)
-    {
-        return Ok(s.clone());
-    }
-    let mut normal = StartList::default();
-    let normalised = normal.push(wanted).ok().and_then(|()| normal.into_urls().pop()).map(|u| u.to_string());
-    match sites.iter().find(|s| s.start_url == wanted || Some(&s.start_url) == normalised.as_ref()) {
-        Some(s) => Ok(s.clone()),
-        None => {
-            let some: Vec<String> = sites.iter().take(5).map(|s| s.start_url.clone()).collect();
-            Err(bad(format!(
-                "audit {audit} has no site {wanted:?} (by start URL or site id); its sites include: {}",
-                or_none(&some)
-            )))
-        }
+    match shoal_report::find_site(db, audit, wanted) {
+        Ok(s) => Ok(s),
+        Err(shoal_report::FindSiteError::Db(e)) => Err(ToolError::Db(e)),
+        Err(e) => Err(bad(e.to_string())),
     }
 }
 

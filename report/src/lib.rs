@@ -43,6 +43,7 @@ mod overview_json;
 mod per_site;
 mod sarif;
 pub mod score;
+mod sites;
 
 pub use branding::{Branding, BrandingError, Logo};
 pub use compare::{COMPARE_SCHEMA, Change, for_each_change, pair_sites, write_compare_json};
@@ -59,6 +60,7 @@ pub use overview_json::{OVERVIEW_SCHEMA, write_overview_json};
 pub use per_site::{PerSiteFiles, write_per_site};
 pub use sarif::{SARIF_VERSION, write_sarif};
 pub use shoal_store::compare::{ChangeCounts, SitePairs};
+pub use sites::{FindSiteError, find_site};
 
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::time::UnixMs;

@@ -7,7 +7,6 @@ use crate::{Exit, Failure};
 use anyhow::Context;
 use shoal_report::{self as report, Branding, Gate, HtmlOptions, Links, Logo};
 use shoal_shared::ids::{AuditId, SiteId};
-use shoal_shared::starts::StartList;
 use shoal_store::AuditDb;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -138,27 +137,13 @@ fn audit_of(db: &AuditDb, path: &Path, audit: Option<u64>) -> Result<AuditId, Fa
     Ok(audit)
 }
 
-/// The site of `audit` that `wanted` names: a site id of the audit, a start URL exactly as stored,
-/// or a start URL as a user would type it (normalised like the audit's start URLs).
+/// The site of `audit` that `wanted` names ([`report::find_site`]: an id, or a start URL as stored
+/// or as a user types it).
 fn find_site(db: &AuditDb, audit: AuditId, wanted: &str) -> Result<SiteId, Failure> {
-    let sites = db.site_counts(audit)?;
-    if let Ok(id) = wanted.trim().parse::<u64>()
-        && let Some(s) = sites.iter().find(|s| s.id.0 == id)
-    {
-        return Ok(s.id);
-    }
-    let mut normal = StartList::default();
-    let normalised = normal.push(wanted.trim()).ok().and_then(|()| normal.into_urls().pop()).map(|u| u.to_string());
-    let found = sites.iter().find(|s| s.start_url == wanted || Some(&s.start_url) == normalised.as_ref());
-    match found {
-        Some(s) => Ok(s.id),
-        None => {
-            let some: Vec<&str> = sites.iter().take(5).map(|s| s.start_url.as_str()).collect();
-            Err(Failure::input(anyhow::anyhow!(
-                "audit {audit} has no site {wanted:?} (by start URL or site id); its sites include: {}",
-                if some.is_empty() { "none".to_owned() } else { some.join(", ") }
-            )))
-        }
+    match report::find_site(db, audit, wanted) {
+        Ok(s) => Ok(s.id),
+        Err(report::FindSiteError::Db(e)) => Err(e.into()),
+        Err(e) => Err(Failure::input(anyhow::anyhow!(e))),
     }
 }
 
