@@ -52,11 +52,8 @@ impl Connector {
     ) -> Result<Connector, Box<dyn std::error::Error + Send + Sync>> {
         let to = match target.place()? {
             Place::Server(url) => To::Server(RedisTarget::server_client(&url, target.ca_pem())?),
-            Place::Sentinels(g) => {
-                // Built once here, so that a bad option fails at start.
-                g.client(target.ca_pem())?;
-                To::Sentinels(g, target.ca_pem().map(<[u8]>::to_vec))
-            }
+            // Its client is built by the first connection, which `connect_to` opens at once.
+            Place::Sentinels(g) => To::Sentinels(g, target.ca_pem().map(<[u8]>::to_vec)),
         };
         let config = ConnectionManagerConfig::new()
             .set_response_timeout(Some(Duration::from_secs(10)))

@@ -210,12 +210,6 @@ impl RedisTarget {
         self.place().map(|_| ())
     }
 
-    /// Whether the target is a master watched by Sentinels (which may be replaced by a replica).
-    #[must_use]
-    pub fn is_sentinel(&self) -> bool {
-        matches!(self.place(), Ok(Place::Sentinels(_)))
-    }
-
     /// Where the target's master is.
     pub(crate) fn place(&self) -> Result<Place, TargetError> {
         match SentinelGroup::parse(&self.url) {

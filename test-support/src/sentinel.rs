@@ -33,7 +33,7 @@ fn free_port() -> io::Result<u16> {
 }
 
 /// Sends one inline command to 127.0.0.1:`port` and returns what it answered (one read).
-pub fn ask(port: u16, command: &str) -> io::Result<String> {
+fn ask(port: u16, command: &str) -> io::Result<String> {
     ask_as(port, None, command)
 }
 
@@ -159,18 +159,6 @@ impl SentinelGroup {
         let nodes: Vec<String> = self.sentinels.iter().map(|(_, p)| format!("127.0.0.1:{p}")).collect();
         let auth = self.password.as_ref().map(|p| format!(":{p}@")).unwrap_or_default();
         format!("redis+sentinel://{auth}{}/{SERVICE}", nodes.join(","))
-    }
-
-    /// The master's port at the start.
-    #[must_use]
-    pub fn first_master_port(&self) -> Option<u16> {
-        self.master.as_ref().map(|(_, p)| *p)
-    }
-
-    /// The replica's port.
-    #[must_use]
-    pub fn replica_port(&self) -> u16 {
-        self.replica.1
     }
 
     /// Kills the master with SIGKILL (no goodbye to anyone).
