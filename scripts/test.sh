@@ -35,6 +35,13 @@ install_missing() {
   # finds there. Nothing is read from outside the repository when the tests run.
   if ! python3 -c 'import openapi_spec_validator' >/dev/null 2>&1 \
     && ! target/openapi-venv/bin/python3 -c 'import openapi_spec_validator' >/dev/null 2>&1; then
+    # Debian's python3 makes venvs only with python3-venv (ensurepip) installed.
+    if ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+      local sudo=""
+      [ "$(id -u)" = 0 ] || sudo="sudo"
+      $sudo apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv
+    fi
     python3 -m venv target/openapi-venv
     target/openapi-venv/bin/pip install -q 'openapi-spec-validator==0.9.0'
   fi
