@@ -9,7 +9,8 @@
 #  4. Lower layers do not depend on higher ones (Cargo forbids cycles; this forbids the wrong
 #     direction): shared < frontier-redis, shared < worker (which knows only the Frontier trait: the
 #     binary wires it to Redis), shared < store < report; coordinator < server <
-#     shoal; report < mcp < shoal (the MCP server reads the store through the report's rules).
+#     shoal; report < mcp < server, shoal (the MCP server reads the store through the report's rules;
+#     the coordinator serves its tools at /mcp).
 #  5. The test-support crate is a leaf (no Shoal crate under it), and no `#[path]` attribute reaches
 #     outside its own crate: a file two crates need lives in a crate both can depend on.
 #  6. No import circle between the files of a crate (scripts/import_circles.py): Cargo forbids
@@ -71,7 +72,7 @@ allowed() {
         shoal-store) echo "shoal-shared" ;;
         shoal-report) echo "shoal-shared shoal-store" ;;
         shoal-coordinator) echo "shoal-shared shoal-metrics shoal-store shoal-worker" ;;
-        shoal-server) echo "shoal-shared shoal-metrics shoal-store shoal-report shoal-coordinator" ;;
+        shoal-server) echo "shoal-shared shoal-metrics shoal-store shoal-report shoal-coordinator shoal-mcp" ;;
         shoal-mcp) echo "shoal-shared shoal-store shoal-report" ;;
     esac
 }

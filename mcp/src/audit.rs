@@ -7,6 +7,7 @@ use crate::queries::ToolError;
 use rmcp::schemars;
 use serde::Deserialize;
 use shoal_shared::starts::StartList;
+use shoal_shared::status::AuditStatus;
 use shoal_shared::url::NormalizedUrl;
 use std::future::Future;
 use std::pin::Pin;
@@ -44,7 +45,7 @@ pub struct AuditPlan {
     pub max_depth: u16,
 }
 
-/// How an audit ended.
+/// How an audit ended, or stands when the server stopped waiting for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditRun {
     /// Its id in the database.
@@ -53,19 +54,22 @@ pub struct AuditRun {
     pub urls: u64,
     /// Findings recorded.
     pub findings: u64,
-    /// Stopped before it finished (the server is shutting down); what was crawled is kept.
-    pub interrupted: bool,
+    /// How it stands when the tool answers: `done`, `interrupted` (the server is shutting down;
+    /// what was crawled is kept), `cancelled`, `failed`, or `running` when it goes on past the
+    /// server's wait (the coordinator's fleet crawls it whether or not anyone waits; the counts
+    /// are so far).
+    pub status: AuditStatus,
 }
 
 /// The future of one audit.
 pub type AuditFuture = Pin<Box<dyn Future<Output = Result<AuditRun, String>> + Send>>;
 
-/// Runs audits into the server's database with the server's settings (implemented by the binary
-/// on `shoal audit`'s engine).
+/// Runs audits into the server's database with the server's settings: implemented by the binary
+/// on `shoal audit`'s engine (stdio), and by the coordinator on its fleet (`/mcp`).
 pub trait Auditor: Send + Sync + std::fmt::Debug + 'static {
     /// The ceilings of every audit.
     fn ceilings(&self) -> Ceilings;
-    /// Runs one audit to its end.
+    /// Runs one audit to its end, or until the implementation stops waiting for it.
     fn audit(&self, plan: AuditPlan) -> AuditFuture;
 }
 

@@ -1,5 +1,6 @@
 //! `shoal mcp`: a Model Context Protocol server over the local audit database, so an AI assistant
-//! can read what Shoal found the way a user reads `shoal report` (issue 42).
+//! can read what Shoal found the way a user reads `shoal report` (issue 42); and the same tools
+//! over streamable HTTP ([`http`]), which the coordinator serves at `/mcp` behind its tokens.
 //!
 //! The tools ([`tools`]) are thin: each validates its input, then calls one read in [`queries`],
 //! which uses the same store queries and report rules (health score, issue impact, comparison
@@ -11,6 +12,7 @@
 //! a database failure is ours (`internal_error`). Neither ends the session.
 
 pub mod audit;
+pub mod http;
 pub mod queries;
 pub mod tools;
 
@@ -20,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 pub use audit::{AuditFuture, AuditPlan, AuditRun, Auditor, Ceilings};
-pub use tools::ShoalMcp;
+pub use tools::{Access, Grant, ShoalMcp};
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +66,7 @@ pub async fn serve_stdio(
     shutdown: CancellationToken,
 ) -> Result<(), McpError> {
     use rmcp::ServiceExt;
-    let server = ShoalMcp::new(open_db(db_path)?, auditor);
+    let server = ShoalMcp::new(open_db(db_path)?, auditor, Access::Local, Arc::new(tokio::sync::Semaphore::new(1)));
     let running =
         server.serve_with_ct(rmcp::transport::stdio(), shutdown).await.map_err(|e| McpError::Session(e.to_string()))?;
     let reason = running.waiting().await.map_err(|e| McpError::Session(e.to_string()))?;

@@ -7,7 +7,9 @@ use crate::queries::{
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, ErrorData, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ErrorData, Extensions, Implementation, ServerCapabilities, ServerConfig,
+};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde_json::Value;
 use shoal_store::AuditDb;
@@ -20,12 +22,33 @@ security headers, SEO). Start with list_audits, then site_health (without a site
 with one: its issues ranked by impact), issue_urls for the URLs behind one issue, explain_finding for what a code \
 means and how to fix it, compare_audits for what changed, audit_site to audit a site now. Answers are JSON and paged: follow page.next_offset.";
 
+/// What the caller of one request over HTTP may do: the coordinator's token scopes, as its
+/// authentication middleware decided them, put in the request's extensions for the tools to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// The reading tools.
+    Read,
+    /// The reading tools and `audit_site`.
+    ReadAndAudit,
+}
+
+/// Who decides what a caller may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// `shoal mcp` over stdio: the user who started it, on their own database, may do everything.
+    Local,
+    /// The coordinator's `/mcp`: each request carries its [`Grant`]; a request without one (a
+    /// route mounted without the middleware) may only read.
+    PerRequest,
+}
+
 /// The MCP server of one audit database.
 #[derive(Debug, Clone)]
 pub struct ShoalMcp {
     db: Arc<Mutex<AuditDb>>,
     auditor: Option<Arc<dyn Auditor>>,
-    /// One audit at a time per server: a second request while one runs is refused, not queued,
+    access: Access,
+    /// One audit at a time per process: a second request while one runs is refused, not queued,
     /// so an assistant cannot pile up crawls.
     audit_slot: Arc<Semaphore>,
     tool_router: ToolRouter<ShoalMcp>,
@@ -33,10 +56,27 @@ pub struct ShoalMcp {
 
 impl ShoalMcp {
     /// A server reading `db`, starting audits with `auditor` if given (without one, `audit_site`
-    /// says so).
+    /// says so), for callers allowed what `access` says. `audit_slot` is shared by every server
+    /// of one process (one audit at a time).
     #[must_use]
-    pub fn new(db: Arc<Mutex<AuditDb>>, auditor: Option<Arc<dyn Auditor>>) -> ShoalMcp {
-        ShoalMcp { db, auditor, audit_slot: Arc::new(Semaphore::new(1)), tool_router: Self::tool_router() }
+    pub fn new(
+        db: Arc<Mutex<AuditDb>>,
+        auditor: Option<Arc<dyn Auditor>>,
+        access: Access,
+        audit_slot: Arc<Semaphore>,
+    ) -> ShoalMcp {
+        ShoalMcp { db, auditor, access, audit_slot, tool_router: Self::tool_router() }
+    }
+
+    /// Whether the caller of this request may start an audit.
+    fn may_audit(&self, extensions: &Extensions) -> bool {
+        match self.access {
+            Access::Local => true,
+            Access::PerRequest => extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Grant>())
+                .is_some_and(|g| *g == Grant::ReadAndAudit),
+        }
     }
 
     /// Runs `read` on the database on a blocking thread (SQLite calls block; the session's other
@@ -116,12 +156,23 @@ impl ShoalMcp {
     #[tool(description = "Audit a site now, with the same engine, politeness and limits as `shoal audit`, into \
                           this database, and wait for it to end: start_url, and optionally max_pages and \
                           max_depth, which default to and cannot exceed this server's limits. One audit at a \
-                          time. Answers the audit id (for site_health, issue_urls, compare_audits), the URLs \
-                          fetched and the findings.")]
-    async fn audit_site(&self, Parameters(p): Parameters<AuditSite>) -> Result<CallToolResult, ErrorData> {
+                          time. Answers the audit id (for site_health, issue_urls, compare_audits), its status \
+                          (done, interrupted, or running when it outlasts the server's wait: follow it with \
+                          list_audits), the URLs fetched and the findings so far.")]
+    async fn audit_site(
+        &self,
+        Parameters(p): Parameters<AuditSite>,
+        extensions: Extensions,
+    ) -> Result<CallToolResult, ErrorData> {
         let Some(auditor) = &self.auditor else {
             return Err(ErrorData::invalid_request("this server was started without audits", None));
         };
+        if !self.may_audit(&extensions) {
+            return Err(ErrorData::invalid_request(
+                "audit_site needs a token with scope submit (or the coordinator's admin token); this token may only read",
+                None,
+            ));
+        }
         let plan = match audit::plan(&p, auditor.ceilings()) {
             Ok(plan) => plan,
             Err(e) => return answer_of(Err(e)),
@@ -138,7 +189,7 @@ impl ShoalMcp {
                 "max_depth": plan.max_depth,
                 "urls_fetched": run.urls,
                 "findings": run.findings,
-                "interrupted": run.interrupted,
+                "status": run.status.as_str(),
             }))),
             Err(e) => Err(ErrorData::internal_error(format!("the audit failed: {e}"), None)),
         }

@@ -20,6 +20,7 @@
 //! | POST | `/v1/tokens` | make a token `{"name", "scope": "read"\|"submit"\|"site", "hosts": [...]}` → 201 with its `secret`, shown only here (admin only) |
 //! | GET | `/v1/tokens` | every token: id, name, scope, hosts, creation time, never the secret (admin only) |
 //! | DELETE | `/v1/tokens/{id}` | remove it: refused from the next request on → `{"removed": id}` (admin only) |
+//! | POST | `/mcp` | the MCP tools over streamable HTTP ([`crate::mcp`], docs/mcp.md): `read` or `submit`; `audit_site` needs `submit` |
 //! | GET, POST | `/`, `/ui/...` | the web dashboard ([`crate::dashboard`], docs/dashboard.md) |
 
 pub mod openapi;
@@ -77,8 +78,19 @@ impl<F> Clone for AppState<F> {
 }
 
 /// The API's routes over `engine`, requiring `Authorization: Bearer <token>` on everything but
-/// `/healthz`, `/metrics` and `/v1/openapi.json`; the dashboard's reports carry `branding`.
-pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String, branding: Arc<Branding>) -> Router {
+/// `/healthz`, `/metrics` and `/v1/openapi.json`, and the MCP endpoint `/mcp` ([`crate::mcp`])
+/// behind the same tokens; the dashboard's reports carry `branding`. `/mcp` stops answering at
+/// `shutdown`.
+///
+/// # Errors
+/// The audit database could not be opened for `/mcp`'s reads.
+pub fn router<F: Frontier>(
+    engine: Arc<Coordinator<F>>,
+    token: String,
+    branding: Arc<Branding>,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> Result<Router, shoal_store::DbError> {
+    let mcp = crate::mcp::service(&engine, shutdown)?;
     let state = AppState { engine, token: Arc::from(token), branding: Arc::clone(&branding) };
     let dashboard = crate::dashboard::router(Arc::clone(&state.engine), Arc::clone(&state.token), branding);
     let (api, doc) = described_routes::<F>()
@@ -87,14 +99,20 @@ pub fn router<F: Frontier>(engine: Arc<Coordinator<F>>, token: String, branding:
         .split_for_parts();
     // Serialised once: the document is the same for every request.
     let doc = openapi::Served(Arc::from(openapi::json(openapi::complete(doc))));
-    Router::new()
+    // The token check runs first (the outer layer), then the grant it allows the tools.
+    let mcp = Router::new()
+        .route(access::MCP, mcp)
+        .route_layer(middleware::from_fn(crate::mcp::grant))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token::<F>));
+    Ok(Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/metrics", get(metrics))
         .merge(api)
         .layer(Extension(doc))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
-        .merge(dashboard)
+        .merge(mcp)
+        .merge(dashboard))
 }
 
 /// The OpenAPI document of the API ([`openapi`]), as `GET /v1/openapi.json` serves it.
@@ -160,8 +178,8 @@ async fn caller<F: Frontier>(st: &AppState<F>, headers: &axum::http::HeaderMap) 
 }
 
 /// Lets a request in if its token may do what the route does ([`access::allow`]), with what it
-/// sees as an extension ([`View`]); 401 without a known token, 403 with one whose scope does not
-/// reach.
+/// sees ([`View`]) and who it is ([`Caller`]) as extensions; 401 without a known token, 403 with
+/// one whose scope does not reach.
 async fn require_token<F: Frontier>(State(st): State<AppState<F>>, mut req: Request, next: Next) -> Response {
     let who = match caller(&st, req.headers()).await {
         Ok(Some(who)) => who,
@@ -179,6 +197,7 @@ async fn require_token<F: Frontier>(State(st): State<AppState<F>>, mut req: Requ
     match access::allow(&who, req.method(), &route) {
         Ok(view) => {
             req.extensions_mut().insert(view);
+            req.extensions_mut().insert(who);
             next.run(req).await
         }
         Err(refused) => {

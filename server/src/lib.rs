@@ -1,5 +1,6 @@
-//! The coordinator's HTTP face: the JSON API ([`api`]), the dashboard ([`dashboard`]) and the one
-//! authentication both use ([`auth`]), mounted in one router by [`serve`].
+//! The coordinator's HTTP face: the JSON API ([`api`]), the dashboard ([`dashboard`]), the MCP
+//! tools ([`mcp`]) and the one authentication they use ([`auth`]), mounted in one router by
+//! [`serve`].
 //!
 //! It holds no state of its own beyond login sessions: every answer comes from the
 //! [`Coordinator`] engine or, for reports, from the audit database read on a connection of its
@@ -8,6 +9,7 @@
 pub mod api;
 pub mod auth;
 pub mod dashboard;
+pub mod mcp;
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -118,7 +120,8 @@ pub async fn serve<F: Frontier>(
     branding: Branding,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let app = api::router(engine, token, Arc::new(branding));
+    let app = api::router(engine, token, Arc::new(branding), &shutdown)
+        .map_err(|e| std::io::Error::other(format!("opening the audit database for /mcp: {e}")))?;
     serve_app(listener, app, shutdown, DRAIN_DEADLINE).await
 }
 

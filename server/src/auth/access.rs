@@ -9,6 +9,7 @@
 //! | submit, cancel | yes | yes | 403 | 403 |
 //! | list and read schedules | yes | yes | yes | 403 |
 //! | add and remove schedules, manage tokens | yes | 403 | 403 | 403 |
+//! | the MCP tools at `/mcp` | yes | yes, `audit_site` too | yes, but not `audit_site` | 403 |
 //!
 //! Why `submit` reads every audit: it is for the operator's own automation (`shoal submit
 //! --wait` follows the audit it submitted), not for a tenant, and tracking which token submitted
@@ -31,6 +32,10 @@ pub enum Caller {
     Token(TokenRow),
 }
 
+/// The MCP endpoint ([`crate::mcp`]): in the table, not in the OpenAPI document (MCP describes
+/// its own tools, `tools/list`).
+pub const MCP: &str = "/mcp";
+
 /// What an API route does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -52,6 +57,8 @@ pub enum Action {
     ChangeSchedules,
     /// `/v1/tokens`.
     ManageTokens,
+    /// `POST /mcp`: the MCP tools; `audit_site` also needs [`Action::Submit`].
+    Mcp,
 }
 
 /// What an action needs at least.
@@ -94,6 +101,7 @@ pub const ROUTES: &[(Method, &str, Action)] = &[
     (Method::GET, "/v1/tokens", Action::ManageTokens),
     (Method::POST, "/v1/tokens", Action::ManageTokens),
     (Method::DELETE, "/v1/tokens/{id}", Action::ManageTokens),
+    (Method::POST, MCP, Action::Mcp),
 ];
 
 /// The action of a route (its pattern as the router matched it), if the table has it.
@@ -108,7 +116,7 @@ pub fn action(method: &Method, route: &str) -> Option<Action> {
 pub fn need(action: Action) -> Need {
     match action {
         Action::ListAudits | Action::AuditStatus | Action::SiteReport => Need::ReadOrSite,
-        Action::AuditReport | Action::ReadSchedules => Need::Read,
+        Action::AuditReport | Action::ReadSchedules | Action::Mcp => Need::Read,
         Action::Submit | Action::Cancel => Need::Submit,
         Action::ChangeSchedules | Action::ManageTokens => Need::Admin,
     }
@@ -128,22 +136,31 @@ pub enum View {
 #[error("{0}")]
 pub struct Refusal(pub String);
 
+/// What `caller` sees if it may do what needs `need`, or `None`.
+#[must_use]
+pub fn reaches(caller: &Caller, need: Need) -> Option<View> {
+    let token = match caller {
+        Caller::Admin => return Some(View::All),
+        Caller::Token(t) => t,
+    };
+    match (&token.scope, need) {
+        (_, Need::Admin) | (Scope::Read | Scope::Sites(_), Need::Submit) | (Scope::Sites(_), Need::Read) => None,
+        (Scope::Read | Scope::Submit, _) => Some(View::All),
+        (Scope::Sites(hosts), Need::ReadOrSite) => Some(View::Sites(hosts.clone())),
+    }
+}
+
 /// Whether `caller` may do what the route (`method`, matched `route`) does, and what it sees.
 ///
 /// # Errors
 /// [`Refusal`] naming the scope needed.
 pub fn allow(caller: &Caller, method: &Method, route: &str) -> Result<View, Refusal> {
+    let need = action(method, route).map_or(Need::Admin, need);
     let token = match caller {
         Caller::Admin => return Ok(View::All),
         Caller::Token(t) => t,
     };
-    let need = action(method, route).map_or(Need::Admin, need);
-    let view = match (&token.scope, need) {
-        (_, Need::Admin) | (Scope::Read | Scope::Sites(_), Need::Submit) | (Scope::Sites(_), Need::Read) => None,
-        (Scope::Read | Scope::Submit, _) => Some(View::All),
-        (Scope::Sites(hosts), Need::ReadOrSite) => Some(View::Sites(hosts.clone())),
-    };
-    view.ok_or_else(|| {
+    reaches(caller, need).ok_or_else(|| {
         let hosts = match &token.scope {
             Scope::Sites(h) => {
                 format!(" for {}", h.hosts().iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))

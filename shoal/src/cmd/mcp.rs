@@ -7,6 +7,7 @@ use crate::progress::Progress;
 use crate::{Exit, Failure};
 use shoal_coordinator::local::{AuditRequest, run_audit};
 use shoal_mcp::{AuditFuture, AuditPlan, AuditRun, Auditor, Ceilings, McpError};
+use shoal_shared::status::AuditStatus;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -68,7 +69,7 @@ impl Auditor for LocalAuditor {
                 audit: outcome.audit.0,
                 urls: outcome.pages,
                 findings: outcome.findings,
-                interrupted: outcome.interrupted,
+                status: if outcome.interrupted { AuditStatus::Interrupted } else { AuditStatus::Done },
             })
         })
     }

@@ -32,6 +32,7 @@ mod latency_guard;
 mod leases;
 mod link_elements;
 mod mcp;
+mod mcp_http;
 mod metrics;
 mod openapi;
 mod politeness;

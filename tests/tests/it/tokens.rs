@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 const DEADLINE: Duration = Duration::from_secs(60);
 
 /// `shoal token ARGS --db DB` as its own process: exit code, stdout, stderr.
-fn token_cmd(db: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+pub(crate) fn token_cmd(db: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     let out =
         shoal_command().arg("token").arg(args[0]).arg("--db").arg(db).args(&args[1..]).output().expect("shoal runs");
     (
@@ -30,7 +30,7 @@ fn token_cmd(db: &Path, args: &[&str]) -> (Option<i32>, String, String) {
 }
 
 /// `shoal token add ...`: the token's id and secret.
-fn add(db: &Path, args: &[&str]) -> (u64, String) {
+pub(crate) fn add(db: &Path, args: &[&str]) -> (u64, String) {
     let mut all = vec!["add"];
     all.extend_from_slice(args);
     let (code, out, err) = token_cmd(db, &all);
