@@ -3,7 +3,7 @@
 
 use super::ReportError;
 use serde::Serialize;
-use shoal_shared::browser::{AxeViolation, BrowserPage, Consent, Keyboard, ResourceTally, Vitals};
+use shoal_shared::browser::{AxeViolation, BrowserPage, Consent, Keyboard, Rendered, ResourceTally, Vitals};
 use shoal_store::{AuditDb, SiteSummary};
 use std::io::Write;
 
@@ -28,6 +28,8 @@ struct BrowserJson<'a> {
     axe: &'a [AxeViolation],
     keyboard: &'a Keyboard,
     consent: &'a Consent,
+    /// The page as its scripts left it (null when it could not be read).
+    rendered: Option<&'a Rendered>,
     screenshots: ShotsJson,
 }
 
@@ -45,6 +47,7 @@ impl<'a> BrowserJson<'a> {
             axe: &p.axe,
             keyboard: &p.keyboard,
             consent: &p.consent,
+            rendered: p.rendered.as_ref(),
             screenshots: ShotsJson {
                 desktop_jpeg_base64: crate::html::csp::base64(&p.desktop_jpeg),
                 phone_jpeg_base64: crate::html::csp::base64(&p.phone_jpeg),

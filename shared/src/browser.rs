@@ -36,6 +36,52 @@ pub struct BrowserPage {
     pub desktop_jpeg: Vec<u8>,
     #[serde(with = "serde_bytes")]
     pub phone_jpeg: Vec<u8>,
+    /// The page as Chromium rendered it, read after the load and before any interaction; `None`
+    /// when it could not be read, and in records of older workers.
+    #[serde(default)]
+    pub rendered: Option<Rendered>,
+}
+
+/// At most this many page links of a rendered page are kept.
+pub const MAX_RENDERED_LINKS: usize = 500;
+/// At most this many script errors of a page load are kept, each at most
+/// [`MAX_SCRIPT_ERROR_CHARS`] characters.
+pub const MAX_SCRIPT_ERRORS: usize = 20;
+/// See [`MAX_SCRIPT_ERRORS`].
+pub const MAX_SCRIPT_ERROR_CHARS: usize = 300;
+
+/// A page's facts as JavaScript left them: read by the crawl's own HTML extractor from the DOM
+/// Chromium built (serialised after the load, before any click or key), so each field means what
+/// the same field of the crawl's raw `pages` row means. What scripts changed is the difference
+/// between the two (the store's site analysis, `rendered_*` findings); search engines that render
+/// see this version, those that do not see the raw one.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Rendered {
+    /// The first `<title>`, collapsed; `Some("")` when present but empty.
+    pub title: Option<String>,
+    /// The first meta description, collapsed.
+    pub meta_description: Option<String>,
+    /// The first canonical link, resolved as the crawl resolves it.
+    pub canonical: Option<String>,
+    /// The meta robots directives, lower-cased.
+    pub meta_robots: Vec<String>,
+    /// The text of each `<h1>`.
+    pub h1: Vec<String>,
+    /// Links to pages (`<a>`, `<area>`, `<iframe>`), absolute and normalised as the crawl
+    /// normalises them, in document order, at most [`MAX_RENDERED_LINKS`].
+    pub links: Vec<String>,
+    /// Words of the main text, counted as the crawl counts them.
+    pub words: u32,
+    /// Uncaught script errors and unhandled promise rejections while the page loaded.
+    pub script_errors: Vec<String>,
+}
+
+impl Rendered {
+    /// Whether its meta robots say `noindex` (or `none`), the crawl's rule.
+    #[must_use]
+    pub fn noindex(&self) -> bool {
+        self.meta_robots.iter().any(|d| d == "noindex" || d == "none")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -229,6 +275,13 @@ pub fn findings(page: &BrowserPage) -> Vec<crate::finding::Finding> {
             format!("{} backward step(s), e.g. {}", k.backwards.len(), k.backwards[0]),
             k.backwards.clone(),
         );
+    }
+    if let Some(r) = &page.rendered
+        && let Some(first) = r.script_errors.first()
+    {
+        let n = r.script_errors.len();
+        let detail = format!("{n} error{} while the page loaded, first: {first}", if n == 1 { "" } else { "s" });
+        push(Code::BrowserScriptErrors, detail, r.script_errors.clone());
     }
     let c = &page.consent;
     if !c.trackers_before.is_empty() {

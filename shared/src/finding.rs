@@ -454,6 +454,24 @@ codes! {
     BrowserPageFailed = "browser_page_failed", Notice, "browser", "The page could not be checked in headless Chromium (it did not load in time, was refused by the address guard, or the browser failed).";
     /// The page took headless Chromium past the worker's browser memory limit.
     BrowserMemoryExceeded = "browser_memory_exceeded", Warning, "browser", "Opening the page took the browser past the audit's memory limit (--browser-memory-mb), so its check was stopped: a visitor's browser or phone would struggle too.";
+    /// Uncaught script errors while the page loaded.
+    BrowserScriptErrors = "browser_script_errors", Warning, "browser", "Scripts failed with uncaught errors while the page loaded in headless Chromium: part of the page may not work or not appear.";
+    // Raw against rendered (issue 38): the crawl's facts of a page against the same facts read
+    // from the DOM Chromium built (shared::browser::Rendered), compared by the site analysis.
+    /// The title differs after JavaScript runs.
+    RenderedTitleChanged = "rendered_title_changed", Notice, "browser", "JavaScript changes the page's title: search engines that do not run scripts, link previews and many crawlers show the other one.";
+    /// The meta description differs after JavaScript runs.
+    RenderedDescriptionChanged = "rendered_description_changed", Notice, "browser", "JavaScript changes the page's meta description: what the HTML says and what a rendering search engine reads differ.";
+    /// The h1 headings differ after JavaScript runs.
+    RenderedH1Changed = "rendered_h1_changed", Notice, "browser", "JavaScript changes the page's main heading (h1): crawlers that do not run scripts read another one, or none.";
+    /// The canonical URL differs between the HTML and the rendered page.
+    RenderedCanonicalMismatch = "rendered_canonical_mismatch", Warning, "browser", "The canonical URL in the HTML and the one after JavaScript runs differ (or only one of them has one): search engines may follow either.";
+    /// noindex in one version of the page and not in the other.
+    RenderedNoindexMismatch = "rendered_noindex_mismatch", Error, "browser", "The page says noindex in one version and not in the other (its HTML, or after JavaScript runs): search engines may drop a page you want found, or index one you meant to hide.";
+    /// Links to pages that exist only after JavaScript runs.
+    RenderedOnlyLinks = "rendered_only_links", Warning, "browser", "Links to pages exist only after JavaScript runs: crawlers that do not render never find the pages behind them.";
+    /// The main text exists only after JavaScript runs.
+    RenderedOnlyContent = "rendered_only_content", Warning, "browser", "The page's main text appears only after JavaScript runs: its HTML is (nearly) empty for crawlers that do not render.";
 }
 
 impl Code {

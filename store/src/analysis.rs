@@ -39,6 +39,9 @@
 //!
 //! - **`ai_crawlers_inconsistent`**: see [`crate::ai_crawlers`].
 //!
+//! - **raw against rendered** (`rendered_*`): the pages the browser check opened, their HTML's
+//!   facts against their rendered DOM's, in [`rendered`].
+//!
 //! Idempotent: the findings this module wrote before for the site (`origin = 'analysis'`) are
 //! marked stale, the ones produced again are kept with their ids (their `related` refreshed), and
 //! the rest are deleted. A finding a worker already reported with the same key is left alone.
@@ -52,6 +55,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 mod content;
+pub mod rendered;
 pub(crate) mod sink;
 pub use content::LimitsCache;
 use shoal_shared::content::ContentLimits;
@@ -102,6 +106,7 @@ pub(super) fn analyse_site(
     content::duplicates(&sink, limits)?;
     content::pagination(&sink)?;
     super::ai_crawlers::analyse(&sink, site)?;
+    rendered::analyse(&sink)?;
     let removed = conn
         .prepare_cached("DELETE FROM findings WHERE site_id = ?1 AND origin = 'analysis' AND stale = 1")
         .and_then(|mut s| s.execute([sink.site]))

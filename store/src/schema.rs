@@ -82,12 +82,17 @@
 //! registration of a registrable domain once, with one of its sites (issue 40); the findings of
 //! that check are marked [`domain_wide`](shoal_shared::finding::Finding::domain_wide), and the
 //! database gives each to every site of the audit with the same `domain` (`crate::apply`).
+//!
+//! Version 15 adds `browser_pages.rendered_json` (issue 38): the page's facts as its scripts left
+//! them ([`Rendered`](shoal_shared::browser::Rendered), JSON; `NULL` when they could not be read
+//! and in rows written before), which the site analysis compares with the page's raw row
+//! (`crate::analysis::rendered`).
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -382,4 +387,9 @@ CREATE TABLE tokens (
 const V14: &str = "
 ALTER TABLE sites ADD COLUMN domain TEXT;
 CREATE INDEX sites_by_domain ON sites (audit_id, domain) WHERE domain IS NOT NULL;
+";
+
+/// Version 15: a browser page's rendered facts (see the module documentation).
+const V15: &str = "
+ALTER TABLE browser_pages ADD COLUMN rendered_json TEXT;
 ";

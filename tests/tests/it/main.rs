@@ -39,6 +39,7 @@ mod politeness;
 mod procs;
 mod quarantine;
 mod redis_tls;
+mod rendered;
 mod retention;
 mod schedule;
 mod schedule_wake;

@@ -5,7 +5,8 @@
 //! cookies or cache from the page before), the probe script (`js/probe.js`) injected before the
 //! page's own scripts, request interception on (`intercept.rs`: every request of the checked tab
 //! passes the worker's address guard first, for the record), the page loaded at 1366x768, Core
-//! Web Vitals read, desktop and phone screenshots, axe-core (`axe.rs`), Tab through the page
+//! Web Vitals read, the rendered DOM's facts and the load's script errors (`rendered.rs`), desktop
+//! and phone screenshots, axe-core (`axe.rs`), Tab through the page
 //! (`keyboard.rs`), and the consent banner (`consent.rs`): what loaded before any interaction,
 //! its Reject clicked, the page opened again and what still loads. Everything runs under one hard
 //! time limit ([`BrowserSettings::page_timeout`]) and one memory limit
@@ -39,6 +40,7 @@ mod keyboard;
 mod page;
 mod process;
 mod proxy;
+mod rendered;
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;

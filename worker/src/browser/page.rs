@@ -28,7 +28,7 @@ use tracing::{debug, warn};
 use super::intercept::{self, SharedNet, lock};
 use super::js::{eval, load, short};
 use super::proxy::Gate;
-use super::{BrowserSettings, axe, consent, keyboard};
+use super::{BrowserSettings, axe, consent, keyboard, rendered};
 
 /// The probe injected before the page's scripts.
 const PROBE_JS: &str = include_str!("js/probe.js");
@@ -229,6 +229,11 @@ async fn measure(
     };
     if !(record.final_url.starts_with("http://") || record.final_url.starts_with("https://")) {
         return Err(format!("the page did not load (ended at {})", short(&record.final_url)));
+    }
+    // The DOM as the page's scripts left it, before any viewport change, key or click of ours.
+    match rendered::read(page, &record.final_url).await {
+        Ok(r) => record.rendered = Some(r),
+        Err(e) => warn!(url = %record.url, error = %e, "the rendered page could not be read"),
     }
 
     record.desktop_jpeg = screenshot(page).await?;

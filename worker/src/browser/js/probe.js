@@ -164,5 +164,19 @@
     return !!(document.getElementById(id) || document.getElementsByName(id)[0]);
   };
   s.selector = selector;
+  // Uncaught script errors and unhandled promise rejections (not failed image or script loads,
+  // whose 'error' events are plain Events on the element): at most 20, 300 characters each.
+  const errors = [];
+  const note = (text) => { if (errors.length < 20) errors.push(String(text).slice(0, 300)); };
+  window.addEventListener('error', (e) => {
+    if (!(e instanceof ErrorEvent)) return;
+    const where = e.filename ? ` (${e.filename}:${e.lineno})` : '';
+    note(`${e.message || 'error'}${where}`);
+  });
+  window.addEventListener('unhandledrejection', (e) => {
+    const r = e.reason;
+    note(`unhandled promise rejection: ${r && r.message ? r.message : String(r)}`);
+  });
+  s.errors = () => errors.slice();
   Object.defineProperty(window, '__shoal', { value: s, enumerable: false });
 })();
