@@ -23,6 +23,10 @@ pub struct BrowserPage {
     pub third_party_hosts: Vec<String>,
     /// Requests the address guard refused (private/link-local targets without --allow-private).
     pub blocked: Vec<String>,
+    /// Requests to the audited site's hosts that their robots.txt disallows, held back (at most
+    /// 50): `"URL (rule)"`. Absent from records of older workers.
+    #[serde(default)]
+    pub robots_blocked: Vec<String>,
     /// The memory (MiB) all of Chromium's processes used when the page took them past the
     /// worker's limit and the check was stopped (`error` says so too); `None` otherwise. Absent
     /// from records of older workers.
@@ -282,6 +286,11 @@ pub fn findings(page: &BrowserPage) -> Vec<crate::finding::Finding> {
         let n = r.script_errors.len();
         let detail = format!("{n} error{} while the page loaded, first: {first}", if n == 1 { "" } else { "s" });
         push(Code::BrowserScriptErrors, detail, r.script_errors.clone());
+    }
+    if let Some(first) = page.robots_blocked.first() {
+        let n = page.robots_blocked.len();
+        let detail = format!("{n} request{} held back, first: {first}", if n == 1 { "" } else { "s" });
+        push(Code::BrowserRobotsBlocked, detail, page.robots_blocked.clone());
     }
     let c = &page.consent;
     if !c.trackers_before.is_empty() {

@@ -456,6 +456,8 @@ codes! {
     BrowserMemoryExceeded = "browser_memory_exceeded", Warning, "browser", "Opening the page took the browser past the audit's memory limit (--browser-memory-mb), so its check was stopped: a visitor's browser or phone would struggle too.";
     /// Uncaught script errors while the page loaded.
     BrowserScriptErrors = "browser_script_errors", Warning, "browser", "Scripts failed with uncaught errors while the page loaded in headless Chromium: part of the page may not work or not appear.";
+    /// Resources of the page that the site's robots.txt disallows, held back by the browser.
+    BrowserRobotsBlocked = "browser_robots_blocked", Notice, "browser", "The page loads resources that the site's robots.txt disallows: Shoal's browser held them back, as search engines' renderers do, so the page they render may lack them.";
     // Raw against rendered (issue 38): the crawl's facts of a page against the same facts read
     // from the DOM Chromium built (shared::browser::Rendered), compared by the site analysis.
     /// The title differs after JavaScript runs.

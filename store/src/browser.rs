@@ -14,8 +14,8 @@ pub(super) fn store(conn: &Connection, path: &Path, p: &BrowserPage) -> Result<(
     conn.prepare_cached(
         "INSERT OR REPLACE INTO browser_pages (site_id, url, final_url, status, error, lcp_ms, cls_milli, inp_ms,
             tbt_ms, fcp_ms, ttfb_ms, resources_json, third_party_json, blocked_json, axe_json, keyboard_json,
-            consent_json, desktop_jpeg, phone_jpeg, rendered_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+            consent_json, desktop_jpeg, phone_jpeg, rendered_json, robots_blocked_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -39,6 +39,7 @@ pub(super) fn store(conn: &Connection, path: &Path, p: &BrowserPage) -> Result<(
             p.desktop_jpeg,
             p.phone_jpeg,
             p.rendered.as_ref().map(to_json),
+            to_json(&p.robots_blocked),
         ])
     })
     .map_err(sql_err(path, "store a browser page"))?;
@@ -77,6 +78,7 @@ fn row(audit: AuditId, site: SiteId, r: &Row<'_>) -> rusqlite::Result<BrowserPag
         desktop_jpeg: r.get(16)?,
         phone_jpeg: r.get(17)?,
         rendered: r.get::<_, Option<String>>(18)?.map(|_| json(r, 18)).transpose()?,
+        robots_blocked: json(r, 19)?,
         // Not a column: such a page's `error` says how much memory it took, and its finding
         // (`browser_memory_exceeded`) is stored with the audit's other findings.
         memory_exceeded_mib: None,
@@ -95,7 +97,7 @@ impl AuditDb {
             .prepare_cached(
                 "SELECT url, final_url, status, error, lcp_ms, cls_milli, inp_ms, tbt_ms, fcp_ms, ttfb_ms,
                     resources_json, third_party_json, blocked_json, axe_json, keyboard_json, consent_json,
-                    desktop_jpeg, phone_jpeg, rendered_json
+                    desktop_jpeg, phone_jpeg, rendered_json, robots_blocked_json
                  FROM browser_pages WHERE site_id = ?1 ORDER BY url",
             )
             .map_err(sql_err(path, "prepare browser pages"))?;

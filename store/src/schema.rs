@@ -86,7 +86,8 @@
 //! Version 15 adds `browser_pages.rendered_json` (issue 38): the page's facts as its scripts left
 //! them ([`Rendered`](shoal_shared::browser::Rendered), JSON; `NULL` when they could not be read
 //! and in rows written before), which the site analysis compares with the page's raw row
-//! (`crate::analysis::rendered`).
+//! (`crate::analysis::rendered`); and `browser_pages.robots_blocked_json`, the page's requests its
+//! site's robots.txt held back (`[]` in rows written before).
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
@@ -392,4 +393,5 @@ CREATE INDEX sites_by_domain ON sites (audit_id, domain) WHERE domain IS NOT NUL
 /// Version 15: a browser page's rendered facts (see the module documentation).
 const V15: &str = "
 ALTER TABLE browser_pages ADD COLUMN rendered_json TEXT;
+ALTER TABLE browser_pages ADD COLUMN robots_blocked_json TEXT NOT NULL DEFAULT '[]';
 ";

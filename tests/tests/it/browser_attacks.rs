@@ -159,7 +159,7 @@ async fn new_tabs_prefetches_and_webrtc_reach_nothing_the_guard_refuses() {
     let open = |path: &str| {
         let url = server.url(SHOP, path);
         let browser = &browser;
-        async move { browser.check_page(AuditId(1), SiteId(1), &url).await }
+        async move { browser.check_page(AuditId(1), SiteId(1), &url, shoal_worker::browser::no_robots_rules()).await }
     };
 
     // Each attack is checked on its own: its page, a moment for anything late (a prerender, an
@@ -213,7 +213,9 @@ async fn names_are_resolved_by_the_workers_resolver_only_and_a_rebound_name_keep
 
     // 4. DNS rebinding of the page's own host: first answer loopback (allowed), later answers the
     //    refused address with TTL 0. The page asks its own host again 1.5 s after loading.
-    let page = browser.check_page(AuditId(1), SiteId(1), &server.url(REBIND, "/rebind")).await;
+    let page = browser
+        .check_page(AuditId(1), SiteId(1), &server.url(REBIND, "/rebind"), shoal_worker::browser::no_robots_rules())
+        .await;
     assert_eq!(page.error, None, "{page:?}");
     assert_eq!(page.status, Some(200));
     let log = server.log();
@@ -231,7 +233,14 @@ async fn names_are_resolved_by_the_workers_resolver_only_and_a_rebound_name_keep
     // 6. Names only the system resolver knows (`localhost`, from /etc/hosts) reach nothing: the
     //    worker's resolver is the configured server, which does not know them, and Chromium
     //    resolves nothing itself.
-    let names = browser.check_page(AuditId(1), SiteId(1), &server.url(SHOP, "/attack/system-dns")).await;
+    let names = browser
+        .check_page(
+            AuditId(1),
+            SiteId(1),
+            &server.url(SHOP, "/attack/system-dns"),
+            shoal_worker::browser::no_robots_rules(),
+        )
+        .await;
     assert_eq!(names.error, None, "{names:?}");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let log = server.log();
@@ -250,10 +259,19 @@ async fn a_page_that_eats_memory_is_stopped_with_a_finding_and_chromium_ends() {
     let browser = launch(&fetcher, BrowserSettings { memory_limit: limit_mib << 20, ..settings() }).await;
     let profile = browser.profile_dir();
     // A page within the limit is checked as usual.
-    let calm = browser.check_page(AuditId(1), SiteId(1), &server.url(SHOP, "/stable")).await;
+    let calm = browser
+        .check_page(AuditId(1), SiteId(1), &server.url(SHOP, "/stable"), shoal_worker::browser::no_robots_rules())
+        .await;
     assert_eq!(calm.error, None, "an ordinary page stays under {limit_mib} MiB: {calm:?}");
     let started = Instant::now();
-    let bomb = browser.check_page(AuditId(1), SiteId(1), &server.url(SHOP, "/attack/memory")).await;
+    let bomb = browser
+        .check_page(
+            AuditId(1),
+            SiteId(1),
+            &server.url(SHOP, "/attack/memory"),
+            shoal_worker::browser::no_robots_rules(),
+        )
+        .await;
     let used = bomb.memory_exceeded_mib.expect("the page went over the limit");
     assert!(u64::from(used) > limit_mib, "{used} MiB");
     assert_eq!(codes(&bomb), [Code::BrowserMemoryExceeded], "{bomb:?}");

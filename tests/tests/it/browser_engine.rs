@@ -49,7 +49,10 @@ async fn world() -> World {
 
 impl World {
     async fn check(&self, path: &str) -> BrowserPage {
-        let page = self.browser.check_page(AuditId(1), SiteId(1), &self.server.url(SHOP, path)).await;
+        let page = self
+            .browser
+            .check_page(AuditId(1), SiteId(1), &self.server.url(SHOP, path), shoal_worker::browser::no_robots_rules())
+            .await;
         assert_eq!(page.error, None, "{path}: {page:?}");
         assert_eq!(page.status, Some(200), "{path}");
         page

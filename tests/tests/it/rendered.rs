@@ -57,7 +57,7 @@ fn plain(host: &str) -> Site {
 }
 
 /// (code → (detail, related JSON)) of the findings of `url` whose code starts with one of the
-/// browser check's raw-against-rendered prefixes.
+/// browser check's raw-against-rendered prefixes (and its script errors).
 fn rendered_findings(db_path: &std::path::Path, url: &str) -> BTreeMap<String, (String, String)> {
     db::query(
         db_path,
@@ -105,4 +105,47 @@ async fn what_scripts_change_on_a_page_is_found_with_both_versions() {
     assert!(!found.contains_key("rendered_description_changed"), "the script left the description alone");
 
     assert_eq!(rendered_findings(&run.db, &plain), BTreeMap::new(), "a page its script does not change");
+}
+
+/// A page that loads a script, an image and an API call from a path its site's robots.txt
+/// disallows, and one script from an allowed path.
+fn with_private_resources(host: &str) -> Site {
+    let html = r#"<!doctype html><html lang="en"><head><title>Shop</title>
+        <script src="/private/track.js"></script><script src="/app.js" defer></script></head>
+        <body><h1>Shop</h1><img src="/private/pixel.png" alt="x"></body></html>"#;
+    Site::new(host)
+        .robots_txt("User-agent: *\nDisallow: /private/\n")
+        .page("/", html)
+        .route("/app.js", Route::bytes("text/javascript", "fetch('/private/api').catch(() => {});"))
+        .route("/private/track.js", Route::bytes("text/javascript", "window.tracked = 1;"))
+        .route("/private/pixel.png", Route::bytes("image/png", b"x".to_vec()))
+        .route("/private/api", Route::bytes("application/json", "{}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_robots_txt_disallows_never_leave_the_browser_and_are_reported() {
+    let _ = shoal_tests::chromium::chromium();
+    let server = TestServer::start(vec![with_private_resources("priv.test")]).await.expect("server starts");
+    let start = server.url("priv.test", "/");
+    let run =
+        audit(&server, &["priv.test"], std::slice::from_ref(&start), &["--browser-pages", "1", "--gap-ms", "0"]).await;
+    assert_eq!(run.exit, Exit::Ok);
+    let log = server.shutdown().await;
+    let paths: Vec<String> = log.for_host("priv.test").iter().map(|r| r.path.clone()).collect();
+    assert!(paths.iter().any(|p| p == "/app.js"), "the allowed script was loaded: {paths:?}");
+    assert!(!paths.iter().any(|p| p.starts_with("/private/")), "nothing under /private/ was requested: {paths:?}");
+
+    let (detail, related): (String, String) = db::query(
+        &run.db,
+        "SELECT detail, related_json FROM findings WHERE code = 'browser_robots_blocked' AND url = ?1",
+        [start.as_str()],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .pop()
+    .unwrap_or_else(|| panic!("browser_robots_blocked on {start}\n{}", log.dump()));
+    assert!(detail.starts_with("3 requests held back, first: "), "{detail}");
+    let related: Vec<String> = serde_json::from_str(&related).expect("JSON");
+    for path in ["/private/track.js", "/private/pixel.png", "/private/api"] {
+        assert!(related.iter().any(|r| r.contains(&format!("{path} ("))), "{path} in {related:?}");
+    }
 }

@@ -50,6 +50,8 @@ pub(crate) struct Net {
     pub(crate) seen: Vec<Seen>,
     by_network_id: HashMap<String, usize>,
     pub(crate) blocked: Vec<String>,
+    /// Requests robots.txt kept back, `"URL (rule)"`.
+    pub(crate) robots_blocked: Vec<String>,
     /// Hosts that answered with Set-Cookie (or had a cookie refused), by phase.
     pub(crate) cookie_hosts: HashSet<(String, u8)>,
 }
@@ -129,7 +131,7 @@ enum Event {
 
 /// Answers every paused request of `page` and records what it saw in `net`, until the page's
 /// event streams end (the page closed) or the task is aborted.
-pub(crate) async fn run(page: Page, listeners: Listeners, gate: Gate, net: SharedNet) {
+pub(crate) async fn run(page: Page, listeners: Listeners, (gate, robots): (Gate, super::RobotsCheck), net: SharedNet) {
     let Listeners { paused, finished, extra } = listeners;
     let events = futures_util::stream::select(
         paused.map(Event::Paused),
@@ -140,7 +142,12 @@ pub(crate) async fn run(page: Page, listeners: Listeners, gate: Gate, net: Share
     while let Some(event) = events.next().await {
         match event {
             Event::Paused(p) => {
-                let verdict = decide(&p.request.url, &gate, &mut answers).await;
+                // robots.txt first: a disallowed request is held back before any address is asked.
+                let disallowed = url::Url::parse(&p.request.url).ok().and_then(|u| robots(&u));
+                let verdict = match &disallowed {
+                    Some(rule) => Err(format!("robots.txt: {rule}")),
+                    None => decide(&p.request.url, &gate, &mut answers).await,
+                };
                 {
                     let mut n = lock(&net);
                     let phase = n.phase;
@@ -157,7 +164,13 @@ pub(crate) async fn run(page: Page, listeners: Listeners, gate: Gate, net: Share
                             }
                         }
                     }
-                    if let Err(why) = &verdict {
+                    if let Some(rule) = &disallowed {
+                        debug!(url = %p.request.url, rule, "browser request held back by robots.txt");
+                        let entry = format!("{} ({rule})", p.request.url);
+                        if n.robots_blocked.len() < MAX_BLOCKED && !n.robots_blocked.contains(&entry) {
+                            n.robots_blocked.push(entry);
+                        }
+                    } else if let Err(why) = &verdict {
                         debug!(url = %p.request.url, why = %why, "browser request refused");
                         if n.blocked.len() < MAX_BLOCKED && !n.blocked.contains(&p.request.url) {
                             n.blocked.push(p.request.url.clone());

@@ -63,6 +63,18 @@ use proxy::{Gate, Proxy};
 
 pub use process::PROFILE_PREFIX;
 
+/// Whether robots.txt keeps the page's requests from a URL: `Some(why)` (the deciding rule) when
+/// it does, `None` when it allows it or has no say (a host other than the audited site's, whose
+/// rules the crawl has not read). Given by the crawl for each page ([`Browser::check_page`]).
+pub type RobotsCheck = Arc<dyn Fn(&url::Url) -> Option<String> + Send + Sync>;
+
+/// A [`RobotsCheck`] with no rules: for a page checked outside an audit (the engine's own tests),
+/// where no robots.txt was read.
+#[must_use]
+pub fn no_robots_rules() -> RobotsCheck {
+    Arc::new(|_| None)
+}
+
 /// Where Debian installs Chromium.
 pub const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
 /// The default hard limit for one page: load, measurements, keyboard and consent together.
@@ -226,12 +238,12 @@ impl Browser {
     /// that takes Chromium past [`BrowserSettings::memory_limit`] ends Chromium (the owner starts
     /// a fresh one, [`Browser::worn_out`]) and is recorded with
     /// [`BrowserPage::memory_exceeded_mib`].
-    pub async fn check_page(&self, audit: AuditId, site: SiteId, url: &str) -> BrowserPage {
+    pub async fn check_page(&self, audit: AuditId, site: SiteId, url: &str, robots: RobotsCheck) -> BrowserPage {
         let browser = self.inner.lock().await;
         self.pages.fetch_add(1, Ordering::Relaxed);
         // What the proxy refused before this page is not this page's.
         let _ = self.proxy.take_refused();
-        let check = page::check(&browser, &self.settings, &self.gate, self.proxy.addr(), audit, site, url);
+        let check = page::check(&browser, &self.settings, &self.gate, self.proxy.addr(), (audit, site, url), robots);
         let mut page = tokio::select! {
             page = check => page,
             used = self.over_memory() => {

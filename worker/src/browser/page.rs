@@ -77,9 +77,8 @@ pub(super) async fn check(
     settings: &BrowserSettings,
     gate: &Gate,
     proxy: std::net::SocketAddr,
-    audit: AuditId,
-    site: SiteId,
-    url: &str,
+    (audit, site, url): (AuditId, SiteId, &str),
+    robots: super::RobotsCheck,
 ) -> BrowserPage {
     let mut record =
         BrowserPage { audit, site, url: url.to_owned(), final_url: url.to_owned(), ..BrowserPage::default() };
@@ -133,7 +132,8 @@ pub(super) async fn check(
         }
         let started = Instant::now();
         let outcome =
-            tokio::time::timeout(settings.page_timeout, measure(&page, gate, &net, &mut tasks, &mut record)).await;
+            tokio::time::timeout(settings.page_timeout, measure(&page, (gate, robots), &net, &mut tasks, &mut record))
+                .await;
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(e)) => record.error = Some(e),
@@ -189,17 +189,18 @@ fn finish(record: &mut BrowserPage, net: &SharedNet) {
         url::Url::parse(&record.final_url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
     record.third_party_hosts = n.hosts(0).into_iter().filter(|h| !consent::same_site(h, &site)).collect();
     record.blocked = n.blocked.clone();
+    record.robots_blocked = n.robots_blocked.clone();
 }
 
 async fn measure(
     page: &Page,
-    gate: &Gate,
+    (gate, robots): (&Gate, super::RobotsCheck),
     net: &SharedNet,
     tasks: &mut JoinSet<()>,
     record: &mut BrowserPage,
 ) -> Result<(), String> {
     let listeners = intercept::listen(page).await?;
-    tasks.spawn(intercept::run(page.clone(), listeners, gate.clone(), Arc::clone(net)));
+    tasks.spawn(intercept::run(page.clone(), listeners, (gate.clone(), robots), Arc::clone(net)));
     let all = RequestPattern {
         url_pattern: Some("*".to_owned()),
         resource_type: None,

@@ -8,9 +8,13 @@
 //! page and publishes what it saw.
 
 use super::{Crawler, Job};
-use crate::browser::{Browser, BrowserSettings};
-use shoal_shared::frontier::Frontier;
+use crate::browser::{Browser, BrowserSettings, RobotsCheck};
+use shoal_shared::frontier::{Frontier, FrontierError};
+use shoal_shared::ids::SiteId;
 use shoal_shared::record::Event;
+use shoal_shared::robots::Verdict;
+use shoal_shared::url::NormalizedUrl;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a page load and its checks may take at most, by default: well inside the worker's
@@ -56,6 +60,31 @@ impl<F: Frontier> Crawler<F> {
         }
     }
 
+    /// The robots.txt rules of the site's own hosts (its start host and www/apex twin, each a lane
+    /// of the crawl), for every request of a page it opens: a host whose lane exists but whose
+    /// rules are not read yet holds everything back; a host the crawl has no lane for (another
+    /// site's) is not covered.
+    async fn browser_robots(&self, site: SiteId) -> Result<RobotsCheck, FrontierError> {
+        let hosts = self.site(site).await?.map(|info| info.scope().host_keys()).unwrap_or_default();
+        let mut lanes = Vec::new();
+        for host in hosts {
+            if self.frontier.robots(site, &host).await?.is_some() {
+                let rules = self.lane_rules(site, &host, None).await?;
+                lanes.push((host, rules));
+            }
+        }
+        Ok(Arc::new(move |u: &url::Url| {
+            let url = NormalizedUrl::parse(u.as_str()).ok()?;
+            let host = url.host_key();
+            let (_, rules) = lanes.iter().find(|(h, _)| *h == host)?;
+            match rules.rules.check(&url) {
+                Some(Verdict::Disallowed { rule }) => Some(rule),
+                Some(_) => None,
+                None => Some("robots.txt not read yet".to_owned()),
+            }
+        }))
+    }
+
     /// Opens the leased page in the browser and publishes what it saw and its findings. A worker
     /// without a browser (cannot happen: the frontier does not hand it browser tasks) puts the
     /// task back for another worker.
@@ -69,6 +98,15 @@ impl<F: Frontier> Crawler<F> {
         };
         let (audit, site) = (job.task().audit, job.task().site);
         let url = job.task().url.to_string();
+        let robots = match self.browser_robots(site).await {
+            Ok(r) => r,
+            Err(e) => {
+                // Without the site's rules the page is not opened: its requests could not be held
+                // to them. The lease expires and the task is tried again.
+                tracing::warn!(url, error = %e, "the site's robots.txt rules could not be read for a browser page");
+                return;
+            }
+        };
         let mut guard = slot.browser.lock().await;
         if let Some(old) = guard.take_if(|b| b.worn_out()) {
             old.shutdown().await;
@@ -96,7 +134,7 @@ impl<F: Frontier> Crawler<F> {
             }
         }
         let Some(browser) = guard.as_ref() else { return };
-        let page = browser.check_page(audit, site, &url).await;
+        let page = browser.check_page(audit, site, &url, robots).await;
         drop(guard);
         for f in shoal_shared::browser::findings(&page) {
             job.out.events.push(Event::Finding(f));
