@@ -175,6 +175,8 @@ pub(crate) fn completion(
     a.set("response_ms", opt(c.signals.response_ms.map(u64::from)))
         .set("quota_gap_ms", opt(c.signals.quota_gap_ms.map(u64::from)))
         .set("hold_until", opt(c.signals.hold_until.map(|t| t.0)));
+    // Nothing was sent under the lease: the gap it took (its gap_ms) is given back (complete.lua).
+    a.set("give_back", if c.sent_nothing { lease.gap_ms.to_string() } else { String::new() });
     let inv = a.done();
     runs.push(inv);
     if !c.events.is_empty() {

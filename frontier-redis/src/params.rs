@@ -67,6 +67,7 @@ pub const COMPLETE: Params = args(
         "response_ms",
         "quota_gap_ms",
         "hold_until",
+        "give_back",
     ],
 );
 
@@ -361,7 +362,7 @@ mod tests {
             lua.contains("local A_CLAIM = {now = 1, worker = 2, ttl = 3, ip_cap = 4, batch = 5, slow_start = 6}\n"),
             "{lua}"
         );
-        assert!(lua.contains("local A_COMPLETE_REST = 21\n"), "{lua}");
+        assert!(lua.contains("local A_COMPLETE_REST = 22\n"), "{lua}");
         assert_eq!(lua_from_end(&CLAIM_AFTER_COMPLETE, "a", "worker").as_deref(), Some("a[#a - 2]"));
         assert_eq!(lua_from_end(&CLAIM_AFTER_COMPLETE, "a", "batch").as_deref(), Some("a[#a]"));
         assert_eq!(lua_from_end(&CLAIM_AFTER_COMPLETE, "a", "now"), None);

@@ -250,6 +250,16 @@ impl HostPace {
         self.next_start_at = now.plus(self.gap());
     }
 
+    /// Gives back the gap a lease started at `started_at` under `gap` took, when nothing was sent
+    /// under it and no start was given since (the host's next start is still the one that lease
+    /// set): the next request may then start as if that lease had not been. The requests before
+    /// it keep their gap: it was granted no sooner than a gap after them.
+    pub fn give_back(&mut self, started_at: UnixMs, gap: Duration) {
+        if self.next_start_at == started_at.plus(gap) {
+            self.next_start_at = started_at;
+        }
+    }
+
     /// How many more requests may be in flight now (lanes parked on a full host wake this many).
     #[must_use]
     pub fn room(&self) -> u32 {
@@ -571,6 +581,19 @@ mod tests {
         assert_eq!(h.ready_at(), Some(T0.plus(ms(3_400))));
         h.start(T0.plus(ms(3_400)));
         assert_eq!(h.next_start_at, T0.plus(ms(6_400)));
+    }
+
+    #[test]
+    fn a_lease_that_sent_nothing_gives_its_gap_back_unless_another_started_since() {
+        let mut h = unpaced(PaceLimits::default());
+        assert!(h.set_crawl_delay(Duration::from_secs(1), T0));
+        h.start(T0.plus(ms(1_000)));
+        h.finish();
+        h.give_back(T0.plus(ms(1_000)), ms(1_000));
+        assert_eq!(h.ready_at(), Some(T0.plus(ms(1_000))), "as if that lease had not been");
+        h.start(T0.plus(ms(1_200)));
+        h.give_back(T0.plus(ms(1_000)), ms(1_000));
+        assert_eq!(h.next_start_at, T0.plus(ms(2_200)), "a later start keeps its gap");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 --   (ms, ''), robots_fetched_at ('' = the lease's start), sitemap_bytes, requeue_blob (''),
 --   requeue_is_robots, requeue_prio, requeue_not_before, discovered_span, n_events (1 with events, 0
 --   without), ip_cap, and what the answer told about its server (issue 17): response_ms (''),
---   quota_gap_ms (''), hold_until ('')); from A_COMPLETE_REST on:
+--   quota_gap_ms (''), hold_until (''), give_back ('' | the lease's gap_ms when nothing was sent
+--   under it)); from A_COMPLETE_REST on:
 --   the discovered tasks, discovered_span arguments in runs (offer_all, args.rs TaskRuns),
 --   then, with events, all of them in one argument, each behind its length (stream.rs),
 --   then A_FURTHER: n (how many further tasks the worker started), their outcomes (one letter each:
@@ -102,6 +103,12 @@ if rstate ~= '' and redis.call('EXISTS', k_lane(lane)) == 1 then
       redis.call('HSET', hk, 'next', math.max(num(redis.call('HGET', hk, 'next'), 0), started + gape))
     end
   end
+end
+-- Nothing was sent under the lease (a cached answer, a copied robots.txt, ...): the gap its claim
+-- took is given back when no start was given since (shared::pace::HostPace::give_back).
+local give_back = ARGV[A_COMPLETE.give_back]
+if give_back ~= '' and started and num(redis.call('HGET', hk, 'next'), 0) == started + tonumber(give_back) then
+  redis.call('HSET', hk, 'next', I(started))
 end
 if tonumber(ARGV[A_COMPLETE.sitemap_bytes]) > 0 and audit then
   sf[F_OFFER.smb] = I(redis.call('HINCRBY', sk, 'smb', ARGV[A_COMPLETE.sitemap_bytes]))

@@ -8,7 +8,9 @@
 //! `--domain D` the hosts are `site0.D` … instead, one registrable domain; `--dns` also serves their
 //! zone (every host at 127.0.0.1, two name servers, the null MX, SPF, DMARC without reports, CAA) on a UDP and TCP
 //! port of 127.0.0.1, printed as a second line `dns 127.0.0.1:PORT`, for `--dns-server`; the
-//! summary then counts the questions it was asked (`dns_questions`).
+//! summary then counts the questions it was asked (`dns_questions`). With `--crawl-delay-hosts N`
+//! the first N hosts (`site0` …) serve a robots.txt of `User-agent: *` and `Crawl-delay:
+//! --crawl-delay-s` (the others answer 404 for it, as every host does without the flag).
 
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -77,6 +79,12 @@ struct Args {
     /// Also serve the hosts' DNS zone on 127.0.0.1 (needs --domain): see the module documentation.
     #[arg(long)]
     dns: bool,
+    /// The first N hosts serve a robots.txt with `Crawl-delay: --crawl-delay-s` for every agent.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    crawl_delay_hosts: usize,
+    /// The Crawl-delay of --crawl-delay-hosts, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1)]
+    crawl_delay_s: u32,
 }
 
 /// The zone of `domain` with every host of the farm at 127.0.0.1, and the records a well-kept
@@ -125,10 +133,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let machine = Site::new("machine.invalid").single_worker(Duration::from_millis(args.service_ms));
     anyhow::ensure!(!args.dns || args.domain != "test", "--dns needs --domain (a zone of the farm's own)");
     let hosts: Vec<String> = (0..args.hosts).map(|i| format!("site{i}.{}", args.domain)).collect();
+    let robots = format!("User-agent: *\nCrawl-delay: {}\n", args.crawl_delay_s);
     let sites = hosts
         .iter()
-        .map(|host| {
+        .enumerate()
+        .map(|(i, host)| {
             let site = Site::generated(host, args.pages, args.links).latency(delay);
+            let site = if i < args.crawl_delay_hosts { site.robots_txt(&robots) } else { site };
             let site = if args.single_worker_host.as_deref() == Some(host.as_str()) {
                 site.single_worker(Duration::from_millis(args.service_ms))
             } else if args.shared_worker {

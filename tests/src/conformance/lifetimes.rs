@@ -321,3 +321,29 @@ pub async fn an_unresolvable_host_gives_its_gap_back<F: Frontier>(f: F) {
     super::pass_robots(&f, t, 2, None).await;
     assert!(matches!(no_lease(&f, t).await, Claim::Wait(w) if w == t.plus(ms(1_000))), "b.test keeps its gap");
 }
+
+/// Issue 43: a lease under which nothing was sent to the host (an answer from the cache, a copied
+/// robots.txt) gives back the gap its claim took, unless another start was given since: a host
+/// with a Crawl-delay waits only between the requests it gets.
+pub async fn a_lease_that_sent_nothing_gives_its_gap_back<F: Frontier>(f: F) {
+    f.seed(seed(1, 1, "a.test", 4, 1_000, 10)).await.expect("seed");
+    super::pass_robots(&f, T0, 2, None).await;
+    let t = T0.plus(ms(1_000));
+    let p = lease(&f, t).await;
+    let discovered = (1..6).map(|i| page(1, 1, &format!("http://a.test/{i}"), 1)).collect();
+    complete(&f, &p, Completion { discovered, ..Completion::default() }, t).await;
+    let nothing = Completion { sent_nothing: true, ..Completion::default() };
+    let t = t.plus(ms(1_000));
+    let x = lease(&f, t).await;
+    complete(&f, &x, nothing.clone(), t.plus(ms(10))).await;
+    // `lease` fails on a Wait: the next request may start at once, as if `x` had not been.
+    let y = lease(&f, t.plus(ms(10))).await;
+    complete(&f, &y, Completion::default(), t.plus(ms(20))).await;
+    assert_eq!(no_lease(&f, t.plus(ms(20))).await, Claim::Wait(t.plus(ms(1_010))), "a request keeps its gap");
+    // Given back only while no start was given since: `z` started after `w`, which sent nothing.
+    let w = lease(&f, t.plus(ms(1_010))).await;
+    let z = lease(&f, t.plus(ms(2_010))).await;
+    complete(&f, &w, nothing, t.plus(ms(2_020))).await;
+    assert_eq!(no_lease(&f, t.plus(ms(2_020))).await, Claim::Wait(t.plus(ms(3_010))), "z's gap holds");
+    complete(&f, &z, Completion::default(), t.plus(ms(2_030))).await;
+}

@@ -686,6 +686,7 @@ where
     combined_limits_end_with_the_audit(make().await).await;
     addresses_are_looked_up_again(make().await).await;
     an_unresolvable_host_gives_its_gap_back(make().await).await;
+    a_lease_that_sent_nothing_gives_its_gap_back(make().await).await;
     long_ttls_count_as_an_hour(make().await).await;
     robots_txt_is_fetched_again_after_a_day(make().await).await;
     leases_are_renewed(make().await).await;

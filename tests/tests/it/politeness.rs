@@ -324,3 +324,38 @@ async fn crawl_delay_raises_the_gap() {
     assert_eq!(log.paths("b.test"), vec!["/robots.txt".to_owned()], "Crawl-delay over 60 s: off limits");
     assert!(codes(&run.db).contains(&"crawl_delay_too_high".to_owned()));
 }
+
+/// Issue 43, the tail: a lease under which nothing reaches the host (robots.txt copied from
+/// another lane, a link check answered from the cache, a check another lane is asking) used to
+/// take a Crawl-delay slot all the same, so a host that other sites link to waited a second for
+/// each of their lanes and the audit ended long after its requests said it had to (18 s for 9
+/// requests at `Crawl-delay: 1`). `a.test` and `r.test` both ask for 1 s; four sites link to two
+/// of `a.test`'s pages; `r.test` has 4 pages more than `a.test`, which gets 2 link checks more:
+/// with every slot of `a.test` used by a request, its last request comes before `r.test`'s
+/// (about 2 s before; when the lanes' slots were lost, about 7 s after).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_that_send_nothing_take_no_crawl_delay_slot() {
+    let reserved = ReservedPort::new().expect("a free port");
+    let port = reserved.port();
+    let linker = |name: &str| {
+        format!(
+            r#"<html lang="en"><head><title>{name}</title></head><body><h1>{name}</h1>
+            <a href="http://a.test:{port}/p/1">1</a> <a href="http://a.test:{port}/p/2">2</a></body></html>"#
+        )
+    };
+    let delay = "User-agent: *\nCrawl-delay: 1\n";
+    let linkers = ["b.test", "c.test", "d.test", "e.test"];
+    let mut sites =
+        vec![Site::generated("a.test", 3, 2).robots_txt(delay), Site::generated("r.test", 7, 2).robots_txt(delay)];
+    sites.extend(linkers.iter().map(|h| Site::new(h).page("/", &linker(h))));
+    let server = TestServer::start_reserved(reserved, sites).await.expect("server starts on the port");
+    let hosts = ["a.test", "r.test", "b.test", "c.test", "d.test", "e.test"];
+    let starts: Vec<String> = hosts.iter().map(|h| server.url(h, "/")).collect();
+    let run = audit(&server, &hosts, &starts, &["--gap-ms", "0"]).await;
+    assert_eq!(run.exit, Exit::Ok);
+    let log = server.shutdown().await;
+    assert_eq!(log.for_host("a.test").iter().filter(|r| r.method == "HEAD").count(), 2, "{}", log.dump());
+    assert_eq!(log.for_host("a.test").len() + 2, log.for_host("r.test").len(), "{}", log.dump());
+    let last = |h: &str| log.for_host(h).iter().map(|r| r.start).max().expect("requests");
+    assert!(last("a.test") < last("r.test"), "a.test waited for slots it did not use\n{}", log.dump());
+}

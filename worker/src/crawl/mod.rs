@@ -212,6 +212,10 @@ struct Job<'a> {
     /// remembers that it did: `address.rs`): every fetch under the lease fails with this at once,
     /// asking no one, and is recorded as the failure it is.
     unresolved: Option<String>,
+    /// Something was sent to the lease's host: a request, a TLS handshake. Without, the
+    /// completion says so ([`Completion::sent_nothing`]) and the frontier gives back the gap the
+    /// claim took.
+    sent: bool,
 }
 
 impl Job<'_> {
@@ -372,9 +376,12 @@ impl<F: Frontier> Crawler<F> {
             now: UnixMs::from(std::time::SystemTime::now()),
             out: Completion::default(),
             unresolved: None,
+            sent: false,
         };
         self.run(&mut job).await?;
         rules::apply(&mut job);
+        // A browser's page load and a mail server's conversation reach the host without a fetch.
+        job.out.sent_nothing = !job.sent && !matches!(lease.task.kind, TaskKind::Browser | TaskKind::Smtp);
         Ok(job.out)
     }
 

@@ -182,6 +182,7 @@ impl<F: Frontier> Crawler<F> {
         if let Some(why) = &job.unresolved {
             return Err(FetchError::Dns(why.clone()));
         }
+        job.sent = true;
         let host = &job.lease.host;
         let gap = Duration::from_millis(job.lease.gap_ms);
         let gate = self.wait_turn(job.lease, gap).await;

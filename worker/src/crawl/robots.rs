@@ -264,6 +264,7 @@ impl<F: Frontier> Crawler<F> {
             return;
         };
         let port = job.task().url.as_url().port_or_known_default().unwrap_or(443);
+        job.sent = true;
         let timeout = self.fetcher.settings().timeout;
         let origin = format!("https://{}/", job.lease.host);
         match tls::probe(&host, port, ip, timeout, &self.settings.tls_roots, job.now).await {

@@ -60,7 +60,7 @@ pub(super) fn site() -> SiteInfo {
 
 /// A job for `lease`, as `process` would start it.
 pub(super) fn job<'a>(lease: &'a Lease, site: &'a SiteInfo) -> Job<'a> {
-    Job { lease, site, scope: site.scope(), now: NOW, out: Completion::default(), unresolved: None }
+    Job { lease, site, scope: site.scope(), now: NOW, out: Completion::default(), unresolved: None, sent: false }
 }
 
 /// An answer with `status`, `headers` and `body`; `truncated` as if over the fetch cap.

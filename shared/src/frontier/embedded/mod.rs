@@ -323,6 +323,11 @@ impl EmbeddedFrontier {
                 }
             }
         }
+        if c.sent_nothing
+            && let Some(h) = st.hosts.get_mut(&lease.host)
+        {
+            h.pace.give_back(lease.started_at, Duration::from_millis(lease.gap_ms));
+        }
         if let Some(s) = st.sites.get_mut(&site_id) {
             s.sitemap_bytes += c.sitemap_bytes;
         }
