@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # Issue 8's figures, from a fresh clone in an empty folder with an empty target folder (crates
 # already downloaded is fine, as for a user who ran `cargo fetch`):
-#   - wall time of the README's first command (the release build, then an audit of a local page),
+#   - wall time of the README's first command (the `release` profile's build, then an audit of a
+#     local page),
 #   - the release binary's size,
 #   - the 5 crates that took longest to build (`cargo build --timings`),
+#   - with --dist: the same for `cargo build --profile dist -p shoal` (fat LTO: what the image and
+#     the packages pay; after the release build, in the same clone, sharing nothing with it),
 #   - with --tests: wall time of the README's test command (scripts/test.sh),
 #   - with --ci: wall time of .ci/run (which runs the test command in a clone of its own).
-# Usage: bench/build-figures.sh [--rev REV] [--tests] [--ci]   (REV defaults to HEAD)
+# Usage: bench/build-figures.sh [--rev REV] [--dist] [--tests] [--ci]   (REV defaults to HEAD)
 # Every step runs one after the other on this machine; compare figures taken in one sitting.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-rev=HEAD tests=0 ci=0
+rev=HEAD dist=0 tests=0 ci=0
 while [ $# -gt 0 ]; do
   case $1 in
     --rev) rev=$2; shift 2 ;;
     --tests) tests=1; shift ;;
+    --dist) dist=1; shift ;;
     --ci) ci=1; shift ;;
-    *) echo "usage: $0 [--rev REV] [--tests] [--ci]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--rev REV] [--dist] [--tests] [--ci]" >&2; exit 2 ;;
   esac
 done
 
@@ -69,8 +73,10 @@ target/release/shoal audit "http://127.0.0.1:$port/" --allow-private --no-progre
 t1=$(date +%s%N)
 echo "audit of a 2-page local site (README command 1, part 2): $(secs $t0 $t1) s"
 
-timing=$(ls -t target/cargo-timings/cargo-timing-*.html | head -1)
-python3 - "$timing" <<'PY'
+top5() { # the newest cargo --timings report: the 5 units that took longest
+  local timing
+  timing=$(ls -t target/cargo-timings/cargo-timing-*.html | head -1)
+  python3 - "$timing" <<'PY'
 import json, re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
 data = json.loads(re.search(r"const UNIT_DATA = (\[.*?\]);\n", text, re.S).group(1))
@@ -81,6 +87,19 @@ for u in units[:5]:
     print(f"  {u['duration']:7.1f} s  {u['name']} {u['version']}{target}")
 print(f"units: {len(data)}; total unit time {sum(u['duration'] for u in data):.0f} s")
 PY
+}
+
+top5
+
+if [ "$dist" = 1 ]; then
+  t0=$(date +%s%N)
+  cargo build --profile dist -p "$pkg" --timings >"$work/build-dist.log" 2>&1 || { tail -30 "$work/build-dist.log"; exit 1; }
+  t1=$(date +%s%N)
+  echo "dist build (cargo build --profile dist -p $pkg: the image's and the packages'): $(secs $t0 $t1) s"
+  size=$(stat -c %s target/dist/shoal)
+  echo "binary: target/dist/shoal $((size / 1024 / 1024)) MiB ($size bytes)"
+  top5
+fi
 
 if [ "$tests" = 1 ]; then
   t0=$(date +%s%N)

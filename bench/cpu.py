@@ -6,7 +6,7 @@ Printed, for the current build and (with --rev) a base revision built in a git w
 after the other on the same machine and the same farm, with the ratio current/base:
 
   A. `shoal audit` (one process, embedded frontier, no Redis) of a farm served by
-     target/release/shoal-testsite: --hosts (200) x --pages (50), gap 0, --in-flight 4 per host,
+     target/dist/shoal-testsite: --hosts (200) x --pages (50), gap 0, --in-flight 4 per host,
      --ip-in-flight 16. Measured from outside: requests (the test server's summary), CPU seconds
      of the shoal process (utime+stime from os.wait4's rusage), CPU ms per request, peak RSS
      (ru_maxrss), the most files it had open (/proc/PID/fd every 100 ms: its connections), the
@@ -44,10 +44,14 @@ after the other on the same machine and the same farm, with the ratio current/ba
 Only 127.0.0.1 and unix sockets are used; every wait is bounded (--timeout-s), every process is
 stopped in a `finally`. The binaries are copied at the start, so a rebuild of target/ during
 the run changes nothing. A run with the defaults and --rev takes about 10 minutes on 2 cores.
-Run from the repository root after `cargo build --release -p shoal -p shoal-tests`:
+Binaries are of the `dist` profile (fat LTO), the one the image and the packages ship, for the
+current build and for --rev alike. Run from the repository root after
+`cargo build --profile dist -p shoal -p shoal-tests`:
     python3 bench/cpu.py [--rev 04b3203] [--hosts 200] [--pages 50] [--skip-scale] ...
---base-bin PATH takes a prebuilt binary as the base instead of --rev (copy target/release/shoal
+--base-bin PATH takes a prebuilt binary as the base instead of --rev (copy target/dist/shoal
 aside before a change, rebuild, and compare the two without building a second target folder).
+--bin-dir DIR measures the current binaries of another profile, e.g. target/release (the README's
+build) against --base-bin of a dist binary: what the profile itself costs.
 """
 import argparse
 import hashlib
@@ -118,13 +122,15 @@ def build_base(rev, timeout):
     print("building %s (%s) in %s (log %s) ..." % (rev, full[:10], BASE_DIR, log), flush=True)
     t0 = time.monotonic()
     with open(log, "ab") as f:
-        r = subprocess.run(["cargo", "build", "--release", "-p", "shoal", "-p", "shoal-tests"],
+        r = subprocess.run(["cargo", "build", "--profile", "dist", "-p", "shoal", "-p", "shoal-tests"],
                            cwd=BASE_DIR, stdout=f, stderr=f, timeout=timeout,
                            env={**os.environ, "CARGO_TARGET_DIR": target})
     if r.returncode != 0:
         raise SystemExit("building %s failed (%d); see %s" % (rev, r.returncode, log))
     print("  built in %.0f s (nothing to do if it was built before)" % (time.monotonic() - t0))
-    return full, os.path.join(target, "release", "shoal")
+    # Revisions before [profile.dist] existed fail here: build those with --release by hand and
+    # pass the binary as --base-bin (their release profile was the fat-LTO one).
+    return full, os.path.join(target, "dist", "shoal")
 
 
 def snapshot(path, d, name):
@@ -993,8 +999,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rev", help="also measure this revision (built in %s), e.g. 04b3203" % BASE_DIR)
     ap.add_argument("--base-bin", help="measure this prebuilt shoal binary as the base instead of "
-                    "building --rev (a copy of target/release/shoal taken before a change: "
+                    "building --rev (a copy of target/dist/shoal taken before a change: "
                     "before/after without a second target folder)")
+    ap.add_argument("--bin-dir", default=fleet.BIN_DIR,
+                    help="where the current shoal and shoal-testsite are (default target/dist, "
+                    "the profile users get in images and packages)")
     ap.add_argument("--hosts", type=int, default=200, help="farm hosts, site0.test ... (default 200)")
     ap.add_argument("--pages", type=int, default=50, help="pages per host (default 50)")
     ap.add_argument("--links", type=int, default=5, help="links per page (default 5)")
@@ -1028,6 +1037,8 @@ def main():
                     help="bound of every run and wait (default 600 s); the base build gets 3600 s")
     ap.add_argument("--keep", help="keep every log and database under this directory")
     args = ARGS = ap.parse_args()
+    fleet.SHOAL = os.path.join(args.bin_dir, "shoal")
+    fleet.TESTSITE = os.path.join(args.bin_dir, "shoal-testsite")
     t_start = time.monotonic()
     redis_ver = fleet.prerequisites()
     base_dir = args.keep or tempfile.mkdtemp(prefix="shoal-cpu-")
@@ -1061,7 +1072,7 @@ def main():
     for b in builds:
         src = ("prebuilt %s" % args.base_bin if b.rev == "prebuilt" else
                "worktree %s at %s" % (BASE_DIR, b.rev[:10]) if b.label == "base" else
-               "%s at %s%s, binary built %s" % (ROOT, b.rev[:10],
+               "%s, %s at %s%s, binary built %s" % (os.path.relpath(fleet.SHOAL, ROOT), ROOT, b.rev[:10],
                                                  " + %d changed file(s) not committed" % len(dirty)
                                                  if dirty else "",
                                                  time.strftime("%Y-%m-%d %H:%M:%S",

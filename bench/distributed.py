@@ -70,7 +70,7 @@ per IP (all hosts are 127.0.0.1); a violation is a request that started while th
 Only 127.0.0.1 and unix sockets are used. Every run is bounded (--max-seconds on the test server,
 --timeout on each audit), and every child process is stopped on exit. Logs of every process go to
 files (--logs DIR keeps them); their warnings and errors are summarised at the end.
-Run from the repository root after `cargo build --release -p shoal -p shoal-tests`:
+Run from the repository root after `cargo build --profile dist -p shoal -p shoal-tests`:
     python3 bench/distributed.py [--hosts 20] [--pages 200] [--workers 1,2,4] [--runs 3]
 """
 import argparse

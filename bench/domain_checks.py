@@ -16,8 +16,8 @@ questions the farm's server answered per run (one check of the domain, one CAA q
 plus the hosts' lookups) and the sites' domain findings from the audit database.
 
 Only 127.0.0.1 is used; every run is bounded by --timeout-s; every process is stopped in a
-`finally`. Run from the repository root after `cargo build --release -p shoal -p shoal-tests`
-(or with --bin-dir target/debug for a debug build, labelled as such):
+`finally`. Run from the repository root after `cargo build --profile dist -p shoal -p shoal-tests`
+(or with --bin-dir target/release or target/debug for another build, labelled as such):
     python3 bench/domain_checks.py [--hosts 200] [--pages 50] [--runs 3]
 """
 import argparse
@@ -87,7 +87,7 @@ def main():
     ap.add_argument("--ip-in-flight", type=int, default=16)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--timeout-s", type=int, default=900)
-    ap.add_argument("--bin-dir", default=os.path.join(fleet.ROOT, "target", "release"),
+    ap.add_argument("--bin-dir", default=fleet.BIN_DIR,
                     help="where shoal and shoal-testsite are (copied first, so a rebuild changes nothing)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="shoal-domain-checks-")

@@ -8,7 +8,8 @@ Prints:
      the shoal process), plus the server's view of politeness (max in flight per host).
 
 Only 127.0.0.1 is used. Every run is bounded (--max-seconds on the server, a timeout on shoal).
-Run from the repository root after `cargo build --release -p shoal -p shoal-tests`:
+Run from the repository root after `cargo build --profile dist -p shoal -p shoal-tests` (the
+profile of the image and the packages: CPU per page is what users run):
     python3 bench/engine.py [--runs N]
 """
 import argparse
@@ -22,8 +23,8 @@ import time
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHOAL = os.path.join(ROOT, "target", "release", "shoal")
-TESTSITE = os.path.join(ROOT, "target", "release", "shoal-testsite")
+SHOAL = os.path.join(ROOT, "target", "dist", "shoal")
+TESTSITE = os.path.join(ROOT, "target", "dist", "shoal-testsite")
 
 
 def start_server(hosts, pages, links, log_path, delay_ms=0):
@@ -145,7 +146,7 @@ def main():
     args = ap.parse_args()
     for b in (SHOAL, TESTSITE):
         if not os.path.exists(b):
-            raise SystemExit("%s missing: cargo build --release -p shoal -p shoal-tests" % b)
+            raise SystemExit("%s missing: cargo build --profile dist -p shoal -p shoal-tests" % b)
     print("machine: %d CPUs; figures are noisy on shared machines, compare ratios" % os.cpu_count())
     figure_one(args.runs)
     figure_two(args.runs)

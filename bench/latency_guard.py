@@ -22,7 +22,7 @@
 
 Only 127.0.0.1 is used; every process is bounded in time (--max-seconds on the server, --timeout
 on `shoal audit`) and stopped in a `finally`. Run from the repository root after
-`cargo build --release -p shoal -p shoal-tests`:
+`cargo build --profile dist -p shoal -p shoal-tests`:
     python3 bench/latency_guard.py [--runs N] [--hosts N] [--pages N] [--delay-ms MS] [--bin-dir DIR]
 """
 import argparse
@@ -169,14 +169,14 @@ def main():
     ap.add_argument("--shared-service-ms", type=int, default=50)
     ap.add_argument("--only", choices=("healthy", "degrading", "one", "shared"),
                     help="run one part only (default: all)")
-    ap.add_argument("--bin-dir", help="where shoal and shoal-testsite are (default: target/release)")
+    ap.add_argument("--bin-dir", help="where shoal and shoal-testsite are (default: target/dist)")
     args = ap.parse_args()
     if args.bin_dir:
         fleet.SHOAL = os.path.join(args.bin_dir, "shoal")
         fleet.TESTSITE = os.path.join(args.bin_dir, "shoal-testsite")
     for b in (fleet.SHOAL, fleet.TESTSITE):
         if not os.path.exists(b):
-            raise SystemExit("%s missing: cargo build --release -p shoal -p shoal-tests" % b)
+            raise SystemExit("%s missing: %s" % (b, fleet.BUILD))
     print("machine: reference loop %.2f s" % fleet.reference_loop())
     with tempfile.TemporaryDirectory(prefix="shoal-latency-") as d:
         parts = {"healthy": healthy, "degrading": degrading, "one": one_at_a_time, "shared": first_seconds}

@@ -29,7 +29,7 @@ and the binaries used; per run how busy the machine was (/proc/stat) and who too
 
 Only 127.0.0.1 is used. Every process is bounded in time (--max-seconds on the server, a deadline
 in each hog, --timeout on each audit) and stopped in a `finally`. Run from the repository root
-after `cargo build --release -p shoal -p shoal-tests`:
+after `cargo build --profile dist -p shoal -p shoal-tests`:
     python3 bench/politeness_load.py [--runs N] [--hosts N] [--pages N] [--hog N]
 """
 import argparse
@@ -631,14 +631,13 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per audit at most (300)")
     ap.add_argument("--no-wire", dest="wire", action="store_false", help="do not read packets off lo")
     ap.add_argument("--show", type=int, default=25, help="short gaps listed per run (25)")
-    ap.add_argument("--bin-dir", default=os.path.join(fleet.ROOT, "target", "release"),
-                    help="where shoal and shoal-testsite are (default target/release)")
+    ap.add_argument("--bin-dir", default=fleet.BIN_DIR,
+                    help="where shoal and shoal-testsite are (default target/dist)")
     ap.add_argument("--logs", default=None, help="keep every run's logs and request log under this directory")
     args = ap.parse_args()
     for b in ("shoal", "shoal-testsite"):
         if not os.path.exists(os.path.join(args.bin_dir, b)):
-            raise SystemExit("%s missing: cargo build --release -p shoal -p shoal-tests"
-                             % os.path.join(args.bin_dir, b))
+            raise SystemExit("%s missing: %s" % (os.path.join(args.bin_dir, b), fleet.BUILD))
     if args.wire and not wire_available():
         print("wire: not available (needs root and AF_PACKET); server's view only")
         args.wire = False

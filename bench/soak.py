@@ -36,7 +36,7 @@ Only 127.0.0.1 and unix sockets are used. Every loop is bounded in count and tim
 audit, --max-seconds on the test server), and every process is stopped on exit, Ctrl-C or failure.
 With the defaults (50 audits of 20 sites x 25 pages at 200 ms) a run takes about 10 minutes on an
 idle 2-core machine; audit 1 is the long one (site0.test in slow mode).
-Run from the repository root after `cargo build --release -p shoal -p shoal-tests`:
+Run from the repository root after `cargo build --profile dist -p shoal -p shoal-tests`:
     python3 bench/soak.py [--audits 50] [--sites 20] [--pages 25] [--gap-ms 200]
 """
 import argparse

@@ -124,8 +124,8 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--timeout-s", type=int, default=600)
     ap.add_argument("--log", default="warn", help="SHOAL_LOG of the audits (warn)")
-    ap.add_argument("--bin-dir", default=os.path.join(fleet.ROOT, "target", "release"),
-                    help="where shoal and shoal-testsite are (copied first)")
+    ap.add_argument("--bin-dir", default=fleet.BIN_DIR,
+                    help="where shoal and shoal-testsite are, copied first (the dist build's, as every benchmark)")
     ap.add_argument("--base-bin", help="a prebuilt shoal binary measured as the base")
     ap.add_argument("--keep", help="keep the logs and databases under this directory")
     args = ap.parse_args()

@@ -11,7 +11,8 @@
 # image tags, probes, cross-references between Secret/ConfigMap/Service/HPA/PDB and the pods),
 # the systemd units and env example (hardening and stop settings), the Dockerfile (multi-stage;
 # the default target and the browser target read as built, each stage after the one it is FROM:
-# non-root USER, ENTRYPOINT shoal, ca-certificates only / chromium + fonts; ARG SHOAL_COMMIT after
+# non-root USER, ENTRYPOINT shoal, ca-certificates only / chromium + fonts; the dist profile
+# (`cargo build --profile dist`, fat LTO) and its binary; ARG SHOAL_COMMIT after
 # the dependency build; no ADD of URLs, no baked-in secrets, COPY sources exist, build context
 # filter); browser workers in compose, Kubernetes and systemd (--browser, memory, /tmp, /dev/shm);
 # every SHOAL_* variable set anywhere is one the `shoal` binary reads; every stop timeout exceeds
@@ -650,7 +651,7 @@ if os.path.exists(df_path):
     # The commit reaches shoal/build.rs as a build argument, declared after the dependency build
     # (or every commit would rebuild the dependencies) and before the build of Shoal itself.
     for base, alias, ins in stages:
-        builds = [n for n, (i, r) in enumerate(ins) if i == "RUN" and "cargo build --release" in r]
+        builds = [n for n, (i, r) in enumerate(ins) if i == "RUN" and "cargo build --profile dist" in r]
         if len(builds) < 2:
             continue
         arg = next((n for n, (i, r) in enumerate(ins) if i == "ARG" and r.split("=")[0].strip() == "SHOAL_COMMIT"), None)
@@ -661,8 +662,13 @@ if os.path.exists(df_path):
     check(not any(i == "ADD" for i, r in all_ins), "Dockerfile: COPY, not ADD")
     secretish = [r for i, r in all_ins if i in ("ENV", "ARG") and re.search(r"(TOKEN|PASSWORD|SECRET|PASSWD|API_KEY)\w*\s*=\s*\S", r, re.I)]
     check(not secretish, "Dockerfile: no secret baked in with ENV/ARG", "; ".join(secretish))
-    check(any(i == "RUN" and "cargo build --release" in r and "-p shoal" in r for _, _, ins in stages for i, r in ins),
-          "Dockerfile: builds with cargo build --release -p shoal")
+    # The image ships the `dist` profile (fat LTO, Cargo.toml), not the README's quick `--release` build.
+    check(any(i == "RUN" and "cargo build --profile dist" in r and "-p shoal" in r for _, _, ins in stages for i, r in ins),
+          "Dockerfile: builds with cargo build --profile dist -p shoal")
+    check(not any(i == "RUN" and "cargo build --release" in r for _, _, ins in stages for i, r in ins),
+          "Dockerfile: no `cargo build --release` (the image is the dist profile's)")
+    check(any(i == "RUN" and "target/dist/shoal" in r for _, _, ins in stages for i, r in ins),
+          "Dockerfile: installs target/dist/shoal")
     missing = []
     for i, r in all_ins:
         if i != "COPY" or "--from=" in r:
