@@ -22,7 +22,7 @@ each), the same farm (the current shoal-testsite for both); the audit databases 
 site as cpu.py does (pages and findings); any difference is printed and the exit status is 1.
 
 Only 127.0.0.1 is used; every run is bounded by --timeout-s; every process is stopped in a
-`finally`. Run from the repository root after `cargo build --release -p shoal -p shoal-tests`:
+`finally`. Run from the repository root after `cargo build --profile dist -p shoal -p shoal-tests`:
     python3 bench/tail.py [--base-bin /tmp/shoal-base] [--runs 1] [--keep DIR]
 """
 import argparse
