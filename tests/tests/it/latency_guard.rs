@@ -111,6 +111,12 @@ async fn a_server_slowing_under_load_keeps_its_median_within_twice_its_baseline(
     // is noted.
     let peak = peak_once_known(&log_on, "slow.test");
     assert!(peak <= 3, "{peak} in flight with the guard once the queue showed\n{}", log_on.dump());
+    let unguarded = peak_once_known(&log_off, "slow.test");
+    assert!(
+        unguarded >= 4,
+        "without the guard the cap is not kept ({unguarded}), or this proves nothing\n{}",
+        log_off.dump()
+    );
     assert_eq!(notes(&run_off.db), Vec::<String>::new(), "no guard, no note");
     let pages = |log: &RequestLog| crate::common::page_paths(log, "slow.test").len();
     assert_eq!(pages(&log_on), pages(&log_off), "the guard slows the audit down, it drops nothing");
