@@ -10,6 +10,7 @@ use shoal_shared::content::{ContentLimits, MIN_NEAR_DUPLICATE_PERCENT};
 use shoal_shared::custom::{CustomRules, RuleError};
 use shoal_shared::frontier::FrontierSettings;
 use shoal_shared::pace::{PaceError, PaceLimits};
+use shoal_shared::render::MAX_RENDER_BUDGET;
 use shoal_shared::scope_rules::{RuleError as ScopeRuleError, ScopeRules};
 use shoal_shared::task::SiteLimits;
 use shoal_shared::wire::AuditOptions;
@@ -104,6 +105,8 @@ impl AuditSettings {
             max_sitemaps: o.max_sitemaps.unwrap_or(d.max_sitemaps),
             max_sitemap_bytes: o.max_sitemap_bytes.unwrap_or(d.max_sitemap_bytes),
             browser_pages: o.browser_pages.unwrap_or(d.browser_pages),
+            render: o.render.unwrap_or(d.render),
+            render_budget: o.render_budget.unwrap_or(d.render_budget),
             scope: scope_rules(d, o)?,
             content: ContentLimits {
                 thin_page_words: o.thin_page_words.unwrap_or(d.content.thin_page_words),
@@ -121,6 +124,9 @@ impl AuditSettings {
         }
         if limits.browser_pages > MAX_BROWSER_PAGES {
             return Err(OptionError::BrowserPages);
+        }
+        if !(1..=MAX_RENDER_BUDGET).contains(&limits.render_budget) {
+            return Err(OptionError::RenderBudget);
         }
         let custom = if o.extract.is_none() && o.search.is_none() {
             self.custom.clone()
@@ -149,6 +155,9 @@ pub enum OptionError {
         /// The value given.
         percent: u8,
     },
+    /// `render_budget` 0 or over [`MAX_RENDER_BUDGET`].
+    #[error("render_budget must be 1-{MAX_RENDER_BUDGET}")]
+    RenderBudget,
     /// `browser_pages` over [`MAX_BROWSER_PAGES`].
     #[error("browser_pages must be 0-{MAX_BROWSER_PAGES}")]
     BrowserPages,

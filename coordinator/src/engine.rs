@@ -767,7 +767,7 @@ fn count_events(events: &[Event]) {
             Event::SiteDone { .. } => {
                 m.sites_done.inc();
             }
-            Event::Browser(_) | Event::CrawlDone { .. } => {}
+            Event::Browser(_) | Event::Render(_) | Event::CrawlDone { .. } => {}
         }
     }
 }

@@ -82,8 +82,9 @@ async fn run_audit_inner(
     engine.observe(make_observer(&sites));
     tracing::info!(audit = %audit, sites = sites.len(), db = %req.db.display(), "audit started");
     let mut crawler = Crawler::new(Arc::clone(&frontier), fetcher, req.worker.crawl.clone());
-    // --browser-pages: an in-process browser worker beside the crawl workers.
-    let browser = req.engine.defaults.limits.browser_pages > 0;
+    // --browser-pages, --render: an in-process browser worker beside the crawl workers (Chromium
+    // starts at its first task, so a site `auto` does not render never starts it).
+    let browser = req.engine.defaults.limits.browser_phase();
     if browser {
         crawler = crawler.with_browser();
     }

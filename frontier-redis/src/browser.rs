@@ -6,7 +6,7 @@
 use super::{RedisFrontier, encode, store};
 use crate::params;
 use redis::Value;
-use shoal_shared::frontier::{Claim, FrontierError};
+use shoal_shared::frontier::{Claim, FrontierError, another_round};
 use shoal_shared::ids::{SiteId, WorkerId};
 use shoal_shared::task::Task;
 use shoal_shared::time::UnixMs;
@@ -24,7 +24,8 @@ impl RedisFrontier {
     ) -> Result<(), FrontierError> {
         let tasks: Vec<&Task> = tasks.iter().filter(|t| t.site == site && t.kind.is_browser()).collect();
         let mut inv = self.scripts.queue_browser.call(self.keys.prefix());
-        inv.named(&params::QUEUE_BROWSER).set("site", site.0).set("n", tasks.len()).done();
+        let round = if another_round(tasks.iter().copied()) { "r" } else { "" };
+        inv.named(&params::QUEUE_BROWSER).set("site", site.0).set("n", tasks.len()).set("round", round).done();
         for t in tasks {
             inv.named(&params::BROWSER_TASK).set("host", t.url.host_key().as_str()).set("blob", encode(t)).done();
         }

@@ -168,6 +168,7 @@ fn event_url(e: &Event) -> Option<String> {
         Event::Page(p) => Some(p.url.clone()),
         Event::Finding(f) => Some(f.url.clone()),
         Event::Browser(b) => Some(b.url.clone()),
+        Event::Render(r) => Some(r.url.clone()),
         Event::SiteDone { .. } | Event::CrawlDone { .. } => None,
     }
 }

@@ -264,7 +264,7 @@ impl RedisFrontier {
         }
         runs.push(&mut inv);
         inv.named(&params::SEED_TAIL)
-            .set("browser_pages", seed.limits.browser_pages)
+            .set("browser_phase", u8::from(seed.limits.browser_phase()))
             .set("crawl_done", encode(&Event::CrawlDone { audit: seed.audit, site: seed.site }))
             .set("now", UnixMs::from(std::time::SystemTime::now()).0)
             .done();

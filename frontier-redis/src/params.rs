@@ -119,10 +119,10 @@ pub const SEED_HOST: Params = group("A_SEED_HOST", &["host", "robots"]);
 
 /// The last arguments of a seed: the browser pages asked for, the `CrawlDone` event, and the time
 /// (ms, for a quarantine's record).
-pub const SEED_TAIL: Params = group("A_SEED_TAIL", &["browser_pages", "crawl_done", "now"]);
+pub const SEED_TAIL: Params = group("A_SEED_TAIL", &["browser_phase", "crawl_done", "now"]);
 
 /// `queue_browser` (queue_browser.lua): then `n` of [`BROWSER_TASK`], then the time.
-pub const QUEUE_BROWSER: Params = args("A_QUEUE_BROWSER", &["site", "n"]);
+pub const QUEUE_BROWSER: Params = args("A_QUEUE_BROWSER", &["site", "n", "round"]);
 
 /// One browser task: its host and blob.
 pub const BROWSER_TASK: Params = group("A_BROWSER_TASK", &["host", "blob"]);

@@ -46,6 +46,37 @@ pub struct BrowserPage {
     pub rendered: Option<Rendered>,
 }
 
+/// One page rendered for the rendered crawl (`--render`, [`crate::render`]): loaded in headless
+/// Chromium like the browser check's pages (same proxy, address guard, robots.txt for the site's
+/// own hosts, probe), its DOM read, nothing clicked or typed, no screenshot.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RenderedPage {
+    pub audit: AuditId,
+    pub site: SiteId,
+    /// The URL rendered, and where it ended after redirects.
+    pub url: String,
+    pub final_url: String,
+    /// The main document's HTTP status, when one arrived.
+    pub status: Option<u16>,
+    /// Why the page could not be rendered (Chromium missing, the load timed out, ...).
+    pub error: Option<String>,
+    /// The page's facts as its scripts left them; `None` when the render failed.
+    pub rendered: Option<Rendered>,
+    /// Wall time of the render, load and reading the DOM (milliseconds).
+    pub render_ms: u32,
+    /// Requests the page made through the proxy (its document, scripts, styles, XHR, images,
+    /// fonts), and their bytes: answers from Chromium's cache are not counted.
+    pub requests: u32,
+    pub bytes: u64,
+    /// Requests robots.txt kept from the site's own hosts (`"URL (rule)"`, at most 50).
+    pub robots_blocked: Vec<String>,
+    /// Requests the address guard refused.
+    pub blocked: Vec<String>,
+    /// The rendered page's links to pages, recorded as the crawl records a page's links (at most
+    /// [`MAX_RENDERED_LINKS`]); the store adds those the HTML lacks to the link graph.
+    pub links: Vec<crate::record::LinkRecord>,
+}
+
 /// At most this many page links of a rendered page are kept.
 pub const MAX_RENDERED_LINKS: usize = 500;
 /// At most this many script errors of a page load are kept, each at most

@@ -18,6 +18,7 @@ pub mod latency;
 pub mod pace;
 pub mod ratelimit;
 pub mod record;
+pub mod render;
 pub mod robots;
 pub mod scope_rules;
 mod spelled;

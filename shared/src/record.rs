@@ -37,6 +37,8 @@ pub enum UrlKind {
     Rdap,
     /// A page opened in headless Chromium (its record is `Event::Browser`, not a page record).
     Browser,
+    /// A page rendered for the rendered crawl (its record is `Event::Render`).
+    Render,
 }
 
 spelled!(UrlKind, "a URL kind such as `page` or `resource`", {
@@ -59,6 +61,7 @@ spelled!(UrlKind, "a URL kind such as `page` or `resource`", {
     RdapBootstrap => "rdap_bootstrap",
     Rdap => "rdap",
     Browser => "browser",
+    Render => "render",
 });
 
 impl From<TaskKind> for UrlKind {
@@ -76,6 +79,7 @@ impl From<TaskKind> for UrlKind {
             TaskKind::RdapBootstrap => UrlKind::RdapBootstrap,
             TaskKind::Rdap => UrlKind::Rdap,
             TaskKind::Browser => UrlKind::Browser,
+            TaskKind::Render => UrlKind::Render,
         }
     }
 }
@@ -404,9 +408,13 @@ pub enum Event {
     },
     /// What the browser check saw on one page (`--browser-pages`).
     Browser(Box<crate::browser::BrowserPage>),
-    /// The site's crawl has no work left, and browser pages were asked for: the coordinator
-    /// chooses them from the audit database and queues them
-    /// ([`crate::frontier::Frontier::queue_browser`]); the site is done after they are.
+    /// A page rendered for the rendered crawl (`--render`).
+    Render(Box<crate::browser::RenderedPage>),
+    /// The site's crawl has no work left, and it has a browser phase
+    /// ([`crate::task::SiteLimits::browser_phase`]): the coordinator chooses the pages from the
+    /// audit database and queues them ([`crate::frontier::Frontier::queue_browser`]); the site is
+    /// done after they are, or (a round of the rendered crawl) publishes this again once what they
+    /// found was crawled.
     CrawlDone {
         /// The audit.
         audit: AuditId,
@@ -423,6 +431,7 @@ impl Event {
             Event::Page(p) => (p.audit, p.site),
             Event::Finding(f) => (f.audit, f.site),
             Event::Browser(b) => (b.audit, b.site),
+            Event::Render(r) => (r.audit, r.site),
             Event::SiteDone { audit, site } | Event::CrawlDone { audit, site } => (*audit, *site),
         }
     }
@@ -455,6 +464,7 @@ mod tests {
         (UrlKind::RdapBootstrap, "rdap_bootstrap"),
         (UrlKind::Rdap, "rdap"),
         (UrlKind::Browser, "browser"),
+        (UrlKind::Render, "render"),
     ];
     const DISCOVERIES: &[(Discovery, &str)] = &[
         (Discovery::Start, "start"),

@@ -54,6 +54,10 @@ pub enum TaskKind {
     /// paced through its host's pace, one at a time per host and at least
     /// [`crate::frontier::BROWSER_MIN_GAP`] apart.
     Browser,
+    /// One page rendered in headless Chromium for the rendered crawl (`--render`,
+    /// [`crate::render`]): loaded, its DOM read by the crawl's extractor, its links offered to the
+    /// frontier; no screenshot, no click, no key. Claimed and paced as [`TaskKind::Browser`].
+    Render,
 }
 
 impl TaskKind {
@@ -98,7 +102,7 @@ impl TaskKind {
     /// Whether it is a page load in the browser (only browser-capable workers claim it).
     #[must_use]
     pub fn is_browser(&self) -> bool {
-        matches!(self, TaskKind::Browser)
+        matches!(self, TaskKind::Browser | TaskKind::Render)
     }
 }
 
@@ -266,6 +270,10 @@ impl Task {
                 own: xxhash_rust::xxh3::xxh3_64(format!("browser|{}", self.url).as_bytes()),
                 blocked_by: None,
             },
+            TaskKind::Render => SeenKeys {
+                own: xxhash_rust::xxh3::xxh3_64(format!("render|{}", self.url).as_bytes()),
+                blocked_by: None,
+            },
             TaskKind::Resource { .. } => {
                 let page = self.url.fingerprint();
                 SeenKeys { own: page ^ CHECK_KEY, blocked_by: Some(page) }
@@ -306,6 +314,10 @@ fn default_max_sitemap_bytes() -> u64 {
     DEFAULT_MAX_SITEMAP_BYTES
 }
 
+fn default_render_budget() -> u32 {
+    crate::render::DEFAULT_RENDER_BUDGET
+}
+
 fn yes() -> bool {
     true
 }
@@ -341,6 +353,13 @@ pub struct SiteLimits {
     /// page and the most linked other pages robots.txt allows.
     #[serde(default)]
     pub browser_pages: u16,
+    /// The rendered crawl (`--render`, [`crate::render`]): which pages are opened in headless
+    /// Chromium for their facts and links. Absent in limits of older coordinators: never.
+    #[serde(default)]
+    pub render: crate::render::RenderMode,
+    /// Pages per site rendered at most (`--render-budget`).
+    #[serde(default = "default_render_budget")]
+    pub render_budget: u32,
     /// The user's `--include`, `--exclude` and `--strip-query` rules: which URLs of the site may
     /// be requested. Workers apply them before offering a URL to the frontier.
     #[serde(default, skip_serializing_if = "ScopeRules::is_empty")]
@@ -349,6 +368,16 @@ pub struct SiteLimits {
     /// older coordinator gets the defaults.
     #[serde(default)]
     pub content: crate::content::ContentLimits,
+}
+
+impl SiteLimits {
+    /// Whether the site has a phase in the browser after its crawl (the browser check's pages, the
+    /// rendered crawl's rounds): the frontier then publishes [`crate::record::Event::CrawlDone`]
+    /// and waits for the coordinator to queue the browser tasks.
+    #[must_use]
+    pub fn browser_phase(&self) -> bool {
+        self.browser_pages > 0 || crate::render::renders(self.render, self.render_budget)
+    }
 }
 
 impl Default for SiteLimits {
@@ -364,6 +393,8 @@ impl Default for SiteLimits {
             dns_checks: true,
             smtp: true,
             browser_pages: 0,
+            render: crate::render::RenderMode::Never,
+            render_budget: crate::render::DEFAULT_RENDER_BUDGET,
             scope: ScopeRules::default(),
             content: crate::content::ContentLimits::default(),
         }

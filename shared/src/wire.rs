@@ -35,6 +35,13 @@ pub struct AuditOptions {
     /// Pages per site opened in headless Chromium after the crawl (0-50; 0 = off).
     #[serde(default)]
     pub browser_pages: Option<u16>,
+    /// The rendered crawl: `never`, `auto` (the start page rendered, the rest when scripts add
+    /// links or content) or `always`.
+    #[serde(default)]
+    pub render: Option<crate::render::RenderMode>,
+    /// Pages per site rendered at most (1-100000).
+    #[serde(default)]
+    pub render_budget: Option<u32>,
     /// Only URLs matching one of these regular expressions are requested (the start URL always
     /// is); replaces the coordinator's `--include` list.
     #[serde(default)]

@@ -676,6 +676,8 @@ impl TryFrom<&CrawlArgs> for CrawlConfig {
             dns_checks: !this.domain.no_dns_checks && !this.no_dns,
             smtp: !this.domain.no_smtp,
             browser_pages: this.browser.browser_pages,
+            render: this.browser.render,
+            render_budget: this.browser.render_budget,
             scope: this.scope.validate()?,
             content,
         };

@@ -154,7 +154,7 @@ impl shoal_coordinator::Observer for Progress {
         for e in events {
             match e {
                 Event::Page(p) => self.page(p.site, p.error.is_some() || p.status.is_some_and(|s| s >= 400)),
-                Event::Finding(_) | Event::Browser(_) | Event::CrawlDone { .. } => {}
+                Event::Finding(_) | Event::Browser(_) | Event::Render(_) | Event::CrawlDone { .. } => {}
                 Event::SiteDone { site, .. } => self.site_done(*site),
             }
         }

@@ -61,6 +61,10 @@ impl<'a> Batch<'a> {
                     self.check_site(page.audit, page.site)?;
                     super::browser::store(self.conn, self.path, page)?;
                 }
+                Event::Render(page) => {
+                    self.check_site(page.audit, page.site)?;
+                    super::render::store(self.conn, self.path, page)?;
+                }
                 // The coordinator queues the site's browser pages; nothing to store.
                 Event::CrawlDone { audit, site } => self.check_site(*audit, *site)?,
             }
@@ -181,7 +185,7 @@ impl<'a> Batch<'a> {
 
         if old_kind.is_some() {
             self.conn
-                .prepare_cached("DELETE FROM links WHERE site_id = ?1 AND from_url = ?2")
+                .prepare_cached("DELETE FROM links WHERE site_id = ?1 AND from_url = ?2 AND rendered = 0")
                 .and_then(|mut s| s.execute(params![site, p.url]))
                 .map_err(sql_err(path, "replace a page's links"))?;
         }

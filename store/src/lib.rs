@@ -33,6 +33,7 @@ mod hreflang;
 pub mod issues;
 pub mod options;
 mod read;
+pub mod render;
 pub mod retention;
 mod schedule;
 pub mod schema;

@@ -18,8 +18,8 @@
 //!
 //! Deleting is one transaction per audit (readers never see half an audit), by the audit's id
 //! through the keys of every table that holds its rows: `sites` by `sites_by_audit`, then the
-//! rows of its sites in `pages`, `links`, `findings`, `browser_pages` (screenshots) and
-//! `hreflang` by their primary keys (each begins with `site_id`), `audit_totals` and `audits` by
+//! rows of its sites in `pages`, `links`, `findings`, `browser_pages` (screenshots),
+//! `rendered_pages` and `hreflang` by their primary keys (each begins with `site_id`), `audit_totals` and `audits` by
 //! theirs. Judging an audit searches too: its schedule by `audits_schedule_of`, its schedule's
 //! later runs by `audits_by_schedule`, later audits of its start URLs by `sites_by_start_url`.
 //! Nothing scans a table or an index (a test reads the query plans). Comparisons and URL changes are
@@ -125,6 +125,8 @@ pub struct Removed {
     pub findings: u64,
     /// Browser check rows (with their screenshots).
     pub browser_pages: u64,
+    /// Rows of `rendered_pages` (the rendered crawl).
+    pub rendered_pages: u64,
     /// hreflang alternates.
     pub hreflang: u64,
 }
@@ -250,10 +252,11 @@ fn verdict(conn: &Connection, path: &Path, f: &Facts, rule: &Retention, now: Uni
 /// The statements that delete one audit, children first (the connection does not cascade).
 /// `audit_totals` goes before `sites`, so the totals trigger of each deleted site finds no row
 /// to update.
-const DELETE: [(&str, &str); 8] = [
+const DELETE: [(&str, &str); 9] = [
     ("links", "DELETE FROM links WHERE site_id IN (SELECT id FROM sites WHERE audit_id = ?1)"),
     ("hreflang", "DELETE FROM hreflang WHERE site_id IN (SELECT id FROM sites WHERE audit_id = ?1)"),
     ("browser_pages", "DELETE FROM browser_pages WHERE site_id IN (SELECT id FROM sites WHERE audit_id = ?1)"),
+    ("rendered_pages", "DELETE FROM rendered_pages WHERE site_id IN (SELECT id FROM sites WHERE audit_id = ?1)"),
     ("findings", "DELETE FROM findings WHERE site_id IN (SELECT id FROM sites WHERE audit_id = ?1)"),
     ("pages", "DELETE FROM pages WHERE site_id IN (SELECT id FROM sites WHERE audit_id = ?1)"),
     ("audit_totals", "DELETE FROM audit_totals WHERE audit_id = ?1"),
@@ -369,6 +372,7 @@ impl AuditDb {
                 "links" => removed.links = n,
                 "hreflang" => removed.hreflang = n,
                 "browser_pages" => removed.browser_pages = n,
+                "rendered_pages" => removed.rendered_pages = n,
                 "findings" => removed.findings = n,
                 "pages" => removed.pages = n,
                 "sites" => removed.sites = n,

@@ -88,12 +88,18 @@
 //! and in rows written before), which the site analysis compares with the page's raw row
 //! (`crate::analysis::rendered`); and `browser_pages.robots_blocked_json`, the page's requests its
 //! site's robots.txt held back (`[]` in rows written before).
+//!
+//! Version 16 adds the rendered crawl (issue 38, `--render`; `crate::render`): `rendered_pages`,
+//! key `(site_id, url)`, a row per page queued for rendering (`queued` 1 until its render's
+//! result arrives) with what the render found; `sites.render_json`, the site's
+//! [`RenderDecision`](shoal_shared::render::RenderDecision) (`NULL`: not rendered); and
+//! `links.rendered`, 1 for a link only the rendered page has (0 in rows written before).
 
 /// Marks the file as a Shoal audit database (`PRAGMA application_id`, ASCII "Shol").
 pub const APPLICATION_ID: i64 = 0x5368_6f6c;
 
 /// Every migration, in order. `MIGRATIONS.len()` is the schema version this build writes.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15, V16];
 
 const V1: &str = "
 CREATE TABLE audits (
@@ -388,6 +394,28 @@ CREATE TABLE tokens (
 const V14: &str = "
 ALTER TABLE sites ADD COLUMN domain TEXT;
 CREATE INDEX sites_by_domain ON sites (audit_id, domain) WHERE domain IS NOT NULL;
+";
+
+/// Version 16: the rendered crawl (see the module documentation).
+const V16: &str = "
+CREATE TABLE rendered_pages (
+    site_id             INTEGER NOT NULL,
+    url                 TEXT NOT NULL,
+    depth               INTEGER NOT NULL,
+    queued              INTEGER NOT NULL CHECK (queued IN (0, 1)),
+    final_url           TEXT,
+    status              INTEGER,
+    error               TEXT,
+    rendered_json       TEXT,
+    render_ms           INTEGER,
+    requests            INTEGER,
+    bytes               INTEGER,
+    robots_blocked_json TEXT NOT NULL DEFAULT '[]',
+    blocked_json        TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (site_id, url)
+) STRICT, WITHOUT ROWID;
+ALTER TABLE sites ADD COLUMN render_json TEXT;
+ALTER TABLE links ADD COLUMN rendered INTEGER NOT NULL DEFAULT 0 CHECK (rendered IN (0, 1));
 ";
 
 /// Version 15: a browser page's rendered facts (see the module documentation).

@@ -159,10 +159,13 @@ local function check_done(site, known)
   local s = known or redis.call('HMGET', sk, unpack(F_SITE_DONE))
   if s[F_SITE_DONE.done] == '1' then return end
   if num(s[F_SITE_DONE.queued], 0) > 0 or num(s[F_SITE_DONE.leased], 0) > 0 then return end
-  -- Browser pages asked for: the crawl's end is published (the coordinator queues them), and the
-  -- site waits for them (bphase: a awaiting, q queued).
+  -- A browser phase (browser pages, the rendered crawl): the crawl's end is published (the
+  -- coordinator queues the pages), and the site waits for them (bphase: a awaiting, q queued, r a
+  -- round of the rendered crawl queued: once it and the crawl of what it found are over, the
+  -- crawl's end is published again).
   if num(s[F_SITE_DONE.bp], 0) > 0 and s[F_SITE_DONE.cancelled] ~= '1' and s[F_SITE_DONE.bphase] ~= 'q' then
-    if not s[F_SITE_DONE.bphase] then
+    local phase = s[F_SITE_DONE.bphase]
+    if not phase or phase == 'r' then
       redis.call('HSET', sk, 'bphase', 'a')
       publish(redis.call('HGET', sk, 'cdblob'))
     end

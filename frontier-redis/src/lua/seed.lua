@@ -2,7 +2,7 @@
 --   gap (ms), info, done_blob, lim_d, lim_p, lim_r, max_sitemaps, max_sitemap_bytes, lim_s, n_hosts,
 --   initial_span), then n_hosts x A_SEED_HOST (host, robots: the robots.txt task's blob),
 --   then the initial tasks, initial_span arguments in runs (offer_all, args.rs TaskRuns),
---   then A_SEED_TAIL (browser_pages, crawl_done: the event's blob, now: ms, for a quarantine's record).
+--   then A_SEED_TAIL (browser_phase: 1 | 0, crawl_done: the event's blob, now: ms, for a quarantine's record).
 -- Returns {'ok'} | {'exists'}.
 local site, audit = ARGV[A_SEED.site], ARGV[A_SEED.audit]
 local sk = k_site(site)
@@ -20,7 +20,7 @@ local function run()
 local nh, ni = tonumber(ARGV[A_SEED.n_hosts]), tonumber(ARGV[A_SEED.initial_span])
 local runs = A_SEED_REST + nh * A_SEED_HOST_SPAN
 local tail = runs + ni
-local bp = ARGV[tail + A_SEED_TAIL.browser_pages]
+local bp = ARGV[tail + A_SEED_TAIL.browser_phase]
 if bp then redis.call('HSET', sk, 'bp', bp, 'cdblob', ARGV[tail + A_SEED_TAIL.crawl_done]) end
 local max, gap = tonumber(ARGV[A_SEED.max_in_flight]), tonumber(ARGV[A_SEED.gap])
 for i = 0, nh - 1 do

@@ -39,6 +39,13 @@ pub const FAILOVER_HOLD: Duration = Duration::from_secs(20);
 /// fetching, so a URL that kills every worker that touches it cannot keep an audit from ending.
 pub const MAX_LEASE_EXPIRIES: u8 = 3;
 
+/// Whether browser tasks queued for a site are a round of the rendered crawl
+/// ([`crate::render`]): any render task makes it one. After a round the site's crawl goes on
+/// with what it found and `CrawlDone` is published again; after other browser tasks the site ends.
+pub fn another_round<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> bool {
+    tasks.into_iter().any(|t| t.kind == crate::task::TaskKind::Render)
+}
+
 /// The least time between the starts of two page loads in the browser to one host, whatever the
 /// host's gap (SPEC §10: a page load brings many requests). Loads to one host are also serialised:
 /// the next starts only after the previous one's lease ended.
@@ -523,8 +530,10 @@ pub trait Frontier: Send + Sync + 'static {
 
     /// Queues a site's browser tasks after its crawl ended ([`crate::record::Event::CrawlDone`]),
     /// bypassing the seen set (their pages were crawled already) and the budgets. The site is done
-    /// once they are; with no tasks it is done at once. A site that is not waiting for them
-    /// (unknown, done, cancelled, queued already) is left as it is.
+    /// once they are; with no tasks it is done at once. Tasks that are a round of the rendered
+    /// crawl ([`another_round`]) are the exception: once they, and the crawl of the pages they
+    /// found, are done, the site publishes `CrawlDone` again for the next round. A site that is
+    /// not waiting for them (unknown, done, cancelled, queued already) is left as it is.
     fn queue_browser(
         &self,
         site: SiteId,

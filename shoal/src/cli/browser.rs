@@ -4,11 +4,13 @@
 
 use super::ConfigError;
 use clap::Args;
+use shoal_shared::render::{DEFAULT_RENDER_BUDGET, MAX_RENDER_BUDGET, RenderMode};
 use std::path::PathBuf;
 
 pub use shoal_coordinator::config::MAX_BROWSER_PAGES;
 
-/// `--browser-pages`, `--chromium`, `--browser-timeout-s`, `--browser-memory-mb`.
+/// `--browser-pages`, `--chromium`, `--browser-timeout-s`, `--browser-memory-mb`, `--render`,
+/// `--render-budget`.
 #[derive(Debug, Args, Clone)]
 pub struct BrowserArgs {
     /// After each site's crawl, open its start page and the N-1 most linked pages robots.txt
@@ -28,6 +30,15 @@ pub struct BrowserArgs {
     /// (`browser_memory_exceeded`), and Chromium is started afresh.
     #[arg(long, env = "SHOAL_BROWSER_MEMORY_MB", value_name = "MIB", default_value_t = shoal_worker::browser::DEFAULT_MEMORY_LIMIT_MIB)]
     pub browser_memory_mb: u64,
+    /// The rendered crawl: `never` reads only the HTML servers send; `always` renders every HTML
+    /// page in headless Chromium and takes its links and facts from the rendered page too;
+    /// `auto` renders each site's start page once and the rest of the site only when its scripts
+    /// add links or content (docs/rendering.md). Needs Chromium like --browser-pages.
+    #[arg(long, env = "SHOAL_RENDER", value_name = "never|auto|always", default_value_t = RenderMode::Never)]
+    pub render: RenderMode,
+    /// Pages per site rendered at most (1-100000).
+    #[arg(long, env = "SHOAL_RENDER_BUDGET", value_name = "N", default_value_t = DEFAULT_RENDER_BUDGET)]
+    pub render_budget: u32,
 }
 
 impl BrowserArgs {
@@ -46,6 +57,9 @@ impl BrowserArgs {
             return Err(ConfigError::Invalid(
                 "--browser-timeout-s must be 5-110 (a worker drops a task after 120 s)".into(),
             ));
+        }
+        if !(1..=MAX_RENDER_BUDGET).contains(&self.render_budget) {
+            return Err(ConfigError::Invalid(format!("--render-budget must be 1-{MAX_RENDER_BUDGET}")));
         }
         if !(256..=65_536).contains(&self.browser_memory_mb) {
             return Err(ConfigError::Invalid("--browser-memory-mb must be 256-65536".into()));

@@ -5,6 +5,7 @@
 
 use clap::Args;
 use shoal_shared::custom::{ExtractRule, SearchRule};
+use shoal_shared::render::RenderMode;
 use shoal_shared::wire::AuditOptions;
 
 /// The per-audit options a client may set (`shoal submit`, `shoal schedule add`); the rest comes
@@ -39,6 +40,13 @@ pub struct AuditOptionArgs {
     /// if omitted; the fleet needs a worker started with --browser).
     #[arg(long)]
     pub browser_pages: Option<u16>,
+    /// The rendered crawl: never, auto or always (coordinator's default if omitted; the fleet
+    /// needs a worker started with --browser).
+    #[arg(long, value_name = "never|auto|always")]
+    pub render: Option<RenderMode>,
+    /// Pages per site rendered at most (coordinator's default if omitted).
+    #[arg(long, value_name = "N")]
+    pub render_budget: Option<u32>,
     /// Request only URLs matching this regular expression (repeatable; replaces the
     /// coordinator's --include list).
     #[arg(long, value_name = "REGEX")]
@@ -83,6 +91,8 @@ impl AuditOptionArgs {
             max_sitemaps: self.max_sitemaps,
             max_sitemap_bytes: self.max_sitemap_bytes,
             browser_pages: self.browser_pages,
+            render: self.render,
+            render_budget: self.render_budget,
             include: (!self.include.is_empty()).then(|| self.include.clone()),
             exclude: (!self.exclude.is_empty()).then(|| self.exclude.clone()),
             strip_query: (!self.strip_query.is_empty()).then(|| self.strip_query.clone()),

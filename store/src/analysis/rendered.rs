@@ -1,7 +1,7 @@
-//! Raw against rendered (issue 38): each page the browser check opened, its crawl's facts (the
-//! `pages` row, read from the HTML the server sent) against the same facts read from the DOM
-//! Chromium built once the page's scripts ran (`browser_pages.rendered_json`,
-//! [`Rendered`]). Part of the site analysis (`super`), so it runs when the site is done,
+//! Raw against rendered (issue 38): each page the rendered crawl rendered or the browser check
+//! opened, its crawl's facts (the `pages` row, read from the HTML the server sent) against the
+//! same facts read from the DOM Chromium built once the page's scripts ran
+//! (`rendered_pages.rendered_json`, else `browser_pages.rendered_json`; [`Rendered`]). Part of the site analysis (`super`), so it runs when the site is done,
 //! after its browser tasks.
 //!
 //! - **`rendered_title_changed`, `rendered_description_changed`, `rendered_h1_changed`**: the value
@@ -20,13 +20,10 @@
 use super::{DbError, RELATED_CAP, Sink, sql_err};
 use shoal_shared::browser::Rendered;
 use shoal_shared::finding::Code;
-use std::collections::HashSet;
+use shoal_shared::ids::SiteId;
+use shoal_shared::render::{self, RawFacts};
 
-/// Main text in the HTML below this many words, with much more after rendering: the content is
-/// the scripts'.
-pub const THIN_RAW_WORDS: u32 = 50;
-/// Main text after rendering at least this many words (a page, not a widget's labels).
-pub const RENDERED_WORDS: u32 = 100;
+pub use shoal_shared::render::{RENDERED_WORDS, THIN_RAW_WORDS};
 
 /// One page's two versions.
 struct Pair {
@@ -46,12 +43,18 @@ pub(crate) fn analyse(sink: &Sink<'_>) -> Result<(), DbError> {
     let mut stmt = sink
         .conn
         .prepare_cached(
-            "SELECT b.url, b.rendered_json, p.title, p.meta_description, p.h1_json, p.canonical,
+            "SELECT x.url, x.rendered_json, p.title, p.meta_description, p.h1_json, p.canonical,
                     p.meta_robots_json, p.word_count
-             FROM browser_pages b JOIN pages p ON p.site_id = b.site_id AND p.url = b.url
-             WHERE b.site_id = ?1 AND b.error IS NULL AND b.rendered_json IS NOT NULL
-               AND p.kind = 'page' AND p.status = 200
-             ORDER BY b.url",
+             FROM (SELECT url, rendered_json FROM rendered_pages
+                   WHERE site_id = ?1 AND queued = 0 AND error IS NULL AND rendered_json IS NOT NULL
+                   UNION ALL
+                   SELECT b.url, b.rendered_json FROM browser_pages b
+                   WHERE b.site_id = ?1 AND b.error IS NULL AND b.rendered_json IS NOT NULL
+                     AND NOT EXISTS (SELECT 1 FROM rendered_pages r WHERE r.site_id = b.site_id AND r.url = b.url
+                                     AND r.error IS NULL AND r.rendered_json IS NOT NULL)) x
+             JOIN pages p ON p.site_id = ?1 AND p.url = x.url
+             WHERE p.kind = 'page' AND p.status = 200
+             ORDER BY x.url",
         )
         .map_err(sql_err(path, "prepare rendered pages"))?;
     let pairs = stmt
@@ -118,8 +121,9 @@ fn compare(sink: &Sink<'_>, p: &Pair) -> Result<(), DbError> {
         };
         sink.emit(Code::RenderedNoindexMismatch, url, detail, &[])?;
     }
-    let raw = raw_links(sink, url)?;
-    let only: Vec<&str> = r.links.iter().map(String::as_str).filter(|l| !raw.contains(*l) && *l != url).collect();
+    let raw = crate::render::raw_links(sink.conn, sink.path, SiteId(crate::uint(sink.site)), url)?;
+    let raw = RawFacts { url: url.to_owned(), links: raw.into_iter().collect(), words: p.words.unwrap_or(0) };
+    let only = render::rendered_only_links(&raw, r);
     if !only.is_empty() {
         let detail = format!(
             "{} link{} to pages only after JavaScript runs",
@@ -129,21 +133,10 @@ fn compare(sink: &Sink<'_>, p: &Pair) -> Result<(), DbError> {
         let related: Vec<&str> = only.iter().copied().take(RELATED_CAP).collect();
         sink.emit(Code::RenderedOnlyLinks, url, &detail, &related)?;
     }
-    let raw_words = p.words.unwrap_or(0);
-    if raw_words < THIN_RAW_WORDS && r.words >= RENDERED_WORDS && r.words >= raw_words.saturating_mul(3) {
+    let raw_words = raw.words;
+    if render::rendered_only_content(raw_words, r.words) {
         let detail = format!("{raw_words} words of main text in the HTML, {} after JavaScript runs", r.words);
         sink.emit(Code::RenderedOnlyContent, url, &detail, &[])?;
     }
     Ok(())
-}
-
-/// Every link target of the page's raw row.
-fn raw_links(sink: &Sink<'_>, url: &str) -> Result<HashSet<String>, DbError> {
-    let op = "read a page's links";
-    let mut stmt = sink
-        .conn
-        .prepare_cached("SELECT to_url FROM links WHERE site_id = ?1 AND from_url = ?2")
-        .map_err(sql_err(sink.path, op))?;
-    let rows = stmt.query_map(rusqlite::params![sink.site, url], |r| r.get(0)).map_err(sql_err(sink.path, op))?;
-    rows.collect::<Result<HashSet<String>, _>>().map_err(sql_err(sink.path, op))
 }

@@ -204,6 +204,11 @@ fn fill(db: &mut AuditDb, audit: AuditId, pages: u32, blob: usize) {
         )
         .expect("browser page");
         tx.execute(
+            "INSERT INTO rendered_pages (site_id, url, depth, queued, rendered_json) VALUES (?1, 'https://x.test/', 0, 0, '{}')",
+            [site],
+        )
+        .expect("rendered page");
+        tx.execute(
             "INSERT INTO hreflang (site_id, found_in, position, page_url, source, lang, target)
              VALUES (?1, 'https://x.test/', 0, 'https://x.test/', 'html', 'de', 'https://x.test/de')",
             [site],
@@ -229,7 +234,9 @@ fn pruning_removes_every_row_of_the_audit_and_nothing_of_the_others() {
     let before_kept = rows_of(&db, kept);
     let before_old = rows_of(&db, old);
     // Every table that can hold an audit's rows is filled, so each one's deletion is checked.
-    for table in ["audits", "audit_totals", "sites", "pages", "links", "findings", "browser_pages", "hreflang"] {
+    for table in
+        ["audits", "audit_totals", "sites", "pages", "links", "findings", "browser_pages", "rendered_pages", "hreflang"]
+    {
         assert!(before_old.get(table).copied().unwrap_or(0) > 0, "{table} has rows of the old audit: {before_old:?}");
     }
     assert_eq!(
@@ -243,7 +250,10 @@ fn pruning_removes_every_row_of_the_audit_and_nothing_of_the_others() {
     );
     let now = UnixMs(10 * DAY);
     let removed = db.prune_audit(old, &keep_last(1), now).expect("prune").expect("it goes");
-    assert_eq!(removed, Removed { sites: 2, pages: 10, links: 20, findings: 10, browser_pages: 2, hreflang: 2 });
+    assert_eq!(
+        removed,
+        Removed { sites: 2, pages: 10, links: 20, findings: 10, browser_pages: 2, rendered_pages: 2, hreflang: 2 }
+    );
     assert!(rows_of(&db, old).values().all(|n| *n == 0), "{:?}", rows_of(&db, old));
     assert_eq!(rows_of(&db, kept), before_kept);
     assert_eq!(db.audit(old).expect("read"), None);

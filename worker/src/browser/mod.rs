@@ -40,6 +40,7 @@ mod keyboard;
 mod page;
 mod process;
 mod proxy;
+mod render;
 mod rendered;
 
 use std::net::{IpAddr, SocketAddr};
@@ -62,6 +63,7 @@ use process::Chromium;
 use proxy::{Gate, Proxy};
 
 pub use process::PROFILE_PREFIX;
+pub use rendered::PageLinks;
 
 /// Whether robots.txt keeps the page's requests from a URL: `Some(why)` (the deciding rule) when
 /// it does, `None` when it allows it or has no say (a host other than the audited site's, whose
@@ -83,6 +85,9 @@ pub const DEFAULT_PAGE_TIMEOUT: Duration = Duration::from_secs(45);
 /// set size): an idle headless Chromium takes about 300 MiB, a heavy shop page a few hundred
 /// more; a page that takes it past this is stopped and reported.
 pub const DEFAULT_MEMORY_LIMIT_MIB: u64 = 2_048;
+/// The default hard limit for rendering one page of the rendered crawl (`--render`): its load and
+/// reading its DOM.
+pub const DEFAULT_RENDER_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long Chromium may take to start and open its DevTools port.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often the memory of Chromium's processes is read while a page is checked.
@@ -96,6 +101,8 @@ pub struct BrowserSettings {
     pub chromium: PathBuf,
     /// The hard limit per page (load and every check).
     pub page_timeout: Duration,
+    /// The hard limit per rendered page of the rendered crawl (default [`DEFAULT_RENDER_TIMEOUT`]).
+    pub render_timeout: Duration,
     /// The most memory all of Chromium's processes may use together while a page is checked, in
     /// bytes (default [`DEFAULT_MEMORY_LIMIT_MIB`]).
     pub memory_limit: u64,
@@ -106,6 +113,7 @@ impl Default for BrowserSettings {
         BrowserSettings {
             chromium: PathBuf::from(DEFAULT_CHROMIUM),
             page_timeout: DEFAULT_PAGE_TIMEOUT,
+            render_timeout: DEFAULT_RENDER_TIMEOUT,
             memory_limit: DEFAULT_MEMORY_LIMIT_MIB * 1024 * 1024,
         }
     }
@@ -139,6 +147,8 @@ pub struct Browser {
     connected: Arc<AtomicBool>,
     /// Pages checked so far, for [`PAGES_PER_CHROMIUM`].
     pages: AtomicU32,
+    /// The browser context of the site the rendered crawl renders now (`render.rs`).
+    render_context: Mutex<Option<render::SiteContext>>,
 }
 
 /// Pages one Chromium checks before its owner starts a fresh one: a worker runs for months, and a
@@ -222,6 +232,7 @@ impl Browser {
             process: std::sync::Mutex::new(process),
             connected,
             pages: AtomicU32::new(0),
+            render_context: Mutex::new(None),
         };
         // Downloads are denied in the default context (and in each page's own context, page.rs).
         let deny = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);

@@ -86,42 +86,15 @@ pub(super) async fn check(
         record.error = Some("not an http(s) URL".to_owned());
         return record;
     }
-    // The context's own proxy setting repeats Chromium's command line: nothing of this page
-    // reaches the network except through the worker's proxy.
-    let context_params = CreateBrowserContextParams {
-        proxy_server: Some(format!("http://{proxy}")),
-        proxy_bypass_list: Some("<-loopback>".to_owned()),
-        ..CreateBrowserContextParams::default()
+    let context = match new_context(browser, proxy).await {
+        Ok(id) => id,
+        Err(e) => return failed(record, e),
     };
-    let context = match tokio::time::timeout(STEP_TIMEOUT, browser.create_browser_context(context_params)).await {
-        Ok(Ok(id)) => id,
-        Ok(Err(e)) => return failed(record, format!("Chromium did not open a context: {e}")),
-        Err(_) => return failed(record, "Chromium did not answer within 10 s".to_owned()),
-    };
-    let mut deny = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);
-    deny.browser_context_id = Some(context.clone());
-    if let Err(e) = browser.execute(deny).await {
-        close_context(browser, context).await;
-        return failed(record, format!("Chromium did not deny downloads: {e}"));
-    }
-    // Registered before the tab exists, so a window the page opens at once is seen too.
-    let created = browser.event_listener::<EventTargetCreated>().await.ok();
-    let target = CreateTargetParams::builder().url("about:blank").browser_context_id(context.clone()).build();
-    let page = match target {
-        Ok(target) => match tokio::time::timeout(STEP_TIMEOUT, browser.new_page(target)).await {
-            Ok(Ok(page)) => Some(page),
-            Ok(Err(e)) => {
-                record.error = Some(format!("Chromium did not open a tab: {e}"));
-                None
-            }
-            Err(_) => {
-                record.error = Some("Chromium did not open a tab within 10 s".to_owned());
-                None
-            }
-        },
+    let (page, created) = match new_tab(browser, &context).await {
+        Ok((page, created)) => (Some(page), created),
         Err(e) => {
-            record.error = Some(format!("tab: {e}"));
-            None
+            record.error = Some(e);
+            (None, None)
         }
     };
     if let Some(page) = page {
@@ -145,9 +118,7 @@ pub(super) async fn check(
         debug!(url, ms = started.elapsed().as_millis() as u64, error = ?record.error, "browser page checked");
         finish(&mut record, &net);
         tasks.abort_all();
-        if tokio::time::timeout(STEP_TIMEOUT, page.close()).await.is_err() {
-            warn!(url, "Chromium did not close the tab");
-        }
+        close_tab(page, url).await;
     }
     close_context(browser, context).await;
     record
@@ -156,7 +127,11 @@ pub(super) async fn check(
 /// Closes every other tab, pop-up or prerendered page of `context` as soon as Chromium makes one:
 /// the check looks at one tab. (The probe keeps links and forms from opening windows, but a
 /// page has other ways; whatever such a tab requests before it is closed still passes the proxy.)
-async fn close_other_tabs(page: Page, context: BrowserContextId, mut created: EventStream<EventTargetCreated>) {
+pub(super) async fn close_other_tabs(
+    page: Page,
+    context: BrowserContextId,
+    mut created: EventStream<EventTargetCreated>,
+) {
     let own = page.target_id().clone();
     while let Some(event) = created.next().await {
         let info = &event.target_info;
@@ -170,12 +145,67 @@ async fn close_other_tabs(page: Page, context: BrowserContextId, mut created: Ev
     }
 }
 
+/// A fresh browser context whose every request goes through the worker's proxy at `proxy`, with
+/// downloads denied. Its cookies, storage, cache and service workers end with it
+/// ([`close_context`]).
+pub(super) async fn new_context(
+    browser: &chromiumoxide::Browser,
+    proxy: std::net::SocketAddr,
+) -> Result<BrowserContextId, String> {
+    // The context's own proxy setting repeats Chromium's command line: nothing of this page
+    // reaches the network except through the worker's proxy.
+    let context_params = CreateBrowserContextParams {
+        proxy_server: Some(format!("http://{proxy}")),
+        proxy_bypass_list: Some("<-loopback>".to_owned()),
+        ..CreateBrowserContextParams::default()
+    };
+    let context = match tokio::time::timeout(STEP_TIMEOUT, browser.create_browser_context(context_params)).await {
+        Ok(Ok(id)) => id,
+        Ok(Err(e)) => return Err(format!("Chromium did not open a context: {e}")),
+        Err(_) => return Err("Chromium did not answer within 10 s".to_owned()),
+    };
+    let mut deny = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);
+    deny.browser_context_id = Some(context.clone());
+    if let Err(e) = browser.execute(deny).await {
+        close_context(browser, context).await;
+        return Err(format!("Chromium did not deny downloads: {e}"));
+    }
+    Ok(context)
+}
+
+/// A blank tab in `context`, and (when it could be registered) the stream of targets Chromium
+/// creates, for [`close_other_tabs`]: registered before the tab exists, so a window the page
+/// opens at once is seen too.
+pub(super) async fn new_tab(
+    browser: &chromiumoxide::Browser,
+    context: &BrowserContextId,
+) -> Result<(Page, Option<EventStream<EventTargetCreated>>), String> {
+    let created = browser.event_listener::<EventTargetCreated>().await.ok();
+    let target = CreateTargetParams::builder()
+        .url("about:blank")
+        .browser_context_id(context.clone())
+        .build()
+        .map_err(|e| format!("tab: {e}"))?;
+    match tokio::time::timeout(STEP_TIMEOUT, browser.new_page(target)).await {
+        Ok(Ok(page)) => Ok((page, created)),
+        Ok(Err(e)) => Err(format!("Chromium did not open a tab: {e}")),
+        Err(_) => Err("Chromium did not open a tab within 10 s".to_owned()),
+    }
+}
+
+/// Closes the tab, bounded.
+pub(super) async fn close_tab(page: Page, url: &str) {
+    if tokio::time::timeout(STEP_TIMEOUT, page.close()).await.is_err() {
+        warn!(url, "Chromium did not close the tab");
+    }
+}
+
 fn failed(mut record: BrowserPage, error: String) -> BrowserPage {
     record.error = Some(error);
     record
 }
 
-async fn close_context(browser: &chromiumoxide::Browser, context: BrowserContextId) {
+pub(super) async fn close_context(browser: &chromiumoxide::Browser, context: BrowserContextId) {
     if tokio::time::timeout(STEP_TIMEOUT, browser.dispose_browser_context(context)).await.is_err() {
         warn!("Chromium did not close a browser context");
     }
@@ -192,12 +222,14 @@ fn finish(record: &mut BrowserPage, net: &SharedNet) {
     record.robots_blocked = n.robots_blocked.clone();
 }
 
-async fn measure(
+/// Readies a blank tab for a page: request interception (every request through the address
+/// guard and the site's robots.txt, `intercept.rs`), the probe before the page's scripts, no
+/// prerendering, the desktop viewport.
+pub(super) async fn prepare(
     page: &Page,
     (gate, robots): (&Gate, super::RobotsCheck),
     net: &SharedNet,
     tasks: &mut JoinSet<()>,
-    record: &mut BrowserPage,
 ) -> Result<(), String> {
     let listeners = intercept::listen(page).await?;
     tasks.spawn(intercept::run(page.clone(), listeners, (gate.clone(), robots), Arc::clone(net)));
@@ -214,8 +246,27 @@ async fn measure(
     if let Err(e) = page.execute(SetPrerenderingAllowedParams::new(false)).await {
         debug!(error = %e, "prerendering could not be switched off (the proxy still guards it)");
     }
-    viewport(page, DESKTOP, false).await?;
+    viewport(page, DESKTOP, false).await
+}
 
+/// Where the loaded page ended and its status, from the probe: an error when it did not end on
+/// an http(s) address (an error page, `about:blank`).
+pub(super) async fn landed(page: &Page) -> Result<(String, Option<u16>), String> {
+    let v = vitals(page).await?;
+    if !(v.url.starts_with("http://") || v.url.starts_with("https://")) {
+        return Err(format!("the page did not load (ended at {})", short(&v.url)));
+    }
+    Ok((v.url, v.status))
+}
+
+async fn measure(
+    page: &Page,
+    (gate, robots): (&Gate, super::RobotsCheck),
+    net: &SharedNet,
+    tasks: &mut JoinSet<()>,
+    record: &mut BrowserPage,
+) -> Result<(), String> {
+    prepare(page, (gate, robots), net, tasks).await?;
     load(page, &record.url).await?;
     let v = vitals(page).await?;
     record.final_url = v.url.clone();

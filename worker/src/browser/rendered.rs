@@ -7,7 +7,7 @@ use chromiumoxide::Page;
 use shoal_shared::browser::{MAX_RENDERED_LINKS, MAX_SCRIPT_ERROR_CHARS, MAX_SCRIPT_ERRORS, Rendered};
 
 use super::js::eval;
-use crate::extract::{ExtractCaps, PageFacts};
+use crate::extract::{ExtractCaps, Link, PageFacts};
 
 /// At most this many characters of the serialised DOM are read (the crawl reads 10 MB pages at
 /// most; a DOM this large is cut, and its facts describe the part before the cut, as the crawl's).
@@ -15,6 +15,13 @@ const MAX_DOM_CHARS: usize = 5 * 1024 * 1024;
 
 /// Reads the rendered page in `page`, whose address is now `final_url`.
 pub(super) async fn read(page: &Page, final_url: &str) -> Result<Rendered, String> {
+    read_links(page, final_url).await.map(|(r, _)| r)
+}
+
+/// [`read`], and the rendered page's links to pages (`<a>`, `<area>`, `<iframe>`; at most
+/// [`MAX_RENDERED_LINKS`]) as the crawl's extractor found them, with whether its meta robots say
+/// `nofollow`: what the rendered crawl records and follows.
+pub(super) async fn read_links(page: &Page, final_url: &str) -> Result<(Rendered, PageLinks), String> {
     let base = url::Url::parse(final_url).map_err(|e| format!("the page's address {final_url}: {e}"))?;
     let html: String = eval(
         page,
@@ -27,7 +34,20 @@ pub(super) async fn read(page: &Page, final_url: &str) -> Result<Rendered, Strin
     let facts = tokio::task::spawn_blocking(move || crate::extract::extract(&html, &base, &ExtractCaps::default()))
         .await
         .map_err(|e| format!("reading the rendered page failed: {e}"))?;
-    Ok(of(&facts, errors))
+    let links = PageLinks {
+        links: facts.links.iter().filter(|l| l.kind.is_navigation()).take(MAX_RENDERED_LINKS).cloned().collect(),
+        nofollow: facts.robots_nofollow(),
+    };
+    Ok((of(&facts, errors), links))
+}
+
+/// A rendered page's links to pages, and whether the page says `nofollow` for all of them.
+#[derive(Debug, Default)]
+pub struct PageLinks {
+    /// In document order.
+    pub links: Vec<Link>,
+    /// The page's meta robots say `nofollow`.
+    pub nofollow: bool,
 }
 
 /// The facts kept of a rendered page.

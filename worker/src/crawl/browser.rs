@@ -8,11 +8,13 @@
 //! page and publishes what it saw.
 
 use super::{Crawler, Job};
-use crate::browser::{Browser, BrowserSettings, RobotsCheck};
+use crate::browser::{Browser, BrowserSettings, PageLinks, RobotsCheck};
+use shoal_shared::browser::RenderedPage;
 use shoal_shared::frontier::{Frontier, FrontierError};
 use shoal_shared::ids::SiteId;
-use shoal_shared::record::Event;
+use shoal_shared::record::{Event, LinkRecord};
 use shoal_shared::robots::Verdict;
+use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::url::NormalizedUrl;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +40,8 @@ impl<F: Frontier> Crawler<F> {
             settings: BrowserSettings {
                 chromium: self.settings.chromium.clone(),
                 page_timeout: self.settings.browser_timeout,
+                // A render is a load and a read: the check's limit bounds it too.
+                render_timeout: crate::browser::DEFAULT_RENDER_TIMEOUT.min(self.settings.browser_timeout),
                 memory_limit: self.settings.browser_memory_limit,
             },
             browser: tokio::sync::Mutex::new(None),
@@ -85,28 +89,9 @@ impl<F: Frontier> Crawler<F> {
         }))
     }
 
-    /// Opens the leased page in the browser and publishes what it saw and its findings. A worker
-    /// without a browser (cannot happen: the frontier does not hand it browser tasks) puts the
-    /// task back for another worker.
-    pub(super) async fn browser_task(&self, job: &mut Job<'_>) {
-        let Some(slot) = &self.browser else {
-            tracing::warn!(url = %job.task().url, "a browser task reached a worker without --browser; putting it back");
-            let mut t = job.task().clone();
-            t.not_before = job.now.plus(Duration::from_secs(1));
-            job.out.requeue = Some(t);
-            return;
-        };
-        let (audit, site) = (job.task().audit, job.task().site);
-        let url = job.task().url.to_string();
-        let robots = match self.browser_robots(site).await {
-            Ok(r) => r,
-            Err(e) => {
-                // Without the site's rules the page is not opened: its requests could not be held
-                // to them. The lease expires and the task is tried again.
-                tracing::warn!(url, error = %e, "the site's robots.txt rules could not be read for a browser page");
-                return;
-            }
-        };
+    /// The worker's Chromium, started (or started afresh: crashed, worn out) when needed; `Err`
+    /// with why it could not start.
+    async fn started<'a>(&self, slot: &'a BrowserSlot) -> Result<tokio::sync::MutexGuard<'a, Option<Browser>>, String> {
         let mut guard = slot.browser.lock().await;
         if let Some(old) = guard.take_if(|b| b.worn_out()) {
             old.shutdown().await;
@@ -120,19 +105,54 @@ impl<F: Frontier> Crawler<F> {
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "the browser could not start");
-                    let page = shoal_shared::browser::BrowserPage {
-                        audit,
-                        site,
-                        url: url.clone(),
-                        final_url: url,
-                        error: Some(e.to_string()),
-                        ..shoal_shared::browser::BrowserPage::default()
-                    };
-                    job.out.events.push(Event::Browser(Box::new(page)));
-                    return;
+                    return Err(e.to_string());
                 }
             }
         }
+        Ok(guard)
+    }
+
+    /// A browser task that reached a worker without a browser (cannot happen: the frontier hands
+    /// browser tasks only to `--browser` workers) goes back for another worker.
+    fn put_back(job: &mut Job<'_>) {
+        tracing::warn!(url = %job.task().url, "a browser task reached a worker without --browser; putting it back");
+        let mut t = job.task().clone();
+        t.not_before = job.now.plus(Duration::from_secs(1));
+        job.out.requeue = Some(t);
+    }
+
+    /// Opens the leased page in the browser and publishes what it saw and its findings.
+    pub(super) async fn browser_task(&self, job: &mut Job<'_>) {
+        let Some(slot) = &self.browser else {
+            Self::put_back(job);
+            return;
+        };
+        let (audit, site) = (job.task().audit, job.task().site);
+        let url = job.task().url.to_string();
+        let robots = match self.browser_robots(site).await {
+            Ok(r) => r,
+            Err(e) => {
+                // Without the site's rules the page is not opened: its requests could not be held
+                // to them. The lease expires and the task is tried again.
+                tracing::warn!(url, error = %e, "the site's robots.txt rules could not be read for a browser page");
+                return;
+            }
+        };
+        let guard = match self.started(slot).await {
+            Ok(g) => g,
+            Err(error) => {
+                let page = shoal_shared::browser::BrowserPage {
+                    audit,
+                    site,
+                    url: url.clone(),
+                    final_url: url,
+                    error: Some(error),
+                    ..shoal_shared::browser::BrowserPage::default()
+                };
+                job.out.events.push(Event::Browser(Box::new(page)));
+                return;
+            }
+        };
         let Some(browser) = guard.as_ref() else { return };
         let page = browser.check_page(audit, site, &url, robots).await;
         drop(guard);
@@ -140,5 +160,71 @@ impl<F: Frontier> Crawler<F> {
             job.out.events.push(Event::Finding(f));
         }
         job.out.events.push(Event::Browser(Box::new(page)));
+    }
+
+    /// Renders the leased page for the rendered crawl (`--render`) and publishes it; the links it
+    /// shows are offered to the frontier as the page's links are (scope rules, robots.txt, the
+    /// seen set and the budgets apply), so a page only scripts link to is crawled too.
+    pub(super) async fn render_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
+        let Some(slot) = &self.browser else {
+            Self::put_back(job);
+            return Ok(());
+        };
+        let (audit, site) = (job.task().audit, job.task().site);
+        let url = job.task().url.clone();
+        let robots = match self.browser_robots(site).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(url = %url, error = %e, "the site's robots.txt rules could not be read for a rendered page");
+                return Ok(());
+            }
+        };
+        let (page, found) = match self.started(slot).await {
+            Ok(guard) => match guard.as_ref() {
+                Some(browser) => browser.render_page(audit, site, url.as_str(), robots).await,
+                None => return Ok(()),
+            },
+            Err(error) => {
+                let page = RenderedPage {
+                    audit,
+                    site,
+                    url: url.to_string(),
+                    final_url: url.to_string(),
+                    error: Some(error),
+                    ..RenderedPage::default()
+                };
+                (page, PageLinks::default())
+            }
+        };
+        let mut page = page;
+        let follow_nofollow = job.site.limits.follow_nofollow;
+        let mut queued = std::collections::HashSet::new();
+        for link in found.links {
+            let Ok(target) = NormalizedUrl::from_url(link.url) else { continue };
+            let target = job.scoped(target);
+            let internal = job.scope.contains(target.as_url());
+            let nofollow = link.nofollow || found.nofollow;
+            page.links.push(LinkRecord {
+                url: target.to_string(),
+                kind: link.kind,
+                nofollow,
+                internal,
+                text: link.text,
+            });
+            // Links to other sites are the raw crawl's to check; the rendered crawl follows the
+            // site's own pages.
+            if !internal || (nofollow && !follow_nofollow) || !queued.insert(target.clone()) {
+                continue;
+            }
+            if !self.allowed(job, &target).await? {
+                continue;
+            }
+            let t = job.task();
+            let task =
+                Task::new(t.audit, t.site, target, TaskKind::Page, t.depth + 1, FoundVia::Link { from: url.clone() });
+            job.out.discovered.push(task);
+        }
+        job.out.events.push(Event::Render(Box::new(page)));
+        Ok(())
     }
 }

@@ -381,7 +381,8 @@ impl<F: Frontier> Crawler<F> {
         self.run(&mut job).await?;
         rules::apply(&mut job);
         // A browser's page load and a mail server's conversation reach the host without a fetch.
-        job.out.sent_nothing = !job.sent && !matches!(lease.task.kind, TaskKind::Browser | TaskKind::Smtp);
+        job.out.sent_nothing =
+            !job.sent && !matches!(lease.task.kind, TaskKind::Browser | TaskKind::Render | TaskKind::Smtp);
         Ok(job.out)
     }
 
@@ -449,6 +450,7 @@ impl<F: Frontier> Crawler<F> {
             TaskKind::RdapBootstrap => self.rdap_bootstrap_task(job).await?,
             TaskKind::Rdap => self.rdap_task(job).await?,
             TaskKind::Browser => self.browser_task(job).await,
+            TaskKind::Render => self.render_task(job).await?,
             TaskKind::Robots | TaskKind::DomainDns | TaskKind::Smtp => {}
         }
         Ok(())

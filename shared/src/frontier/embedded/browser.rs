@@ -6,7 +6,7 @@
 //! at a time, under the host's pace and at least [`BROWSER_MIN_GAP`] apart.
 
 use super::{EmbeddedFrontier, Grant, HostEntry, LaneKey, SiteEntry, State};
-use crate::frontier::{BROWSER_MIN_GAP, Claim, LaneRobots};
+use crate::frontier::{BROWSER_MIN_GAP, Claim, LaneRobots, another_round};
 use crate::ids::{LeaseId, SiteId, WorkerId};
 use crate::record::Event;
 use crate::task::Task;
@@ -21,6 +21,9 @@ pub(super) enum Phase {
     Awaiting,
     /// The browser tasks were queued: the site ends when they are done.
     Queued,
+    /// A round of the rendered crawl was queued: once it and the crawl of what it found are done,
+    /// [`Event::CrawlDone`] is published again ([`crate::frontier::another_round`]).
+    Rendering,
 }
 
 /// What a site with no work queued or leased does next.
@@ -34,11 +37,11 @@ enum Step {
 }
 
 fn next_step(site: &mut SiteEntry) -> Step {
-    if site.limits.browser_pages == 0 || site.cancelled {
+    if !site.limits.browser_phase() || site.cancelled {
         return Step::Done;
     }
     match site.browser {
-        Phase::Crawling => {
+        Phase::Crawling | Phase::Rendering => {
             site.browser = Phase::Awaiting;
             Step::CrawlDone
         }
@@ -102,7 +105,7 @@ impl EmbeddedFrontier {
         if site.done || site.cancelled || site.browser != Phase::Awaiting {
             return;
         }
-        site.browser = Phase::Queued;
+        site.browser = if another_round(&tasks) { Phase::Rendering } else { Phase::Queued };
         for task in tasks {
             if task.site == site_id && task.kind.is_browser() {
                 let key = (site_id, task.url.host_key());
