@@ -39,6 +39,7 @@ mod politeness;
 mod procs;
 mod quarantine;
 mod redis_tls;
+mod render;
 mod rendered;
 mod retention;
 mod schedule;
