@@ -107,3 +107,59 @@ pub async fn browser_phase_ends_on_cancel_or_nothing_to_open<F: Frontier>(f: F) 
         .collect();
     assert_eq!(done, vec![2, 3]);
 }
+
+fn render(site: u64, u: &str) -> Task {
+    Task::new(AuditId(1), SiteId(site), url(u), TaskKind::Render, 0, FoundVia::Standard)
+}
+
+/// The rendered crawl's rounds (`--render`): a site that renders publishes `CrawlDone` after its
+/// crawl; a round of render tasks is claimed by the browser claim only, and the pages its
+/// completion discovers are crawled by the ordinary claim like any page's links; once the round
+/// and that crawl are over, `CrawlDone` comes again (not `SiteDone`); a round with nothing to
+/// render publishes it at once; the site ends after browser tasks that are no round.
+pub async fn render_rounds_publish_the_crawls_end_again<F: Frontier>(f: F) {
+    let mut s = seed(1, 1, "a.test", 4, 0, 10);
+    s.limits.render = shoal_shared::render::RenderMode::Always;
+    f.seed(s).await.expect("seed");
+    pass_robots(&f, T0, 2, None).await;
+    let p = lease(&f, T0).await;
+    complete(&f, &p, Completion::default(), T0).await;
+    let crawl_done = Event::CrawlDone { audit: AuditId(1), site: SiteId(1) };
+    assert_eq!(drain_events(&f).await, vec![crawl_done.clone()], "the crawl's end, nothing else");
+
+    let t = T0.plus(ms(1_000));
+    f.queue_browser(SiteId(1), vec![render(1, "http://a.test/")], t).await.expect("queue a round");
+    assert_eq!(no_lease(&f, t).await, Claim::Idle, "an ordinary claim never takes a render task");
+    let r = browser_lease(&f, t).await;
+    assert_eq!((r.task.kind, r.task.url.as_str()), (TaskKind::Render, "http://a.test/"));
+    let found = Task::new(
+        AuditId(1),
+        SiteId(1),
+        url("http://a.test/only-after-js"),
+        TaskKind::Page,
+        1,
+        FoundVia::Link { from: url("http://a.test/") },
+    );
+    let seen_already = Task::new(AuditId(1), SiteId(1), url("http://a.test/"), TaskKind::Page, 1, FoundVia::Standard);
+    let done = Completion { discovered: vec![found, seen_already], ..Completion::default() };
+    complete(&f, &r, done, t.plus(ms(10))).await;
+    assert_eq!(drain_events(&f).await, Vec::<Event>::new(), "the page it found is crawled first");
+    // A page load rests the host as long as between two loads, ordinary requests included.
+    let after = t.plus(ms(10)).plus(BROWSER_MIN_GAP);
+    assert_eq!(no_lease(&f, t.plus(ms(20))).await, Claim::Wait(after), "the host rests after the page load");
+    let p = lease(&f, after).await;
+    assert_eq!(p.task.url.as_str(), "http://a.test/only-after-js", "the seen set keeps the start page out");
+    assert_eq!(no_lease(&f, after).await, Claim::Idle, "only the new page was queued");
+    complete(&f, &p, Completion::default(), after.plus(ms(10))).await;
+    assert_eq!(drain_events(&f).await, vec![crawl_done.clone()], "the round and its crawl are over: the next round");
+
+    // The next round finds nothing new: the crawl's end again, and the coordinator ends it.
+    let t2 = after.plus(BROWSER_MIN_GAP);
+    f.queue_browser(SiteId(1), vec![render(1, "http://a.test/only-after-js")], t2).await.expect("queue");
+    let r2 = browser_lease(&f, t2).await;
+    complete(&f, &r2, Completion::default(), t2.plus(ms(10))).await;
+    assert_eq!(drain_events(&f).await, vec![crawl_done], "a round that found nothing ends at its completion");
+    // Browser tasks that are no round (here none): the site is done.
+    f.queue_browser(SiteId(1), Vec::new(), t2.plus(ms(20))).await.expect("queue the last");
+    assert_eq!(drain_events(&f).await, vec![Event::SiteDone { audit: AuditId(1), site: SiteId(1) }]);
+}
