@@ -8,7 +8,7 @@ use crate::params;
 use redis::Value;
 use shoal_shared::frontier::{Claim, FrontierError, another_round};
 use shoal_shared::ids::{SiteId, WorkerId};
-use shoal_shared::task::Task;
+use shoal_shared::task::{Task, TaskKind};
 use shoal_shared::time::UnixMs;
 
 impl RedisFrontier {
@@ -27,7 +27,12 @@ impl RedisFrontier {
         let round = if another_round(tasks.iter().copied()) { "r" } else { "" };
         inv.named(&params::QUEUE_BROWSER).set("site", site.0).set("n", tasks.len()).set("round", round).done();
         for t in tasks {
-            inv.named(&params::BROWSER_TASK).set("host", t.url.host_key().as_str()).set("blob", encode(t)).done();
+            let render = u8::from(t.kind == TaskKind::Render);
+            inv.named(&params::BROWSER_TASK)
+                .set("host", t.url.host_key().as_str())
+                .set("blob", encode(t))
+                .set("render", render)
+                .done();
         }
         inv.named(&params::TAIL_NOW).set("now", now.0).done();
         let mut c = self.conn.clone();

@@ -39,7 +39,7 @@
 //! | `…:cache:{key}` | string (with expiry) | workers | shared results: `x:{url}` an external link check (rmp `PageRecord`), `r:{scheme}://{host}` another site's robots.txt outcome, `a:{audit}:r:{scheme}://{host}` the audit's own copy of a host's robots.txt (and `…#asking`, who fetches it), `a:{audit}:smtp:{host}:{port}` a mail server's conversation (rmp `Conversation`) and `a:{audit}:rdap:{url}` a registry's answer, shared by the audit's sites, `rdap:bootstrap` the IANA RDAP bootstrap file (a day; each with its `…#asking` lock) |
 //! | `…:acache:{audit}` | set | workers, `forget` | the audit's own `cache` keys (`a:{audit}:…`), unlinked when the audit is forgotten |
 //! | `…:bq` | zset | complete, reap, queue_browser, claim_browser | browser tasks (`--browser-pages`) waiting, by id (oldest first): only `claim_browser` reads it, so a worker without `--browser` never sees them |
-//! | `…:btask:{id}` | hash | the same | one waiting browser task: `lane`, `site`, `blob` (rmp `Task`), `nb` not-before (ms) |
+//! | `…:btask:{id}` | hash | the same | one waiting browser task: `lane`, `site`, `blob` (rmp `Task`), `nb` not-before (ms), `render` (`1`: a render of the rendered crawl, paced by `PAGE_LOAD_GAP.r`) |
 //! | `…:sbq:{site}` | set | the same, `cancel`, `forget` | the site's waiting browser task ids (a cancel drops them) |
 //! | `…:quarantine` | hash | any step, progress reads, `forget` | sites taken out of the crawl because a step could not read their state (field: the site; value: `ms reason`, the first report kept); the coordinator fails their audits, `forget` drops them (docs/runbook.md, "A bad entry is quarantined") |
 //! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: one rmp `Event`; field `E`: a completion's events, each behind its 4-byte little-endian length, `stream::pack_events`; a completion that moved a latency guard adds `g`, `moved,level,recent_ms,baseline_ms,at,ip`, one per change, and `t`, the lease's task, from which the reader builds the `slowed_down` note); consumer group `coordinator` |
@@ -143,9 +143,9 @@ pub const LANE_NUMBERS: &[&str] = &["rtnb", "rat", "pgap"];
 pub const HOST_NUMBERS: &[&str] = &["inf", "maxe", "gape", "next", "ipx", "qg", "lb", "ll", "lsc", "lcm", "lo", "lc"];
 /// The fields of a lease hash that `release` (lua/lease.lua) reads, which the Lua gets as
 /// `LEASE_FIELDS` and reads by name (`L.lane`): the task's blob, its lane, host, IP ('' when not
-/// known at the grant), robots flag, priority, site, start, `browser` (a browser task), `x` (its
-/// leases expired before), `n` further tasks and the `worker`, and `mz` (its further tasks are in
-/// `leasem`). `grant` writes them, with `deadline`.
+/// known at the grant), robots flag, priority, site, start, `browser` (`1` a browser check, `r` a
+/// render), `x` (its leases expired before), `n` further tasks and the `worker`, and `mz` (its
+/// further tasks are in `leasem`). `grant` writes them, with `deadline`.
 pub const LEASE_FIELDS: &[&str] =
     &["blob", "lane", "host", "ip", "robots", "prio", "site", "started", "browser", "x", "n", "worker", "mz"];
 /// The fields of a latency guard (a host's hash, or an IP's `ipg`) as `observe` (lua/latency.lua)
@@ -166,7 +166,7 @@ pub const LANE_CLAIM_FIELDS: &[&str] = &["host", "robots", "site", "rt", "rtnb",
 /// The fields of a lane's hash that `claim_browser` (lua/claim_browser.lua) reads.
 pub const LANE_BROWSER_FIELDS: &[&str] = &["host", "rat", "robots"];
 /// The fields of a queued browser task (`btask`) that `claim_browser` reads.
-pub const BTASK_FIELDS: &[&str] = &["lane", "site", "blob", "nb"];
+pub const BTASK_FIELDS: &[&str] = &["lane", "site", "blob", "nb", "render"];
 /// The fields of a lane's hash that `lane_score` (lua/lanes.lua) reads, or its caller hands it.
 pub const LANE_SCORE_FIELDS: &[&str] = &["host", "robots", "rt", "rtnb"];
 /// The fields of a lane's hash that `complete` reads once for its requeue and its scheduling.

@@ -125,7 +125,7 @@ pub const SEED_TAIL: Params = group("A_SEED_TAIL", &["browser_phase", "crawl_don
 pub const QUEUE_BROWSER: Params = args("A_QUEUE_BROWSER", &["site", "n", "round"]);
 
 /// One browser task: its host and blob.
-pub const BROWSER_TASK: Params = group("A_BROWSER_TASK", &["host", "blob"]);
+pub const BROWSER_TASK: Params = group("A_BROWSER_TASK", &["host", "blob", "render"]);
 
 /// The time (ms, for a quarantine's record), the last argument of a call with a rest of its own.
 pub const TAIL_NOW: Params = group("A_TAIL_NOW", &["now"]);

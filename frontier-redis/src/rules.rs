@@ -29,7 +29,6 @@ pub fn constants() -> Vec<(&'static str, u128)> {
         ("DEFAULT_IN_FLIGHT", u128::from(pace::DEFAULT_MAX_IN_FLIGHT)),
         ("DEFAULT_GAP", ms(pace::DEFAULT_GAP)),
         ("ROBOTS_MAX_AGE", ms(robots::ROBOTS_MAX_AGE)),
-        ("BROWSER_GAP", ms(frontier::BROWSER_MIN_GAP)),
         ("FAILOVER_HOLD", ms(frontier::FAILOVER_HOLD)),
         // Budgets (shoal_shared::task): a site hash of an older version without them.
         ("DEFAULT_MAX_SITEMAPS", u128::from(task::DEFAULT_MAX_SITEMAPS)),
@@ -59,10 +58,19 @@ pub fn constants() -> Vec<(&'static str, u128)> {
     ]
 }
 
-/// The constants as Lua locals, one a line.
+/// The constants as Lua locals, one a line; then `PAGE_LOAD_GAP`, the least time after a page load
+/// in the browser by the lease's `browser` field (`'1'` the browser check's,
+/// [`frontier::BROWSER_MIN_GAP`]; `'r'` a render's, [`frontier::RENDER_MIN_GAP`]): one table, as a
+/// script's main function may hold at most 200 locals.
 #[must_use]
 pub fn lua_constants() -> String {
-    constants().iter().map(|(name, v)| format!("local {name} = {v}\n")).collect()
+    let mut lua: String = constants().iter().map(|(name, v)| format!("local {name} = {v}\n")).collect();
+    lua.push_str(&format!(
+        "local PAGE_LOAD_GAP = {{['1'] = {}, r = {}}}\n",
+        ms(frontier::BROWSER_MIN_GAP),
+        ms(frontier::RENDER_MIN_GAP)
+    ));
+    lua
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 -- claim_browser: ARGV = A_CLAIM (params.rs: claim's; batch is not read)
 -- Leases the oldest browser task whose host is free: no browser lease of the host out (page loads
 -- are serialised), a slot of the host and of its IP (as lowered by the IP's latency guard) free,
--- its next start come. The host's next start moves max(gap, BROWSER_GAP) ahead.
+-- its next start come. The host's next start moves max(gap, PAGE_LOAD_GAP) ahead (the check's, or
+-- a render's for a render of the rendered crawl).
 -- Returns as claim.lua: {'lease', …} | {'wait', at} | {'idle'}.
 local now, worker = tonumber(ARGV[A_CLAIM.now]), ARGV[A_CLAIM.worker]
 local ttl, ipcap = tonumber(ARGV[A_CLAIM.ttl]), tonumber(ARGV[A_CLAIM.ip_cap])
@@ -16,6 +17,8 @@ local function one(id)
   local t = redis.call('HMGET', k_btask(id), unpack(F_BTASK))
   UNIT.site, UNIT.lane = t[F_BTASK.site], t[F_BTASK.lane]
   local lane, site, blob, nb = t[F_BTASK.lane], t[F_BTASK.site], t[F_BTASK.blob], num(t[F_BTASK.nb], 0)
+  local kind = t[F_BTASK.render] == '1' and 'r' or '1'
+  local floor = PAGE_LOAD_GAP[kind]
   local l = lane and redis.call('HMGET', k_lane(lane), unpack(F_LANE_BROWSER)) or {}
   local host = l[F_LANE_BROWSER.host]
   if not host or l[F_LANE_BROWSER.robots] == 'c' then
@@ -34,7 +37,7 @@ local function one(id)
     local inf, maxe = num(h[F_HOST_GRANT.inf], 0), num(h[F_HOST_GRANT.maxe], 1)
     local gape, nxt, ip = num(h[F_HOST_GRANT.gape], 0), num(h[F_HOST_GRANT.next], 0), h[F_HOST_GRANT.ip]
     maxe = slow_started(maxe, num(h[F_HOST_GRANT.lo], 0), ARGV[A_CLAIM.slow_start])
-    nxt = fenced_start(fenced, nxt, math.max(gape, BROWSER_GAP))
+    nxt = fenced_start(fenced, nxt, math.max(gape, floor))
     local free = not h[F_HOST_GRANT.blease] and not h[F_HOST_GRANT.ipr] and inf < maxe
     local ipl = 0
     if free and ip then
@@ -51,7 +54,7 @@ local function one(id)
         redis.call('DEL', k_btask(id))
         redis.call('SREM', k_sbq(site), id)
         local lid, resolve, deadline, expired =
-          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + math.max(gape, BROWSER_GAP), '0', 1, {'browser', '1'}, ipl)
+          grant(lane, host, hk, h, blob, site, worker, now, ttl, now + math.max(gape, floor), '0', 1, {'browser', kind}, ipl)
         redis.call('HSET', hk, 'blease', lid)
         local rat = num(l[F_LANE_BROWSER.rat], 0)
         return {'lease', lid, blob, host, ip or '', now, deadline, gape, resolve, expired, rat, epoch(now)}

@@ -121,8 +121,8 @@ local lane_state = ls[F_LANE_STATE.robots]
 local requeued, completed = 0, 0
 local rq_blob, rq_robots = ARGV[A_COMPLETE.requeue_blob], ARGV[A_COMPLETE.requeue_is_robots]
 if rq_blob ~= '' and not cancelled and lane_state and (lane_state ~= 'c' or rq_robots == '1') then
-  if L.browser == '1' then
-    bpush(lane, site, ARGV[A_COMPLETE.requeue_blob], ARGV[A_COMPLETE.requeue_not_before])
+  if L.browser == '1' or L.browser == 'r' then
+    bpush(lane, site, ARGV[A_COMPLETE.requeue_blob], ARGV[A_COMPLETE.requeue_not_before], L.browser == 'r' and '1' or '0')
   else
     local rq_nb = ARGV[A_COMPLETE.requeue_not_before]
     push(lane, rq_blob, rq_robots, ARGV[A_COMPLETE.requeue_prio], rq_nb, now)

@@ -133,10 +133,11 @@ local function drop_lane(lane)
   return n
 end
 
--- Queues a browser task (`--browser-pages`) of a lane: only claim_browser reads them.
-local function bpush(lane, site, blob, not_before)
+-- Queues a browser task (`--browser-pages`, `--render`) of a lane: only claim_browser reads them.
+-- `render`: '1' for a render of the rendered crawl (its page loads are PAGE_LOAD_GAP.r apart).
+local function bpush(lane, site, blob, not_before, render)
   local id = bump(k_seq(), 1, 0)
-  redis.call('HSET', k_btask(id), 'lane', lane, 'site', site, 'blob', blob, 'nb', not_before)
+  redis.call('HSET', k_btask(id), 'lane', lane, 'site', site, 'blob', blob, 'nb', not_before, 'render', render)
   redis.call('ZADD', k_bq(), id, id)
   redis.call('SADD', k_sbq(site), id)
 end

@@ -126,9 +126,11 @@ local function release(id, now, ipcap, site_later, more_from)
   redis.call('ZREM', k_leases(), id)
   local host_room = 0
   if h[F_HOST_RELEASE.blease] == tostring(id) then
-    -- The host's page load ended: the next one starts max(gap, BROWSER_GAP) after this end.
+    -- The host's page load ended: the next one starts max(gap, PAGE_LOAD_GAP) after this end (by
+    -- its lease's `browser`: '1' the check's, 'r' a render's).
+    local floor = PAGE_LOAD_GAP[L.browser] or PAGE_LOAD_GAP['1']
     redis.call('HDEL', hk, 'blease')
-    redis.call('HSET', hk, 'next', math.max(h_next, now + math.max(h_gape, BROWSER_GAP)))
+    redis.call('HSET', hk, 'next', math.max(h_next, now + math.max(h_gape, floor)))
   end
   local host_inf = 0
   if h_inf then

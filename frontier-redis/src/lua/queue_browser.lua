@@ -1,5 +1,5 @@
 -- queue_browser: ARGV = A_QUEUE_BROWSER (params.rs: site, n, round: 'r' when the tasks are a round of
--- the rendered crawl, after which the site publishes its crawl's end again; '' else), then n x A_BROWSER_TASK (host, blob), then
+-- the rendered crawl, after which the site publishes its crawl's end again; '' else), then n x A_BROWSER_TASK (host, blob, render: '1' | '0'), then
 -- A_TAIL_NOW (now, ms: for a quarantine's record).
 -- Queues a site's browser tasks once its crawl ended (bphase 'a'), in lanes still open; a site not
 -- waiting for them is left as it is. The site is done once they are (at once with none).
@@ -19,7 +19,7 @@ for i = 0, n - 1 do
   local lane = site .. '|' .. ARGV[at + A_BROWSER_TASK.host]
   local state = redis.call('HGET', k_lane(lane), 'robots')
   if state and state ~= 'c' then
-    bpush(lane, site, ARGV[at + A_BROWSER_TASK.blob], 0)
+    bpush(lane, site, ARGV[at + A_BROWSER_TASK.blob], 0, ARGV[at + A_BROWSER_TASK.render])
     redis.call('HINCRBY', sk, 'queued', 1)
   end
 end

@@ -23,7 +23,11 @@ local function one(id)
     check_done(site)
   else
     redis.call('HINCRBY', k_lexp(lane), L.blob, 1)
-    if L.browser == '1' then bpush(lane, site, L.blob, 0) else push(lane, L.blob, L.robots, L.prio, 0, now) end
+    if L.browser == '1' or L.browser == 'r' then
+      bpush(lane, site, L.blob, 0, L.browser == 'r' and '1' or '0')
+    else
+      push(lane, L.blob, L.robots, L.prio, 0, now)
+    end
     for _, t in ipairs(L.more) do
       redis.call('HINCRBY', k_lexp(lane), t[1], 1)
       push(lane, t[1], '0', t[2], 0, now)

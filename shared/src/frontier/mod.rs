@@ -42,6 +42,7 @@ pub const MAX_LEASE_EXPIRIES: u8 = 3;
 /// Whether browser tasks queued for a site are a round of the rendered crawl
 /// ([`crate::render`]): any render task makes it one. After a round the site's crawl goes on
 /// with what it found and `CrawlDone` is published again; after other browser tasks the site ends.
+#[must_use]
 pub fn another_round<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> bool {
     tasks.into_iter().any(|t| t.kind == crate::task::TaskKind::Render)
 }
@@ -50,6 +51,17 @@ pub fn another_round<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> bool {
 /// host's gap (SPEC §10: a page load brings many requests). Loads to one host are also serialised:
 /// the next starts only after the previous one's lease ended.
 pub const BROWSER_MIN_GAP: Duration = Duration::from_secs(3);
+/// The least time between a rendered page's load (the rendered crawl, `--render`) and the next
+/// page load or request to its host: a render is one load (the browser check's are several: the
+/// reload after Reject), its bundles come from the site's cache after the first page.
+pub const RENDER_MIN_GAP: Duration = Duration::from_secs(1);
+
+/// The least time from the end of a page load of a task of `kind` to the next start at its host:
+/// [`RENDER_MIN_GAP`] for a render, [`BROWSER_MIN_GAP`] for the browser check.
+#[must_use]
+pub fn page_load_gap(kind: crate::task::TaskKind) -> Duration {
+    if kind == crate::task::TaskKind::Render { RENDER_MIN_GAP } else { BROWSER_MIN_GAP }
+}
 
 /// Settings of a frontier that hold for every audit in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

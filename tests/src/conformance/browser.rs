@@ -4,7 +4,7 @@
 //! `BROWSER_MIN_GAP` apart; the site is done after them.
 
 use super::{T0, complete, drain_events, lease, ms, no_lease, pass_robots, seed, url, worker};
-use shoal_shared::frontier::{BROWSER_MIN_GAP, Claim, Completion, Frontier, Lease};
+use shoal_shared::frontier::{BROWSER_MIN_GAP, Claim, Completion, Frontier, Lease, RENDER_MIN_GAP};
 use shoal_shared::ids::{AuditId, SiteId};
 use shoal_shared::record::Event;
 use shoal_shared::task::{FoundVia, Task, TaskKind};
@@ -144,8 +144,8 @@ pub async fn render_rounds_publish_the_crawls_end_again<F: Frontier>(f: F) {
     let done = Completion { discovered: vec![found, seen_already], ..Completion::default() };
     complete(&f, &r, done, t.plus(ms(10))).await;
     assert_eq!(drain_events(&f).await, Vec::<Event>::new(), "the page it found is crawled first");
-    // A page load rests the host as long as between two loads, ordinary requests included.
-    let after = t.plus(ms(10)).plus(BROWSER_MIN_GAP);
+    // A render rests the host RENDER_MIN_GAP (not the check's 3 s), ordinary requests included.
+    let after = t.plus(ms(10)).plus(RENDER_MIN_GAP);
     assert_eq!(no_lease(&f, t.plus(ms(20))).await, Claim::Wait(after), "the host rests after the page load");
     let p = lease(&f, after).await;
     assert_eq!(p.task.url.as_str(), "http://a.test/only-after-js", "the seen set keeps the start page out");
@@ -154,9 +154,15 @@ pub async fn render_rounds_publish_the_crawls_end_again<F: Frontier>(f: F) {
     assert_eq!(drain_events(&f).await, vec![crawl_done.clone()], "the round and its crawl are over: the next round");
 
     // The next round finds nothing new: the crawl's end again, and the coordinator ends it.
-    let t2 = after.plus(BROWSER_MIN_GAP);
+    let t2 = after.plus(RENDER_MIN_GAP);
+    assert_eq!(no_browser_lease(&f, after.plus(ms(10))).await, Claim::Idle, "no round queued yet");
     f.queue_browser(SiteId(1), vec![render(1, "http://a.test/only-after-js")], t2).await.expect("queue");
     let r2 = browser_lease(&f, t2).await;
+    assert_eq!(
+        no_browser_lease(&f, t2).await,
+        Claim::Idle,
+        "one page load at a time per host, and nothing else queued"
+    );
     complete(&f, &r2, Completion::default(), t2.plus(ms(10))).await;
     assert_eq!(drain_events(&f).await, vec![crawl_done], "a round that found nothing ends at its completion");
     // Browser tasks that are no round (here none): the site is done.

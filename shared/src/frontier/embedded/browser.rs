@@ -3,10 +3,10 @@
 //! coordinator to queue them ([`Frontier::queue_browser`](crate::frontier::Frontier::queue_browser));
 //! it is done once they are. Browser tasks wait in a list of their own that only
 //! [`Frontier::claim_browser`](crate::frontier::Frontier::claim_browser) reads, one lease per host
-//! at a time, under the host's pace and at least [`BROWSER_MIN_GAP`] apart.
+//! at a time, under the host's pace and at least [`BROWSER_MIN_GAP`](crate::frontier::BROWSER_MIN_GAP) apart.
 
 use super::{EmbeddedFrontier, Grant, HostEntry, LaneKey, SiteEntry, State};
-use crate::frontier::{BROWSER_MIN_GAP, Claim, LaneRobots, another_round};
+use crate::frontier::{Claim, LaneRobots, another_round, page_load_gap};
 use crate::ids::{LeaseId, SiteId, WorkerId};
 use crate::record::Event;
 use crate::task::Task;
@@ -90,10 +90,11 @@ impl EmbeddedFrontier {
             (l.expired.get(&task.seen_key()).copied().unwrap_or(0), robots_at)
         });
         let grant = Grant { expired, robots_at, ttl: self.settings.lease_ttl() };
+        let floor = page_load_gap(task.kind);
         let lease = st.lease(worker, key.1.clone(), task, now, grant);
         if let Some(h) = st.hosts.get_mut(&key.1) {
-            h.browser_lease = Some(lease.id);
-            let gap = h.pace.gap().max(BROWSER_MIN_GAP);
+            h.browser_lease = Some((lease.id, floor));
+            let gap = h.pace.gap().max(floor);
             h.pace.next_start_at = h.pace.next_start_at.max(now.plus(gap));
         }
         Claim::Leased(Box::new(lease))
@@ -180,13 +181,16 @@ impl State {
 }
 
 /// A lease ends (completed or expired); if it was the host's page load, the next one starts at
-/// least max(gap, [`BROWSER_MIN_GAP`]) after this one's end, not its start: a check fills seconds
-/// with requests (the page, its resources, the reload after Reject), and the pause a site owner
-/// should see is between the loads.
+/// least max(gap, [`BROWSER_MIN_GAP`](crate::frontier::BROWSER_MIN_GAP)) after this one's end, not its start (a render's:
+/// [`crate::frontier::RENDER_MIN_GAP`], [`page_load_gap`]): a check fills seconds with requests
+/// (the page, its resources, the reload after Reject), and the pause a site owner should see is
+/// between the loads.
 pub(super) fn page_load_ended(h: &mut HostEntry, id: LeaseId, now: UnixMs) {
-    if h.browser_lease == Some(id) {
+    if let Some((lease, floor)) = h.browser_lease
+        && lease == id
+    {
         h.browser_lease = None;
-        let gap = h.pace.gap().max(BROWSER_MIN_GAP);
+        let gap = h.pace.gap().max(floor);
         h.pace.next_start_at = h.pace.next_start_at.max(now.plus(gap));
     }
 }

@@ -148,7 +148,7 @@ pub(super) struct HostEntry {
     /// Live audits that saw a 429 from the host: slow mode while any is left.
     pub(super) slow_audits: Set<AuditId>,
     /// The one browser page load out on the host (they are serialised).
-    pub(super) browser_lease: Option<LeaseId>,
+    pub(super) browser_lease: Option<(LeaseId, std::time::Duration)>,
 }
 
 impl HostEntry {
