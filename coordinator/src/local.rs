@@ -83,7 +83,7 @@ async fn run_audit_inner(
     tracing::info!(audit = %audit, sites = sites.len(), db = %req.db.display(), "audit started");
     let mut crawler = Crawler::new(Arc::clone(&frontier), fetcher, req.worker.crawl.clone());
     // --browser-pages: an in-process browser worker beside the crawl workers.
-    let browser = req.engine.defaults.limits.browser_pages > 0;
+    let browser = req.engine.defaults.limits.needs_browser();
     if browser {
         crawler = crawler.with_browser();
     }

@@ -41,6 +41,7 @@
 //! | `…:bq` | zset | complete, reap, queue_browser, claim_browser | browser tasks (`--browser-pages`) waiting, by id (oldest first): only `claim_browser` reads it, so a worker without `--browser` never sees them |
 //! | `…:btask:{id}` | hash | the same | one waiting browser task: `lane`, `site`, `blob` (rmp `Task`), `nb` not-before (ms) |
 //! | `…:sbq:{site}` | set | the same, `cancel`, `forget` | the site's waiting browser task ids (a cancel drops them) |
+//! | `…:bworkers` | zset | workers started with `--browser` (their heartbeat), the coordinator (its reads) | the live browser workers: worker id, scored by when its announcement expires (ms, the worker's clock; `BROWSER_WORKER_TTL_LEASES` lease times after it was made); a read drops the expired ones, a clean shutdown its own, and the key expires that long after the last announcement, so it ends with the workers. The coordinator refuses an audit that needs a browser while none is live |
 //! | `…:quarantine` | hash | any step, progress reads, `forget` | sites taken out of the crawl because a step could not read their state (field: the site; value: `ms reason`, the first report kept); the coordinator fails their audits, `forget` drops them (docs/runbook.md, "A bad entry is quarantined") |
 //! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: one rmp `Event`; field `E`: a completion's events, each behind its 4-byte little-endian length, `stream::pack_events`; a completion that moved a latency guard adds `g`, `moved,level,recent_ms,baseline_ms,at,ip`, one per change, and `t`, the lease's task, from which the reader builds the `slowed_down` note); consumer group `coordinator` |
 //!
@@ -109,6 +110,7 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_bq", ":bq", false),
     ("k_btask", ":btask:", true),
     ("k_sbq", ":sbq:", true),
+    ("k_bworkers", ":bworkers", false),
     ("k_hungry", ":hungry", false),
     ("k_wl", ":wl", false),
     ("k_quarantine", ":quarantine", false),
@@ -331,6 +333,12 @@ impl Keys {
         self.key("k_quarantine", None)
     }
 
+    /// The live browser workers (see the table above).
+    #[must_use]
+    pub fn browser_workers(&self) -> String {
+        self.key("k_bworkers", None)
+    }
+
     /// The audit's host list.
     #[must_use]
     pub fn audit_hosts(&self, audit: AuditId) -> String {
@@ -402,6 +410,7 @@ mod tests {
         assert_eq!(k.host(&host), "shoal:v1:{prod}:host:a.test:8080");
         assert_eq!(k.pattern(), "shoal:v1:{prod}:*");
         assert_eq!(k.quarantine(), "shoal:v1:{prod}:quarantine");
+        assert_eq!(k.browser_workers(), "shoal:v1:{prod}:bworkers");
         assert_eq!(Keys::new("a{b}c d").prefix(), "shoal:v1:{a_b_c_d}", "a namespace cannot break the hash tag");
     }
 

@@ -458,6 +458,22 @@ impl Frontier for RedisFrontier {
         self.queue_browser_now(site, tasks, now)
     }
 
+    fn announce_browser_worker(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.announce_browser_worker_now(worker, now)
+    }
+
+    fn withdraw_browser_worker(&self, worker: &WorkerId) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.withdraw_browser_worker_now(worker)
+    }
+
+    fn browser_workers(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send {
+        self.browser_workers_now(now)
+    }
+
     async fn complete(&self, lease: &Lease, completion: Completion, now: UnixMs) -> Result<Completed, FrontierError> {
         self.complete_now(lease, &completion, now).await
     }

@@ -370,6 +370,18 @@ impl Default for SiteLimits {
     }
 }
 
+impl SiteLimits {
+    /// Whether an audit with these limits needs a worker started with `--browser` (one that runs
+    /// Chromium and claims browser tasks, [`crate::frontier::Frontier::claim_browser`]): the one
+    /// rule of it. The coordinator refuses such an audit while no browser worker is live, and
+    /// `shoal audit` runs an in-process one for it; both ask here, so a new reason to open pages
+    /// in Chromium is added in this one place.
+    #[must_use]
+    pub fn needs_browser(&self) -> bool {
+        self.browser_pages > 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -698,4 +698,5 @@ where
     a_slow_site_beside_a_fast_one_is_not_a_slow_server(make().await).await;
     browser_tasks_after_the_crawl(make().await).await;
     browser_phase_ends_on_cancel_or_nothing_to_open(make().await).await;
+    browser_workers_are_counted_while_announced(make().await).await;
 }
