@@ -110,11 +110,14 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_bq", ":bq", false),
     ("k_btask", ":btask:", true),
     ("k_sbq", ":sbq:", true),
-    ("k_bworkers", ":bworkers", false),
     ("k_hungry", ":hungry", false),
     ("k_wl", ":wl", false),
     ("k_quarantine", ":quarantine", false),
 ];
+
+/// Key families no script touches, built in Rust only: no Lua builder is generated for them (a
+/// Lua function has at most 200 locals, and the scripts' prelude is at that limit).
+pub const RUST_ONLY: &[(&str, &str, bool)] = &[("k_bworkers", ":bworkers", false)];
 
 /// The fields of each hash that hold numbers: what the steps read as numbers (an unreadable one
 /// quarantines the unit that reads it), and what the quarantine's check (`diagnose` in
@@ -242,7 +245,8 @@ impl Keys {
     }
 
     fn key(&self, family: &str, id: Option<&str>) -> String {
-        let suffix = SCHEMA.iter().find(|(name, _, _)| *name == family).map_or(":unknown", |(_, s, _)| *s);
+        let suffix =
+            SCHEMA.iter().chain(RUST_ONLY).find(|(name, _, _)| *name == family).map_or(":unknown", |(_, s, _)| *s);
         match id {
             Some(id) => format!("{}{suffix}{id}", self.prefix),
             None => format!("{}{suffix}", self.prefix),
@@ -420,6 +424,10 @@ mod tests {
         for (name, suffix, _) in SCHEMA {
             assert!(lua.contains(&format!("local function {name}(")), "{name}");
             assert!(lua.contains(suffix), "{suffix}");
+        }
+        for (name, suffix, _) in RUST_ONLY {
+            assert!(!lua.contains(name), "{name} is built in Rust only");
+            assert!(SCHEMA.iter().all(|(n, s, _)| n != name && s != suffix), "{name} is declared once");
         }
         assert!(lua.contains("local SLOW_GAP = 3000"));
         assert!(lua.contains("local LINGER = 60000"));
