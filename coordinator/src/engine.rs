@@ -641,9 +641,8 @@ impl<F: Frontier> Coordinator<F> {
         Ok(n)
     }
 
-    /// Updates the gauges: running audits and sites, the frontier's queued and leased tasks
-    /// summed over the running sites (the first [`GAUGE_SITES`] of them, to bound the cost), and
-    /// the live browser workers.
+    /// Updates the gauges: running audits and sites, live browser workers, and the frontier's queued
+    /// and leased tasks summed over the running sites (the first [`GAUGE_SITES`] of them).
     ///
     /// # Errors
     /// The frontier failed.

@@ -37,7 +37,11 @@ impl RedisFrontier {
         Ok(())
     }
 
-    pub(crate) async fn announce_browser_worker_now(&self, worker: &WorkerId, now: UnixMs) -> Result<(), FrontierError> {
+    pub(crate) async fn announce_browser_worker_now(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> Result<(), FrontierError> {
         let key = self.keys.browser_workers();
         let until = self.settings.browser_worker_expiry(now);
         // Why the whole key expires too: it then ends with the last worker, whether or not anyone

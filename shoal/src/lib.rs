@@ -137,9 +137,7 @@ impl From<EngineError> for Failure {
             e @ (EngineError::BadRequest(_)
             | EngineError::NotFound(_)
             | EngineError::NoSchedule(_)
-            | EngineError::NoBrowserWorker { .. }) => {
-                Failure::input(e)
-            }
+            | EngineError::NoBrowserWorker { .. }) => Failure::input(e),
             e => Failure::internal(e),
         }
     }
