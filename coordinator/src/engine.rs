@@ -66,6 +66,17 @@ pub enum EngineError {
     /// No such schedule (recurring audits, [`crate::schedule`]).
     #[error("no schedule {0}")]
     NoSchedule(ScheduleId),
+    /// The audit needs a worker started with `--browser`
+    /// ([`SiteLimits::needs_browser`](shoal_shared::task::SiteLimits::needs_browser)) and none is
+    /// live: refused rather than left waiting for one forever after its crawl.
+    #[error(
+        "this audit opens pages in Chromium ({why}), but no worker started with --browser \
+         is live: start one (`shoal worker --browser …`) or submit without browser pages and with render never"
+    )]
+    NoBrowserWorker {
+        /// What of the audit's options asks for Chromium (`browser_pages 3`, `render auto`).
+        why: String,
+    },
     /// The audit database failed.
     #[error(transparent)]
     Store(#[from] DbError),
@@ -341,9 +352,11 @@ impl<F: Frontier> Coordinator<F> {
     /// Checks a client's request and starts the audit it asks for.
     ///
     /// # Errors
-    /// [`EngineError::BadRequest`] for bad URLs or options; store or frontier failures.
+    /// [`EngineError::BadRequest`] for bad URLs or options, [`EngineError::NoBrowserWorker`] when
+    /// it needs a browser worker and none is live; store or frontier failures.
     pub async fn submit(&self, req: SubmitRequest) -> Result<AuditId, EngineError> {
         let (starts, settings) = self.check(&req)?;
+        self.check_browser(&settings).await?;
         Ok(self.start_run(starts, settings, None).await?.0)
     }
 
@@ -628,8 +641,8 @@ impl<F: Frontier> Coordinator<F> {
         Ok(n)
     }
 
-    /// Updates the gauges: running audits and sites, and the frontier's queued and leased tasks
-    /// summed over the running sites (the first [`GAUGE_SITES`] of them, to bound the cost).
+    /// Updates the gauges: running audits and sites, live browser workers, and the frontier's queued
+    /// and leased tasks summed over the running sites (the first [`GAUGE_SITES`] of them).
     ///
     /// # Errors
     /// The frontier failed.
@@ -653,9 +666,11 @@ impl<F: Frontier> Coordinator<F> {
                 }
             }
         }
+        let browsers = self.frontier.browser_workers(UnixMs::from(std::time::SystemTime::now())).await?;
         let m = shoal_metrics::metrics();
         m.queue_depth.set(i64::try_from(queued).unwrap_or(i64::MAX));
         m.leased.set(i64::try_from(leased).unwrap_or(i64::MAX));
+        m.browser_workers.set(i64::try_from(browsers).unwrap_or(i64::MAX));
         Ok(())
     }
 

@@ -84,7 +84,7 @@ async fn run_audit_inner(
     let mut crawler = Crawler::new(Arc::clone(&frontier), fetcher, req.worker.crawl.clone());
     // --browser-pages, --render: an in-process browser worker beside the crawl workers (Chromium
     // starts at its first task, so a site `auto` does not render never starts it).
-    let browser = req.engine.defaults.limits.browser_phase();
+    let browser = req.engine.defaults.limits.needs_browser();
     if browser {
         crawler = crawler.with_browser();
     }

@@ -2,6 +2,9 @@
 //! `claim_browser.lua` reads, so a worker started without `--browser` never takes one; page loads
 //! to a host are serialised (`blease` on the host) and at least
 //! [`BROWSER_MIN_GAP`](shoal_shared::frontier::BROWSER_MIN_GAP) apart, through the host's pace.
+//!
+//! The workers that claim them announce themselves in `…:bworkers`
+//! ([`shoal_shared::frontier::workers`]): plain sorted-set commands, each step one `MULTI`.
 
 use super::{RedisFrontier, encode, store};
 use crate::params;
@@ -38,5 +41,54 @@ impl RedisFrontier {
         let mut c = self.conn.clone();
         let _: Vec<Value> = inv.invoke_async(&mut c).await.map_err(store("queue_browser"))?;
         Ok(())
+    }
+
+    pub(crate) async fn announce_browser_worker_now(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> Result<(), FrontierError> {
+        let key = self.keys.browser_workers();
+        let until = self.settings.browser_worker_expiry(now);
+        // Why the whole key expires too: it then ends with the last worker, whether or not anyone
+        // reads it. Every announcement lasts the same time, so the latest one outlives the others.
+        let ttl = u64::try_from(self.settings.browser_worker_ttl().as_millis()).unwrap_or(u64::MAX);
+        let mut c = self.conn.clone();
+        let () = redis::pipe()
+            .atomic()
+            .zadd(&key, worker.0.as_str(), until.0)
+            .ignore()
+            .pexpire(&key, i64::try_from(ttl.max(1)).unwrap_or(i64::MAX))
+            .ignore()
+            .query_async(&mut c)
+            .await
+            .map_err(store("announce a browser worker"))?;
+        Ok(())
+    }
+
+    pub(crate) async fn withdraw_browser_worker_now(&self, worker: &WorkerId) -> Result<(), FrontierError> {
+        let mut c = self.conn.clone();
+        let () = redis::cmd("ZREM")
+            .arg(self.keys.browser_workers())
+            .arg(worker.0.as_str())
+            .query_async(&mut c)
+            .await
+            .map_err(store("withdraw a browser worker"))?;
+        Ok(())
+    }
+
+    pub(crate) async fn browser_workers_now(&self, now: UnixMs) -> Result<usize, FrontierError> {
+        let key = self.keys.browser_workers();
+        let mut c = self.conn.clone();
+        // Live: expires after `now`, as in the embedded registry; the rest is dropped here.
+        let (live,): (usize,) = redis::pipe()
+            .atomic()
+            .zrembyscore(&key, "-inf", now.0)
+            .ignore()
+            .zcard(&key)
+            .query_async(&mut c)
+            .await
+            .map_err(store("count the browser workers"))?;
+        Ok(live)
     }
 }

@@ -41,6 +41,7 @@
 //! | `…:bq` | zset | complete, reap, queue_browser, claim_browser | browser tasks (`--browser-pages`) waiting, by id (oldest first): only `claim_browser` reads it, so a worker without `--browser` never sees them |
 //! | `…:btask:{id}` | hash | the same | one waiting browser task: `lane`, `site`, `blob` (rmp `Task`), `nb` not-before (ms), `render` (`1`: a render of the rendered crawl, paced by `PAGE_LOAD_GAP.r`) |
 //! | `…:sbq:{site}` | set | the same, `cancel`, `forget` | the site's waiting browser task ids (a cancel drops them) |
+//! | `…:bworkers` | zset | workers started with `--browser` (their heartbeat), the coordinator (its reads) | the live browser workers: worker id, scored by when its announcement expires (ms, the worker's clock; `BROWSER_WORKER_TTL_LEASES` lease times after it was made); a read drops the expired ones, a clean shutdown its own, and the key expires that long after the last announcement, so it ends with the workers. The coordinator refuses an audit that needs a browser while none is live |
 //! | `…:quarantine` | hash | any step, progress reads, `forget` | sites taken out of the crawl because a step could not read their state (field: the site; value: `ms reason`, the first report kept); the coordinator fails their audits, `forget` drops them (docs/runbook.md, "A bad entry is quarantined") |
 //! | `…:events` | stream | complete, seed, reap, cancel | page records, findings and site-done events (field `e`: one rmp `Event`; field `E`: a completion's events, each behind its 4-byte little-endian length, `stream::pack_events`; a completion that moved a latency guard adds `g`, `moved,level,recent_ms,baseline_ms,at,ip`, one per change, and `t`, the lease's task, from which the reader builds the `slowed_down` note); consumer group `coordinator` |
 //!
@@ -113,6 +114,10 @@ pub const SCHEMA: &[(&str, &str, bool)] = &[
     ("k_wl", ":wl", false),
     ("k_quarantine", ":quarantine", false),
 ];
+
+/// Key families no script touches, built in Rust only: no Lua builder is generated for them (a
+/// Lua function has at most 200 locals, and the scripts' prelude is at that limit).
+pub const RUST_ONLY: &[(&str, &str, bool)] = &[("k_bworkers", ":bworkers", false)];
 
 /// The fields of each hash that hold numbers: what the steps read as numbers (an unreadable one
 /// quarantines the unit that reads it), and what the quarantine's check (`diagnose` in
@@ -240,7 +245,8 @@ impl Keys {
     }
 
     fn key(&self, family: &str, id: Option<&str>) -> String {
-        let suffix = SCHEMA.iter().find(|(name, _, _)| *name == family).map_or(":unknown", |(_, s, _)| *s);
+        let suffix =
+            SCHEMA.iter().chain(RUST_ONLY).find(|(name, _, _)| *name == family).map_or(":unknown", |(_, s, _)| *s);
         match id {
             Some(id) => format!("{}{suffix}{id}", self.prefix),
             None => format!("{}{suffix}", self.prefix),
@@ -331,6 +337,12 @@ impl Keys {
         self.key("k_quarantine", None)
     }
 
+    /// The live browser workers (see the table above).
+    #[must_use]
+    pub fn browser_workers(&self) -> String {
+        self.key("k_bworkers", None)
+    }
+
     /// The audit's host list.
     #[must_use]
     pub fn audit_hosts(&self, audit: AuditId) -> String {
@@ -402,6 +414,7 @@ mod tests {
         assert_eq!(k.host(&host), "shoal:v1:{prod}:host:a.test:8080");
         assert_eq!(k.pattern(), "shoal:v1:{prod}:*");
         assert_eq!(k.quarantine(), "shoal:v1:{prod}:quarantine");
+        assert_eq!(k.browser_workers(), "shoal:v1:{prod}:bworkers");
         assert_eq!(Keys::new("a{b}c d").prefix(), "shoal:v1:{a_b_c_d}", "a namespace cannot break the hash tag");
     }
 
@@ -411,6 +424,10 @@ mod tests {
         for (name, suffix, _) in SCHEMA {
             assert!(lua.contains(&format!("local function {name}(")), "{name}");
             assert!(lua.contains(suffix), "{suffix}");
+        }
+        for (name, suffix, _) in RUST_ONLY {
+            assert!(!lua.contains(name), "{name} is built in Rust only");
+            assert!(SCHEMA.iter().all(|(n, s, _)| n != name && s != suffix), "{name} is declared once");
         }
         assert!(lua.contains("local SLOW_GAP = 3000"));
         assert!(lua.contains("local LINGER = 60000"));

@@ -264,7 +264,7 @@ impl RedisFrontier {
         }
         runs.push(&mut inv);
         inv.named(&params::SEED_TAIL)
-            .set("browser_phase", u8::from(seed.limits.browser_phase()))
+            .set("browser_phase", u8::from(seed.limits.needs_browser()))
             .set("crawl_done", encode(&Event::CrawlDone { audit: seed.audit, site: seed.site }))
             .set("now", UnixMs::from(std::time::SystemTime::now()).0)
             .done();
@@ -456,6 +456,22 @@ impl Frontier for RedisFrontier {
         now: UnixMs,
     ) -> impl Future<Output = Result<(), FrontierError>> + Send {
         self.queue_browser_now(site, tasks, now)
+    }
+
+    fn announce_browser_worker(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.announce_browser_worker_now(worker, now)
+    }
+
+    fn withdraw_browser_worker(&self, worker: &WorkerId) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.withdraw_browser_worker_now(worker)
+    }
+
+    fn browser_workers(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send {
+        self.browser_workers_now(now)
     }
 
     async fn complete(&self, lease: &Lease, completion: Completion, now: UnixMs) -> Result<Completed, FrontierError> {

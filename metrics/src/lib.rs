@@ -72,6 +72,9 @@ pub struct Metrics {
     pub queue_depth: Gauge,
     /// Tasks leased to workers now (coordinator).
     pub leased: Gauge,
+    /// Workers started with `--browser` whose announcement is live (coordinator): at 0, audits
+    /// that need a browser are refused.
+    pub browser_workers: Gauge,
     /// Expired leases reclaimed (coordinator).
     pub leases_reclaimed: Counter,
     /// Findings stored, by severity (coordinator).
@@ -146,6 +149,12 @@ impl Metrics {
         registry.register("queue_depth", "Tasks queued in the frontier for running sites", queue_depth.clone());
         let leased = Gauge::default();
         registry.register("leased", "Tasks leased to workers now", leased.clone());
+        let browser_workers = Gauge::default();
+        registry.register(
+            "browser_workers",
+            "Live workers started with --browser (at 0, audits that need a browser are refused)",
+            browser_workers.clone(),
+        );
         let leases_reclaimed = Counter::default();
         registry.register("leases_reclaimed", "Expired leases reclaimed", leases_reclaimed.clone());
         let findings = Family::<SeverityLabels, Counter>::default();
@@ -189,6 +198,7 @@ impl Metrics {
             cache_entries,
             queue_depth,
             leased,
+            browser_workers,
             leases_reclaimed,
             findings,
             pages_stored,
@@ -258,6 +268,7 @@ mod tests {
             "shoal_pace_adjustments_total",
             "shoal_fetches_in_flight",
             "shoal_queue_depth",
+            "shoal_browser_workers",
             "shoal_leases_reclaimed_total",
             "shoal_findings_total",
             "shoal_sites_running",

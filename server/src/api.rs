@@ -213,6 +213,8 @@ async fn require_token<F: Frontier>(State(st): State<AppState<F>>, mut req: Requ
     responses(
         (status = 201, description = "The audit was accepted", body = Submitted),
         (status = 400, description = "The body or an option is wrong", body = ErrorBody),
+        (status = 409, description = "The audit needs a browser (`browser_pages` over 0) and no worker \
+            started with `--browser` is live: start one, or submit without browser pages and with render never", body = ErrorBody),
     ))]
 async fn submit<F: Frontier>(
     State(st): State<AppState<F>>,

@@ -55,6 +55,8 @@ impl IntoResponse for ServerError {
             ServerError::Engine(EngineError::NotFound(_) | EngineError::NoSchedule(_))
             | ServerError::NotFound(_)
             | ServerError::Report(ReportError::UnknownSite { .. }) => (StatusCode::NOT_FOUND, self.to_string()),
+            // The request is fine; the fleet cannot run it now (no browser worker is live).
+            ServerError::Engine(EngineError::NoBrowserWorker { .. }) => (StatusCode::CONFLICT, self.to_string()),
             _ => {
                 tracing::error!(error = %self, "API request failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal error; see the coordinator's log".to_owned())

@@ -411,7 +411,7 @@ pub enum Event {
     /// A page rendered for the rendered crawl (`--render`).
     Render(Box<crate::browser::RenderedPage>),
     /// The site's crawl has no work left, and it has a browser phase
-    /// ([`crate::task::SiteLimits::browser_phase`]): the coordinator chooses the pages from the
+    /// ([`crate::task::SiteLimits::needs_browser`]): the coordinator chooses the pages from the
     /// audit database and queues them ([`crate::frontier::Frontier::queue_browser`]); the site is
     /// done after they are, or (a round of the rendered crawl) publishes this again once what they
     /// found was crawled.

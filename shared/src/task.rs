@@ -370,16 +370,6 @@ pub struct SiteLimits {
     pub content: crate::content::ContentLimits,
 }
 
-impl SiteLimits {
-    /// Whether the site has a phase in the browser after its crawl (the browser check's pages, the
-    /// rendered crawl's rounds): the frontier then publishes [`crate::record::Event::CrawlDone`]
-    /// and waits for the coordinator to queue the browser tasks.
-    #[must_use]
-    pub fn browser_phase(&self) -> bool {
-        self.browser_pages > 0 || crate::render::renders(self.render, self.render_budget)
-    }
-}
-
 impl Default for SiteLimits {
     fn default() -> Self {
         SiteLimits {
@@ -398,6 +388,20 @@ impl Default for SiteLimits {
             scope: ScopeRules::default(),
             content: crate::content::ContentLimits::default(),
         }
+    }
+}
+
+impl SiteLimits {
+    /// Whether an audit with these limits needs a worker started with `--browser` (one that runs
+    /// Chromium and claims browser tasks, [`crate::frontier::Frontier::claim_browser`]): the one
+    /// rule of it. The coordinator refuses such an audit while no browser worker is live, and
+    /// `shoal audit` runs an in-process one for it, and the frontier gives such a site a phase in
+    /// the browser after its crawl (it publishes [`crate::record::Event::CrawlDone`] and waits for
+    /// the coordinator to queue the browser tasks): all ask here, so a new reason to open pages in
+    /// Chromium (the browser check's pages, the rendered crawl) is added in this one place.
+    #[must_use]
+    pub fn needs_browser(&self) -> bool {
+        self.browser_pages > 0 || crate::render::renders(self.render, self.render_budget)
     }
 }
 

@@ -26,11 +26,13 @@ pub struct Refused {
     pub message: String,
 }
 
-/// A refusal for bad input (400, 404: a wrong URL, option or id) is the user's to fix (3);
-/// anything else is Shoal's or the network's (1).
+/// A refusal for bad input (400, 404: a wrong URL, option or id) or of an audit the fleet cannot
+/// run (409: it needs a browser worker and none is live) is the user's to fix (3), as the same
+/// refusals are in-process ([`crate::Failure`]'s `From<EngineError>`); anything else is Shoal's or
+/// the network's (1).
 impl From<Refused> for Failure {
     fn from(e: Refused) -> Failure {
-        if matches!(e.status.as_u16(), 400 | 404 | 422) { Failure::input(e) } else { Failure::internal(e) }
+        if matches!(e.status.as_u16(), 400 | 404 | 409 | 422) { Failure::input(e) } else { Failure::internal(e) }
     }
 }
 

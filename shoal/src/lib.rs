@@ -134,9 +134,10 @@ impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Failure {
         match e {
             EngineError::Store(db) => Failure::database(db),
-            e @ (EngineError::BadRequest(_) | EngineError::NotFound(_) | EngineError::NoSchedule(_)) => {
-                Failure::input(e)
-            }
+            e @ (EngineError::BadRequest(_)
+            | EngineError::NotFound(_)
+            | EngineError::NoSchedule(_)
+            | EngineError::NoBrowserWorker { .. }) => Failure::input(e),
             e => Failure::internal(e),
         }
     }

@@ -120,6 +120,7 @@ pub async fn run<F: Frontier>(
         Arc::clone(&held),
         settings.id.clone(),
         (settings.lease_ttl, settings.max_processing),
+        settings.browser,
         beat_stop.clone(),
     ));
     // A completion frees a slot and may queue new URLs: wake the claim loop instead of letting it
@@ -224,6 +225,12 @@ pub async fn run<F: Frontier>(
     beat_stop.cancel();
     while heartbeat.join_next().await.is_some() {}
     if settings.browser {
+        // A clean shutdown is counted out at once, not when the announcement expires: the
+        // coordinator then refuses what no other browser worker would take.
+        let withdrawn = frontier.withdraw_browser_worker(&settings.id).await;
+        if let Err(e) = withdrawn {
+            tracing::warn!(worker = %settings.id, error = %e, "withdrawing the browser worker failed; it expires");
+        }
         crawler.shutdown_browser().await;
     }
     Ok(())
@@ -379,12 +386,15 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 
 /// Renews the held leases every third of the lease time until `stop`. A lease processed longer
 /// than the processing limit (a task stuck where no timeout reaches it) is no longer renewed, so
-/// it expires and goes to another worker, counted against its URL.
+/// it expires and goes to another worker, counted against its URL. The browser loop's heartbeat
+/// (`browser`) also renews the worker's announcement ([`Frontier::announce_browser_worker`]) at
+/// every beat, leases or not: an idle browser worker is what lets an audit with browser pages in.
 async fn heartbeat_loop<F: Frontier>(
     crawler: Arc<Crawler<F>>,
     held: Arc<Held>,
     worker: WorkerId,
     (ttl, limit): (Duration, Duration),
+    browser: bool,
     stop: CancellationToken,
 ) {
     let every = (ttl / 3).max(Duration::from_millis(100));
@@ -397,6 +407,12 @@ async fn heartbeat_loop<F: Frontier>(
         }
         crawler.housekeeping();
         let frontier = crawler.frontier();
+        if browser {
+            let now = UnixMs::from(std::time::SystemTime::now());
+            if let Err(e) = frontier.announce_browser_worker(&worker, now).await {
+                tracing::warn!(worker = %worker, error = %e, "announcing the browser worker failed; trying again at the next beat");
+            }
+        }
         let ids: Vec<LeaseId> =
             held.lock().iter().filter(|(_, h)| h.since.elapsed() < limit).map(|(id, _)| *id).collect();
         if ids.is_empty() {

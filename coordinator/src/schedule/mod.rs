@@ -348,6 +348,16 @@ impl<F: Frontier> Scheduler<F> {
             }
             Err(e) => return Err(e),
         };
+        match self.engine.check_browser(&settings).await {
+            Ok(()) => {}
+            Err(e @ EngineError::NoBrowserWorker { .. }) => {
+                // No browser worker is live now: this slot is skipped as a refused run is, and
+                // the next one is tried again (the run would otherwise wait forever).
+                tracing::warn!(schedule = %id, name = %row.name, error = %e, "scheduled run refused; slot skipped");
+                return self.engine.write(move |db| db.set_next_run(id, next_run)).await;
+            }
+            Err(e) => return Err(e),
+        }
         let (audit, sites) =
             self.engine.start_run(starts, settings, Some(ScheduledStart { schedule: id, next_run })).await?;
         tracing::info!(

@@ -10,6 +10,8 @@
 
 pub mod budget;
 pub mod embedded;
+mod serde_bytes_compat;
+pub mod workers;
 
 use crate::custom::CustomRules;
 use crate::ids::{AuditId, LeaseId, SiteId, WorkerId};
@@ -553,6 +555,23 @@ pub trait Frontier: Send + Sync + 'static {
         now: UnixMs,
     ) -> impl Future<Output = Result<(), FrontierError>> + Send;
 
+    /// Announces that `worker` runs browser tasks (it was started with `--browser`) until
+    /// [`FrontierSettings::browser_worker_ttl`] after `now`, replacing its earlier announcement.
+    /// The worker's heartbeat renews it; a worker that dies simply stops being counted.
+    fn announce_browser_worker(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send;
+
+    /// Withdraws `worker`'s announcement (its clean shutdown): it is no longer counted at once.
+    fn withdraw_browser_worker(&self, worker: &WorkerId) -> impl Future<Output = Result<(), FrontierError>> + Send;
+
+    /// How many workers' announcements are live at `now` (they expire after `now`), dropping the
+    /// expired ones: the coordinator refuses an audit that needs a browser while this is 0
+    /// ([`crate::task::SiteLimits::needs_browser`]).
+    fn browser_workers(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send;
+
     /// Whether the frontier's store is across a network (Redis): a completion can fail for a while
     /// and succeed when sent again, so a worker keeps it for those retries, and a round trip saved
     /// ([`Frontier::complete_and_claim`]) is CPU saved on both ends. In one process a completion
@@ -766,37 +785,4 @@ pub fn limit_finding(
         _ => format!("the resource-check budget of {} was reached", limits.max_resources),
     };
     crate::finding::Finding::new(audit, site, code, start.as_str(), detail)
-}
-
-/// rmp-serde writes `Vec<u8>` as an array of integers by default; as bytes it is a third the size.
-mod serde_bytes_compat {
-    use serde::{Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(v)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Vec<u8>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("bytes")
-            }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
-                Ok(v.to_vec())
-            }
-            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
-                Ok(v)
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Vec<u8>, A::Error> {
-                let mut out = Vec::new();
-                while let Some(b) = a.next_element::<u8>()? {
-                    out.push(b);
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_bytes(V)
-    }
 }

@@ -1,11 +1,13 @@
 //! The browser tasks of `--browser-pages`: a site that asks for them publishes `CrawlDone` when its
 //! crawl has nothing left and waits; the coordinator queues them (even for URLs crawled already as
 //! pages); only `claim_browser` hands them out, one per host at a time and at least
-//! `BROWSER_MIN_GAP` apart; the site is done after them.
+//! `BROWSER_MIN_GAP` apart; the site is done after them. The workers that claim them announce
+//! themselves, and are counted while their announcement lasts.
 
 use super::{T0, complete, drain_events, lease, ms, no_lease, pass_robots, seed, url, worker};
+use shoal_shared::frontier::workers::BROWSER_WORKER_TTL_LEASES;
 use shoal_shared::frontier::{BROWSER_MIN_GAP, Claim, Completion, Frontier, Lease, RENDER_MIN_GAP};
-use shoal_shared::ids::{AuditId, SiteId};
+use shoal_shared::ids::{AuditId, SiteId, WorkerId};
 use shoal_shared::record::Event;
 use shoal_shared::task::{FoundVia, Task, TaskKind};
 use shoal_shared::time::UnixMs;
@@ -168,4 +170,50 @@ pub async fn render_rounds_publish_the_crawls_end_again<F: Frontier>(f: F) {
     // Browser tasks that are no round (here none): the site is done.
     f.queue_browser(SiteId(1), Vec::new(), t2.plus(ms(20))).await.expect("queue the last");
     assert_eq!(drain_events(&f).await, vec![Event::SiteDone { audit: AuditId(1), site: SiteId(1) }]);
+}
+
+/// The live browser workers: an announcement made at `t` counts until `t` + 3 lease times
+/// (`BROWSER_WORKER_TTL_LEASES`), the last millisecond included and not its end; announcing again
+/// moves it; a worker counts once however often it announces; a withdrawal counts it out at once
+/// and an expired one is not revived by a read at an earlier time.
+pub async fn browser_workers_are_counted_while_announced<F: Frontier>(f: F) {
+    let count = |now: UnixMs| {
+        let f = &f;
+        async move { f.browser_workers(now).await.expect("browser_workers works") }
+    };
+    // The lease time, as the back end applies it (its settings are the caller's): a renewal at
+    // `T0` moves a deadline to `T0` + that.
+    f.seed(seed(1, 1, "a.test", 4, 0, 10)).await.expect("seed");
+    let l = lease(&f, T0).await;
+    let renewed = f.renew(&worker(), &[l.id], T0).await.expect("renew");
+    let ttl = (renewed.deadline.0 - T0.0) * u64::from(BROWSER_WORKER_TTL_LEASES);
+    assert!(ttl > 0, "{renewed:?}");
+    let (a, b) = (WorkerId("browser-a".into()), WorkerId("browser-b".into()));
+    assert_eq!(count(T0).await, 0, "no worker announced");
+    f.announce_browser_worker(&a, T0).await.expect("announce");
+    assert_eq!(count(T0).await, 1);
+    assert_eq!(count(T0.plus(ms(ttl - 1))).await, 1, "live through its last millisecond");
+    assert_eq!(count(T0.plus(ms(ttl))).await, 0, "expired at T0 + {ttl} ms");
+    assert_eq!(count(T0.plus(ms(ttl - 1))).await, 0, "an expired announcement was dropped, not revived");
+
+    // A heartbeat renews it: announced again half a TTL later, it lasts a TTL from then.
+    let t1 = T0.plus(ms(10 * ttl));
+    f.announce_browser_worker(&a, t1).await.expect("announce");
+    f.announce_browser_worker(&a, t1.plus(ms(ttl / 2))).await.expect("renew the announcement");
+    assert_eq!(count(t1.plus(ms(ttl))).await, 1, "renewed past its first expiry");
+    assert_eq!(count(t1.plus(ms(ttl / 2 + ttl - 1))).await, 1);
+    assert_eq!(count(t1.plus(ms(ttl / 2 + ttl))).await, 0);
+
+    // Two workers, each counted once; withdrawing one leaves the other.
+    let t2 = T0.plus(ms(20 * ttl));
+    for w in [&a, &b, &a] {
+        f.announce_browser_worker(w, t2).await.expect("announce");
+    }
+    assert_eq!(count(t2).await, 2, "a worker that announces twice counts once");
+    f.withdraw_browser_worker(&a).await.expect("withdraw");
+    assert_eq!(count(t2).await, 1, "a withdrawn worker counts out at once");
+    f.withdraw_browser_worker(&a).await.expect("withdrawing twice is harmless");
+    assert_eq!(count(t2).await, 1);
+    f.withdraw_browser_worker(&b).await.expect("withdraw");
+    assert_eq!(count(t2).await, 0);
 }

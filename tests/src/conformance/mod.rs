@@ -699,4 +699,5 @@ where
     browser_tasks_after_the_crawl(make().await).await;
     browser_phase_ends_on_cancel_or_nothing_to_open(make().await).await;
     render_rounds_publish_the_crawls_end_again(make().await).await;
+    browser_workers_are_counted_while_announced(make().await).await;
 }

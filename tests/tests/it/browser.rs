@@ -3,10 +3,12 @@
 //! a time per host and at least 3 s apart (asserted from the test server's own log: Chromium sends
 //! its own user agent, so its requests are told from the crawler's), stored in the audit database
 //! with their screenshots and shown in the report; never when robots.txt keeps us from the start
-//! page; and on a fleet only a worker started with `--browser` opens pages.
+//! page; and on a fleet only a worker started with `--browser` opens pages (an audit that needs
+//! one is refused while none is live: `browser_workers.rs`).
 //!
 //! These tests need Debian's Chromium and fail without it (`shoal_tests::chromium::chromium`).
 
+use crate::browser_workers::submit_once_a_browser_worker_is_live;
 use crate::common::audit;
 use crate::db;
 use crate::distributed::SERIAL;
@@ -19,7 +21,7 @@ use shoal_tests::log::{LoggedRequest, RequestLog};
 use shoal_tests::redis::RedisServer;
 use shoal_tests::testsite::{Site, TestServer};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Scheduling slack between the frontier starting a page load (at claim time) and the server
@@ -187,19 +189,6 @@ async fn robots_txt_disallowing_the_start_page_means_no_browser_task() {
     assert_eq!(db::strings(&run.db, "SELECT status FROM sites"), ["done"], "the site still ends");
 }
 
-/// Waits (bounded) until `sql` counts at least `n` rows in the database a coordinator writes.
-async fn wait_for_count(db_path: &Path, sql: &str, n: i64, deadline: Duration, procs: &[&Proc]) {
-    let until = Instant::now() + deadline;
-    loop {
-        let have: i64 = db::open_read_only(db_path).and_then(|c| c.query_row(sql, [], |r| r.get(0))).unwrap_or(0);
-        if have >= n {
-            return;
-        }
-        assert!(Instant::now() < until, "{sql}: {have} < {n} after {deadline:?}\n{}", tails(procs.iter().copied()));
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_fleet_only_a_worker_started_with_browser_opens_pages() {
     let _serial = SERIAL.lock().await;
@@ -212,28 +201,18 @@ async fn on_a_fleet_only_a_worker_started_with_browser_opens_pages() {
     let (ns, names) = ("browser", vec!["d.test".to_owned()]);
     let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db_path, &[]).await;
     let plain = worker(dir.path(), "plain", &redis.url(), ns, &names, 4);
-    let audit = coord.submit(&[server.url("d.test", "/")], json!({"gap_ms": 0, "browser_pages": 2})).await;
-
-    // The crawl ends with the plain worker alone; its browser tasks wait for a --browser worker.
-    wait_for_count(
-        &db_path,
-        "SELECT count(*) FROM pages WHERE kind = 'page'",
-        4,
-        Duration::from_secs(30),
-        &[&plain, &coord.proc],
-    )
-    .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert!(!server.log().all().iter().any(from_browser), "a worker without --browser opened a page");
-    let view = coord.status(audit).await.expect("status");
-    assert_eq!(view["status"], "running", "the site waits for its browser pages: {view}");
-
+    // An audit with browser pages is accepted only once a --browser worker is live
+    // (`browser_workers.rs`); beside it the plain worker crawls, and never opens a page.
     let mut args: Vec<String> = ["worker", "--redis", &redis.url(), "--namespace", ns, "--no-dns", "--allow-private"]
         .map(str::to_owned)
         .to_vec();
     args.extend(["--id", "seeing", "--lease-ttl-s", "5", "--browser", "--resolve"].map(str::to_owned));
     args.push("d.test=127.0.0.1".to_owned());
     let seeing = Proc::spawn(dir.path(), "seeing", &args);
+    let options = json!({"gap_ms": 0, "browser_pages": 2});
+    let starts = [server.url("d.test", "/")];
+    let procs = [&plain, &seeing, &coord.proc];
+    let audit = submit_once_a_browser_worker_is_live(&coord, &starts, options, Duration::from_secs(30), &procs).await;
     let finished = coord.wait_finished(audit, Duration::from_secs(90)).await;
     let logs = tails([&plain, &seeing, &coord.proc]);
     let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));

@@ -8,6 +8,7 @@ mod audit_process;
 mod browser;
 mod browser_attacks;
 mod browser_engine;
+mod browser_workers;
 mod caps;
 mod common;
 mod compression;

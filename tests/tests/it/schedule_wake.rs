@@ -2,12 +2,14 @@
 //! workers (a run started stays running until it is cancelled): a wake-up reads the schedules that
 //! are due and the runs that ended, never all 10,000; the scheduler sleeps until the next one is
 //! due and wakes at once when a schedule is added or a run ends, and at shutdown; a schedule more
-//! often than the coordinator's minimum is refused, and the operator's setting lowers it.
+//! often than the coordinator's minimum is refused, and the operator's setting lowers it; a run
+//! that needs a browser skips its slot while no browser worker is live.
 
 use shoal_coordinator::schedule::{self, Scheduler, when::Step};
 use shoal_coordinator::{Coordinator as Engine, EngineConfig, EngineError};
+use shoal_shared::frontier::Frontier;
 use shoal_shared::frontier::embedded::EmbeddedFrontier;
-use shoal_shared::ids::{AuditId, ScheduleId};
+use shoal_shared::ids::{AuditId, ScheduleId, WorkerId};
 use shoal_shared::time::UnixMs;
 use shoal_shared::wire::{ScheduleRequest, ScheduleView};
 use shoal_store::AuditDb;
@@ -129,6 +131,35 @@ async fn a_wake_up_reads_the_due_schedules_and_ended_runs_not_all_10000() {
     let again = scheduler.pass(UnixMs(t.0 + HOUR_MS), &mut deliveries, &stop).await.expect("a pass");
     assert_eq!(again.steps, vec![(ScheduleId(due), Step::Start { next_run: UnixMs(t.0 + 2 * HOUR_MS) })]);
     assert_eq!(again.rows_read, 1);
+}
+
+/// A run that needs a browser (`browser_pages` 1) while no browser worker is live is refused as a
+/// submit is: its slot is skipped (no audit recorded, the next slot an hour on) and the scheduler
+/// goes on; once a browser worker announced itself, the next slot starts its run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_needs_a_browser_skips_its_slot_while_no_browser_worker_is_live() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("audit.db");
+    let t = UnixMs(528_000 * HOUR_MS);
+    let engine = engine(&db, None);
+    let mut req = request("seeing", "0 * * * *");
+    req.options.browser_pages = Some(1);
+    let id = schedule::add(&engine, req, UnixMs(t.0 - 600_000)).await.expect("added with no browser worker live").id;
+    let scheduler = Scheduler::new(Arc::clone(&engine), None);
+    let (mut deliveries, stop) = (JoinSet::new(), CancellationToken::new());
+
+    let at = scheduler.pass(t, &mut deliveries, &stop).await.expect("a pass");
+    assert_eq!(at.failed, 0, "a refused run is no failure of the scheduler");
+    let skipped = view(&engine, id).await;
+    assert_eq!((skipped.last_audit, skipped.next_run_ms), (None, Some(t.0 + HOUR_MS)), "{skipped:?}");
+    assert!(engine.list().await.expect("the audits").is_empty(), "no audit recorded");
+
+    // A browser worker's heartbeat announces it (at the real time: the check reads the clock).
+    let now = UnixMs::from(std::time::SystemTime::now());
+    engine.frontier().announce_browser_worker(&WorkerId("seeing".into()), now).await.expect("announced");
+    let next = scheduler.pass(UnixMs(t.0 + HOUR_MS), &mut deliveries, &stop).await.expect("a pass");
+    assert_eq!(next.steps, vec![(ScheduleId(id), Step::Start { next_run: UnixMs(t.0 + 2 * HOUR_MS) })]);
+    assert!(view(&engine, id).await.last_audit.is_some(), "the run started");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

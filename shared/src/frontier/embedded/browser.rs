@@ -37,7 +37,7 @@ enum Step {
 }
 
 fn next_step(site: &mut SiteEntry) -> Step {
-    if !site.limits.browser_phase() || site.cancelled {
+    if !site.limits.needs_browser() || site.cancelled {
         return Step::Done;
     }
     match site.browser {

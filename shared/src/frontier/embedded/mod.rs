@@ -33,6 +33,7 @@ use std::time::Duration;
 mod backlog;
 mod browser;
 mod cache;
+mod ending;
 mod lane;
 mod order;
 
@@ -89,6 +90,8 @@ struct State {
     /// Browser tasks waiting, in the order queued (a few per site): only
     /// [`Frontier::claim_browser`] takes them.
     browser: Vec<(LaneKey, Task)>,
+    /// The workers that claim browser tasks, while their announcements last.
+    browser_workers: crate::frontier::workers::BrowserWorkers,
     next_lease: u64,
     next_seq: u64,
     /// [`FrontierSettings::slow_start`].
@@ -394,44 +397,6 @@ impl EmbeddedFrontier {
         }
         Renewal { deadline, lost }
     }
-
-    fn cancel_now(&self, audit: AuditId) {
-        let mut st = self.lock();
-        let sites: Vec<SiteId> = st.sites.iter().filter(|(_, s)| s.audit == audit).map(|(id, _)| *id).collect();
-        for site in sites {
-            let hosts = st.sites.get(&site).map(|s| s.hosts.clone()).unwrap_or_default();
-            let mut dropped = 0u64;
-            for h in hosts {
-                if let Some(lane) = st.lanes.get_mut(&(site, h)) {
-                    dropped += lane.clear() as u64;
-                }
-            }
-            dropped += st.drop_browser(site);
-            if let Some(s) = st.sites.get_mut(&site) {
-                s.cancelled = true;
-                s.queued -= dropped;
-            }
-            st.check_done(site);
-        }
-    }
-
-    fn forget_now(&self, audit: AuditId) -> bool {
-        let mut st = self.lock();
-        st.sites.retain(|_, s| s.audit != audit || !s.done);
-        if st.sites.values().any(|s| s.audit == audit) {
-            return false;
-        }
-        st.seen.remove(&audit);
-        st.cache.forget_audit(audit);
-        for host in st.audit_hosts.remove(&audit).unwrap_or_default() {
-            if let Some(h) = st.hosts.get_mut(&host)
-                && h.slow_audits.remove(&audit)
-            {
-                h.recompute();
-            }
-        }
-        true
-    }
 }
 
 impl State {
@@ -690,6 +655,24 @@ impl Frontier for EmbeddedFrontier {
     ) -> impl Future<Output = Result<(), FrontierError>> + Send {
         self.queue_browser_now(site, tasks, now);
         ready(Ok(()))
+    }
+
+    fn announce_browser_worker(
+        &self,
+        worker: &WorkerId,
+        now: UnixMs,
+    ) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.lock().browser_workers.announce(worker, self.settings.browser_worker_expiry(now));
+        ready(Ok(()))
+    }
+
+    fn withdraw_browser_worker(&self, worker: &WorkerId) -> impl Future<Output = Result<(), FrontierError>> + Send {
+        self.lock().browser_workers.withdraw(worker);
+        ready(Ok(()))
+    }
+
+    fn browser_workers(&self, now: UnixMs) -> impl Future<Output = Result<usize, FrontierError>> + Send {
+        ready(Ok(self.lock().browser_workers.live(now)))
     }
 
     fn complete(
