@@ -29,6 +29,7 @@ mod domain;
 mod extracted;
 pub mod links;
 mod overview;
+mod render;
 mod site;
 mod svg;
 mod url_changes;

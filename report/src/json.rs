@@ -95,6 +95,8 @@ struct LinkJson<'a> {
     nofollow: bool,
     internal: bool,
     text: Option<&'a str>,
+    /// Only the rendered page has it (`--render`).
+    rendered: bool,
 }
 
 #[derive(Serialize)]
@@ -206,6 +208,7 @@ impl<'a> PageJson<'a> {
                     nofollow: l.nofollow,
                     internal: l.internal,
                     text: l.text.as_deref(),
+                    rendered: l.rendered,
                 })
                 .collect(),
             extracted: Pairs(&p.extracted),
@@ -489,6 +492,8 @@ fn write_site<W: Write>(db: &AuditDb, health: &SiteHealth, w: &mut W) -> Result<
     w.write_all(b"]")?;
     key(w, false, "browser")?;
     crate::browser_json::write_browser(db, site, w)?;
+    key(w, false, "render")?;
+    crate::browser_json::write_render(db, site, w)?;
     key(w, false, "content")?;
     value(w, &ContentJson::of(&db.content_summary(site.id)?))?;
     w.write_all(b"}")?;

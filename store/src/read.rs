@@ -98,6 +98,8 @@ pub struct LinkRow {
     pub internal: bool,
     /// Anchor text.
     pub text: Option<String>,
+    /// Only the rendered page has it (the rendered crawl, `--render`): its HTML does not.
+    pub rendered: bool,
 }
 
 /// One stored finding. `code` is a string because a file written by a newer Shoal may hold codes
@@ -358,6 +360,7 @@ fn link_from_row(r: &Row<'_>, path: &Path, op: &'static str) -> Result<LinkRow, 
         nofollow: r.get(3).map_err(e())?,
         internal: r.get(4).map_err(e())?,
         text: r.get(5).map_err(e())?,
+        rendered: r.get(6).map_err(e())?,
     })
 }
 
@@ -431,7 +434,7 @@ impl AuditDb {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT from_url, to_url, kind, nofollow, internal, text FROM links
+                "SELECT from_url, to_url, kind, nofollow, internal, text, rendered FROM links
                  WHERE site_id = ?1 AND from_url = ?2 ORDER BY position",
             )
             .map_err(sql_err(path, op))?;
@@ -457,7 +460,7 @@ impl AuditDb {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT from_url, to_url, kind, nofollow, internal, text FROM links
+                "SELECT from_url, to_url, kind, nofollow, internal, text, rendered FROM links
                  WHERE site_id = ?1 ORDER BY from_url, position",
             )
             .map_err(sql_err(path, op))?;

@@ -156,6 +156,7 @@ pub(crate) fn write_site<W: Write>(
         super::domain::write_domain_section(w, db, reader, site)?;
         super::ai_crawlers::write_ai_section(w, db, site)?;
         super::browser::write_browser_section(w, db, site)?;
+        super::render::write_render_section(w, db, site)?;
         super::content::write_content_section(w, db, site)?;
     }
     if let Some(stats) = stats {
@@ -528,6 +529,7 @@ mod tests {
             nofollow,
             internal,
             text: None,
+            rendered: false,
         };
         for k in all {
             let internal = count_links(&[row(k, true, false)]).internal;

@@ -104,7 +104,7 @@ fn path_of(url: &str) -> String {
     url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_owned())).unwrap_or_default()
 }
 
-fn report(db_path: &Path, format: &str, out: &Path) -> String {
+pub(crate) fn report(db_path: &Path, format: &str, out: &Path) -> String {
     let args = [
         "shoal",
         "report",

@@ -9,6 +9,7 @@
 //!
 //! These tests need Debian's Chromium and fail without it (`shoal_tests::chromium::chromium`).
 
+use crate::browser::report;
 use crate::common::audit;
 use crate::db;
 use shoal::Exit;
@@ -107,6 +108,26 @@ async fn an_app_shell_shop_is_crawled_as_a_browser_sees_it_and_politely() {
         &format!("SELECT detail FROM findings WHERE code = 'rendered_title_changed' AND url = '{start}'"),
     );
     assert_eq!(titles, [r#"HTML: "Loading" · rendered: "Shop /""#], "both versions compared");
+    let (db_path, out) = (run.db.clone(), run._dir.path().to_owned());
+    let (html, json) = tokio::task::spawn_blocking(move || {
+        (report(&db_path, "html", &out.join("report.html")), report(&db_path, "json", &out.join("report.json")))
+    })
+    .await
+    .expect("reports");
+    let json: serde_json::Value = serde_json::from_str(&json).expect("JSON report");
+    let site_render = &json["sites"][0]["render"];
+    assert_eq!(site_render["decision"]["decision"], "always", "{site_render}");
+    assert_eq!(site_render["pages_rendered"], 6, "{site_render}");
+    // 4 products from the home page, the details from product 1, and every other page's link home.
+    assert_eq!(site_render["rendered_links"].as_u64(), Some(10), "{site_render}");
+    assert!(site_render["render_ms"].as_u64().is_some_and(|ms| ms > 0), "{site_render}");
+    let browser_requests = log.for_host("shop.test").iter().filter(|r| by_browser(r)).count();
+    assert_eq!(
+        site_render["requests"].as_u64(),
+        Some(browser_requests as u64),
+        "the requests counted are the server's, cache hits left out: {site_render}"
+    );
+    assert!(html.contains("Rendered crawl") && html.contains("Every page rendered"), "the HTML report shows it");
 
     // From the server's side.
     let requests = log.for_host("shop.test");

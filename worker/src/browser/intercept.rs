@@ -41,6 +41,9 @@ pub(crate) struct Seen {
     /// 0 before any interaction, 1 after the consent banner's Reject was clicked.
     pub(crate) phase: u8,
     pub(crate) bytes: u64,
+    /// An answer came over the network (its response's extra info arrived, which Chromium sends
+    /// only for what it did not take from its cache).
+    pub(crate) network: bool,
 }
 
 /// What the page's requests showed so far; shared between the interception task and the check.
@@ -158,7 +161,7 @@ pub(crate) async fn run(page: Page, listeners: Listeners, (gate, robots): (Gate,
                             .unwrap_or_default();
                         if !host.is_empty() && verdict.is_ok() {
                             let idx = n.seen.len();
-                            n.seen.push(Seen { host, kind: kind(&p.resource_type), phase, bytes: 0 });
+                            n.seen.push(Seen { host, kind: kind(&p.resource_type), phase, bytes: 0, network: false });
                             if let Some(id) = &p.network_id {
                                 n.by_network_id.insert(id.inner().clone(), idx);
                             }
@@ -201,6 +204,12 @@ pub(crate) async fn run(page: Page, listeners: Listeners, (gate, robots): (Gate,
                 }
             }
             Event::Extra(x) => {
+                {
+                    let mut n = lock(&net);
+                    if let Some(&idx) = n.by_network_id.get(x.request_id.inner()) {
+                        n.seen[idx].network = true;
+                    }
+                }
                 let sets_cookie = !x.blocked_cookies.is_empty()
                     || x.headers
                         .inner()
@@ -291,7 +300,7 @@ mod tests {
 
     #[test]
     fn tallies_count_the_first_load_by_kind() {
-        let s = |host: &str, kind, phase, bytes| Seen { host: host.into(), kind, phase, bytes };
+        let s = |host: &str, kind, phase, bytes| Seen { host: host.into(), kind, phase, bytes, network: true };
         let net = Net {
             seen: vec![
                 s("a.test", "document", 0, 1000),

@@ -122,7 +122,8 @@ impl Browser {
         }
         {
             let n = lock(&net);
-            let first = n.seen.iter().filter(|s| s.phase == 0);
+            // What went over the network: a bundle Chromium took from the site's cache is no request.
+            let first = n.seen.iter().filter(|s| s.phase == 0 && s.network);
             record.requests = u32::try_from(first.clone().count()).unwrap_or(u32::MAX);
             record.bytes = first.map(|s| s.bytes).sum();
             record.robots_blocked.clone_from(&n.robots_blocked);
