@@ -193,6 +193,49 @@ pub const TBT_HIGH_MS: u32 = 200;
 /// TBT above this is poor.
 pub const TBT_POOR_MS: u32 = 600;
 
+/// What any page load shows, a check's or a render's: its script errors and the requests robots.txt
+/// held back, as (code, detail, related).
+fn load_findings(
+    rendered: Option<&Rendered>,
+    robots_blocked: &[String],
+) -> Vec<(crate::finding::Code, String, Vec<String>)> {
+    use crate::finding::Code;
+    let mut out = Vec::new();
+    if let Some(r) = rendered
+        && let Some(first) = r.script_errors.first()
+    {
+        let n = r.script_errors.len();
+        let detail = format!("{n} error{} while the page loaded, first: {first}", if n == 1 { "" } else { "s" });
+        out.push((Code::BrowserScriptErrors, detail, r.script_errors.clone()));
+    }
+    if let Some(first) = robots_blocked.first() {
+        let n = robots_blocked.len();
+        let detail = format!("{n} request{} held back, first: {first}", if n == 1 { "" } else { "s" });
+        out.push((Code::BrowserRobotsBlocked, detail, robots_blocked.to_vec()));
+    }
+    out
+}
+
+/// The findings a rendered page of the rendered crawl raises: its script errors and the requests
+/// robots.txt held back (the codes of the browser check's, [`findings`]). A render that failed
+/// raises none: its error is in the site's render report (`auto` records it as the reason when
+/// it was the start page's).
+#[must_use]
+pub fn render_findings(page: &RenderedPage) -> Vec<crate::finding::Finding> {
+    load_findings(page.rendered.as_ref(), &page.robots_blocked)
+        .into_iter()
+        .map(|(code, detail, related)| crate::finding::Finding {
+            audit: page.audit,
+            site: page.site,
+            code,
+            url: page.url.clone(),
+            detail,
+            related,
+            domain_wide: false,
+        })
+        .collect()
+}
+
 /// The findings this page raises (thresholds: LCP 2.5/4 s, CLS 0.1/0.25, INP 200/500 ms, TBT as INP's proxy;
 /// one finding per violated axe rule; keyboard; consent). Pure: the engine calls it, reports never recompute.
 pub fn findings(page: &BrowserPage) -> Vec<crate::finding::Finding> {
@@ -311,17 +354,8 @@ pub fn findings(page: &BrowserPage) -> Vec<crate::finding::Finding> {
             k.backwards.clone(),
         );
     }
-    if let Some(r) = &page.rendered
-        && let Some(first) = r.script_errors.first()
-    {
-        let n = r.script_errors.len();
-        let detail = format!("{n} error{} while the page loaded, first: {first}", if n == 1 { "" } else { "s" });
-        push(Code::BrowserScriptErrors, detail, r.script_errors.clone());
-    }
-    if let Some(first) = page.robots_blocked.first() {
-        let n = page.robots_blocked.len();
-        let detail = format!("{n} request{} held back, first: {first}", if n == 1 { "" } else { "s" });
-        push(Code::BrowserRobotsBlocked, detail, page.robots_blocked.clone());
+    for (code, detail, related) in load_findings(page.rendered.as_ref(), &page.robots_blocked) {
+        push(code, detail, related);
     }
     let c = &page.consent;
     if !c.trackers_before.is_empty() {

@@ -31,6 +31,7 @@ if (path === '/') {
 document.title = 'Shop ' + path;
 root.innerHTML = '<h1>Shop</h1><nav>' + links + '</nav><main><p>' +
   'Handmade goods from our workshop, shipped the same day. '.repeat(15) + '</p></main>';
+if (path === '/p/3') throw new Error('reviews widget failed');
 "#;
 
 /// Every page of the shop is the same shell; only the bundle writes what a visitor sees.
@@ -108,6 +109,12 @@ async fn an_app_shell_shop_is_crawled_as_a_browser_sees_it_and_politely() {
         &format!("SELECT detail FROM findings WHERE code = 'rendered_title_changed' AND url = '{start}'"),
     );
     assert_eq!(titles, [r#"HTML: "Loading" · rendered: "Shop /""#], "both versions compared");
+    let errors = db::strings(&run.db, "SELECT url || ' ' || detail FROM findings WHERE code = 'browser_script_errors'");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("/p/3 1 error while the page loaded") && errors[0].contains("reviews widget failed"),
+        "{errors:?}"
+    );
     let (db_path, out) = (run.db.clone(), run._dir.path().to_owned());
     let (html, json) = tokio::task::spawn_blocking(move || {
         (report(&db_path, "html", &out.join("report.html")), report(&db_path, "json", &out.join("report.json")))

@@ -224,6 +224,9 @@ impl<F: Frontier> Crawler<F> {
                 Task::new(t.audit, t.site, target, TaskKind::Page, t.depth + 1, FoundVia::Link { from: url.clone() });
             job.out.discovered.push(task);
         }
+        for f in shoal_shared::browser::render_findings(&page) {
+            job.out.events.push(Event::Finding(f));
+        }
         job.out.events.push(Event::Render(Box::new(page)));
         Ok(())
     }
