@@ -10,7 +10,9 @@
 //! port of 127.0.0.1, printed as a second line `dns 127.0.0.1:PORT`, for `--dns-server`; the
 //! summary then counts the questions it was asked (`dns_questions`). With `--crawl-delay-hosts N`
 //! the first N hosts (`site0` …) serve a robots.txt of `User-agent: *` and `Crawl-delay:
-//! --crawl-delay-s` (the others answer 404 for it, as every host does without the flag).
+//! --crawl-delay-s` (the others answer 404 for it, as every host does without the flag). With
+//! `--app-shell` every page is the same empty shell and one bundle (`/app.js`, cacheable) writes
+//! its heading, text and links: a JavaScript site only a rendered crawl finds (issue 38).
 
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -21,7 +23,7 @@ use anyhow::Context as _;
 use clap::Parser;
 use shoal_tests::dnsserver::{DnsServer, Zone};
 use shoal_tests::log::{RequestLog, gaps_of, max_in_flight_of};
-use shoal_tests::testsite::{Site, TestServer};
+use shoal_tests::testsite::{Route, Site, TestServer};
 
 /// Serve N generated websites on one loopback port.
 #[derive(Debug, Parser)]
@@ -85,6 +87,40 @@ struct Args {
     /// The Crawl-delay of --crawl-delay-hosts, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1)]
     crawl_delay_s: u32,
+    /// Serve every host as a JavaScript app: the generated site's pages and links (the same tree)
+    /// written by a bundle, the HTML an empty shell.
+    #[arg(long)]
+    app_shell: bool,
+}
+
+/// The shell every page of an `--app-shell` site is.
+const SHELL: &str = r#"<!doctype html><html lang="en"><head><title>Loading</title><meta name="viewport" content="width=device-width">
+<script src="/app.js" defer></script></head><body><div id="root">Loading</div></body></html>"#;
+
+/// The bundle of an `--app-shell` site of `pages` pages, `links` a page: page `i` (`/` is 0, then
+/// `/p/i`) links its children `i*links+1 ..= i*links+links`, as `Site::generated`'s tree.
+fn app_js(pages: usize, links: usize) -> String {
+    format!(
+        r#"const N = {pages}, L = {links};
+const path = location.pathname;
+const i = path === '/' ? 0 : parseInt(path.slice(3), 10);
+let nav = '<a href="/">Home</a>';
+for (let k = i * L + 1; k <= i * L + L && k < N; k++) nav += ' <a href="/p/' + k + '">Page ' + k + '</a>';
+document.title = 'Page ' + i + ' of the app';
+document.getElementById('root').innerHTML = '<h1>Page ' + i + '</h1><nav>' + nav + '</nav><main><p>' +
+  'Words of this page, written by the bundle after the shell arrived. '.repeat(20) + '</p></main>';
+"#
+    )
+}
+
+/// A generated site served as a JavaScript app ([`Args::app_shell`]).
+fn app_shell(host: &str, pages: usize, links: usize) -> Site {
+    let bundle = Route::bytes("text/javascript", app_js(pages, links)).header("cache-control", "public, max-age=3600");
+    let mut site = Site::new(host).route("/app.js", bundle);
+    for path in Site::generated_paths(pages) {
+        site = site.page(&path, SHELL);
+    }
+    site
 }
 
 /// The zone of `domain` with every host of the farm at 127.0.0.1, and the records a well-kept
@@ -138,7 +174,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .iter()
         .enumerate()
         .map(|(i, host)| {
-            let site = Site::generated(host, args.pages, args.links).latency(delay);
+            let site = if args.app_shell {
+                app_shell(host, args.pages, args.links.max(1))
+            } else {
+                Site::generated(host, args.pages, args.links)
+            };
+            let site = site.latency(delay);
             let site = if i < args.crawl_delay_hosts { site.robots_txt(&robots) } else { site };
             let site = if args.single_worker_host.as_deref() == Some(host.as_str()) {
                 site.single_worker(Duration::from_millis(args.service_ms))
