@@ -7,15 +7,23 @@
 //! page's scripts add links or content, and records why; a page that never finishes loading is
 //! given up at the time limit.
 //!
+//! On a fleet the rounds run through the Redis frontier and only a `--browser` worker renders.
+//!
 //! These tests need Debian's Chromium and fail without it (`shoal_tests::chromium::chromium`).
 
 use crate::browser::report;
+use crate::browser_workers::submit_once_a_browser_worker_is_live;
 use crate::common::audit;
 use crate::db;
+use crate::distributed::SERIAL;
+use crate::procs::{Coordinator, Proc, ensure_built, tails, worker};
+use serde_json::json;
 use shoal::Exit;
 use shoal_shared::frontier::RENDER_MIN_GAP;
 use shoal_tests::log::LoggedRequest;
+use shoal_tests::redis::RedisServer;
 use shoal_tests::testsite::{Route, Site, TestServer};
+use std::time::Duration;
 
 /// The shop's one bundle: the navigation of every page, written after the HTML arrived. The home
 /// page links four products; product 1 links its details page; every page links home.
@@ -207,4 +215,46 @@ async fn auto_renders_a_site_further_only_when_its_scripts_add_links_or_content(
         wait["reason"].as_str().is_some_and(|r| r.contains("was not rendered within 5 s")),
         "the render is given up at its time limit: {wait}"
     );
+}
+
+/// On a fleet (Redis, a coordinator, a plain worker and one started with `--browser`), the
+/// rendered crawl runs its rounds through the Redis frontier: every page of the shop is found and
+/// rendered once, by the browser worker only, the bundle fetched once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_renders_in_rounds_through_redis() {
+    let _serial = SERIAL.lock().await;
+    let _ = shoal_tests::chromium::chromium();
+    ensure_built().await;
+    let redis = RedisServer::start().expect("redis-server starts");
+    let server = TestServer::start(vec![shop("shop.test")]).await.expect("server starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("coordinator.db");
+    let (ns, names) = ("render", vec!["shop.test".to_owned()]);
+    let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db_path, &[]).await;
+    let plain = worker(dir.path(), "plain", &redis.url(), ns, &names, 4);
+    let mut args: Vec<String> = ["worker", "--redis", &redis.url(), "--namespace", ns, "--no-dns", "--allow-private"]
+        .map(str::to_owned)
+        .to_vec();
+    args.extend(
+        ["--id", "seeing", "--lease-ttl-s", "5", "--browser", "--resolve", "shop.test=127.0.0.1"].map(str::to_owned),
+    );
+    let seeing = Proc::spawn(dir.path(), "seeing", &args);
+    let options = json!({"gap_ms": 0, "render": "always"});
+    let starts = [server.url("shop.test", "/")];
+    let procs = [&plain, &seeing, &coord.proc];
+    let audit = submit_once_a_browser_worker_is_live(&coord, &starts, options, Duration::from_secs(30), &procs).await;
+    let finished = coord.wait_finished(audit, Duration::from_secs(90)).await;
+    let logs = tails([&plain, &seeing, &coord.proc]);
+    let (view, _) = finished.unwrap_or_else(|e| panic!("{e}\n{logs}"));
+    assert_eq!(view["status"], "done", "{view}\n{logs}");
+    let log = server.shutdown().await;
+    let rendered =
+        db::strings(&db_path, "SELECT url FROM rendered_pages WHERE queued = 0 AND error IS NULL ORDER BY url");
+    assert_eq!(rendered.len(), SHOP_PAGES.len(), "{rendered:?}\n{logs}\n{}", log.dump());
+    let crawled = db::strings(&db_path, "SELECT url FROM pages WHERE kind = 'page' AND status = 200");
+    assert_eq!(crawled.len(), SHOP_PAGES.len(), "{crawled:?}");
+    let requests = log.for_host("shop.test");
+    assert_eq!(requests.iter().filter(|r| by_browser(r) && r.path == "/app.js").count(), 1, "{}", log.dump());
+    assert!(seeing.stderr().contains("browser started") || seeing.stdout().contains("browser started"), "{logs}");
+    assert!(!plain.stderr().contains("browser started") && !plain.stdout().contains("browser started"), "{logs}");
 }
