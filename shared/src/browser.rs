@@ -109,6 +109,14 @@ pub struct Rendered {
     pub words: u32,
     /// Uncaught script errors and unhandled promise rejections while the page loaded.
     pub script_errors: Vec<String>,
+    /// The `<link rel=alternate hreflang>` pairs (language, URL), as the crawl reads them. Absent
+    /// in records of older workers.
+    #[serde(default)]
+    pub hreflang: Vec<(String, String)>,
+    /// The structured-data types (JSON-LD, microdata, RDFa Lite), as the crawl reads them. Absent
+    /// in records of older workers.
+    #[serde(default)]
+    pub structured_types: Vec<String>,
 }
 
 impl Rendered {

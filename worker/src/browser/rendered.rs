@@ -67,6 +67,8 @@ fn of(facts: &PageFacts, errors: Vec<String>) -> Rendered {
         h1: facts.h1.clone(),
         links,
         words: facts.main_text.words,
+        hreflang: facts.hreflang.clone(),
+        structured_types: facts.structured.types.clone(),
         script_errors: errors
             .into_iter()
             .take(MAX_SCRIPT_ERRORS)
@@ -83,7 +85,9 @@ mod tests {
     fn the_rendered_facts_are_the_extractors_and_page_links_only() {
         let base = url::Url::parse("https://shop.example/").expect("url");
         let html = r#"<html><head><title> Shop </title><meta name="robots" content="NOINDEX">
-            <link rel="canonical" href="/home"><script src="/app.js"></script></head>
+            <link rel="canonical" href="/home"><script src="/app.js"></script>
+            <link rel="alternate" hreflang="de" href="/de/">
+            <script type="application/ld+json">{"@context":"https://schema.org","@type":"Product","name":"Bread"}</script></head>
             <body><h1>Welcome</h1><a href="/a#x">a</a><a href="/a">again</a><img src="/i.png">
             <iframe src="/frame"></iframe></body></html>"#;
         let facts = crate::extract::extract(html, &base, &ExtractCaps::default());
@@ -93,6 +97,8 @@ mod tests {
         assert!(r.noindex());
         assert_eq!(r.h1, ["Welcome"]);
         assert_eq!(r.links, ["https://shop.example/a", "https://shop.example/frame"], "no image, no script");
+        assert_eq!(r.hreflang, [("de".to_owned(), "https://shop.example/de/".to_owned())]);
+        assert_eq!(r.structured_types, ["Product"]);
         assert_eq!(r.script_errors.len(), MAX_SCRIPT_ERRORS);
         assert!(r.script_errors.iter().all(|e| e.chars().count() == MAX_SCRIPT_ERROR_CHARS));
     }
