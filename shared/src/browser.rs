@@ -74,7 +74,7 @@ pub struct RenderedPage {
     pub blocked: Vec<String>,
     /// The rendered page's links to pages, recorded as the crawl records a page's links (at most
     /// [`MAX_RENDERED_LINKS`]); the store adds those the HTML lacks to the link graph.
-    pub links: Vec<crate::record::LinkRecord>,
+    pub links: Vec<crate::link::LinkRecord>,
 }
 
 /// At most this many page links of a rendered page are kept.

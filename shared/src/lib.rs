@@ -15,6 +15,7 @@ pub mod frontier;
 pub mod hreflang;
 pub mod ids;
 pub mod latency;
+pub mod link;
 pub mod pace;
 pub mod ratelimit;
 pub mod record;

@@ -2,13 +2,13 @@
 //! headless Chromium so their facts and links are the ones a browser sees, and the rule `auto`
 //! decides by.
 //!
-//! How a rendered crawl runs (the coordinator's `coordinator/src/render.rs`): the raw crawl goes
+//! How a rendered crawl runs (the coordinator's `coordinator/src/browser.rs`, the plan in `store/src/render.rs`): the raw crawl goes
 //! first; when a site's crawl has no work left ([`crate::record::Event::CrawlDone`]) its pages
 //! not rendered yet are queued as render tasks ([`crate::task::TaskKind::Render`]), one *round*.
 //! The links a rendered page shows are offered to the frontier like any page's, so a page only
 //! scripts link to is crawled, and when that crawl ends the next round renders it. The site ends
 //! after the round that found nothing new to render (or at the budget). Under `auto` the first
-//! round is the start page alone, and the site renders further only when [`javascript_matters`]
+//! round is the start page alone, and the site renders further only when [`decide`]
 //! says so.
 
 use crate::browser::Rendered;
@@ -35,7 +35,7 @@ pub enum RenderMode {
     #[default]
     Never,
     /// The start page is rendered once and compared with its HTML; the rest of the site is
-    /// rendered only when scripts add links or content there ([`javascript_matters`]).
+    /// rendered only when scripts add links or content there ([`decide`]).
     Auto,
     /// Every HTML page (up to the budget) is rendered.
     Always,
@@ -84,7 +84,7 @@ pub enum RenderDecision {
     Always,
     /// `auto`, and the start page's scripts add links or content: the site is rendered.
     Rendered {
-        /// What the scripts added ([`javascript_matters`]).
+        /// What the scripts added ([`decide`]).
         reason: String,
     },
     /// `auto`, and the start page's scripts add nothing the crawl needs: only the start page was

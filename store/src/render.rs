@@ -269,12 +269,23 @@ enum StartRender {
     /// Queued, no result yet (its task was dropped or given up).
     Lost,
     Failed(String),
-    Done(RawFacts, Rendered),
+    Done(Box<(RawFacts, Rendered)>),
+}
+
+/// The start page's row as [`start_render`] reads it: its URL, its crawl's depth and word count
+/// (when crawled as an HTML page), and its render's state, error and facts.
+struct StartRow {
+    url: String,
+    depth: Option<i64>,
+    words: Option<u32>,
+    queued: Option<bool>,
+    error: Option<String>,
+    rendered: Option<String>,
 }
 
 fn start_render(conn: &Connection, path: &Path, site: SiteId) -> Result<StartRender, DbError> {
     let op = "read the start page's render";
-    let row: Option<(String, Option<i64>, Option<u32>, Option<bool>, Option<String>, Option<String>)> = conn
+    let row: Option<StartRow> = conn
         .prepare_cached(
             "SELECT s.start_url, p.depth, p.word_count, r.queued, r.error, r.rendered_json
              FROM sites s
@@ -284,11 +295,20 @@ fn start_render(conn: &Connection, path: &Path, site: SiteId) -> Result<StartRen
              WHERE s.id = ?1",
         )
         .and_then(|mut s| {
-            s.query_row([int(site.0)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
-                .optional()
+            s.query_row([int(site.0)], |r| {
+                Ok(StartRow {
+                    url: r.get(0)?,
+                    depth: r.get(1)?,
+                    words: r.get(2)?,
+                    queued: r.get(3)?,
+                    error: r.get(4)?,
+                    rendered: r.get(5)?,
+                })
+            })
+            .optional()
         })
         .map_err(sql_err(path, op))?;
-    let Some((url, depth, words, queued, error, rendered)) = row else {
+    let Some(StartRow { url, depth, words, queued, error, rendered }) = row else {
         return Ok(StartRender::NotQueued(None));
     };
     match (queued, error, rendered) {
@@ -305,7 +325,7 @@ fn start_render(conn: &Connection, path: &Path, site: SiteId) -> Result<StartRen
                 detail: format!("{url}: {e}"),
             })?;
             let links = raw_links(conn, path, site, &url)?.into_iter().collect();
-            Ok(StartRender::Done(RawFacts { url, links, words: words.unwrap_or(0) }, rendered))
+            Ok(StartRender::Done(Box::new((RawFacts { url, links, words: words.unwrap_or(0) }, rendered))))
         }
     }
 }
@@ -342,7 +362,7 @@ fn plan(
             StartRender::Failed(e) => {
                 RenderDecision::NotRendered { reason: format!("the start page's render failed: {e}") }
             }
-            StartRender::Done(raw, rendered) => shoal_shared::render::decide(&raw, &rendered),
+            StartRender::Done(both) => shoal_shared::render::decide(&both.0, &both.1),
         };
         set_decision(conn, path, site, &d)?;
         decided = Some(d);

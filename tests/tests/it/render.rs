@@ -166,7 +166,7 @@ async fn never_reads_only_the_html() {
     assert_eq!(run.exit, Exit::Ok);
     let log = server.shutdown().await;
     let crawled = db::strings(&run.db, "SELECT url FROM pages WHERE kind = 'page' AND status = 200");
-    assert_eq!(crawled, [start.clone()], "the HTML links nowhere");
+    assert_eq!(crawled, [start], "the HTML links nowhere");
     assert_eq!(db::strings(&run.db, "SELECT url FROM rendered_pages"), Vec::<String>::new());
     assert_eq!(db::strings(&run.db, "SELECT COALESCE(render_json, 'none') FROM sites"), ["none"]);
     assert!(!log.all().iter().any(by_browser), "no browser started\n{}", log.dump());
@@ -206,7 +206,7 @@ async fn auto_renders_a_site_further_only_when_its_scripts_add_links_or_content(
         &run.db,
         "SELECT r.url FROM rendered_pages r JOIN sites s ON s.id = r.site_id WHERE s.start_url LIKE 'http://plain.test%'",
     );
-    assert_eq!(plain_rendered, [plain_start.clone()], "only its start page was rendered");
+    assert_eq!(plain_rendered, std::slice::from_ref(&plain_start), "only its start page was rendered");
     assert!(!log.for_host("plain.test").iter().any(|r| by_browser(r) && r.path == "/next"), "/next not rendered");
 
     let wait = decision(&run.db, &wait_start);
