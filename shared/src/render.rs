@@ -2,14 +2,14 @@
 //! headless Chromium so their facts and links are the ones a browser sees, and the rule `auto`
 //! decides by.
 //!
-//! How a rendered crawl runs (the coordinator's `coordinator/src/browser.rs`, the plan in `store/src/render.rs`): the raw crawl goes
-//! first; when a site's crawl has no work left ([`crate::record::Event::CrawlDone`]) its pages
-//! not rendered yet are queued as render tasks ([`crate::task::TaskKind::Render`]), one *round*.
-//! The links a rendered page shows are offered to the frontier like any page's, so a page only
-//! scripts link to is crawled, and when that crawl ends the next round renders it. The site ends
-//! after the round that found nothing new to render (or at the budget). Under `auto` the first
-//! round is the start page alone, and the site renders further only when [`decide`]
-//! says so.
+//! How a rendered crawl runs (the coordinator's `coordinator/src/browser.rs`, the plan in
+//! `store/src/render.rs`): the raw crawl goes first; when a site's crawl has no work left
+//! ([`crate::record::Event::CrawlDone`]) its pages not rendered yet are queued as render tasks
+//! ([`crate::task::TaskKind::Render`]), one *round*. The links a rendered page shows are offered
+//! to the frontier like any page's, so a page only scripts link to is crawled, and when that
+//! crawl ends the next round renders it. The site ends after the round that found nothing new to
+//! render (or at the budget). Under `auto` the first round is the start page alone, and the site
+//! renders further only when [`decide`] says so.
 
 use crate::browser::Rendered;
 use serde::{Deserialize, Serialize};
