@@ -30,6 +30,12 @@ impl<F: Frontier> Coordinator<F> {
         for e in events {
             let Event::CrawlDone { audit, site } = e else { continue };
             let (audit, site) = (*audit, *site);
+            // Planned only while the site waits for it: a CrawlDone delivered again (a replay)
+            // while the tasks its first delivery queued still run would otherwise see them as
+            // lost.
+            if !self.frontier().progress(site).await?.is_some_and(|p| p.awaiting_browser) {
+                continue;
+            }
             let Some(info) = self.frontier().site_info(site).await? else { continue };
             let (mode, budget) = (info.limits.render, info.limits.render_budget);
             let round = self.write(move |db| db.plan_render(site, mode, budget)).await?;

@@ -51,6 +51,11 @@ fn progress_of(v: &[Value]) -> Progress {
     if v.iter().all(|x| matches!(x, Value::Nil)) {
         return Progress::Missing;
     }
+    // The browser phase after the counts: a letter (keys.rs, the site hash), `a` while the site
+    // waits for its browser tasks.
+    let awaiting = v
+        .get(PROGRESS_FIELDS.len())
+        .is_some_and(|x| redis::from_redis_value::<Option<String>>(x.clone()).ok().flatten().as_deref() == Some("a"));
     let mut n = [0u64; 5];
     for (i, (field, value)) in PROGRESS_FIELDS.iter().zip(v).enumerate() {
         match redis::from_redis_value::<Option<i64>>(value.clone()) {
@@ -64,7 +69,14 @@ fn progress_of(v: &[Value]) -> Progress {
             }
         }
     }
-    Progress::Read(SiteProgress { queued: n[0], leased: n[1], pages_enqueued: n[2], completed: n[3], done: n[4] == 1 })
+    Progress::Read(SiteProgress {
+        queued: n[0],
+        leased: n[1],
+        pages_enqueued: n[2],
+        completed: n[3],
+        done: n[4] == 1,
+        awaiting_browser: awaiting && n[4] != 1,
+    })
 }
 
 impl RedisFrontier {
@@ -78,7 +90,7 @@ impl RedisFrontier {
         }
         let mut pipe = redis::pipe();
         for s in sites {
-            pipe.cmd("HMGET").arg(self.keys.site(*s)).arg(&PROGRESS_FIELDS);
+            pipe.cmd("HMGET").arg(self.keys.site(*s)).arg(&PROGRESS_FIELDS).arg("bphase");
         }
         let mut c = self.status.get().await?;
         // One site's key of another type than a hash answers an error for its HMGET alone.
@@ -120,8 +132,25 @@ mod tests {
     fn a_counter_that_is_no_number_makes_the_site_unreadable_not_the_read() {
         let b = |s: &str| Value::BulkString(s.as_bytes().to_vec());
         let read = progress_of(&[b("3"), b("1"), b("7"), b("2"), b("0")]);
-        let want = SiteProgress { queued: 3, leased: 1, pages_enqueued: 7, completed: 2, done: false };
+        let want = SiteProgress {
+            queued: 3,
+            leased: 1,
+            pages_enqueued: 7,
+            completed: 2,
+            done: false,
+            awaiting_browser: false,
+        };
         assert_eq!(read, Progress::Read(want));
+        let awaiting = progress_of(&[b("0"), b("0"), b("7"), b("9"), b("0"), b("a")]);
+        assert_eq!(
+            awaiting,
+            Progress::Read(SiteProgress {
+                completed: 9,
+                pages_enqueued: 7,
+                awaiting_browser: true,
+                ..SiteProgress::default()
+            })
+        );
         assert_eq!(progress_of(&[Value::Nil, Value::Nil, Value::Nil, Value::Nil, Value::Nil]), Progress::Missing);
         let bad = progress_of(&[b("garbage"), b("1"), b("7"), b("2"), b("0")]);
         assert_eq!(bad, Progress::Unreadable("queued = \"garbage\"".into()));

@@ -441,6 +441,12 @@ pub struct SiteProgress {
     pub completed: u64,
     /// No queued or leased work left.
     pub done: bool,
+    /// Its crawl (or a round of the rendered crawl) ended and it waits for the coordinator to
+    /// queue its browser tasks ([`Frontier::queue_browser`]): what the coordinator checks before
+    /// planning them, so an [`crate::record::Event::CrawlDone`] delivered twice plans nothing while
+    /// the first one's tasks run.
+    #[serde(default)]
+    pub awaiting_browser: bool,
 }
 
 /// A site a frontier step took out of the crawl because it could not read the site's state (a

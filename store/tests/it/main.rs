@@ -6,6 +6,7 @@ mod domain_wide;
 mod hreflang;
 mod issue37;
 mod issues;
+mod render;
 mod schedules;
 mod tokens;
 mod typed_reads;

@@ -110,6 +110,11 @@ pub async fn browser_phase_ends_on_cancel_or_nothing_to_open<F: Frontier>(f: F) 
     assert_eq!(done, vec![2, 3]);
 }
 
+/// Whether the site waits for the coordinator to queue its browser tasks.
+async fn awaiting<F: Frontier>(f: &F, site: SiteId) -> bool {
+    f.progress(site).await.expect("progress").expect("site").awaiting_browser
+}
+
 fn render(site: u64, u: &str) -> Task {
     Task::new(AuditId(1), SiteId(site), url(u), TaskKind::Render, 0, FoundVia::Standard)
 }
@@ -128,9 +133,11 @@ pub async fn render_rounds_publish_the_crawls_end_again<F: Frontier>(f: F) {
     complete(&f, &p, Completion::default(), T0).await;
     let crawl_done = Event::CrawlDone { audit: AuditId(1), site: SiteId(1) };
     assert_eq!(drain_events(&f).await, vec![crawl_done.clone()], "the crawl's end, nothing else");
+    assert!(awaiting(&f, SiteId(1)).await, "it waits for its browser tasks");
 
     let t = T0.plus(ms(1_000));
     f.queue_browser(SiteId(1), vec![render(1, "http://a.test/")], t).await.expect("queue a round");
+    assert!(!awaiting(&f, SiteId(1)).await, "a round is queued: a CrawlDone delivered again plans nothing");
     assert_eq!(no_lease(&f, t).await, Claim::Idle, "an ordinary claim never takes a render task");
     let r = browser_lease(&f, t).await;
     assert_eq!((r.task.kind, r.task.url.as_str()), (TaskKind::Render, "http://a.test/"));
@@ -154,6 +161,7 @@ pub async fn render_rounds_publish_the_crawls_end_again<F: Frontier>(f: F) {
     assert_eq!(no_lease(&f, after).await, Claim::Idle, "only the new page was queued");
     complete(&f, &p, Completion::default(), after.plus(ms(10))).await;
     assert_eq!(drain_events(&f).await, vec![crawl_done.clone()], "the round and its crawl are over: the next round");
+    assert!(awaiting(&f, SiteId(1)).await, "waiting for the next round");
 
     // The next round finds nothing new: the crawl's end again, and the coordinator ends it.
     let t2 = after.plus(RENDER_MIN_GAP);
@@ -170,6 +178,7 @@ pub async fn render_rounds_publish_the_crawls_end_again<F: Frontier>(f: F) {
     // Browser tasks that are no round (here none): the site is done.
     f.queue_browser(SiteId(1), Vec::new(), t2.plus(ms(20))).await.expect("queue the last");
     assert_eq!(drain_events(&f).await, vec![Event::SiteDone { audit: AuditId(1), site: SiteId(1) }]);
+    assert!(!awaiting(&f, SiteId(1)).await, "done");
 }
 
 /// The live browser workers: an announcement made at `t` counts until `t` + 3 lease times

@@ -606,6 +606,7 @@ impl State {
             pages_enqueued: s.pages_enqueued,
             completed: s.completed,
             done: s.done,
+            awaiting_browser: !s.done && s.browser == browser::Phase::Awaiting,
         })
     }
 }
