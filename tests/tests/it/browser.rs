@@ -12,7 +12,7 @@ use crate::browser_workers::submit_once_a_browser_worker_is_live;
 use crate::common::audit;
 use crate::db;
 use crate::distributed::SERIAL;
-use crate::procs::{Coordinator, Proc, ensure_built, tails, worker};
+use crate::procs::{Coordinator, browser_worker, ensure_built, tails, worker};
 use clap::Parser;
 use serde_json::json;
 use shoal::Exit;
@@ -203,12 +203,7 @@ async fn on_a_fleet_only_a_worker_started_with_browser_opens_pages() {
     let plain = worker(dir.path(), "plain", &redis.url(), ns, &names, 4);
     // An audit with browser pages is accepted only once a --browser worker is live
     // (`browser_workers.rs`); beside it the plain worker crawls, and never opens a page.
-    let mut args: Vec<String> = ["worker", "--redis", &redis.url(), "--namespace", ns, "--no-dns", "--allow-private"]
-        .map(str::to_owned)
-        .to_vec();
-    args.extend(["--id", "seeing", "--lease-ttl-s", "5", "--browser", "--resolve"].map(str::to_owned));
-    args.push("d.test=127.0.0.1".to_owned());
-    let seeing = Proc::spawn(dir.path(), "seeing", &args);
+    let seeing = browser_worker(dir.path(), "seeing", &redis.url(), ns, "d.test");
     let options = json!({"gap_ms": 0, "browser_pages": 2});
     let starts = [server.url("d.test", "/")];
     let procs = [&plain, &seeing, &coord.proc];

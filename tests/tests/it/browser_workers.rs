@@ -10,7 +10,7 @@
 
 use crate::db;
 use crate::distributed::SERIAL;
-use crate::procs::{self, Coordinator, Proc, ensure_built, tails, worker};
+use crate::procs::{self, Coordinator, Proc, browser_worker, ensure_built, tails, worker};
 use reqwest::Method;
 use serde_json::{Value, json};
 use shoal_tests::redis::RedisServer;
@@ -97,12 +97,7 @@ async fn an_audit_needing_a_browser_is_refused_until_a_browser_worker_is_live() 
     assert!(log.for_host("d.test").is_empty(), "a refused audit reached its site\n{}", log.dump());
 
     // A --browser worker: the same submit is accepted, and the audit ends with its pages opened.
-    let mut args: Vec<String> = ["worker", "--redis", &redis.url(), "--namespace", ns, "--no-dns", "--allow-private"]
-        .map(str::to_owned)
-        .to_vec();
-    args.extend(["--id", "seeing", "--lease-ttl-s", "5", "--browser", "--resolve"].map(str::to_owned));
-    args.push("d.test=127.0.0.1".to_owned());
-    let seeing = Proc::spawn(dir.path(), "seeing", &args);
+    let seeing = browser_worker(dir.path(), "seeing", &redis.url(), ns, "d.test");
     let procs = [&plain, &seeing, &coord.proc];
     let options = json!({"gap_ms": 0, "browser_pages": 2});
     let audit = submit_once_a_browser_worker_is_live(&coord, &[start], options, Duration::from_secs(30), &procs).await;

@@ -171,6 +171,17 @@ pub fn worker(dir: &Path, id: &str, redis: &str, ns: &str, hosts: &[String], con
     worker_with_timeout(dir, id, redis, ns, hosts, concurrency, 2)
 }
 
+/// `shoal worker --id ID --browser` for the test server (its Chromium opens the browser check's
+/// and the rendered crawl's pages): `host` resolved to 127.0.0.1, no DNS, private addresses
+/// allowed, a 5 s lease time, the default user agent (so Chromium's own is told from the crawl's).
+pub fn browser_worker(dir: &Path, id: &str, redis: &str, ns: &str, host: &str) -> Proc {
+    let mut args: Vec<String> =
+        ["worker", "--redis", redis, "--namespace", ns, "--no-dns", "--allow-private"].map(str::to_owned).to_vec();
+    args.extend(["--id", id, "--lease-ttl-s", "5", "--browser", "--resolve"].map(str::to_owned));
+    args.push(format!("{host}=127.0.0.1"));
+    Proc::spawn(dir, id, &args)
+}
+
 /// [`worker`] with a request timeout of `timeout_s` seconds instead of 2.
 pub fn worker_with_timeout(
     dir: &Path,

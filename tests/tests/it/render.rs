@@ -16,7 +16,7 @@ use crate::browser_workers::submit_once_a_browser_worker_is_live;
 use crate::common::audit;
 use crate::db;
 use crate::distributed::SERIAL;
-use crate::procs::{Coordinator, Proc, ensure_built, tails, worker};
+use crate::procs::{Coordinator, browser_worker, ensure_built, tails, worker};
 use serde_json::json;
 use shoal::Exit;
 use shoal_shared::frontier::RENDER_MIN_GAP;
@@ -232,13 +232,7 @@ async fn a_fleet_renders_in_rounds_through_redis() {
     let (ns, names) = ("render", vec!["shop.test".to_owned()]);
     let coord = Coordinator::start(dir.path(), "coordinator", &redis.url(), ns, &db_path, &[]).await;
     let plain = worker(dir.path(), "plain", &redis.url(), ns, &names, 4);
-    let mut args: Vec<String> = ["worker", "--redis", &redis.url(), "--namespace", ns, "--no-dns", "--allow-private"]
-        .map(str::to_owned)
-        .to_vec();
-    args.extend(
-        ["--id", "seeing", "--lease-ttl-s", "5", "--browser", "--resolve", "shop.test=127.0.0.1"].map(str::to_owned),
-    );
-    let seeing = Proc::spawn(dir.path(), "seeing", &args);
+    let seeing = browser_worker(dir.path(), "seeing", &redis.url(), ns, "shop.test");
     let options = json!({"gap_ms": 0, "render": "always"});
     let starts = [server.url("shop.test", "/")];
     let procs = [&plain, &seeing, &coord.proc];
