@@ -106,6 +106,11 @@ def one(args, mode, d):
     browser = [r for r in reqs if "Chrome" in (r.get("user_agent") or "")]
     res["requests"], res["browser_requests"] = len(reqs), len(browser)
     res["bundle_by_browser"] = sum(1 for r in browser if r["path"] == "/app.js")
+    # Page loads: Chromium's requests of the pages themselves (not the bundle, robots.txt or the
+    # favicon), in order; the least time between two starts, against RENDER_MIN_GAP (1 s).
+    loads = sorted(r["start_ms"] for r in browser if r["path"] == "/" or r["path"].startswith("/p/"))
+    res["min_load_gap_ms"] = min((b - a for a, b in zip(loads, loads[1:])), default=None)
+    res["robots_first"] = bool(reqs) and min(reqs, key=lambda r: r["start_ms"])["path"] == "/robots.txt"
     with sqlite3.connect(db) as c:
         res["pages"] = c.execute("SELECT COUNT(*) FROM pages WHERE kind = 'page' AND status = 200").fetchone()[0]
         row = c.execute("SELECT COUNT(*), COALESCE(SUM(render_ms), 0), COALESCE(SUM(requests), 0) FROM rendered_pages "
@@ -126,6 +131,9 @@ def show(mode, r):
               r["wall"], r["cpu"], r["user"], r["sys"],
               ", per rendered page: wall %.2f s, CPU %.3f s" % (r["wall"] / n, r["cpu"] / n) if r["rendered"] else "",
               r["render_ms"] / n, r["maxrss_kib"] / 1024, r["chromium_peak_kib"] / 1024), flush=True)
+    if r["rendered"]:
+        print("               least time between two page loads %s ms (at least 1000); robots.txt first: %s" % (
+            r["min_load_gap_ms"], r["robots_first"]), flush=True)
 
 
 def main():
@@ -155,6 +163,11 @@ def main():
                                                            always["pages"] / max(never["pages"], 1)))
         if always["pages"] < args.pages:
             raise SystemExit("the rendered crawl found %d of %d pages" % (always["pages"], args.pages))
+        if always["min_load_gap_ms"] is not None and always["min_load_gap_ms"] < 1000:
+            raise SystemExit("two page loads %d ms apart" % always["min_load_gap_ms"])
+        if not always["robots_first"] or always["bundle_by_browser"] != 1:
+            raise SystemExit("robots.txt first: %s; the bundle fetched %d times" % (
+                always["robots_first"], always["bundle_by_browser"]))
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

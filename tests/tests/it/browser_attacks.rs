@@ -197,6 +197,18 @@ async fn new_tabs_prefetches_and_webrtc_reach_nothing_the_guard_refuses() {
     for path in ["/attack/reject-newtab", "/attack/keydown", "/attack/speculation", "/attack/webrtc"] {
         assert!(log.count(SHOP, path) >= 1, "{path} was loaded: {}", log.dump());
     }
+    // The rendered crawl's page loads (`render_page`: one context kept per site) pass the same
+    // wall: speculation and WebRTC reach nothing the guard refuses.
+    for path in ["/attack/speculation", "/attack/webrtc"] {
+        let url = server.url(SHOP, path);
+        let (page, _) =
+            browser.render_page(AuditId(1), SiteId(2), &url, shoal_worker::browser::no_robots_rules()).await;
+        assert_eq!(page.error, None, "rendering {path}: {page:?}");
+        assert!(page.rendered.is_some(), "{page:?}");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        watch.assert_untouched(&format!("rendering {path}"));
+        assert!(page.blocked.iter().all(|b| b.contains("127.0.0.2")), "{path}: {:?}", page.blocked);
+    }
     browser.shutdown().await;
     let _ = server.shutdown().await;
 }
