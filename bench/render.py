@@ -8,8 +8,9 @@ heading, text and links) audited by `shoal audit` with `--render never` and with
   - requests the server saw, per page found, and those Chromium made (its user agent), per page
     rendered: the bundle is cacheable, so after the first page a render costs its document alone;
   - the bundle's requests by Chromium (1: the site's cache is kept between its pages);
-  - wall time, CPU (user + sys of `shoal audit` and every process it waited for, Chromium's
-    included) and both per rendered page; the render time the audit recorded per page;
+  - wall time, CPU (user + sys of `shoal audit` and the processes it waited for: Chromium's
+    renderers are not all among them, so this is Shoal's CPU and part of Chromium's at most) and
+    both per rendered page; the render time the audit recorded per page;
   - peak RSS of `shoal audit` itself (ru_maxrss) and of Chromium's processes together (the sum of
     their VmRSS, sampled every 200 ms: processes whose command line names a profile folder
     `shoal-chromium-…`).
@@ -132,8 +133,9 @@ def show(mode, r):
               ", per rendered page: wall %.2f s, CPU %.3f s" % (r["wall"] / n, r["cpu"] / n) if r["rendered"] else "",
               r["render_ms"] / n, r["maxrss_kib"] / 1024, r["chromium_peak_kib"] / 1024), flush=True)
     if r["rendered"]:
+        gap = r["min_load_gap_ms"]
         print("               least time between two page loads %s ms (at least 1000); robots.txt first: %s" % (
-            r["min_load_gap_ms"], r["robots_first"]), flush=True)
+            "-" if gap is None else "%.0f" % gap, r["robots_first"]), flush=True)
 
 
 def main():
