@@ -287,8 +287,9 @@ impl Browser {
     async fn over_memory(&self) -> u64 {
         loop {
             tokio::time::sleep(MEMORY_POLL).await;
-            let used = self.process.lock().unwrap_or_else(std::sync::PoisonError::into_inner).memory();
-            if used > self.settings.memory_limit {
+            let over =
+                self.process.lock().unwrap_or_else(std::sync::PoisonError::into_inner).over(self.settings.memory_limit);
+            if let Some(used) = over {
                 return used;
             }
         }

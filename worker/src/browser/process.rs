@@ -55,7 +55,14 @@ pub(crate) struct Chromium {
     pipe: Option<ChildStdin>,
     pgid: i32,
     profile: Profile,
+    /// The group's processes as last listed, and when: the memory guard lists `/proc` again at
+    /// most every [`MEMBERS_MAX_AGE`] (listing reads every process's `stat`).
+    members: (Vec<i32>, Option<Instant>),
 }
+
+/// How long the memory guard uses a list of Chromium's processes before listing them again: a
+/// process started since is counted at the next listing.
+const MEMBERS_MAX_AGE: Duration = Duration::from_secs(1);
 
 /// Why Chromium could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -134,7 +141,7 @@ impl Chromium {
             .map_err(StartError::Supervisor)?;
         let pipe = supervisor.stdin.take();
         let pgid = i32::try_from(supervisor.id()).unwrap_or(i32::MAX);
-        let mut this = Chromium { supervisor, pipe, pgid, profile };
+        let mut this = Chromium { supervisor, pipe, pgid, profile, members: (Vec::new(), None) };
         match this.devtools_url(limit) {
             Ok(url) => Ok((this, url)),
             Err(e) => {
@@ -188,10 +195,23 @@ impl Chromium {
         self.profile.dir.path()
     }
 
-    /// Memory of all of this Chromium's processes: the sum of their proportional set sizes
-    /// (shared pages split among the processes sharing them), in bytes.
-    pub(crate) fn memory(&self) -> u64 {
-        group_members(self.pgid).into_iter().map(pss_bytes).sum()
+    /// Memory of all of this Chromium's processes when it is over `limit` bytes: the sum of their
+    /// proportional set sizes (shared pages split among the processes sharing them); `None` while
+    /// it is not. Cheap while it is not: the sum of their resident sizes (a counter the kernel
+    /// keeps) bounds it from above, and only when that is over the limit are the proportional
+    /// sizes read (`smaps_rollup` walks a process's page tables, milliseconds of system time for
+    /// a large one, five times a second for every process; the 200-page rendered crawl spent 28 s
+    /// of system CPU so, bench/render.py).
+    pub(crate) fn over(&mut self, limit: u64) -> Option<u64> {
+        if self.members.1.is_none_or(|at| at.elapsed() >= MEMBERS_MAX_AGE) {
+            self.members = (group_members(self.pgid), Some(Instant::now()));
+        }
+        let members = &self.members.0;
+        if members.iter().map(|&p| rss_bytes(p)).sum::<u64>() <= limit {
+            return None;
+        }
+        let pss: u64 = members.iter().map(|&p| pss_bytes(p)).sum();
+        (pss > limit).then_some(pss)
     }
 
     /// Ends every process of the group now (the supervisor kills it) and reaps the supervisor.
@@ -246,13 +266,25 @@ pub(crate) fn group_members(pgid: i32) -> Vec<i32> {
     pids().into_iter().filter(|&p| pgrp_of(p) == Some(pgid)).collect()
 }
 
+/// A process's resident set size in bytes (`VmRSS` of `/proc/PID/status`, a counter: no page
+/// table is walked), 0 if unreadable. At least its proportional set size.
+fn rss_bytes(pid: i32) -> u64 {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return 0 };
+    kib_field(&text, "VmRSS:")
+}
+
+/// The `kB` value of the line starting with `name` in a `/proc` file, in bytes (0 if absent).
+fn kib_field(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
 /// A process's proportional set size in bytes (`/proc/PID/smaps_rollup`), 0 if unreadable.
 fn pss_bytes(pid: i32) -> u64 {
     let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else { return 0 };
-    text.lines()
-        .find_map(|l| l.strip_prefix("Pss:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+    kib_field(&text, "Pss:")
 }
 
 /// The processes whose command line names `profile` as their `--user-data-dir`.
@@ -330,6 +362,17 @@ fn kill_all(pids: &[i32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_resident_size_bounds_the_proportional_one_from_above() {
+        // What the memory guard's cheap check stands on: PSS <= RSS, for a real process (this one).
+        let me = i32::try_from(std::process::id()).expect("pid");
+        let (rss, pss) = (rss_bytes(me), pss_bytes(me));
+        assert!(pss > 0 && rss >= pss, "rss {rss}, pss {pss}");
+        assert_eq!(kib_field("Name:\tx\nVmRSS:\t  1234 kB\n", "VmRSS:"), 1234 * 1024);
+        assert_eq!(kib_field("VmRSS: junk\n", "VmRSS:"), 0);
+        assert_eq!(rss_bytes(-1), 0, "no such process");
+    }
 
     #[test]
     fn the_active_port_file_gives_port_and_path() {

@@ -175,8 +175,10 @@ impl<F: Frontier> Crawler<F> {
         let robots = match self.browser_robots(site).await {
             Ok(r) => r,
             Err(e) => {
+                // Not rendered without the site's rules: the error leaves the lease uncompleted,
+                // so it expires and the task is tried again (given up after its third expiry).
                 tracing::warn!(url = %url, error = %e, "the site's robots.txt rules could not be read for a rendered page");
-                return Ok(());
+                return Err(e);
             }
         };
         let (page, found) = match self.started(slot).await {
