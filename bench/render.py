@@ -155,7 +155,8 @@ def main():
     root = args.keep or tempfile.mkdtemp(prefix="shoal-render-bench-")
     try:
         with open("/proc/loadavg") as f:
-            print("load average before: %s" % f.read().split(" ", 3)[:3])
+            print("load average before: %s; reference loop (python3, 20M iterations): %.2f s" % (
+                f.read().split(" ", 3)[:3], fleet.reference_loop()))
         out = {}
         for mode in ("never", "always"):
             out[mode] = one(args, mode, os.path.join(root, mode))
