@@ -122,10 +122,10 @@ impl<F: Frontier> Crawler<F> {
     }
 
     /// Opens the leased page in the browser and publishes what it saw and its findings.
-    pub(super) async fn browser_task(&self, job: &mut Job<'_>) {
+    pub(super) async fn browser_task(&self, job: &mut Job<'_>) -> Result<(), FrontierError> {
         let Some(slot) = &self.browser else {
             Self::put_back(job);
-            return;
+            return Ok(());
         };
         let (audit, site) = (job.task().audit, job.task().site);
         let url = job.task().url.to_string();
@@ -133,9 +133,10 @@ impl<F: Frontier> Crawler<F> {
             Ok(r) => r,
             Err(e) => {
                 // Without the site's rules the page is not opened: its requests could not be held
-                // to them. The lease expires and the task is tried again.
+                // to them. The error leaves the lease uncompleted, so it expires and the task is
+                // tried again (given up after its third expiry).
                 tracing::warn!(url, error = %e, "the site's robots.txt rules could not be read for a browser page");
-                return;
+                return Err(e);
             }
         };
         let guard = match self.started(slot).await {
@@ -150,16 +151,17 @@ impl<F: Frontier> Crawler<F> {
                     ..shoal_shared::browser::BrowserPage::default()
                 };
                 job.out.events.push(Event::Browser(Box::new(page)));
-                return;
+                return Ok(());
             }
         };
-        let Some(browser) = guard.as_ref() else { return };
+        let Some(browser) = guard.as_ref() else { return Ok(()) };
         let page = browser.check_page(audit, site, &url, robots).await;
         drop(guard);
         for f in shoal_shared::browser::findings(&page) {
             job.out.events.push(Event::Finding(f));
         }
         job.out.events.push(Event::Browser(Box::new(page)));
+        Ok(())
     }
 
     /// Renders the leased page for the rendered crawl (`--render`) and publishes it; the links it

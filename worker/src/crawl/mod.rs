@@ -449,7 +449,7 @@ impl<F: Frontier> Crawler<F> {
             TaskKind::MtaStsPolicy => self.mta_sts_task(job).await?,
             TaskKind::RdapBootstrap => self.rdap_bootstrap_task(job).await?,
             TaskKind::Rdap => self.rdap_task(job).await?,
-            TaskKind::Browser => self.browser_task(job).await,
+            TaskKind::Browser => self.browser_task(job).await?,
             TaskKind::Render => self.render_task(job).await?,
             TaskKind::Robots | TaskKind::DomainDns | TaskKind::Smtp => {}
         }
